@@ -1,0 +1,227 @@
+/* The engine interface: validation shared by all engines, and dispatch. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_impl.h"
+
+static const struct {
+        const char *name;
+        unsigned bytes;
+        enum sortd__key_kind kind;
+} key_types[SORTD_KEY_TYPE_COUNT] = {
+        [SORTD_KEY_U8] = {"u8", 1, SORTD__KEY_UNSIGNED},
+        [SORTD_KEY_I8] = {"i8", 1, SORTD__KEY_SIGNED},
+        [SORTD_KEY_U16] = {"u16", 2, SORTD__KEY_UNSIGNED},
+        [SORTD_KEY_I16] = {"i16", 2, SORTD__KEY_SIGNED},
+        [SORTD_KEY_U32] = {"u32", 4, SORTD__KEY_UNSIGNED},
+        [SORTD_KEY_I32] = {"i32", 4, SORTD__KEY_SIGNED},
+        [SORTD_KEY_F32] = {"f32", 4, SORTD__KEY_FLOAT},
+        [SORTD_KEY_U64] = {"u64", 8, SORTD__KEY_UNSIGNED},
+        [SORTD_KEY_I64] = {"i64", 8, SORTD__KEY_SIGNED},
+        [SORTD_KEY_F64] = {"f64", 8, SORTD__KEY_FLOAT},
+};
+
+static const struct {
+        const char *name;
+        unsigned bytes;
+} payloads[SORTD_PAYLOAD_COUNT] = {
+        [SORTD_PAYLOAD_NONE] = {"none", 0},         [SORTD_PAYLOAD_VALUES32] = {"v32", 4},
+        [SORTD_PAYLOAD_VALUES64] = {"v64", 8},      [SORTD_PAYLOAD_ARGSORT32] = {"argsort32", 4},
+        [SORTD_PAYLOAD_ARGSORT64] = {"argsort64", 8},
+};
+
+static const sortd__engine_ops *const engines[] = {
+        &sortd__cpu_engine_ops,
+#ifdef SORTD_HAVE_CUDA
+        &sortd__cuda_engine_ops,
+        &sortd__cub_engine_ops,
+#endif
+};
+
+size_t sortd_key_size(sortd_key_type t)
+{
+        return (unsigned)t < SORTD_KEY_TYPE_COUNT ? key_types[t].bytes : 0;
+}
+
+size_t sortd_payload_size(sortd_payload p)
+{
+        return (unsigned)p < SORTD_PAYLOAD_COUNT ? payloads[p].bytes : 0;
+}
+
+const char *sortd_key_type_name(sortd_key_type t)
+{
+        return (unsigned)t < SORTD_KEY_TYPE_COUNT ? key_types[t].name : "?";
+}
+
+const char *sortd_payload_name(sortd_payload p)
+{
+        return (unsigned)p < SORTD_PAYLOAD_COUNT ? payloads[p].name : "?";
+}
+
+int sortd_key_type_parse(const char *name)
+{
+        for (int i = 0; i < SORTD_KEY_TYPE_COUNT; i++)
+                if (name && strcmp(name, key_types[i].name) == 0)
+                        return i;
+        return -1;
+}
+
+int sortd_payload_parse(const char *name)
+{
+        for (int i = 0; i < SORTD_PAYLOAD_COUNT; i++)
+                if (name && strcmp(name, payloads[i].name) == 0)
+                        return i;
+        return -1;
+}
+
+sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(e->why, sizeof(e->why), fmt, ap);
+        va_end(ap);
+        return s;
+}
+
+sortd_status sortd_engine_create(const char *kind, const sortd_engine_config *cfg,
+                                 sortd_engine **out, char *why, size_t why_len)
+{
+        if (!kind || !cfg || !out) {
+                if (why_len)
+                        snprintf(why, why_len, "kind, cfg and out must not be NULL");
+                return SORTD_E_INVAL;
+        }
+        for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
+                if (strcmp(kind, engines[i]->kind) == 0)
+                        return engines[i]->create(cfg, out, why, why_len);
+        if (why_len)
+                snprintf(why, why_len, "unknown engine '%s'%s", kind,
+#ifdef SORTD_HAVE_CUDA
+                         " (known: cpu, cuda, cub)"
+#else
+                         " (known: cpu; this build has no CUDA engines)"
+#endif
+                );
+        return SORTD_E_INVAL;
+}
+
+static int misaligned(const void *p, size_t align)
+{
+        return align && (uintptr_t)p % align != 0;
+}
+
+static int overlap(const void *a, size_t alen, const void *b, size_t blen)
+{
+        uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+        return x < y + blen && y < x + alen;
+}
+
+static sortd_status check_buffers(sortd_engine *e, const sortd__plan *p, const void *keys,
+                                  const void *vals, size_t n)
+{
+        if (!keys)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "keys is NULL");
+        if (misaligned(keys, p->key_bytes))
+                return sortd__engine_fail(e, SORTD_E_INVAL, "keys not aligned to %u bytes",
+                                          p->key_bytes);
+        if (!p->val_bytes)
+                return SORTD_OK;
+        if (!vals)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "vals is NULL but the payload needs it");
+        if (misaligned(vals, p->val_bytes))
+                return sortd__engine_fail(e, SORTD_E_INVAL, "vals not aligned to %u bytes",
+                                          p->val_bytes);
+        if (overlap(keys, n * p->key_bytes, vals, n * p->val_bytes))
+                return sortd__engine_fail(e, SORTD_E_INVAL, "keys and vals overlap");
+        return SORTD_OK;
+}
+
+static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t n,
+                              sortd__plan *p)
+{
+        if ((unsigned)d->key_type >= SORTD_KEY_TYPE_COUNT)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "unknown key type %d", (int)d->key_type);
+        if ((unsigned)d->payload >= SORTD_PAYLOAD_COUNT)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "unknown payload %d", (int)d->payload);
+        if ((unsigned)d->order >= SORTD_ORDER_COUNT)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "unknown order %d", (int)d->order);
+
+        unsigned width = key_types[d->key_type].bytes * 8;
+        unsigned end = d->end_bit ? d->end_bit : width;
+
+        if (end > width || d->begin_bit >= end)
+                return sortd__engine_fail(e, SORTD_E_INVAL,
+                                          "bad bit range [%u, %u) for a %u-bit key", d->begin_bit,
+                                          d->end_bit, width);
+        if (n > e->capacity)
+                return sortd__engine_fail(e, SORTD_E_CAPACITY, "n = %zu above capacity %zu", n,
+                                          e->capacity);
+        if (d->payload == SORTD_PAYLOAD_ARGSORT32 && n > (size_t)UINT32_MAX + 1)
+                return sortd__engine_fail(e, SORTD_E_INVAL,
+                                          "n = %zu too large for u32 argsort indices", n);
+        *p = (sortd__plan){
+                .key_bytes = key_types[d->key_type].bytes,
+                .val_bytes = payloads[d->payload].bytes,
+                .argsort = d->payload == SORTD_PAYLOAD_ARGSORT32 ||
+                           d->payload == SORTD_PAYLOAD_ARGSORT64,
+                .kind = key_types[d->key_type].kind,
+                .descending = d->order == SORTD_DESCENDING,
+                .begin_bit = d->begin_bit,
+                .end_bit = end,
+        };
+        return SORTD_OK;
+}
+
+sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
+                               void *vals, size_t n)
+{
+        sortd__plan p;
+        sortd_status s;
+
+        if (!e)
+                return SORTD_E_INVAL;
+        e->why[0] = '\0';
+        if (!desc)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "desc is NULL");
+        s = make_plan(e, desc, n, &p);
+        if (s != SORTD_OK || n == 0)
+                return s;
+        s = check_buffers(e, &p, keys, vals, n);
+        if (s != SORTD_OK)
+                return s;
+        if (n == 1) {
+                if (p.argsort)
+                        memset(vals, 0, p.val_bytes); /* index 0, in either width */
+                return SORTD_OK;
+        }
+        return e->ops->sort(e, &p, keys, vals, n);
+}
+
+const char *sortd_engine_error(const sortd_engine *e)
+{
+        return e ? e->why : "no engine";
+}
+
+const char *sortd_engine_kind(const sortd_engine *e)
+{
+        return e->ops->kind;
+}
+
+const char *sortd_engine_device(const sortd_engine *e)
+{
+        return e->device;
+}
+
+size_t sortd_engine_capacity(const sortd_engine *e)
+{
+        return e->capacity;
+}
+
+void sortd_engine_destroy(sortd_engine *e)
+{
+        if (e)
+                e->ops->destroy(e);
+}

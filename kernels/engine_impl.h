@@ -1,0 +1,56 @@
+/*
+ * What an engine implementation sees: the validated request ("plan") and the
+ * operations table. Private to kernels/.
+ */
+#ifndef SORTD_ENGINE_IMPL_H
+#define SORTD_ENGINE_IMPL_H
+
+#include <stdbool.h>
+
+#include "engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum sortd__key_kind { SORTD__KEY_UNSIGNED, SORTD__KEY_SIGNED, SORTD__KEY_FLOAT };
+
+/* A request after validation: every field is in range. */
+typedef struct sortd__plan {
+        unsigned key_bytes; /* 1, 2, 4 or 8 */
+        unsigned val_bytes; /* 0, 4 or 8 */
+        bool argsort;       /* vals receives indices instead of moving */
+        enum sortd__key_kind kind;
+        bool descending;
+        unsigned begin_bit, end_bit; /* end_bit resolved: never 0 */
+} sortd__plan;
+
+typedef struct sortd__engine_ops {
+        const char *kind;
+        sortd_status (*create)(const sortd_engine_config *cfg, sortd_engine **out, char *why,
+                               size_t why_len);
+        /* Called only with a valid plan, n <= capacity, n >= 2. */
+        sortd_status (*sort)(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
+                             size_t n);
+        void (*destroy)(sortd_engine *e);
+} sortd__engine_ops;
+
+/* Every engine struct starts with this. */
+struct sortd_engine {
+        const sortd__engine_ops *ops;
+        size_t capacity;
+        char device[128];
+        char why[256];
+};
+
+/* Records a formatted message in e->why and returns s. */
+sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+extern const sortd__engine_ops sortd__cpu_engine_ops;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
