@@ -49,6 +49,11 @@ SORTD_HD sortd__twiddle sortd__twiddle_identity(void)
         return t;
 }
 
+SORTD_HD int sortd__twiddle_is_identity(sortd__twiddle t)
+{
+        return !(t.sign_xor | t.float_xor | t.order_xor);
+}
+
 SORTD_HD uint64_t sortd__twiddle_forward(sortd__twiddle t, uint64_t x)
 {
         return x ^ t.sign_xor ^ (t.float_xor & (0 - (x >> t.top))) ^ t.order_xor;

@@ -2,9 +2,55 @@
 #ifndef SORTD_CPU_ONESWEEP_H
 #define SORTD_CPU_ONESWEEP_H
 
-#include "../engine.h"
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-/* Keys per tile of a binning pass (a power of two). */
+#include "../engine_impl.h"
+#include "pool.h"
+
+/* Keys per tile of a binning pass (a power of two). A tile's keys and digits
+   stay in L2 between the counting and the scatter phase. */
 #define SORTD__CPU_TILE_KEYS 32768u
+
+#define SORTD__RADIX 256u
+#define SORTD__MAX_PLACES 8u
+#define SORTD__LINE 64u
+
+/* Per-thread working memory, reused by every tile the thread takes. */
+typedef struct sortd__cpu_scratch {
+        _Alignas(SORTD__LINE) unsigned char stage[SORTD__RADIX][SORTD__LINE];
+        unsigned char vstage[SORTD__RADIX][SORTD__LINE];
+        uint64_t hist[SORTD__MAX_PLACES][SORTD__RADIX];
+        uint32_t counts[4][SORTD__RADIX];
+        uint64_t excl[SORTD__RADIX];
+        uint64_t off[SORTD__RADIX];
+} sortd__cpu_scratch;
+
+/* Everything a sort needs, allocated once for the engine's capacity. */
+typedef struct sortd__cpu_ctx {
+        sortd__pool *pool;
+        unsigned threads;
+        size_t capacity;
+        void *alt_keys; /* capacity x 8 bytes: the other half of the key ping-pong */
+        void *alt_vals; /* capacity x 8 bytes */
+        size_t alt_bytes;
+        /* Chained-scan status words, max_tiles x 256: [epoch:16][flag:2][count:46]. */
+        _Atomic uint64_t *status;
+        size_t max_tiles;
+        uint64_t epoch; /* of the current pass; words of other epochs are "not ready" */
+        _Alignas(SORTD__LINE) _Atomic size_t ticket;
+        _Alignas(SORTD__LINE) sortd__cpu_scratch *scratch; /* one per thread */
+} sortd__cpu_ctx;
+
+/* Allocates and pre-faults ctx's buffers; returns 0 or a negative errno. */
+int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads);
+/* Accepts a zeroed or partly initialised ctx. */
+void sortd__cpu_ctx_free(sortd__cpu_ctx *ctx);
+
+/* Sorts as plan says; n >= 2, n <= capacity, buffers checked. */
+void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *keys, void *vals,
+                          size_t n);
 
 #endif

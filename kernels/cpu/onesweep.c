@@ -1,0 +1,691 @@
+/*
+ * Onesweep LSD radix sort on CPU threads (Adinets & Merrill, 2022), adapted:
+ *
+ *   histogram: one pass over the keys builds the 256-bin histogram of every
+ *              digit place at once, each thread over its own chunk;
+ *   scan:      exclusive scan per place; a place with one non-empty bin is
+ *              skipped (every key lands where it is);
+ *   binning:   per remaining place, tiles are taken from an atomic ticket, so
+ *              a tile's predecessors have always started. A tile counts its
+ *              digits, publishes them (flag LOCAL), looks back over its
+ *              predecessors to the first INCLUSIVE prefix, publishes its own,
+ *              then scatters through per-digit 64-byte staging lines so every
+ *              write to memory is a whole aligned cache line.
+ *
+ * Keys are stored twiddled (keys.h) between the first and the last pass; the
+ * first pass applies the map when it loads, the last undoes it when it stores.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#include "../keys.h"
+#include "onesweep.h"
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+#define FLAG_LOCAL 1u
+#define FLAG_INCLUSIVE 2u
+#define COUNT_BITS 46
+#define COUNT_MASK (((uint64_t)1 << COUNT_BITS) - 1)
+#define EPOCH_SHIFT 48
+#define EPOCH_MAX 0xffffu
+
+/* Below this many bytes moved per pass, streaming stores would push data out
+   of the caches the next pass reads from. */
+#ifndef STREAM_MIN_BYTES
+#define STREAM_MIN_BYTES (16u << 20)
+#endif
+
+/* A thread per this many keys at most: below it fork-join costs more than
+   the work it shares. */
+#define KEYS_PER_THREAD (2 * SORTD__CPU_TILE_KEYS)
+
+struct pass {
+        sortd__cpu_ctx *ctx;
+        const unsigned char *src_k, *src_v;
+        unsigned char *dst_k, *dst_v;
+        size_t n, ntiles;
+        unsigned key_bytes, val_bytes;
+        bool gen_index; /* argsort's first pass: values are the input positions */
+        bool stream;    /* full lines go out with non-temporal stores */
+        bool twiddle;   /* load_tw or store_tw is not the identity */
+        unsigned shift;
+        uint64_t mask;
+        sortd__twiddle load_tw, store_tw;
+        const uint64_t *goff; /* global exclusive offsets of this place */
+        uint64_t epoch;
+};
+
+struct hist_job {
+        sortd__cpu_ctx *ctx;
+        const unsigned char *keys;
+        size_t n;
+        unsigned key_bytes;
+        unsigned begin_bit, nplaces;
+        sortd__twiddle tw;
+        uint64_t mask[SORTD__MAX_PLACES]; /* of each place's digit: the last may be narrower */
+};
+
+struct copy_job {
+        const sortd__cpu_ctx *ctx;
+        unsigned char *dst_k, *dst_v;
+        size_t n;
+        unsigned key_bytes, val_bytes;
+};
+
+ALWAYS_INLINE uint64_t load_elem(const unsigned char *p, size_t i, unsigned eb)
+{
+        switch (eb) {
+        case 1:
+                return p[i];
+        case 2: {
+                uint16_t v;
+                memcpy(&v, p + 2 * i, 2);
+                return v;
+        }
+        case 4: {
+                uint32_t v;
+                memcpy(&v, p + 4 * i, 4);
+                return v;
+        }
+        default: {
+                uint64_t v;
+                memcpy(&v, p + 8 * i, 8);
+                return v;
+        }
+        }
+}
+
+ALWAYS_INLINE void store_elem(unsigned char *p, size_t i, unsigned eb, uint64_t x)
+{
+        switch (eb) {
+        case 1:
+                p[i] = (unsigned char)x;
+                break;
+        case 2: {
+                uint16_t v = (uint16_t)x;
+                memcpy(p + 2 * i, &v, 2);
+                break;
+        }
+        case 4: {
+                uint32_t v = (uint32_t)x;
+                memcpy(p + 4 * i, &v, 4);
+                break;
+        }
+        default:
+                memcpy(p + 8 * i, &x, 8);
+                break;
+        }
+}
+
+static size_t chunk_begin(size_t n, unsigned tid, unsigned nth)
+{
+        return (size_t)((unsigned __int128)n * tid / nth);
+}
+
+static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
+{
+        size_t t = n / KEYS_PER_THREAD;
+
+        if (t < 1)
+                return 1;
+        return t < ctx->threads ? (unsigned)t : ctx->threads;
+}
+
+/* ---- histogram pass ---------------------------------------------------- */
+
+ALWAYS_INLINE void hist_chunk(const struct hist_job *j, uint64_t (*out)[SORTD__RADIX],
+                              size_t begin, size_t end, unsigned kb)
+{
+        /* Two sets of 32-bit counters, alternating by key: a run of equal
+           digits then makes two dependency chains of increments, not one. */
+        uint32_t c[2][SORTD__MAX_PLACES][SORTD__RADIX];
+
+        while (begin < end) {
+                size_t stop = end - begin > (1u << 30) ? begin + (1u << 30) : end;
+
+                memset(c, 0, sizeof(c));
+                for (size_t i = begin; i < stop; i++) {
+                        uint64_t y = sortd__twiddle_forward(j->tw, load_elem(j->keys, i, kb));
+
+                        for (unsigned k = 0; k < kb; k++)
+                                if (k < j->nplaces)
+                                        c[i & 1][k][(y >> (j->begin_bit + 8 * k)) &
+                                                    j->mask[k]]++;
+                }
+                for (unsigned k = 0; k < j->nplaces; k++)
+                        for (unsigned d = 0; d < SORTD__RADIX; d++)
+                                out[k][d] += (uint64_t)c[0][k][d] + c[1][k][d];
+                begin = stop;
+        }
+}
+
+static void hist_worker(void *arg, unsigned tid, unsigned nth)
+{
+        const struct hist_job *j = arg;
+        uint64_t(*out)[SORTD__RADIX] = j->ctx->scratch[tid].hist;
+        size_t begin = chunk_begin(j->n, tid, nth), end = chunk_begin(j->n, tid + 1, nth);
+
+        memset(out, 0, sizeof(j->ctx->scratch[tid].hist));
+        switch (j->key_bytes) {
+        case 1:
+                hist_chunk(j, out, begin, end, 1);
+                break;
+        case 2:
+                hist_chunk(j, out, begin, end, 2);
+                break;
+        case 4:
+                hist_chunk(j, out, begin, end, 4);
+                break;
+        default:
+                hist_chunk(j, out, begin, end, 8);
+                break;
+        }
+}
+
+/* ---- chained scan over tiles ------------------------------------------- */
+
+ALWAYS_INLINE uint64_t status_word(uint64_t epoch, unsigned flag, uint64_t count)
+{
+        return epoch << EPOCH_SHIFT | (uint64_t)flag << COUNT_BITS | count;
+}
+
+ALWAYS_INLINE void cpu_relax(void)
+{
+#if defined(__SSE2__)
+        _mm_pause();
+#endif
+}
+
+/* Spins until tile j's word for digit d belongs to this pass. A tile behind
+   us has already taken its ticket, so it is running; yielding keeps an
+   oversubscribed machine moving. */
+static uint64_t wait_ready(_Atomic uint64_t *w, uint64_t epoch)
+{
+        for (unsigned spins = 0;; spins++) {
+                uint64_t v = atomic_load_explicit(w, memory_order_acquire);
+
+                if (v >> EPOCH_SHIFT == epoch)
+                        return v;
+                if (spins < 256)
+                        cpu_relax();
+                else
+                        sched_yield();
+        }
+}
+
+static void look_back(const struct pass *p, sortd__cpu_scratch *s, size_t t)
+{
+        _Atomic uint64_t *row = p->ctx->status + t * SORTD__RADIX;
+        const uint32_t *cnt = s->counts[0];
+
+        if (t == 0) {
+                for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                        s->excl[d] = p->goff[d];
+                        atomic_store_explicit(
+                                &row[d], status_word(p->epoch, FLAG_INCLUSIVE, p->goff[d] + cnt[d]),
+                                memory_order_release);
+                }
+                return;
+        }
+        for (unsigned d = 0; d < SORTD__RADIX; d++)
+                atomic_store_explicit(&row[d], status_word(p->epoch, FLAG_LOCAL, cnt[d]),
+                                      memory_order_release);
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                uint64_t sum = 0;
+
+                for (size_t j = t - 1;; j--) {
+                        uint64_t v = wait_ready(&p->ctx->status[j * SORTD__RADIX + d], p->epoch);
+
+                        sum += v & COUNT_MASK;
+                        if ((v >> COUNT_BITS & 3) == FLAG_INCLUSIVE)
+                                break;
+                }
+                s->excl[d] = sum;
+                atomic_store_explicit(&row[d],
+                                      status_word(p->epoch, FLAG_INCLUSIVE, sum + cnt[d]),
+                                      memory_order_release);
+        }
+}
+
+/* ---- binning pass: one tile -------------------------------------------- */
+
+/*
+ * The inner loops are instantiated per key width, value width, argsort and
+ * twiddle (TW: the pass maps keys on load or store), so each copy has
+ * constant element sizes and no per-key branch on the request.
+ */
+
+ALWAYS_INLINE unsigned digit_of(const struct pass *p, uint64_t y)
+{
+        return (unsigned)((y >> p->shift) & p->mask);
+}
+
+ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
+                              size_t len, unsigned kb, bool tw)
+{
+        const unsigned char *src = p->src_k;
+        const sortd__twiddle ltw = p->load_tw;
+        uint32_t(*c)[SORTD__RADIX] = s->counts;
+        size_t i = 0;
+
+#define LOAD_DIGIT(j)                                                                         \
+        digit_of(p, tw ? sortd__twiddle_forward(ltw, load_elem(src, begin + (j), kb))       \
+                       : load_elem(src, begin + (j), kb))
+        memset(c, 0, sizeof(s->counts));
+        /* Four counter sets, so a run of one digit is four short dependency
+           chains instead of one long one. */
+        for (; i + 4 <= len; i += 4) {
+                c[0][LOAD_DIGIT(i)]++;
+                c[1][LOAD_DIGIT(i + 1)]++;
+                c[2][LOAD_DIGIT(i + 2)]++;
+                c[3][LOAD_DIGIT(i + 3)]++;
+        }
+        for (; i < len; i++)
+                c[0][LOAD_DIGIT(i)]++;
+#undef LOAD_DIGIT
+        for (unsigned d = 0; d < SORTD__RADIX; d++)
+                c[0][d] += c[1][d] + c[2][d] + c[3][d];
+}
+
+/*
+ * Writes a staging line whose last slot is x (not yet stored). Reading the
+ * line before x lands avoids a store-forwarding stall: a 16-byte load over a
+ * just-written element waits for that store to retire.
+ */
+ALWAYS_INLINE void write_line(unsigned char *dst, const unsigned char *line, uint64_t x,
+                              unsigned eb, bool stream)
+{
+#if defined(__SSE2__)
+        if (stream && (eb == 4 || eb == 8)) {
+                const __m128i *s = (const __m128i *)line;
+                __m128i *d = (__m128i *)dst;
+                __m128i last = _mm_load_si128(s + 3);
+
+                if (eb == 8) {
+                        last = _mm_unpacklo_epi64(last, _mm_cvtsi64_si128((long long)x));
+                } else {
+                        __m128i t = _mm_unpacklo_epi32(_mm_srli_si128(last, 8),
+                                                       _mm_cvtsi32_si128((int)x));
+                        last = _mm_unpacklo_epi64(last, t);
+                }
+                _mm_stream_si128(d, _mm_load_si128(s));
+                _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
+                _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
+                _mm_stream_si128(d + 3, last);
+                return;
+        }
+#endif
+        memcpy(dst, line, SORTD__LINE - eb);
+        store_elem(dst + SORTD__LINE - eb, 0, eb, x);
+}
+
+/* Writes staged elements [from, to) of one digit, all in one line. */
+ALWAYS_INLINE void flush_part(unsigned char *dst, const unsigned char *line, uint64_t from,
+                              uint64_t to, unsigned phase, unsigned eb)
+{
+        unsigned slot = (unsigned)((from + phase) & (SORTD__LINE / eb - 1));
+
+        memcpy(dst + from * eb, line + slot * eb, (to - from) * eb);
+}
+
+/*
+ * Puts output element pos (value x) of a digit whose first element in this
+ * tile is first. Element q lives in slot (q + phase) mod L of the digit's
+ * staging line, so a full line is exactly one aligned cache line of dst.
+ */
+ALWAYS_INLINE void stage_put(unsigned char *line, unsigned char *dst, uint64_t pos,
+                             uint64_t first, unsigned phase, unsigned eb, uint64_t x, bool stream)
+{
+        const unsigned last = SORTD__LINE / eb - 1;
+        unsigned slot = (unsigned)((pos + phase) & last);
+
+        if (slot != last) {
+                store_elem(line, slot, eb, x);
+        } else if (slot <= pos - first) {
+                write_line(dst + (pos - slot) * eb, line, x, eb, stream);
+        } else {
+                /* The line began before this tile's first element of the digit. */
+                store_elem(line, slot, eb, x);
+                flush_part(dst, line, first, pos + 1, phase, eb);
+        }
+}
+
+/* Writes the partly filled lines left at the end of a tile. */
+ALWAYS_INLINE void stage_drain(unsigned char (*lines)[SORTD__LINE], unsigned char *dst,
+                               const uint64_t *first, const uint64_t *end, unsigned phase,
+                               unsigned eb)
+{
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                unsigned fill = (unsigned)((end[d] + phase) & (SORTD__LINE / eb - 1));
+
+                if (end[d] == first[d] || fill == 0)
+                        continue;
+                uint64_t from = fill <= end[d] - first[d] ? end[d] - fill : first[d];
+
+                flush_part(dst, lines[d], from, end[d], phase, eb);
+        }
+}
+
+ALWAYS_INLINE unsigned line_phase(const void *dst, unsigned eb)
+{
+        return eb ? (unsigned)(((uintptr_t)dst % SORTD__LINE) / eb) : 0;
+}
+
+ALWAYS_INLINE uint64_t value_at(const struct pass *p, size_t i, unsigned vb, bool gen)
+{
+        return gen ? i : load_elem(p->src_v, i, vb);
+}
+
+ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
+                                size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
+{
+        const unsigned char *src_k = p->src_k;
+        unsigned char *dst_k = p->dst_k, *dst_v = p->dst_v;
+        const unsigned kph = line_phase(dst_k, kb), vph = line_phase(dst_v, vb);
+        const sortd__twiddle ltw = p->load_tw, stw = p->store_tw;
+        const bool stream = p->stream;
+        const uint64_t *first = s->excl;
+        uint64_t *off = s->off;
+
+        memcpy(off, first, sizeof(s->off));
+        for (size_t i = begin; i < begin + len; i++) {
+                uint64_t y = load_elem(src_k, i, kb);
+
+                if (tw)
+                        y = sortd__twiddle_forward(ltw, y);
+                unsigned d = digit_of(p, y);
+                uint64_t pos = off[d]++;
+
+                stage_put(s->stage[d], dst_k, pos, first[d], kph, kb,
+                          tw ? sortd__twiddle_inverse(stw, y) : y, stream);
+                if (vb)
+                        stage_put(s->vstage[d], dst_v, pos, first[d], vph, vb,
+                                  value_at(p, i, vb, gen), stream);
+        }
+        stage_drain(s->stage, dst_k, first, off, kph, kb);
+        if (vb)
+                stage_drain(s->vstage, dst_v, first, off, vph, vb);
+}
+
+/* Every key of the tile has one digit: the tile moves as one block. */
+ALWAYS_INLINE void copy_tile(const struct pass *p, size_t begin, size_t len, uint64_t at,
+                             unsigned kb, unsigned vb, bool gen, bool tw)
+{
+        if (tw) {
+                for (size_t i = 0; i < len; i++) {
+                        uint64_t y = sortd__twiddle_forward(p->load_tw,
+                                                            load_elem(p->src_k, begin + i, kb));
+
+                        store_elem(p->dst_k, at + i, kb, sortd__twiddle_inverse(p->store_tw, y));
+                }
+        } else {
+                memcpy(p->dst_k + at * kb, p->src_k + begin * kb, len * kb);
+        }
+        if (vb && gen)
+                for (size_t i = 0; i < len; i++)
+                        store_elem(p->dst_v, at + i, vb, begin + i);
+        else if (vb)
+                memcpy(p->dst_v + at * vb, p->src_v + begin * vb, len * vb);
+}
+
+static int single_digit(const sortd__cpu_scratch *s, size_t len)
+{
+        for (unsigned d = 0; d < SORTD__RADIX; d++)
+                if (s->counts[0][d])
+                        return s->counts[0][d] == len ? (int)d : -1;
+        return -1;
+}
+
+ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsigned kb,
+                             unsigned vb, bool gen, bool tw)
+{
+        for (;;) {
+                size_t t = atomic_fetch_add_explicit(&p->ctx->ticket, 1, memory_order_relaxed);
+
+                if (t >= p->ntiles)
+                        break;
+                size_t begin = t * SORTD__CPU_TILE_KEYS;
+                size_t len = p->n - begin < SORTD__CPU_TILE_KEYS ? p->n - begin
+                                                                 : SORTD__CPU_TILE_KEYS;
+
+                count_tile(p, s, begin, len, kb, tw);
+                look_back(p, s, t);
+                int one = single_digit(s, len);
+
+                if (one >= 0)
+                        copy_tile(p, begin, len, s->excl[one], kb, vb, gen, tw);
+                else
+                        scatter_tile(p, s, begin, len, kb, vb, gen, tw);
+        }
+#if defined(__SSE2__)
+        /* Streaming stores are weakly ordered: make them visible before the
+           pool's join publishes this pass as done. */
+        _mm_sfence();
+#endif
+}
+
+ALWAYS_INLINE void bin_tw(const struct pass *p, sortd__cpu_scratch *s, unsigned kb, unsigned vb,
+                          bool gen)
+{
+        if (p->twiddle)
+                bin_tiles(p, s, kb, vb, gen, true);
+        else
+                bin_tiles(p, s, kb, vb, gen, false);
+}
+
+ALWAYS_INLINE void bin_payload(const struct pass *p, sortd__cpu_scratch *s, unsigned kb)
+{
+        if (p->val_bytes == 0)
+                bin_tw(p, s, kb, 0, false);
+        else if (p->val_bytes == 4)
+                p->gen_index ? bin_tw(p, s, kb, 4, true) : bin_tw(p, s, kb, 4, false);
+        else
+                p->gen_index ? bin_tw(p, s, kb, 8, true) : bin_tw(p, s, kb, 8, false);
+}
+
+static void bin_worker(void *arg, unsigned tid, unsigned nth)
+{
+        const struct pass *p = arg;
+        sortd__cpu_scratch *s = &p->ctx->scratch[tid];
+
+        switch (p->key_bytes) {
+        case 1:
+                bin_payload(p, s, 1);
+                break;
+        case 2:
+                bin_payload(p, s, 2);
+                break;
+        case 4:
+                bin_payload(p, s, 4);
+                break;
+        default:
+                bin_payload(p, s, 8);
+                break;
+        }
+}
+
+/* ---- the sort ---------------------------------------------------------- */
+
+static void copy_worker(void *arg, unsigned tid, unsigned nth)
+{
+        const struct copy_job *j = arg;
+        size_t b = chunk_begin(j->n, tid, nth), e = chunk_begin(j->n, tid + 1, nth);
+
+        memcpy(j->dst_k + b * j->key_bytes, (unsigned char *)j->ctx->alt_keys + b * j->key_bytes,
+               (e - b) * j->key_bytes);
+        if (j->val_bytes)
+                memcpy(j->dst_v + b * j->val_bytes,
+                       (unsigned char *)j->ctx->alt_vals + b * j->val_bytes,
+                       (e - b) * j->val_bytes);
+}
+
+static void next_epoch(sortd__cpu_ctx *ctx)
+{
+        if (++ctx->epoch > EPOCH_MAX) {
+                /* Words of a wrapped epoch could look ready: start clean. */
+                memset((void *)ctx->status, 0, ctx->max_tiles * SORTD__RADIX * sizeof(uint64_t));
+                ctx->epoch = 1;
+        }
+        atomic_store_explicit(&ctx->ticket, 0, memory_order_relaxed);
+}
+
+/* Digit mask of place k: 8 bits, or fewer for the last place of a range. */
+static uint64_t place_mask(const sortd__plan *plan, unsigned k)
+{
+        unsigned shift = plan->begin_bit + 8 * k;
+        unsigned width = plan->end_bit - shift < 8 ? plan->end_bit - shift : 8;
+
+        return ((uint64_t)1 << width) - 1;
+}
+
+static void fill_identity(unsigned char *vals, size_t n, unsigned eb)
+{
+        for (size_t i = 0; i < n; i++)
+                store_elem(vals, i, eb, i);
+}
+
+/* Collects the threads' histograms, turns them into exclusive offsets and
+   lists the places that need a pass. Returns how many do. */
+static unsigned plan_places(const sortd__cpu_ctx *ctx, unsigned nth, unsigned nplaces,
+                            uint64_t (*goff)[SORTD__RADIX], unsigned *places)
+{
+        unsigned np = 0;
+
+        for (unsigned k = 0; k < nplaces; k++) {
+                uint64_t sum = 0;
+                unsigned nonempty = 0;
+
+                for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                        uint64_t c = 0;
+
+                        for (unsigned t = 0; t < nth; t++)
+                                c += ctx->scratch[t].hist[k][d];
+                        goff[k][d] = sum;
+                        sum += c;
+                        nonempty += c != 0;
+                }
+                if (nonempty > 1)
+                        places[np++] = k;
+        }
+        return np;
+}
+
+void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *keys, void *vals,
+                          size_t n)
+{
+        const unsigned nth = threads_for(ctx, n);
+        const unsigned bits = plan->end_bit - plan->begin_bit;
+        const unsigned nplaces = (bits + 7) / 8;
+        const sortd__twiddle tw =
+                sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
+        uint64_t goff[SORTD__MAX_PLACES][SORTD__RADIX];
+        unsigned places[SORTD__MAX_PLACES];
+        const sortd__twiddle identity = sortd__twiddle_identity();
+
+        struct hist_job hj = {ctx, keys, n, plan->key_bytes, plan->begin_bit, nplaces, tw, {0}};
+        for (unsigned k = 0; k < nplaces; k++)
+                hj.mask[k] = place_mask(plan, k);
+        sortd__pool_run(ctx->pool, nth, hist_worker, &hj);
+        unsigned np = plan_places(ctx, nth, nplaces, goff, places);
+
+        if (np == 0) {
+                /* Every key has the same bits in range: input order is sorted. */
+                if (plan->argsort)
+                        fill_identity(vals, n, plan->val_bytes);
+                return;
+        }
+
+        unsigned char *buf_k[2] = {keys, ctx->alt_keys};
+        unsigned char *buf_v[2] = {vals, ctx->alt_vals};
+        size_t moved = n * (plan->key_bytes + plan->val_bytes);
+
+        for (unsigned i = 0; i < np; i++) {
+                unsigned k = places[i];
+                unsigned shift = plan->begin_bit + 8 * k;
+                struct pass p = {
+                        .ctx = ctx,
+                        .src_k = buf_k[i & 1],
+                        .src_v = buf_v[i & 1],
+                        .dst_k = buf_k[(i + 1) & 1],
+                        .dst_v = buf_v[(i + 1) & 1],
+                        .n = n,
+                        .ntiles = (n + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS,
+                        .key_bytes = plan->key_bytes,
+                        .val_bytes = plan->val_bytes,
+                        .gen_index = plan->argsort && i == 0,
+                        .stream = moved >= STREAM_MIN_BYTES,
+                        .shift = shift,
+                        .mask = place_mask(plan, k),
+                        .load_tw = i == 0 ? tw : identity,
+                        .store_tw = i == np - 1 ? tw : identity,
+                        .goff = goff[k],
+                };
+
+                p.twiddle = !sortd__twiddle_is_identity(p.load_tw) ||
+                            !sortd__twiddle_is_identity(p.store_tw);
+                next_epoch(ctx);
+                p.epoch = ctx->epoch;
+                sortd__pool_run(ctx->pool, nth, bin_worker, &p);
+        }
+        if (np & 1) {
+                struct copy_job cj = {ctx, keys, vals, n, plan->key_bytes, plan->val_bytes};
+                sortd__pool_run(ctx->pool, nth, copy_worker, &cj);
+        }
+}
+
+/* ---- buffers ----------------------------------------------------------- */
+
+static void *alloc_prefaulted(size_t bytes)
+{
+        /* 2 MiB alignment lets the kernel back the ping-pong buffers with huge
+           pages; touching them now keeps page faults out of every sort. */
+        size_t align = (size_t)2 << 20;
+        size_t rounded = (bytes + align - 1) / align * align;
+        void *p = aligned_alloc(align, rounded ? rounded : align);
+
+        if (!p)
+                return NULL;
+#ifdef MADV_HUGEPAGE
+        madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+        memset(p, 0, rounded);
+        return p;
+}
+
+int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
+{
+        int r;
+
+        ctx->capacity = capacity;
+        ctx->threads = threads;
+        ctx->max_tiles = (capacity + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS;
+        ctx->epoch = 0;
+        atomic_init(&ctx->ticket, 0);
+        ctx->alt_bytes = capacity * sizeof(uint64_t);
+        ctx->alt_keys = alloc_prefaulted(ctx->alt_bytes);
+        ctx->alt_vals = alloc_prefaulted(ctx->alt_bytes);
+        ctx->status = alloc_prefaulted(ctx->max_tiles * SORTD__RADIX * sizeof(uint64_t));
+        ctx->scratch = aligned_alloc(SORTD__LINE, threads * sizeof(sortd__cpu_scratch));
+        _Static_assert(sizeof(sortd__cpu_scratch) % SORTD__LINE == 0, "scratch keeps alignment");
+        if (!ctx->alt_keys || !ctx->alt_vals || !ctx->status || !ctx->scratch)
+                return -ENOMEM;
+        r = sortd__pool_create(threads, &ctx->pool);
+        return r;
+}
+
+void sortd__cpu_ctx_free(sortd__cpu_ctx *ctx)
+{
+        sortd__pool_destroy(ctx->pool);
+        free(ctx->alt_keys);
+        free(ctx->alt_vals);
+        free((void *)ctx->status);
+        free(ctx->scratch);
+}

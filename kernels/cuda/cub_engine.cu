@@ -1,0 +1,210 @@
+/*
+ * The "cub" engine: CUB's DeviceRadixSort behind kernels/engine.h, the
+ * reference our kernels are checked and benchmarked against. It sorts the
+ * same mapped keys as ours (keys.h, applied by convert_keys_kernel), so both
+ * engines agree bit for bit; temporary storage is sized once, at create,
+ * for the largest request the capacity allows.
+ */
+#include <cub/device/device_radix_sort.cuh>
+
+#include <new>
+#include <stdlib.h>
+
+#include "cuda_backend.cuh"
+
+using namespace sortd_cuda;
+
+extern "C" const sortd__engine_ops sortd__cub_engine_ops;
+
+namespace {
+
+struct cub_engine {
+        sortd_engine base; /* first: the C side sees a sortd_engine */
+        CudaBackend be;
+        void *keys[2], *vals[2];
+        void *temp;
+        size_t temp_bytes;
+};
+
+void cub_destroy(sortd_engine *e)
+{
+        cub_engine *c = (cub_engine *)e;
+        void *dev[] = {c->keys[0], c->keys[1], c->vals[0], c->vals[1], c->temp};
+
+        (void)cudaSetDevice(c->be.device);
+        for (void *p : dev)
+                if (p)
+                        (void)cudaFree(p);
+        c->be.close();
+        c->~cub_engine();
+        free(c);
+}
+
+/* Temporary bytes CUB needs to sort n keys K with values V (void: none). */
+template <class K, class V> size_t temp_bytes_for(size_t n)
+{
+        size_t bytes = 0;
+        cub::DoubleBuffer<K> k(nullptr, nullptr);
+
+        if constexpr (std::is_same<V, void>::value) {
+                (void)cub::DeviceRadixSort::SortKeys(nullptr, bytes, k, (int)n);
+        } else {
+                cub::DoubleBuffer<V> v(nullptr, nullptr);
+                (void)cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, (int)n);
+        }
+        return bytes;
+}
+
+size_t max_temp_bytes(size_t n)
+{
+        size_t sizes[] = {temp_bytes_for<uint32_t, void>(n),     temp_bytes_for<uint32_t, uint32_t>(n),
+                          temp_bytes_for<uint32_t, uint64_t>(n), temp_bytes_for<uint64_t, void>(n),
+                          temp_bytes_for<uint64_t, uint32_t>(n), temp_bytes_for<uint64_t, uint64_t>(n)};
+        size_t m = 0;
+
+        for (size_t s : sizes)
+                m = s > m ? s : m;
+        return m;
+}
+
+sortd_status cub_create(const sortd_engine_config *cfg, sortd_engine **out, char *why,
+                        size_t why_len)
+{
+        cub_engine *c = (cub_engine *)calloc(1, sizeof(*c));
+        size_t cap = cfg->capacity ? cfg->capacity : 1;
+        sortd_status s;
+
+        if (!c) {
+                if (why_len)
+                        snprintf(why, why_len, "out of memory");
+                return SORTD_E_NOMEM;
+        }
+        new (&c->be) CudaBackend();
+        c->base.ops = &sortd__cub_engine_ops;
+        c->base.capacity = cfg->capacity;
+        if (cfg->capacity > (size_t)INT32_MAX) {
+                sortd__engine_fail(&c->base, SORTD_E_UNSUPPORTED,
+                                   "capacity %zu above the cub engine's limit of 2^31 - 1 keys",
+                                   cfg->capacity);
+                return create_failed(&c->base, SORTD_E_UNSUPPORTED, why, why_len, cub_destroy);
+        }
+        s = c->be.open(&c->base, cfg);
+        if (s == SORTD_OK) {
+                c->temp_bytes = max_temp_bytes(cap);
+                if (!c->be.alloc(&c->keys[0], cap * 8, "keys") ||
+                    !c->be.alloc(&c->keys[1], cap * 8, "keys") ||
+                    !c->be.alloc(&c->vals[0], cap * 8, "values") ||
+                    !c->be.alloc(&c->vals[1], cap * 8, "values") ||
+                    !c->be.alloc(&c->temp, c->temp_bytes, "CUB temporary storage"))
+                        s = SORTD_E_NOMEM;
+        }
+        if (s != SORTD_OK)
+                return create_failed(&c->base, s, why, why_len, cub_destroy);
+        *out = &c->base;
+        return SORTD_OK;
+}
+
+/* Keys are mapped (and 8/16-bit keys widened) into *cur; values are in vals[0]. */
+template <class K, class V>
+bool cub_sort_typed(cub_engine *c, const sortd__plan *plan, uint32_t n, int *key_buf, int *val_buf)
+{
+        cub::DoubleBuffer<K> k((K *)c->keys[*key_buf], (K *)c->keys[*key_buf ^ 1]);
+        size_t bytes = c->temp_bytes;
+        cudaError_t rc;
+
+        if constexpr (std::is_same<V, void>::value) {
+                rc = cub::DeviceRadixSort::SortKeys(c->temp, bytes, k, (int)n, (int)plan->begin_bit,
+                                                    (int)plan->end_bit, c->be.stream);
+        } else {
+                cub::DoubleBuffer<V> v((V *)c->vals[0], (V *)c->vals[1]);
+                rc = cub::DeviceRadixSort::SortPairs(c->temp, bytes, k, v, (int)n,
+                                                     (int)plan->begin_bit, (int)plan->end_bit,
+                                                     c->be.stream);
+                *val_buf = v.selector;
+        }
+        *key_buf = k.selector;
+        return c->be.check(rc, "cub::DeviceRadixSort");
+}
+
+template <class K>
+bool cub_sort_values(cub_engine *c, const sortd__plan *plan, uint32_t n, int *kb, int *vb)
+{
+        switch (plan->val_bytes) {
+        case 4:
+                return cub_sort_typed<K, uint32_t>(c, plan, n, kb, vb);
+        case 8:
+                return cub_sort_typed<K, uint64_t>(c, plan, n, kb, vb);
+        default:
+                return cub_sort_typed<K, void>(c, plan, n, kb, vb);
+        }
+}
+
+/* Maps keys into (widened) kernel keys, or back: in place for 32/64-bit
+   keys, between the two buffers for 8/16-bit ones. */
+template <class Narrow, class Wide>
+bool map_keys(cub_engine *c, sortd__twiddle tw, uint32_t n, int *kb, bool inverse)
+{
+        CudaBackend &be = c->be;
+        dim3 grid(elementwise_blocks(be, n)), block(CONVERT_THREADS);
+        int from = *kb, to = sizeof(Narrow) == sizeof(Wide) ? from : from ^ 1;
+        bool ok = inverse ? be.launch(convert_keys_kernel<Wide, Narrow>, grid, block,
+                                      (const Wide *)c->keys[from], (Narrow *)c->keys[to], n, tw, true)
+                          : be.launch(convert_keys_kernel<Narrow, Wide>, grid, block,
+                                      (const Narrow *)c->keys[from], (Wide *)c->keys[to], n, tw,
+                                      false);
+        *kb = to;
+        return ok;
+}
+
+template <class Narrow, class Wide>
+bool cub_sort_keys(cub_engine *c, const sortd__plan *plan, uint32_t n, int *kb, int *vb)
+{
+        sortd__twiddle tw = sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
+
+        return map_keys<Narrow, Wide>(c, tw, n, kb, false) &&
+               cub_sort_values<Wide>(c, plan, n, kb, vb) && map_keys<Narrow, Wide>(c, tw, n, kb, true);
+}
+
+sortd_status cub_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals, size_t n)
+{
+        cub_engine *c = (cub_engine *)e;
+        CudaBackend &be = c->be;
+        int kb = 0, vb = 0;
+        uint32_t n32 = (uint32_t)n;
+        bool ok = be.select() && upload(be, plan, keys, vals, n, c->keys[0], c->vals[0]);
+
+        if (ok && plan->argsort)
+                ok = plan->val_bytes == 4
+                             ? be.launch(iota_kernel<uint32_t>, dim3(elementwise_blocks(be, n32)),
+                                         dim3(CONVERT_THREADS), (uint32_t *)c->vals[0], n32)
+                             : be.launch(iota_kernel<uint64_t>, dim3(elementwise_blocks(be, n32)),
+                                         dim3(CONVERT_THREADS), (uint64_t *)c->vals[0], n32);
+        if (ok) {
+                switch (plan->key_bytes) {
+                case 1:
+                        ok = cub_sort_keys<uint8_t, uint32_t>(c, plan, n32, &kb, &vb);
+                        break;
+                case 2:
+                        ok = cub_sort_keys<uint16_t, uint32_t>(c, plan, n32, &kb, &vb);
+                        break;
+                case 4:
+                        ok = cub_sort_keys<uint32_t, uint32_t>(c, plan, n32, &kb, &vb);
+                        break;
+                default:
+                        ok = cub_sort_keys<uint64_t, uint64_t>(c, plan, n32, &kb, &vb);
+                        break;
+                }
+        }
+        if (!ok || !download(be, plan, keys, vals, n, c->keys[kb], c->vals[vb]))
+                return SORTD_E_DEVICE;
+        return SORTD_OK;
+}
+
+} /* namespace */
+
+extern "C" const sortd__engine_ops sortd__cub_engine_ops = {
+        "cub",
+        cub_create,
+        cub_sort,
+        cub_destroy,
+};

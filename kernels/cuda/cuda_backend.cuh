@@ -1,0 +1,158 @@
+/*
+ * What the two CUDA engines share: finding the device, owning device
+ * memory, and a dispatch Backend on one stream that turns every CUDA error
+ * into an engine error carrying cudaGetErrorString. nvcc only.
+ */
+#ifndef SORTD_CUDA_BACKEND_CUH
+#define SORTD_CUDA_BACKEND_CUH
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../engine_impl.h"
+#include "dispatch.cuh"
+
+namespace sortd_cuda {
+
+class CudaBackend {
+public:
+        sortd_engine *e = nullptr;
+        cudaStream_t stream = nullptr;
+        int device = 0;
+        unsigned sms = 1;
+
+        /* Records a failed call in e->why; true when rc is cudaSuccess. */
+        bool check(cudaError_t rc, const char *what)
+        {
+                if (rc == cudaSuccess)
+                        return true;
+                sortd__engine_fail(e, rc == cudaErrorMemoryAllocation ? SORTD_E_NOMEM : SORTD_E_DEVICE,
+                                   "%s: %s", what, cudaGetErrorString(rc));
+                (void)cudaGetLastError(); /* clear a non-sticky error */
+                return false;
+        }
+
+        template <class... P, class... A>
+        bool launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args)
+        {
+                kernel<<<grid, block, 0, stream>>>(args...);
+                return check(cudaGetLastError(), "kernel launch");
+        }
+
+        bool clear(void *dev, size_t bytes)
+        {
+                return check(cudaMemsetAsync(dev, 0, bytes, stream), "cudaMemsetAsync");
+        }
+
+        bool to_host(void *host, const void *dev, size_t bytes)
+        {
+                return copy(host, dev, bytes, cudaMemcpyDeviceToHost) && wait();
+        }
+
+        bool copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+        {
+                return check(cudaMemcpyAsync(dst, src, bytes, kind, stream), "cudaMemcpyAsync");
+        }
+
+        bool wait() { return check(cudaStreamSynchronize(stream), "cudaStreamSynchronize"); }
+
+        unsigned sm_count() const { return sms; }
+
+        bool alloc(void **p, size_t bytes, const char *what)
+        {
+                cudaError_t rc = cudaMalloc(p, bytes ? bytes : 1);
+
+                if (rc == cudaSuccess)
+                        return true;
+                *p = nullptr;
+                (void)cudaGetLastError();
+                sortd__engine_fail(e, SORTD_E_NOMEM, "cudaMalloc of %zu bytes for %s: %s", bytes,
+                                   what, cudaGetErrorString(rc));
+                return false;
+        }
+
+        /*
+         * Selects cfg->device, names it in e->device, makes the stream.
+         * Without a usable driver or device: SORTD_E_NODEV, "no CUDA device".
+         */
+        sortd_status open(sortd_engine *eng, const sortd_engine_config *cfg)
+        {
+                int count = 0;
+                cudaDeviceProp prop;
+                cudaError_t rc;
+
+                e = eng;
+                device = cfg->device;
+                rc = cudaGetDeviceCount(&count);
+                if (rc != cudaSuccess || count == 0) {
+                        (void)cudaGetLastError();
+                        return sortd__engine_fail(e, SORTD_E_NODEV, "no CUDA device (%s)",
+                                                  rc != cudaSuccess ? cudaGetErrorString(rc)
+                                                                    : "no device found");
+                }
+                if (device < 0 || device >= count)
+                        return sortd__engine_fail(e, SORTD_E_NODEV,
+                                                  "no CUDA device %d (%d present)", device, count);
+                if (!check(cudaSetDevice(device), "cudaSetDevice") ||
+                    !check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties"))
+                        return SORTD_E_NODEV;
+                if (prop.major < 7 || (prop.major == 7 && prop.minor < 5))
+                        return sortd__engine_fail(e, SORTD_E_NODEV,
+                                                  "no CUDA device: %s is sm_%d%d, sm_75 or newer needed",
+                                                  prop.name, prop.major, prop.minor);
+                sms = (unsigned)prop.multiProcessorCount;
+                snprintf(e->device, sizeof(e->device), "%s (sm_%d%d, %d SMs, %.1f GiB)", prop.name,
+                         prop.major, prop.minor, prop.multiProcessorCount,
+                         prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+                if (!check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                           "cudaStreamCreate"))
+                        return SORTD_E_DEVICE;
+                return SORTD_OK;
+        }
+
+        /* Another thread may call a sort than the one that created us. */
+        bool select() { return check(cudaSetDevice(device), "cudaSetDevice"); }
+
+        void close()
+        {
+                if (stream) {
+                        (void)cudaSetDevice(device);
+                        (void)cudaStreamDestroy(stream);
+                }
+                stream = nullptr;
+        }
+};
+
+/* The uploads both engines start with: raw keys to keys0, values (not an
+   argsort's, which are generated) to vals0. */
+inline bool upload(CudaBackend &be, const sortd__plan *plan, const void *keys, const void *vals,
+                   size_t n, void *keys0, void *vals0)
+{
+        return be.copy(keys0, keys, n * plan->key_bytes, cudaMemcpyHostToDevice) &&
+               (plan->argsort || !plan->val_bytes ||
+                be.copy(vals0, vals, n * plan->val_bytes, cudaMemcpyHostToDevice));
+}
+
+inline bool download(CudaBackend &be, const sortd__plan *plan, void *keys, void *vals, size_t n,
+                     const void *keys_dev, const void *vals_dev)
+{
+        return be.copy(keys, keys_dev, n * plan->key_bytes, cudaMemcpyDeviceToHost) &&
+               (!plan->val_bytes ||
+                be.copy(vals, vals_dev, n * plan->val_bytes, cudaMemcpyDeviceToHost)) &&
+               be.wait();
+}
+
+/* Create's failure path: hand the engine's message to the caller. */
+inline sortd_status create_failed(sortd_engine *e, sortd_status s, char *why, size_t why_len,
+                                  void (*destroy)(sortd_engine *))
+{
+        if (why_len)
+                snprintf(why, why_len, "%s", e->why);
+        destroy(e);
+        return s;
+}
+
+} /* namespace sortd_cuda */
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * Dispatch: the host-side sequence of an Onesweep sort over buffers already
+ * on the device. Templated on a Backend so the CUDA engine (streams, real
+ * launches) and the emulated-kernel tests (tests/simt) run the same code:
+ *
+ *   template <class... P, class... A>
+ *   bool launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args);
+ *   bool clear(void *dev, size_t bytes);              // async memset 0
+ *   bool to_host(void *host, const void *dev, size_t bytes); // waits
+ *   unsigned sm_count();
+ *
+ * A backend that returns false has recorded its error; dispatch stops.
+ */
+#ifndef SORTD_CUDA_DISPATCH_CUH
+#define SORTD_CUDA_DISPATCH_CUH
+
+#include <stddef.h>
+
+#include "../keys.h"
+#include "kernels.cuh"
+
+namespace sortd_cuda {
+
+/* Everything a sort touches on the device, allocated once for a capacity. */
+struct DeviceBuffers {
+        void *keys[2];            /* capacity * 8 bytes each */
+        void *vals[2];            /* capacity * 8 bytes each */
+        uint32_t *hist;           /* [MAX_PLACES][RADIX] */
+        uint32_t *offsets;        /* [MAX_PLACES][RADIX] */
+        uint32_t *tile_tickets;   /* [MAX_PLACES] */
+        uint32_t *status;         /* status_words(capacity) */
+        uint32_t *hist_host;      /* host copy of hist (page-locked on a GPU) */
+};
+
+/* Status counters for the most tiles either key width can have. */
+template <class P32, class P64> size_t status_words(size_t capacity)
+{
+        size_t a = (capacity + P32::binning::TILE - 1) / P32::binning::TILE;
+        size_t b = (capacity + P64::binning::TILE - 1) / P64::binning::TILE;
+
+        return (a > b ? a : b) * RADIX;
+}
+
+/* A request as the kernels see it: keys in keys[0] at their own width,
+   values (if any, not argsort) in vals[0]. */
+struct SortRequest {
+        uint32_t n;
+        unsigned key_bytes; /* 1, 2, 4, 8 */
+        unsigned val_bytes; /* 0, 4, 8 */
+        bool argsort;
+        sortd__twiddle tw; /* the key map of the key's own width */
+        unsigned begin_bit, end_bit;
+};
+
+/* Where the sorted keys and values ended up. */
+struct SortResult {
+        int key_buf, val_buf;
+};
+
+constexpr unsigned CONVERT_THREADS = 256;
+
+template <class Backend> unsigned elementwise_blocks(Backend &be, uint32_t n)
+{
+        unsigned want = (n + CONVERT_THREADS - 1) / CONVERT_THREADS;
+        unsigned cap = be.sm_count() * 8;
+
+        return want < cap ? want : cap;
+}
+
+template <class Policy, class K, class V, class Backend> class OnesweepDispatch {
+public:
+        OnesweepDispatch(Backend &be, const DeviceBuffers &b, const SortRequest &r,
+                         sortd__twiddle tw, SortResult *res)
+                : be_(be), b_(b), r_(r), tw_(tw), res_(res)
+        {
+        }
+
+        bool run()
+        {
+                unsigned places = (r_.end_bit - r_.begin_bit + RADIX_BITS - 1) / RADIX_BITS;
+                unsigned active[MAX_PLACES], passes = 0;
+
+                if (!histogram(places))
+                        return false;
+                /* a place whose keys all share one digit changes nothing */
+                for (unsigned pl = 0; pl < places; pl++)
+                        if (!single_bin(b_.hist_host + pl * RADIX))
+                                active[passes++] = pl;
+                if (passes == 0 && r_.argsort)
+                        return iota();
+                for (unsigned i = 0; i < passes; i++)
+                        if (!binning(active[i], i == 0, i + 1 == passes))
+                                return false;
+                return true;
+        }
+
+private:
+        using HP = typename Policy::histogram;
+        using BP = typename Policy::binning;
+        using Val = typename std::conditional<std::is_same<V, void>::value, NoValue, V>::type;
+
+        bool iota()
+        {
+                if constexpr (std::is_same<Val, NoValue>::value)
+                        return true;
+                else
+                        return be_.launch(iota_kernel<Val>, dim3(elementwise_blocks(be_, r_.n)),
+                                          dim3(CONVERT_THREADS), (Val *)b_.vals[res_->val_buf],
+                                          r_.n);
+        }
+
+        bool single_bin(const uint32_t *h) const
+        {
+                for (int d = 0; d < RADIX; d++)
+                        if (h[d])
+                                return h[d] == r_.n;
+                return true;
+        }
+
+        bool histogram(unsigned places)
+        {
+                unsigned tiles = (r_.n + HP::TILE - 1) / HP::TILE;
+                unsigned blocks = be_.sm_count() * 2;
+
+                if (blocks > tiles)
+                        blocks = tiles;
+                return be_.clear(b_.hist, sizeof(uint32_t) * MAX_PLACES * RADIX) &&
+                       be_.clear(b_.tile_tickets, sizeof(uint32_t) * MAX_PLACES) &&
+                       be_.launch(histogram_kernel<Policy, K>, dim3(blocks), dim3(HP::THREADS),
+                                  (const K *)b_.keys[res_->key_buf], r_.n, b_.hist, tw_,
+                                  r_.begin_bit, r_.end_bit, places) &&
+                       be_.launch(scan_kernel, dim3(places), dim3(32), (const uint32_t *)b_.hist,
+                                  b_.offsets) &&
+                       be_.to_host(b_.hist_host, b_.hist, sizeof(uint32_t) * places * RADIX);
+        }
+
+        bool binning(unsigned place, bool first, bool last)
+        {
+                unsigned tiles = (r_.n + BP::TILE - 1) / BP::TILE;
+                int kb = res_->key_buf, vb = res_->val_buf;
+                BinningParams<K, Val> p;
+
+                p.keys_in = (const K *)b_.keys[kb];
+                p.keys_out = (K *)b_.keys[kb ^ 1];
+                p.vals_in = (const Val *)b_.vals[vb];
+                p.vals_out = (Val *)b_.vals[vb ^ 1];
+                p.n = r_.n;
+                p.bins = b_.offsets + place * RADIX;
+                p.status = b_.status;
+                p.tile_ticket = b_.tile_tickets + place;
+                p.place = digit_place(r_.begin_bit, r_.end_bit, place);
+                p.tw_load = first ? tw_ : sortd__twiddle_identity();
+                p.tw_store = last ? tw_ : sortd__twiddle_identity();
+                p.gen_index = first && r_.argsort;
+                if (!be_.clear(b_.status, sizeof(uint32_t) * tiles * RADIX) ||
+                    !be_.launch(binning_kernel<Policy, K, Val>, dim3(tiles), dim3(BP::THREADS), p))
+                        return false;
+                res_->key_buf = kb ^ 1;
+                if (!std::is_same<Val, NoValue>::value)
+                        res_->val_buf = vb ^ 1;
+                return true;
+        }
+
+        Backend &be_;
+        const DeviceBuffers &b_;
+        const SortRequest &r_;
+        sortd__twiddle tw_; /* applied by the first pass, undone by the last */
+        SortResult *res_;
+};
+
+template <class Policy, class K, class Backend>
+bool dispatch_values(Backend &be, const DeviceBuffers &b, const SortRequest &r,
+                     sortd__twiddle tw, SortResult *res)
+{
+        switch (r.val_bytes) {
+        case 4:
+                return OnesweepDispatch<Policy, K, uint32_t, Backend>(be, b, r, tw, res).run();
+        case 8:
+                return OnesweepDispatch<Policy, K, uint64_t, Backend>(be, b, r, tw, res).run();
+        default:
+                return OnesweepDispatch<Policy, K, void, Backend>(be, b, r, tw, res).run();
+        }
+}
+
+template <class Narrow, class Backend>
+bool convert(Backend &be, const DeviceBuffers &b, const SortRequest &r, SortResult *res,
+             bool widen)
+{
+        int from = res->key_buf;
+        bool ok = widen ? be.launch(convert_keys_kernel<Narrow, uint32_t>,
+                                    dim3(elementwise_blocks(be, r.n)), dim3(CONVERT_THREADS),
+                                    (const Narrow *)b.keys[from], (uint32_t *)b.keys[from ^ 1],
+                                    r.n, r.tw, false)
+                        : be.launch(convert_keys_kernel<uint32_t, Narrow>,
+                                    dim3(elementwise_blocks(be, r.n)), dim3(CONVERT_THREADS),
+                                    (const uint32_t *)b.keys[from], (Narrow *)b.keys[from ^ 1],
+                                    r.n, r.tw, true);
+        if (ok)
+                res->key_buf = from ^ 1;
+        return ok;
+}
+
+/*
+ * Sorts r.n (>= 2, <= MAX_KEYS) keys of r's request. 8- and 16-bit keys are
+ * widened to 32 bits (through the key map) first and narrowed after;
+ * 32- and 64-bit keys are mapped by the first pass and unmapped by the last.
+ */
+template <class P32, class P64, class Backend>
+bool onesweep_sort(Backend &be, const DeviceBuffers &b, const SortRequest &r, SortResult *res)
+{
+        res->key_buf = 0;
+        res->val_buf = 0;
+        switch (r.key_bytes) {
+        case 1:
+                return convert<uint8_t>(be, b, r, res, true) &&
+                       dispatch_values<P32, uint32_t>(be, b, r, sortd__twiddle_identity(), res) &&
+                       convert<uint8_t>(be, b, r, res, false);
+        case 2:
+                return convert<uint16_t>(be, b, r, res, true) &&
+                       dispatch_values<P32, uint32_t>(be, b, r, sortd__twiddle_identity(), res) &&
+                       convert<uint16_t>(be, b, r, res, false);
+        case 4:
+                return dispatch_values<P32, uint32_t>(be, b, r, r.tw, res);
+        default:
+                return dispatch_values<P64, uint64_t>(be, b, r, r.tw, res);
+        }
+}
+
+} /* namespace sortd_cuda */
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * Tuning policies: plain constexpr structs, template parameters of the
+ * agents. Every size an agent uses derives from its policy.
+ *
+ * The production policies are one per key width for every architecture we
+ * build (sm_75 .. sm_100): static shared memory stays under 48 KiB and the
+ * tile stays one multiple of the block for the binning kernel's staging.
+ * ptxas figures (nvcc 13.0, -Xptxas -v) are in kernels/cuda/PTXAS.md; the
+ * build fails on any spill in our kernels (-Xptxas -warn-spills -Werror).
+ */
+#ifndef SORTD_CUDA_POLICY_CUH
+#define SORTD_CUDA_POLICY_CUH
+
+#include <stdint.h>
+
+namespace sortd_cuda {
+
+constexpr int RADIX_BITS = 8;
+constexpr int RADIX = 1 << RADIX_BITS;
+constexpr int MAX_PLACES = 8; /* 64-bit keys */
+
+/* Status counter: 2-bit flag over a 30-bit count (paper, figure 6). */
+constexpr uint32_t STATUS_NOT_READY = 0u << 30;
+constexpr uint32_t STATUS_LOCAL = 1u << 30;
+constexpr uint32_t STATUS_GLOBAL = 2u << 30;
+constexpr uint32_t STATUS_FLAG_MASK = 3u << 30;
+constexpr uint32_t STATUS_VALUE_MASK = (1u << 30) - 1;
+
+template <int THREADS_, int ITEMS_> struct HistogramPolicy {
+        static constexpr int THREADS = THREADS_;
+        static constexpr int ITEMS = ITEMS_;
+        static constexpr int TILE = THREADS * ITEMS;
+        static_assert(THREADS % 32 == 0, "whole warps");
+};
+
+template <int THREADS_, int ITEMS_> struct BinningPolicy {
+        static constexpr int THREADS = THREADS_;
+        static constexpr int ITEMS = ITEMS_;
+        static constexpr int WARPS = THREADS / 32;
+        static constexpr int TILE = THREADS * ITEMS;
+        static_assert(THREADS % 32 == 0, "whole warps");
+        static_assert(TILE <= (1 << 16), "a tile is a small fraction of the 30-bit counts");
+};
+
+template <class Histogram, class Binning> struct OnesweepPolicy {
+        using histogram = Histogram;
+        using binning = Binning;
+};
+
+/* Production: 32-bit keys. */
+using Policy32 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 16>>;
+/* Production: 64-bit keys (twice the registers per key, same tile bytes). */
+using Policy64 = OnesweepPolicy<HistogramPolicy<256, 8>, BinningPolicy<256, 12>>;
+
+template <class K> struct DefaultPolicy;
+template <> struct DefaultPolicy<uint32_t> {
+        using type = Policy32;
+};
+template <> struct DefaultPolicy<uint64_t> {
+        using type = Policy64;
+};
+
+/* Largest n the kernels take: the look-back's 30-bit counts must hold n plus
+   the last tile's padding. Strips above 2^30 keys are not implemented. */
+constexpr uint64_t MAX_KEYS = (1u << 30) - (1u << 16);
+
+} /* namespace sortd_cuda */
+
+#endif
