@@ -64,11 +64,7 @@ typedef enum sortd_payload {
         SORTD_PAYLOAD_COUNT
 } sortd_payload;
 
-typedef enum sortd_order {
-        SORTD_ASCENDING,
-        SORTD_DESCENDING,
-        SORTD_ORDER_COUNT
-} sortd_order;
+typedef enum sortd_order { SORTD_ASCENDING, SORTD_DESCENDING, SORTD_ORDER_COUNT } sortd_order;
 
 typedef struct sortd_sort_desc {
         sortd_key_type key_type;
@@ -95,8 +91,8 @@ sortd_status sortd_engine_create(const char *kind, const sortd_engine_config *cf
                                  sortd_engine **out, char *why, size_t why_len);
 
 /* Sorts keys (and vals) as desc says. See the comment at the top of the file. */
-sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
-                               void *vals, size_t n);
+sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
+                               size_t n);
 
 /* The message of the engine's last failed call; "" after a success. */
 const char *sortd_engine_error(const sortd_engine *e);

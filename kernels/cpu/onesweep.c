@@ -141,8 +141,8 @@ static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
 
 /* ---- histogram pass ---------------------------------------------------- */
 
-ALWAYS_INLINE void hist_chunk(const struct hist_job *j, uint64_t (*out)[SORTD__RADIX],
-                              size_t begin, size_t end, unsigned kb)
+ALWAYS_INLINE void hist_chunk(const struct hist_job *j, uint64_t (*out)[SORTD__RADIX], size_t begin,
+                              size_t end, unsigned kb)
 {
         /* Two sets of 32-bit counters, alternating by key: a run of equal
            digits then makes two dependency chains of increments, not one. */
@@ -157,8 +157,7 @@ ALWAYS_INLINE void hist_chunk(const struct hist_job *j, uint64_t (*out)[SORTD__R
 
                         for (unsigned k = 0; k < kb; k++)
                                 if (k < j->nplaces)
-                                        c[i & 1][k][(y >> (j->begin_bit + 8 * k)) &
-                                                    j->mask[k]]++;
+                                        c[i & 1][k][(y >> (j->begin_bit + 8 * k)) & j->mask[k]]++;
                 }
                 for (unsigned k = 0; k < j->nplaces; k++)
                         for (unsigned d = 0; d < SORTD__RADIX; d++)
@@ -230,8 +229,8 @@ static void look_back(const struct pass *p, sortd__cpu_scratch *s, size_t t)
                 for (unsigned d = 0; d < SORTD__RADIX; d++) {
                         s->excl[d] = p->goff[d];
                         atomic_store_explicit(
-                                &row[d], status_word(p->epoch, FLAG_INCLUSIVE, p->goff[d] + cnt[d]),
-                                memory_order_release);
+                            &row[d], status_word(p->epoch, FLAG_INCLUSIVE, p->goff[d] + cnt[d]),
+                            memory_order_release);
                 }
                 return;
         }
@@ -249,8 +248,7 @@ static void look_back(const struct pass *p, sortd__cpu_scratch *s, size_t t)
                                 break;
                 }
                 s->excl[d] = sum;
-                atomic_store_explicit(&row[d],
-                                      status_word(p->epoch, FLAG_INCLUSIVE, sum + cnt[d]),
+                atomic_store_explicit(&row[d], status_word(p->epoch, FLAG_INCLUSIVE, sum + cnt[d]),
                                       memory_order_release);
         }
 }
@@ -263,22 +261,25 @@ static void look_back(const struct pass *p, sortd__cpu_scratch *s, size_t t)
  * constant element sizes and no per-key branch on the request.
  */
 
-ALWAYS_INLINE unsigned digit_of(const struct pass *p, uint64_t y)
+ALWAYS_INLINE unsigned digit_of(uint64_t y, unsigned shift, uint64_t mask)
 {
-        return (unsigned)((y >> p->shift) & p->mask);
+        return (unsigned)((y >> shift) & mask);
 }
 
-ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
-                              size_t len, unsigned kb, bool tw)
+ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin, size_t len,
+                              unsigned kb, bool tw)
 {
-        const unsigned char *src = p->src_k;
+        const unsigned char *src = p->src_k + begin * kb;
         const sortd__twiddle ltw = p->load_tw;
+        const unsigned shift = p->shift;
+        const uint64_t mask = p->mask;
         uint32_t(*c)[SORTD__RADIX] = s->counts;
         size_t i = 0;
 
-#define LOAD_DIGIT(j)                                                                         \
-        digit_of(p, tw ? sortd__twiddle_forward(ltw, load_elem(src, begin + (j), kb))       \
-                       : load_elem(src, begin + (j), kb))
+#define LOAD_DIGIT(j)                                                                              \
+        digit_of(tw ? sortd__twiddle_forward(ltw, load_elem(src, (j), kb))                         \
+                    : load_elem(src, (j), kb),                                                     \
+                 shift, mask)
         memset(c, 0, sizeof(s->counts));
         /* Four counter sets, so a run of one digit is four short dependency
            chains instead of one long one. */
@@ -312,8 +313,8 @@ ALWAYS_INLINE void write_line(unsigned char *dst, const unsigned char *line, uin
                 if (eb == 8) {
                         last = _mm_unpacklo_epi64(last, _mm_cvtsi64_si128((long long)x));
                 } else {
-                        __m128i t = _mm_unpacklo_epi32(_mm_srli_si128(last, 8),
-                                                       _mm_cvtsi32_si128((int)x));
+                        __m128i t =
+                            _mm_unpacklo_epi32(_mm_srli_si128(last, 8), _mm_cvtsi32_si128((int)x));
                         last = _mm_unpacklo_epi64(last, t);
                 }
                 _mm_stream_si128(d, _mm_load_si128(s));
@@ -337,40 +338,63 @@ ALWAYS_INLINE void flush_part(unsigned char *dst, const unsigned char *line, uin
 }
 
 /*
- * Puts output element pos (value x) of a digit whose first element in this
- * tile is first. Element q lives in slot (q + phase) mod L of the digit's
- * staging line, so a full line is exactly one aligned cache line of dst.
+ * Write-combining state of one output array in a tile. Output element q goes
+ * to slot (q + phase) mod L of its digit's staging line, so a full line is
+ * exactly one aligned cache line of the output: fill[d] is the next slot and
+ * line[d] the output index of slot 0 (it may lie before the tile's first
+ * element of the digit, in a line the previous tile of that digit began).
  */
-ALWAYS_INLINE void stage_put(unsigned char *line, unsigned char *dst, uint64_t pos,
-                             uint64_t first, unsigned phase, unsigned eb, uint64_t x, bool stream)
-{
-        const unsigned last = SORTD__LINE / eb - 1;
-        unsigned slot = (unsigned)((pos + phase) & last);
+struct wc {
+        unsigned char (*stage)[SORTD__LINE];
+        unsigned char *dst;
+        uint8_t *fill;
+        int64_t *line;
+        unsigned phase;
+};
 
-        if (slot != last) {
-                store_elem(line, slot, eb, x);
-        } else if (slot <= pos - first) {
-                write_line(dst + (pos - slot) * eb, line, x, eb, stream);
-        } else {
-                /* The line began before this tile's first element of the digit. */
-                store_elem(line, slot, eb, x);
-                flush_part(dst, line, first, pos + 1, phase, eb);
+ALWAYS_INLINE void wc_begin(struct wc *w, const uint64_t *first, unsigned eb)
+{
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                unsigned f = (unsigned)((first[d] + w->phase) & (SORTD__LINE / eb - 1));
+
+                w->fill[d] = (uint8_t)f;
+                w->line[d] = (int64_t)first[d] - f;
         }
 }
 
+ALWAYS_INLINE void wc_put(struct wc *w, unsigned d, uint64_t x, const uint64_t *first, unsigned eb,
+                          bool stream)
+{
+        const unsigned last = SORTD__LINE / eb - 1;
+        unsigned slot = w->fill[d];
+
+        if (slot != last) {
+                store_elem(w->stage[d], slot, eb, x);
+                w->fill[d] = (uint8_t)(slot + 1);
+                return;
+        }
+        int64_t at = w->line[d];
+
+        if (at >= (int64_t)first[d]) {
+                write_line(w->dst + at * eb, w->stage[d], x, eb, stream);
+        } else {
+                store_elem(w->stage[d], slot, eb, x);
+                flush_part(w->dst, w->stage[d], first[d], (uint64_t)at + last + 1, w->phase, eb);
+        }
+        w->line[d] = at + last + 1;
+        w->fill[d] = 0;
+}
+
 /* Writes the partly filled lines left at the end of a tile. */
-ALWAYS_INLINE void stage_drain(unsigned char (*lines)[SORTD__LINE], unsigned char *dst,
-                               const uint64_t *first, const uint64_t *end, unsigned phase,
-                               unsigned eb)
+ALWAYS_INLINE void wc_drain(const struct wc *w, const uint64_t *first, unsigned eb)
 {
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                unsigned fill = (unsigned)((end[d] + phase) & (SORTD__LINE / eb - 1));
+                int64_t end = w->line[d] + w->fill[d];
+                int64_t from = w->line[d] > (int64_t)first[d] ? w->line[d] : (int64_t)first[d];
 
-                if (end[d] == first[d] || fill == 0)
-                        continue;
-                uint64_t from = fill <= end[d] - first[d] ? end[d] - fill : first[d];
-
-                flush_part(dst, lines[d], from, end[d], phase, eb);
+                if (end > from)
+                        flush_part(w->dst, w->stage[d], (uint64_t)from, (uint64_t)end, w->phase,
+                                   eb);
         }
 }
 
@@ -379,40 +403,36 @@ ALWAYS_INLINE unsigned line_phase(const void *dst, unsigned eb)
         return eb ? (unsigned)(((uintptr_t)dst % SORTD__LINE) / eb) : 0;
 }
 
-ALWAYS_INLINE uint64_t value_at(const struct pass *p, size_t i, unsigned vb, bool gen)
-{
-        return gen ? i : load_elem(p->src_v, i, vb);
-}
-
 ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
                                 size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
 {
-        const unsigned char *src_k = p->src_k;
-        unsigned char *dst_k = p->dst_k, *dst_v = p->dst_v;
-        const unsigned kph = line_phase(dst_k, kb), vph = line_phase(dst_v, vb);
+        const unsigned char *src_k = p->src_k + begin * kb;
+        const unsigned char *src_v = p->src_v + begin * vb;
         const sortd__twiddle ltw = p->load_tw, stw = p->store_tw;
+        const unsigned shift = p->shift;
+        const uint64_t mask = p->mask;
         const bool stream = p->stream;
         const uint64_t *first = s->excl;
-        uint64_t *off = s->off;
+        struct wc k = {s->stage, p->dst_k, s->fill, s->line, line_phase(p->dst_k, kb)};
+        struct wc v = {s->vstage, p->dst_v, s->vfill, s->vline, line_phase(p->dst_v, vb)};
 
-        memcpy(off, first, sizeof(s->off));
-        for (size_t i = begin; i < begin + len; i++) {
+        wc_begin(&k, first, kb);
+        if (vb)
+                wc_begin(&v, first, vb);
+        for (size_t i = 0; i < len; i++) {
                 uint64_t y = load_elem(src_k, i, kb);
 
                 if (tw)
                         y = sortd__twiddle_forward(ltw, y);
-                unsigned d = digit_of(p, y);
-                uint64_t pos = off[d]++;
+                unsigned d = digit_of(y, shift, mask);
 
-                stage_put(s->stage[d], dst_k, pos, first[d], kph, kb,
-                          tw ? sortd__twiddle_inverse(stw, y) : y, stream);
+                wc_put(&k, d, tw ? sortd__twiddle_inverse(stw, y) : y, first, kb, stream);
                 if (vb)
-                        stage_put(s->vstage[d], dst_v, pos, first[d], vph, vb,
-                                  value_at(p, i, vb, gen), stream);
+                        wc_put(&v, d, gen ? begin + i : load_elem(src_v, i, vb), first, vb, stream);
         }
-        stage_drain(s->stage, dst_k, first, off, kph, kb);
+        wc_drain(&k, first, kb);
         if (vb)
-                stage_drain(s->vstage, dst_v, first, off, vph, vb);
+                wc_drain(&v, first, vb);
 }
 
 /* Every key of the tile has one digit: the tile moves as one block. */
@@ -421,8 +441,8 @@ ALWAYS_INLINE void copy_tile(const struct pass *p, size_t begin, size_t len, uin
 {
         if (tw) {
                 for (size_t i = 0; i < len; i++) {
-                        uint64_t y = sortd__twiddle_forward(p->load_tw,
-                                                            load_elem(p->src_k, begin + i, kb));
+                        uint64_t y =
+                            sortd__twiddle_forward(p->load_tw, load_elem(p->src_k, begin + i, kb));
 
                         store_elem(p->dst_k, at + i, kb, sortd__twiddle_inverse(p->store_tw, y));
                 }
@@ -444,8 +464,8 @@ static int single_digit(const sortd__cpu_scratch *s, size_t len)
         return -1;
 }
 
-ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsigned kb,
-                             unsigned vb, bool gen, bool tw)
+ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsigned kb, unsigned vb,
+                             bool gen, bool tw)
 {
         for (;;) {
                 size_t t = atomic_fetch_add_explicit(&p->ctx->ticket, 1, memory_order_relaxed);
@@ -453,8 +473,8 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
                 if (t >= p->ntiles)
                         break;
                 size_t begin = t * SORTD__CPU_TILE_KEYS;
-                size_t len = p->n - begin < SORTD__CPU_TILE_KEYS ? p->n - begin
-                                                                 : SORTD__CPU_TILE_KEYS;
+                size_t len =
+                    p->n - begin < SORTD__CPU_TILE_KEYS ? p->n - begin : SORTD__CPU_TILE_KEYS;
 
                 count_tile(p, s, begin, len, kb, tw);
                 look_back(p, s, t);
@@ -472,44 +492,42 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
 #endif
 }
 
-ALWAYS_INLINE void bin_tw(const struct pass *p, sortd__cpu_scratch *s, unsigned kb, unsigned vb,
-                          bool gen)
-{
-        if (p->twiddle)
-                bin_tiles(p, s, kb, vb, gen, true);
-        else
-                bin_tiles(p, s, kb, vb, gen, false);
-}
+/*
+ * One function per (key width, payload, twiddle): each inner loop is compiled
+ * on its own, so its invariants stay in registers.
+ */
+typedef void (*bin_fn)(const struct pass *p, sortd__cpu_scratch *s);
 
-ALWAYS_INLINE void bin_payload(const struct pass *p, sortd__cpu_scratch *s, unsigned kb)
-{
-        if (p->val_bytes == 0)
-                bin_tw(p, s, kb, 0, false);
-        else if (p->val_bytes == 4)
-                p->gen_index ? bin_tw(p, s, kb, 4, true) : bin_tw(p, s, kb, 4, false);
-        else
-                p->gen_index ? bin_tw(p, s, kb, 8, true) : bin_tw(p, s, kb, 8, false);
-}
+#define BIN_FN(KB, VB, GEN, TW)                                                                    \
+        static void bin_##KB##_##VB##_##GEN##_##TW(const struct pass *p, sortd__cpu_scratch *s)    \
+        {                                                                                          \
+                bin_tiles(p, s, KB, VB, GEN, TW);                                                  \
+        }
+#define BIN_PAYLOADS(KB, TW)                                                                       \
+        BIN_FN(KB, 0, 0, TW)                                                                       \
+        BIN_FN(KB, 4, 0, TW) BIN_FN(KB, 4, 1, TW) BIN_FN(KB, 8, 0, TW) BIN_FN(KB, 8, 1, TW)
+#define BIN_KEYS(TW) BIN_PAYLOADS(1, TW) BIN_PAYLOADS(2, TW) BIN_PAYLOADS(4, TW) BIN_PAYLOADS(8, TW)
+BIN_KEYS(0)
+BIN_KEYS(1)
+
+#define BIN_ROW(KB, TW)                                                                            \
+        {                                                                                          \
+                bin_##KB##_0_0_##TW, bin_##KB##_4_0_##TW, bin_##KB##_4_1_##TW,                     \
+                    bin_##KB##_8_0_##TW, bin_##KB##_8_1_##TW                                       \
+        }
+/* Indexed [twiddle][log2 key bytes][payload: none, v32, i32, v64, i64]. */
+static const bin_fn bin_table[2][4][5] = {
+    {BIN_ROW(1, 0), BIN_ROW(2, 0), BIN_ROW(4, 0), BIN_ROW(8, 0)},
+    {BIN_ROW(1, 1), BIN_ROW(2, 1), BIN_ROW(4, 1), BIN_ROW(8, 1)},
+};
 
 static void bin_worker(void *arg, unsigned tid, unsigned nth)
 {
         const struct pass *p = arg;
-        sortd__cpu_scratch *s = &p->ctx->scratch[tid];
+        unsigned log_kb = p->key_bytes == 1 ? 0 : p->key_bytes == 2 ? 1 : p->key_bytes == 4 ? 2 : 3;
+        unsigned payload = p->val_bytes == 0 ? 0 : (p->val_bytes == 4 ? 1 : 3) + p->gen_index;
 
-        switch (p->key_bytes) {
-        case 1:
-                bin_payload(p, s, 1);
-                break;
-        case 2:
-                bin_payload(p, s, 2);
-                break;
-        case 4:
-                bin_payload(p, s, 4);
-                break;
-        default:
-                bin_payload(p, s, 8);
-                break;
-        }
+        bin_table[p->twiddle][log_kb][payload](p, &p->ctx->scratch[tid]);
 }
 
 /* ---- the sort ---------------------------------------------------------- */
@@ -585,7 +603,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
         const unsigned bits = plan->end_bit - plan->begin_bit;
         const unsigned nplaces = (bits + 7) / 8;
         const sortd__twiddle tw =
-                sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
+            sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
         uint64_t goff[SORTD__MAX_PLACES][SORTD__RADIX];
         unsigned places[SORTD__MAX_PLACES];
         const sortd__twiddle identity = sortd__twiddle_identity();
@@ -611,22 +629,22 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                 unsigned k = places[i];
                 unsigned shift = plan->begin_bit + 8 * k;
                 struct pass p = {
-                        .ctx = ctx,
-                        .src_k = buf_k[i & 1],
-                        .src_v = buf_v[i & 1],
-                        .dst_k = buf_k[(i + 1) & 1],
-                        .dst_v = buf_v[(i + 1) & 1],
-                        .n = n,
-                        .ntiles = (n + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS,
-                        .key_bytes = plan->key_bytes,
-                        .val_bytes = plan->val_bytes,
-                        .gen_index = plan->argsort && i == 0,
-                        .stream = moved >= STREAM_MIN_BYTES,
-                        .shift = shift,
-                        .mask = place_mask(plan, k),
-                        .load_tw = i == 0 ? tw : identity,
-                        .store_tw = i == np - 1 ? tw : identity,
-                        .goff = goff[k],
+                    .ctx = ctx,
+                    .src_k = buf_k[i & 1],
+                    .src_v = buf_v[i & 1],
+                    .dst_k = buf_k[(i + 1) & 1],
+                    .dst_v = buf_v[(i + 1) & 1],
+                    .n = n,
+                    .ntiles = (n + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS,
+                    .key_bytes = plan->key_bytes,
+                    .val_bytes = plan->val_bytes,
+                    .gen_index = plan->argsort && i == 0,
+                    .stream = moved >= STREAM_MIN_BYTES,
+                    .shift = shift,
+                    .mask = place_mask(plan, k),
+                    .load_tw = i == 0 ? tw : identity,
+                    .store_tw = i == np - 1 ? tw : identity,
+                    .goff = goff[k],
                 };
 
                 p.twiddle = !sortd__twiddle_is_identity(p.load_tw) ||

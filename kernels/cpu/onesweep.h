@@ -24,8 +24,9 @@ typedef struct sortd__cpu_scratch {
         unsigned char vstage[SORTD__RADIX][SORTD__LINE];
         uint64_t hist[SORTD__MAX_PLACES][SORTD__RADIX];
         uint32_t counts[4][SORTD__RADIX];
-        uint64_t excl[SORTD__RADIX];
-        uint64_t off[SORTD__RADIX];
+        uint64_t excl[SORTD__RADIX]; /* the tile's first output index per digit */
+        int64_t line[SORTD__RADIX], vline[SORTD__RADIX];
+        uint8_t fill[SORTD__RADIX], vfill[SORTD__RADIX];
 } sortd__cpu_scratch;
 
 /* Everything a sort needs, allocated once for the engine's capacity. */

@@ -102,7 +102,7 @@ public:
                                                   "no CUDA device: %s is sm_%d%d, sm_75 or newer needed",
                                                   prop.name, prop.major, prop.minor);
                 sms = (unsigned)prop.multiProcessorCount;
-                snprintf(e->device, sizeof(e->device), "%s (sm_%d%d, %d SMs, %.1f GiB)", prop.name,
+                snprintf(e->device, sizeof(e->device), "%.80s (sm_%d%d, %d SMs, %.1f GiB)", prop.name,
                          prop.major, prop.minor, prop.multiProcessorCount,
                          prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
                 if (!check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),

@@ -129,7 +129,7 @@ private:
                        be_.launch(histogram_kernel<Policy, K>, dim3(blocks), dim3(HP::THREADS),
                                   (const K *)b_.keys[res_->key_buf], r_.n, b_.hist, tw_,
                                   r_.begin_bit, r_.end_bit, places) &&
-                       be_.launch(scan_kernel, dim3(places), dim3(32), (const uint32_t *)b_.hist,
+                       be_.launch(scan_kernel<Policy>, dim3(places), dim3(32), (const uint32_t *)b_.hist,
                                   b_.offsets) &&
                        be_.to_host(b_.hist_host, b_.hist, sizeof(uint32_t) * places * RADIX);
         }

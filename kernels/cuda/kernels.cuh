@@ -25,7 +25,9 @@ __global__ void __launch_bounds__(Policy::histogram::THREADS)
         Agent{temp, keys, n, tw, begin_bit, end_bit, places}.run(hist);
 }
 
-/* One block of one warp per place: global exclusive bin offsets. */
+/* One block of one warp per place: global exclusive bin offsets. (A
+   template only so that every file including this one may define it.) */
+template <class Policy>
 __global__ void __launch_bounds__(32) scan_kernel(const uint32_t *hist, uint32_t *offsets)
 {
         warp_exclusive_scan_radix(hist + blockIdx.x * RADIX, offsets + blockIdx.x * RADIX);
