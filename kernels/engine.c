@@ -10,32 +10,32 @@ static const struct {
         unsigned bytes;
         enum sortd__key_kind kind;
 } key_types[SORTD_KEY_TYPE_COUNT] = {
-    [SORTD_KEY_U8] = {"u8", 1, SORTD__KEY_UNSIGNED},
-    [SORTD_KEY_I8] = {"i8", 1, SORTD__KEY_SIGNED},
-    [SORTD_KEY_U16] = {"u16", 2, SORTD__KEY_UNSIGNED},
-    [SORTD_KEY_I16] = {"i16", 2, SORTD__KEY_SIGNED},
-    [SORTD_KEY_U32] = {"u32", 4, SORTD__KEY_UNSIGNED},
-    [SORTD_KEY_I32] = {"i32", 4, SORTD__KEY_SIGNED},
-    [SORTD_KEY_F32] = {"f32", 4, SORTD__KEY_FLOAT},
-    [SORTD_KEY_U64] = {"u64", 8, SORTD__KEY_UNSIGNED},
-    [SORTD_KEY_I64] = {"i64", 8, SORTD__KEY_SIGNED},
-    [SORTD_KEY_F64] = {"f64", 8, SORTD__KEY_FLOAT},
+        [SORTD_KEY_U8] = {"u8", 1, SORTD__KEY_UNSIGNED},
+        [SORTD_KEY_I8] = {"i8", 1, SORTD__KEY_SIGNED},
+        [SORTD_KEY_U16] = {"u16", 2, SORTD__KEY_UNSIGNED},
+        [SORTD_KEY_I16] = {"i16", 2, SORTD__KEY_SIGNED},
+        [SORTD_KEY_U32] = {"u32", 4, SORTD__KEY_UNSIGNED},
+        [SORTD_KEY_I32] = {"i32", 4, SORTD__KEY_SIGNED},
+        [SORTD_KEY_F32] = {"f32", 4, SORTD__KEY_FLOAT},
+        [SORTD_KEY_U64] = {"u64", 8, SORTD__KEY_UNSIGNED},
+        [SORTD_KEY_I64] = {"i64", 8, SORTD__KEY_SIGNED},
+        [SORTD_KEY_F64] = {"f64", 8, SORTD__KEY_FLOAT},
 };
 
 static const struct {
         const char *name;
         unsigned bytes;
 } payloads[SORTD_PAYLOAD_COUNT] = {
-    [SORTD_PAYLOAD_NONE] = {"none", 0},           [SORTD_PAYLOAD_VALUES32] = {"v32", 4},
-    [SORTD_PAYLOAD_VALUES64] = {"v64", 8},        [SORTD_PAYLOAD_ARGSORT32] = {"argsort32", 4},
-    [SORTD_PAYLOAD_ARGSORT64] = {"argsort64", 8},
+        [SORTD_PAYLOAD_NONE] = {"none", 0},           [SORTD_PAYLOAD_VALUES32] = {"v32", 4},
+        [SORTD_PAYLOAD_VALUES64] = {"v64", 8},        [SORTD_PAYLOAD_ARGSORT32] = {"argsort32", 4},
+        [SORTD_PAYLOAD_ARGSORT64] = {"argsort64", 8},
 };
 
 static const sortd__engine_ops *const engines[] = {
-    &sortd__cpu_engine_ops,
+        &sortd__cpu_engine_ops,
 #ifdef SORTD_HAVE_CUDA
-    &sortd__cuda_engine_ops,
-    &sortd__cub_engine_ops,
+        &sortd__cuda_engine_ops,
+        &sortd__cub_engine_ops,
 #endif
 };
 
@@ -164,14 +164,14 @@ static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t 
                 return sortd__engine_fail(e, SORTD_E_INVAL,
                                           "n = %zu too large for u32 argsort indices", n);
         *p = (sortd__plan){
-            .key_bytes = key_types[d->key_type].bytes,
-            .val_bytes = payloads[d->payload].bytes,
-            .argsort =
-                d->payload == SORTD_PAYLOAD_ARGSORT32 || d->payload == SORTD_PAYLOAD_ARGSORT64,
-            .kind = key_types[d->key_type].kind,
-            .descending = d->order == SORTD_DESCENDING,
-            .begin_bit = d->begin_bit,
-            .end_bit = end,
+                .key_bytes = key_types[d->key_type].bytes,
+                .val_bytes = payloads[d->payload].bytes,
+                .argsort = d->payload == SORTD_PAYLOAD_ARGSORT32 ||
+                           d->payload == SORTD_PAYLOAD_ARGSORT64,
+                .kind = key_types[d->key_type].kind,
+                .descending = d->order == SORTD_DESCENDING,
+                .begin_bit = d->begin_bit,
+                .end_bit = end,
         };
         return SORTD_OK;
 }

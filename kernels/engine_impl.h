@@ -45,7 +45,7 @@ struct sortd_engine {
 
 /* Records a formatted message in e->why and returns s. */
 sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 extern const sortd__engine_ops sortd__cpu_engine_ops;
 

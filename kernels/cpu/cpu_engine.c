@@ -84,8 +84,8 @@ static sortd_status cpu_sort(sortd_engine *e, const sortd__plan *plan, void *key
 }
 
 const sortd__engine_ops sortd__cpu_engine_ops = {
-    .kind = "cpu",
-    .create = cpu_create,
-    .sort = cpu_sort,
-    .destroy = cpu_destroy,
+        .kind = "cpu",
+        .create = cpu_create,
+        .sort = cpu_sort,
+        .destroy = cpu_destroy,
 };

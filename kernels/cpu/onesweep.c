@@ -229,8 +229,8 @@ static void look_back(const struct pass *p, sortd__cpu_scratch *s, size_t t)
                 for (unsigned d = 0; d < SORTD__RADIX; d++) {
                         s->excl[d] = p->goff[d];
                         atomic_store_explicit(
-                            &row[d], status_word(p->epoch, FLAG_INCLUSIVE, p->goff[d] + cnt[d]),
-                            memory_order_release);
+                                &row[d], status_word(p->epoch, FLAG_INCLUSIVE, p->goff[d] + cnt[d]),
+                                memory_order_release);
                 }
                 return;
         }
@@ -313,8 +313,8 @@ ALWAYS_INLINE void write_line(unsigned char *dst, const unsigned char *line, uin
                 if (eb == 8) {
                         last = _mm_unpacklo_epi64(last, _mm_cvtsi64_si128((long long)x));
                 } else {
-                        __m128i t =
-                            _mm_unpacklo_epi32(_mm_srli_si128(last, 8), _mm_cvtsi32_si128((int)x));
+                        __m128i t = _mm_unpacklo_epi32(_mm_srli_si128(last, 8),
+                                                       _mm_cvtsi32_si128((int)x));
                         last = _mm_unpacklo_epi64(last, t);
                 }
                 _mm_stream_si128(d, _mm_load_si128(s));
@@ -441,8 +441,8 @@ ALWAYS_INLINE void copy_tile(const struct pass *p, size_t begin, size_t len, uin
 {
         if (tw) {
                 for (size_t i = 0; i < len; i++) {
-                        uint64_t y =
-                            sortd__twiddle_forward(p->load_tw, load_elem(p->src_k, begin + i, kb));
+                        uint64_t y = sortd__twiddle_forward(p->load_tw,
+                                                            load_elem(p->src_k, begin + i, kb));
 
                         store_elem(p->dst_k, at + i, kb, sortd__twiddle_inverse(p->store_tw, y));
                 }
@@ -474,7 +474,7 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
                         break;
                 size_t begin = t * SORTD__CPU_TILE_KEYS;
                 size_t len =
-                    p->n - begin < SORTD__CPU_TILE_KEYS ? p->n - begin : SORTD__CPU_TILE_KEYS;
+                        p->n - begin < SORTD__CPU_TILE_KEYS ? p->n - begin : SORTD__CPU_TILE_KEYS;
 
                 count_tile(p, s, begin, len, kb, tw);
                 look_back(p, s, t);
@@ -513,12 +513,12 @@ BIN_KEYS(1)
 #define BIN_ROW(KB, TW)                                                                            \
         {                                                                                          \
                 bin_##KB##_0_0_##TW, bin_##KB##_4_0_##TW, bin_##KB##_4_1_##TW,                     \
-                    bin_##KB##_8_0_##TW, bin_##KB##_8_1_##TW                                       \
+                        bin_##KB##_8_0_##TW, bin_##KB##_8_1_##TW                                   \
         }
 /* Indexed [twiddle][log2 key bytes][payload: none, v32, i32, v64, i64]. */
 static const bin_fn bin_table[2][4][5] = {
-    {BIN_ROW(1, 0), BIN_ROW(2, 0), BIN_ROW(4, 0), BIN_ROW(8, 0)},
-    {BIN_ROW(1, 1), BIN_ROW(2, 1), BIN_ROW(4, 1), BIN_ROW(8, 1)},
+        {BIN_ROW(1, 0), BIN_ROW(2, 0), BIN_ROW(4, 0), BIN_ROW(8, 0)},
+        {BIN_ROW(1, 1), BIN_ROW(2, 1), BIN_ROW(4, 1), BIN_ROW(8, 1)},
 };
 
 static void bin_worker(void *arg, unsigned tid, unsigned nth)
@@ -603,7 +603,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
         const unsigned bits = plan->end_bit - plan->begin_bit;
         const unsigned nplaces = (bits + 7) / 8;
         const sortd__twiddle tw =
-            sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
+                sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
         uint64_t goff[SORTD__MAX_PLACES][SORTD__RADIX];
         unsigned places[SORTD__MAX_PLACES];
         const sortd__twiddle identity = sortd__twiddle_identity();
@@ -629,22 +629,22 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                 unsigned k = places[i];
                 unsigned shift = plan->begin_bit + 8 * k;
                 struct pass p = {
-                    .ctx = ctx,
-                    .src_k = buf_k[i & 1],
-                    .src_v = buf_v[i & 1],
-                    .dst_k = buf_k[(i + 1) & 1],
-                    .dst_v = buf_v[(i + 1) & 1],
-                    .n = n,
-                    .ntiles = (n + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS,
-                    .key_bytes = plan->key_bytes,
-                    .val_bytes = plan->val_bytes,
-                    .gen_index = plan->argsort && i == 0,
-                    .stream = moved >= STREAM_MIN_BYTES,
-                    .shift = shift,
-                    .mask = place_mask(plan, k),
-                    .load_tw = i == 0 ? tw : identity,
-                    .store_tw = i == np - 1 ? tw : identity,
-                    .goff = goff[k],
+                        .ctx = ctx,
+                        .src_k = buf_k[i & 1],
+                        .src_v = buf_v[i & 1],
+                        .dst_k = buf_k[(i + 1) & 1],
+                        .dst_v = buf_v[(i + 1) & 1],
+                        .n = n,
+                        .ntiles = (n + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS,
+                        .key_bytes = plan->key_bytes,
+                        .val_bytes = plan->val_bytes,
+                        .gen_index = plan->argsort && i == 0,
+                        .stream = moved >= STREAM_MIN_BYTES,
+                        .shift = shift,
+                        .mask = place_mask(plan, k),
+                        .load_tw = i == 0 ? tw : identity,
+                        .store_tw = i == np - 1 ? tw : identity,
+                        .goff = goff[k],
                 };
 
                 p.twiddle = !sortd__twiddle_is_identity(p.load_tw) ||
