@@ -48,6 +48,10 @@ sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt
         __attribute__((format(printf, 3, 4)));
 
 extern const sortd__engine_ops sortd__cpu_engine_ops;
+#ifdef SORTD_HAVE_CUDA
+extern const sortd__engine_ops sortd__cuda_engine_ops; /* kernels/cuda/cuda_engine.cu */
+extern const sortd__engine_ops sortd__cub_engine_ops;  /* kernels/cuda/cub_engine.cu */
+#endif
 
 #ifdef __cplusplus
 }

@@ -296,113 +296,36 @@ ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_
                 c[0][d] += c[1][d] + c[2][d] + c[3][d];
 }
 
-/*
- * Writes a staging line whose last slot is x (not yet stored). Reading the
- * line before x lands avoids a store-forwarding stall: a 16-byte load over a
- * just-written element waits for that store to retire.
- */
-ALWAYS_INLINE void write_line(unsigned char *dst, const unsigned char *line, uint64_t x,
-                              unsigned eb, bool stream)
+/* Copies a digit's run of a tile from the local buffer to its place; with
+   streaming stores for the whole lines in the middle of the run. */
+ALWAYS_INLINE void copy_run(unsigned char *dst, const unsigned char *src, size_t bytes, bool stream)
 {
 #if defined(__SSE2__)
-        if (stream && (eb == 4 || eb == 8)) {
-                const __m128i *s = (const __m128i *)line;
-                __m128i *d = (__m128i *)dst;
-                __m128i last = _mm_load_si128(s + 3);
+        if (stream && bytes >= 2 * SORTD__LINE) {
+                size_t head = (SORTD__LINE - (uintptr_t)dst % SORTD__LINE) % SORTD__LINE;
 
-                if (eb == 8) {
-                        last = _mm_unpacklo_epi64(last, _mm_cvtsi64_si128((long long)x));
-                } else {
-                        __m128i t = _mm_unpacklo_epi32(_mm_srli_si128(last, 8),
-                                                       _mm_cvtsi32_si128((int)x));
-                        last = _mm_unpacklo_epi64(last, t);
+                memcpy(dst, src, head);
+                dst += head, src += head, bytes -= head;
+                for (; bytes >= SORTD__LINE;
+                     dst += SORTD__LINE, src += SORTD__LINE, bytes -= SORTD__LINE) {
+                        const __m128i *s = (const __m128i *)src;
+                        __m128i *d = (__m128i *)dst;
+
+                        _mm_stream_si128(d, _mm_loadu_si128(s));
+                        _mm_stream_si128(d + 1, _mm_loadu_si128(s + 1));
+                        _mm_stream_si128(d + 2, _mm_loadu_si128(s + 2));
+                        _mm_stream_si128(d + 3, _mm_loadu_si128(s + 3));
                 }
-                _mm_stream_si128(d, _mm_load_si128(s));
-                _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
-                _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
-                _mm_stream_si128(d + 3, last);
-                return;
         }
 #endif
-        memcpy(dst, line, SORTD__LINE - eb);
-        store_elem(dst + SORTD__LINE - eb, 0, eb, x);
-}
-
-/* Writes staged elements [from, to) of one digit, all in one line. */
-ALWAYS_INLINE void flush_part(unsigned char *dst, const unsigned char *line, uint64_t from,
-                              uint64_t to, unsigned phase, unsigned eb)
-{
-        unsigned slot = (unsigned)((from + phase) & (SORTD__LINE / eb - 1));
-
-        memcpy(dst + from * eb, line + slot * eb, (to - from) * eb);
+        memcpy(dst, src, bytes);
 }
 
 /*
- * Write-combining state of one output array in a tile. Output element q goes
- * to slot (q + phase) mod L of its digit's staging line, so a full line is
- * exactly one aligned cache line of the output: fill[d] is the next slot and
- * line[d] the output index of slot 0 (it may lie before the tile's first
- * element of the digit, in a line the previous tile of that digit began).
+ * Ranks the tile's keys by digit into the thread's local buffer (L2-resident),
+ * then writes each digit's run to its place: the per-digit staging that makes
+ * global writes contiguous, whole cache lines but for the ends of each run.
  */
-struct wc {
-        unsigned char (*stage)[SORTD__LINE];
-        unsigned char *dst;
-        uint8_t *fill;
-        int64_t *line;
-        unsigned phase;
-};
-
-ALWAYS_INLINE void wc_begin(struct wc *w, const uint64_t *first, unsigned eb)
-{
-        for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                unsigned f = (unsigned)((first[d] + w->phase) & (SORTD__LINE / eb - 1));
-
-                w->fill[d] = (uint8_t)f;
-                w->line[d] = (int64_t)first[d] - f;
-        }
-}
-
-ALWAYS_INLINE void wc_put(struct wc *w, unsigned d, uint64_t x, const uint64_t *first, unsigned eb,
-                          bool stream)
-{
-        const unsigned last = SORTD__LINE / eb - 1;
-        unsigned slot = w->fill[d];
-
-        if (slot != last) {
-                store_elem(w->stage[d], slot, eb, x);
-                w->fill[d] = (uint8_t)(slot + 1);
-                return;
-        }
-        int64_t at = w->line[d];
-
-        if (at >= (int64_t)first[d]) {
-                write_line(w->dst + at * eb, w->stage[d], x, eb, stream);
-        } else {
-                store_elem(w->stage[d], slot, eb, x);
-                flush_part(w->dst, w->stage[d], first[d], (uint64_t)at + last + 1, w->phase, eb);
-        }
-        w->line[d] = at + last + 1;
-        w->fill[d] = 0;
-}
-
-/* Writes the partly filled lines left at the end of a tile. */
-ALWAYS_INLINE void wc_drain(const struct wc *w, const uint64_t *first, unsigned eb)
-{
-        for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                int64_t end = w->line[d] + w->fill[d];
-                int64_t from = w->line[d] > (int64_t)first[d] ? w->line[d] : (int64_t)first[d];
-
-                if (end > from)
-                        flush_part(w->dst, w->stage[d], (uint64_t)from, (uint64_t)end, w->phase,
-                                   eb);
-        }
-}
-
-ALWAYS_INLINE unsigned line_phase(const void *dst, unsigned eb)
-{
-        return eb ? (unsigned)(((uintptr_t)dst % SORTD__LINE) / eb) : 0;
-}
-
 ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
                                 size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
 {
@@ -411,28 +334,39 @@ ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, siz
         const sortd__twiddle ltw = p->load_tw, stw = p->store_tw;
         const unsigned shift = p->shift;
         const uint64_t mask = p->mask;
-        const bool stream = p->stream;
-        const uint64_t *first = s->excl;
-        struct wc k = {s->stage, p->dst_k, s->fill, s->line, line_phase(p->dst_k, kb)};
-        struct wc v = {s->vstage, p->dst_v, s->vfill, s->vline, line_phase(p->dst_v, vb)};
+        unsigned char *lk = s->local_k, *lv = s->local_v;
+        uint32_t *lofs = s->local_off;
+        uint32_t sum = 0;
 
-        wc_begin(&k, first, kb);
-        if (vb)
-                wc_begin(&v, first, vb);
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                lofs[d] = sum;
+                sum += s->counts[0][d];
+        }
         for (size_t i = 0; i < len; i++) {
                 uint64_t y = load_elem(src_k, i, kb);
 
                 if (tw)
                         y = sortd__twiddle_forward(ltw, y);
                 unsigned d = digit_of(y, shift, mask);
+                uint32_t j = lofs[d]++;
 
-                wc_put(&k, d, tw ? sortd__twiddle_inverse(stw, y) : y, first, kb, stream);
+                store_elem(lk, j, kb, tw ? sortd__twiddle_inverse(stw, y) : y);
                 if (vb)
-                        wc_put(&v, d, gen ? begin + i : load_elem(src_v, i, vb), first, vb, stream);
+                        store_elem(lv, j, vb, gen ? begin + i : load_elem(src_v, i, vb));
         }
-        wc_drain(&k, first, kb);
-        if (vb)
-                wc_drain(&v, first, vb);
+        sum = 0;
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                uint32_t c = s->counts[0][d];
+
+                if (!c)
+                        continue;
+                copy_run(p->dst_k + s->excl[d] * kb, lk + (size_t)sum * kb, (size_t)c * kb,
+                         p->stream);
+                if (vb)
+                        copy_run(p->dst_v + s->excl[d] * vb, lv + (size_t)sum * vb, (size_t)c * vb,
+                                 p->stream);
+                sum += c;
+        }
 }
 
 /* Every key of the tile has one digit: the tile moves as one block. */

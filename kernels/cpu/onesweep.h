@@ -20,13 +20,13 @@
 
 /* Per-thread working memory, reused by every tile the thread takes. */
 typedef struct sortd__cpu_scratch {
-        _Alignas(SORTD__LINE) unsigned char stage[SORTD__RADIX][SORTD__LINE];
-        unsigned char vstage[SORTD__RADIX][SORTD__LINE];
+        /* A tile's keys and values ranked by digit. */
+        _Alignas(SORTD__LINE) unsigned char local_k[SORTD__CPU_TILE_KEYS * 8];
+        unsigned char local_v[SORTD__CPU_TILE_KEYS * 8];
         uint64_t hist[SORTD__MAX_PLACES][SORTD__RADIX];
         uint32_t counts[4][SORTD__RADIX];
-        uint64_t excl[SORTD__RADIX]; /* the tile's first output index per digit */
-        int64_t line[SORTD__RADIX], vline[SORTD__RADIX];
-        uint8_t fill[SORTD__RADIX], vfill[SORTD__RADIX];
+        uint32_t local_off[SORTD__RADIX]; /* next free slot of each digit in local_k */
+        uint64_t excl[SORTD__RADIX];      /* the tile's first output index per digit */
 } sortd__cpu_scratch;
 
 /* Everything a sort needs, allocated once for the engine's capacity. */

@@ -19,10 +19,12 @@
 #include "compat.cuh"
 #include "policy.cuh"
 
-namespace sortd_cuda {
+namespace sortd_cuda
+{
 
 /* The value type of a keys-only sort. */
-struct NoValue {};
+struct NoValue {
+};
 
 template <class K, class V> struct BinningParams {
         const K *keys_in;
@@ -69,9 +71,14 @@ template <class Policy, class K, class V> struct AgentBinning {
         const BinningParams<K, V> &p;
         uint32_t tile, tile_base, valid;
 
-        SORTD_DEVICE AgentBinning(TempStorage &s_, const BinningParams<K, V> &p_) : s(s_), p(p_) {}
+        SORTD_DEVICE AgentBinning(TempStorage &s_, const BinningParams<K, V> &p_) : s(s_), p(p_)
+        {
+        }
 
-        SORTD_DEVICE uint32_t digit(K key) const { return digit_of(key, p.place); }
+        SORTD_DEVICE uint32_t digit(K key) const
+        {
+                return digit_of(key, p.place);
+        }
 
         /* warp-striped: warp w owns WARP_ITEMS consecutive keys, lane l reads
            every 32nd of them, so item order is input order within a warp */
@@ -102,7 +109,8 @@ template <class Policy, class K, class V> struct AgentBinning {
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t j = striped_index(i);
-                        keys[i] = j < valid ? twiddle_in(p.tw_load, p.keys_in[tile_base + j]) : ~(K)0;
+                        keys[i] =
+                                j < valid ? twiddle_in(p.tw_load, p.keys_in[tile_base + j]) : ~(K)0;
                 }
         }
 
@@ -177,7 +185,8 @@ template <class Policy, class K, class V> struct AgentBinning {
                         if (tile > 0) {
                                 unsigned steps = 0;
                                 for (uint32_t pred = tile - 1;; pred--) {
-                                        uint32_t st = wait_status(&p.status[(size_t)pred * RADIX + d]);
+                                        uint32_t st =
+                                                wait_status(&p.status[(size_t)pred * RADIX + d]);
                                         exclusive += st & STATUS_VALUE_MASK;
                                         steps++;
                                         if ((st & STATUS_FLAG_MASK) == STATUS_GLOBAL)
@@ -216,6 +225,8 @@ template <class Policy, class K, class V> struct AgentBinning {
         {
                 uint32_t base = s.bin_off[s.homogeneous_digit];
 
+                if (threadIdx.x == 0)
+                        note_homogeneous_tile();
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t j = striped_index(i);

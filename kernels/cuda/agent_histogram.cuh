@@ -10,7 +10,8 @@
 #include "compat.cuh"
 #include "policy.cuh"
 
-namespace sortd_cuda {
+namespace sortd_cuda
+{
 
 /* The digit of one place: bits [shift, shift + width) of a key. */
 struct DigitPlace {
@@ -80,10 +81,10 @@ template <class Policy, class K> struct AgentHistogram {
 #pragma unroll
                         for (int p = 0; p < PLACES; p++)
                                 if ((unsigned)p < places)
-                                        shared_atomic_add(&s.bins[p][digit_of(
-                                                                  k[i], digit_place(begin_bit,
-                                                                                    end_bit, p))],
-                                                          1u);
+                                        shared_atomic_add(
+                                                &s.bins[p][digit_of(
+                                                        k[i], digit_place(begin_bit, end_bit, p))],
+                                                1u);
                 }
         }
 

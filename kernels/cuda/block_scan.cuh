@@ -5,7 +5,8 @@
 #include "compat.cuh"
 #include "policy.cuh"
 
-namespace sortd_cuda {
+namespace sortd_cuda
+{
 
 SORTD_DEVICE uint32_t warp_inclusive_sum(uint32_t x)
 {

@@ -16,7 +16,8 @@ using namespace sortd_cuda;
 
 extern "C" const sortd__engine_ops sortd__cub_engine_ops;
 
-namespace {
+namespace
+{
 
 struct cub_engine {
         sortd_engine base; /* first: the C side sees a sortd_engine */
@@ -57,9 +58,10 @@ template <class K, class V> size_t temp_bytes_for(size_t n)
 
 size_t max_temp_bytes(size_t n)
 {
-        size_t sizes[] = {temp_bytes_for<uint32_t, void>(n),     temp_bytes_for<uint32_t, uint32_t>(n),
-                          temp_bytes_for<uint32_t, uint64_t>(n), temp_bytes_for<uint64_t, void>(n),
-                          temp_bytes_for<uint64_t, uint32_t>(n), temp_bytes_for<uint64_t, uint64_t>(n)};
+        size_t sizes[] = {
+                temp_bytes_for<uint32_t, void>(n),     temp_bytes_for<uint32_t, uint32_t>(n),
+                temp_bytes_for<uint32_t, uint64_t>(n), temp_bytes_for<uint64_t, void>(n),
+                temp_bytes_for<uint64_t, uint32_t>(n), temp_bytes_for<uint64_t, uint64_t>(n)};
         size_t m = 0;
 
         for (size_t s : sizes)
@@ -147,11 +149,12 @@ bool map_keys(cub_engine *c, sortd__twiddle tw, uint32_t n, int *kb, bool invers
         CudaBackend &be = c->be;
         dim3 grid(elementwise_blocks(be, n)), block(CONVERT_THREADS);
         int from = *kb, to = sizeof(Narrow) == sizeof(Wide) ? from : from ^ 1;
-        bool ok = inverse ? be.launch(convert_keys_kernel<Wide, Narrow>, grid, block,
-                                      (const Wide *)c->keys[from], (Narrow *)c->keys[to], n, tw, true)
-                          : be.launch(convert_keys_kernel<Narrow, Wide>, grid, block,
-                                      (const Narrow *)c->keys[from], (Wide *)c->keys[to], n, tw,
-                                      false);
+        bool ok =
+                inverse ? be.launch(convert_keys_kernel<Wide, Narrow>, grid, block,
+                                    (const Wide *)c->keys[from], (Narrow *)c->keys[to], n, tw, true)
+                        : be.launch(convert_keys_kernel<Narrow, Wide>, grid, block,
+                                    (const Narrow *)c->keys[from], (Wide *)c->keys[to], n, tw,
+                                    false);
         *kb = to;
         return ok;
 }
@@ -162,7 +165,8 @@ bool cub_sort_keys(cub_engine *c, const sortd__plan *plan, uint32_t n, int *kb, 
         sortd__twiddle tw = sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
 
         return map_keys<Narrow, Wide>(c, tw, n, kb, false) &&
-               cub_sort_values<Wide>(c, plan, n, kb, vb) && map_keys<Narrow, Wide>(c, tw, n, kb, true);
+               cub_sort_values<Wide>(c, plan, n, kb, vb) &&
+               map_keys<Narrow, Wide>(c, tw, n, kb, true);
 }
 
 sortd_status cub_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals, size_t n)

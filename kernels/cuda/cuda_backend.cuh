@@ -13,10 +13,12 @@
 #include "../engine_impl.h"
 #include "dispatch.cuh"
 
-namespace sortd_cuda {
+namespace sortd_cuda
+{
 
-class CudaBackend {
-public:
+class CudaBackend
+{
+      public:
         sortd_engine *e = nullptr;
         cudaStream_t stream = nullptr;
         int device = 0;
@@ -27,7 +29,8 @@ public:
         {
                 if (rc == cudaSuccess)
                         return true;
-                sortd__engine_fail(e, rc == cudaErrorMemoryAllocation ? SORTD_E_NOMEM : SORTD_E_DEVICE,
+                sortd__engine_fail(e,
+                                   rc == cudaErrorMemoryAllocation ? SORTD_E_NOMEM : SORTD_E_DEVICE,
                                    "%s: %s", what, cudaGetErrorString(rc));
                 (void)cudaGetLastError(); /* clear a non-sticky error */
                 return false;
@@ -55,9 +58,15 @@ public:
                 return check(cudaMemcpyAsync(dst, src, bytes, kind, stream), "cudaMemcpyAsync");
         }
 
-        bool wait() { return check(cudaStreamSynchronize(stream), "cudaStreamSynchronize"); }
+        bool wait()
+        {
+                return check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        }
 
-        unsigned sm_count() const { return sms; }
+        unsigned sm_count() const
+        {
+                return sms;
+        }
 
         bool alloc(void **p, size_t bytes, const char *what)
         {
@@ -98,12 +107,13 @@ public:
                     !check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties"))
                         return SORTD_E_NODEV;
                 if (prop.major < 7 || (prop.major == 7 && prop.minor < 5))
-                        return sortd__engine_fail(e, SORTD_E_NODEV,
-                                                  "no CUDA device: %s is sm_%d%d, sm_75 or newer needed",
-                                                  prop.name, prop.major, prop.minor);
+                        return sortd__engine_fail(
+                                e, SORTD_E_NODEV,
+                                "no CUDA device: %s is sm_%d%d, sm_75 or newer needed", prop.name,
+                                prop.major, prop.minor);
                 sms = (unsigned)prop.multiProcessorCount;
-                snprintf(e->device, sizeof(e->device), "%.80s (sm_%d%d, %d SMs, %.1f GiB)", prop.name,
-                         prop.major, prop.minor, prop.multiProcessorCount,
+                snprintf(e->device, sizeof(e->device), "%.80s (sm_%d%d, %d SMs, %.1f GiB)",
+                         prop.name, prop.major, prop.minor, prop.multiProcessorCount,
                          prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
                 if (!check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
                            "cudaStreamCreate"))
@@ -112,7 +122,10 @@ public:
         }
 
         /* Another thread may call a sort than the one that created us. */
-        bool select() { return check(cudaSetDevice(device), "cudaSetDevice"); }
+        bool select()
+        {
+                return check(cudaSetDevice(device), "cudaSetDevice");
+        }
 
         void close()
         {

@@ -14,7 +14,8 @@ using namespace sortd_cuda;
 /* Also declared by engine_impl.h's registry; repeated so this file stands alone. */
 extern "C" const sortd__engine_ops sortd__cuda_engine_ops;
 
-namespace {
+namespace
+{
 
 struct cuda_engine {
         sortd_engine base; /* first: the C side sees a sortd_engine */
@@ -25,7 +26,7 @@ struct cuda_engine {
 void cuda_destroy(sortd_engine *e)
 {
         cuda_engine *c = (cuda_engine *)e;
-        void *dev[] = {c->buf.keys[0], c->buf.keys[1], c->buf.vals[0], c->buf.vals[1],
+        void *dev[] = {c->buf.keys[0], c->buf.keys[1], c->buf.vals[0],      c->buf.vals[1],
                        c->buf.hist,    c->buf.offsets, c->buf.tile_tickets, c->buf.status};
 
         (void)cudaSetDevice(c->be.device);
@@ -50,8 +51,8 @@ bool allocate(cuda_engine *c, size_t cap)
             !be.alloc((void **)&b.hist, table, "histograms") ||
             !be.alloc((void **)&b.offsets, table, "bin offsets") ||
             !be.alloc((void **)&b.tile_tickets, sizeof(uint32_t) * MAX_PLACES, "tile tickets") ||
-            !be.alloc((void **)&b.status,
-                      sizeof(uint32_t) * status_words<Policy32, Policy64>(cap), "status counters"))
+            !be.alloc((void **)&b.status, sizeof(uint32_t) * status_words<Policy32, Policy64>(cap),
+                      "status counters"))
                 return false;
         return be.check(cudaMallocHost((void **)&b.hist_host, table), "cudaMallocHost");
 }

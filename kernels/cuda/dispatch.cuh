@@ -19,17 +19,18 @@
 #include "../keys.h"
 #include "kernels.cuh"
 
-namespace sortd_cuda {
+namespace sortd_cuda
+{
 
 /* Everything a sort touches on the device, allocated once for a capacity. */
 struct DeviceBuffers {
-        void *keys[2];            /* capacity * 8 bytes each */
-        void *vals[2];            /* capacity * 8 bytes each */
-        uint32_t *hist;           /* [MAX_PLACES][RADIX] */
-        uint32_t *offsets;        /* [MAX_PLACES][RADIX] */
-        uint32_t *tile_tickets;   /* [MAX_PLACES] */
-        uint32_t *status;         /* status_words(capacity) */
-        uint32_t *hist_host;      /* host copy of hist (page-locked on a GPU) */
+        void *keys[2];          /* capacity * 8 bytes each */
+        void *vals[2];          /* capacity * 8 bytes each */
+        uint32_t *hist;         /* [MAX_PLACES][RADIX] */
+        uint32_t *offsets;      /* [MAX_PLACES][RADIX] */
+        uint32_t *tile_tickets; /* [MAX_PLACES] */
+        uint32_t *status;       /* status_words(capacity) */
+        uint32_t *hist_host;    /* host copy of hist (page-locked on a GPU) */
 };
 
 /* Status counters for the most tiles either key width can have. */
@@ -67,11 +68,12 @@ template <class Backend> unsigned elementwise_blocks(Backend &be, uint32_t n)
         return want < cap ? want : cap;
 }
 
-template <class Policy, class K, class V, class Backend> class OnesweepDispatch {
-public:
+template <class Policy, class K, class V, class Backend> class OnesweepDispatch
+{
+      public:
         OnesweepDispatch(Backend &be, const DeviceBuffers &b, const SortRequest &r,
                          sortd__twiddle tw, SortResult *res)
-                : be_(be), b_(b), r_(r), tw_(tw), res_(res)
+            : be_(be), b_(b), r_(r), tw_(tw), res_(res)
         {
         }
 
@@ -94,7 +96,7 @@ public:
                 return true;
         }
 
-private:
+      private:
         using HP = typename Policy::histogram;
         using BP = typename Policy::binning;
         using Val = typename std::conditional<std::is_same<V, void>::value, NoValue, V>::type;
@@ -129,8 +131,8 @@ private:
                        be_.launch(histogram_kernel<Policy, K>, dim3(blocks), dim3(HP::THREADS),
                                   (const K *)b_.keys[res_->key_buf], r_.n, b_.hist, tw_,
                                   r_.begin_bit, r_.end_bit, places) &&
-                       be_.launch(scan_kernel<Policy>, dim3(places), dim3(32), (const uint32_t *)b_.hist,
-                                  b_.offsets) &&
+                       be_.launch(scan_kernel<Policy>, dim3(places), dim3(32),
+                                  (const uint32_t *)b_.hist, b_.offsets) &&
                        be_.to_host(b_.hist_host, b_.hist, sizeof(uint32_t) * places * RADIX);
         }
 
@@ -169,8 +171,8 @@ private:
 };
 
 template <class Policy, class K, class Backend>
-bool dispatch_values(Backend &be, const DeviceBuffers &b, const SortRequest &r,
-                     sortd__twiddle tw, SortResult *res)
+bool dispatch_values(Backend &be, const DeviceBuffers &b, const SortRequest &r, sortd__twiddle tw,
+                     SortResult *res)
 {
         switch (r.val_bytes) {
         case 4:
@@ -183,18 +185,17 @@ bool dispatch_values(Backend &be, const DeviceBuffers &b, const SortRequest &r,
 }
 
 template <class Narrow, class Backend>
-bool convert(Backend &be, const DeviceBuffers &b, const SortRequest &r, SortResult *res,
-             bool widen)
+bool convert(Backend &be, const DeviceBuffers &b, const SortRequest &r, SortResult *res, bool widen)
 {
         int from = res->key_buf;
         bool ok = widen ? be.launch(convert_keys_kernel<Narrow, uint32_t>,
                                     dim3(elementwise_blocks(be, r.n)), dim3(CONVERT_THREADS),
-                                    (const Narrow *)b.keys[from], (uint32_t *)b.keys[from ^ 1],
-                                    r.n, r.tw, false)
+                                    (const Narrow *)b.keys[from], (uint32_t *)b.keys[from ^ 1], r.n,
+                                    r.tw, false)
                         : be.launch(convert_keys_kernel<uint32_t, Narrow>,
                                     dim3(elementwise_blocks(be, r.n)), dim3(CONVERT_THREADS),
-                                    (const uint32_t *)b.keys[from], (Narrow *)b.keys[from ^ 1],
-                                    r.n, r.tw, true);
+                                    (const uint32_t *)b.keys[from], (Narrow *)b.keys[from ^ 1], r.n,
+                                    r.tw, true);
         if (ok)
                 res->key_buf = from ^ 1;
         return ok;

@@ -12,7 +12,8 @@
 #include "compat.cuh"
 #include "policy.cuh"
 
-namespace sortd_cuda {
+namespace sortd_cuda
+{
 
 /* Digit counts of every place into hist[place][digit] (cleared). */
 template <class Policy, class K>
@@ -51,9 +52,11 @@ template <class In, class Out>
 __global__ void convert_keys_kernel(const In *in, Out *out, uint32_t n, sortd__twiddle tw,
                                     bool inverse)
 {
-        for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+             i += blockDim.x * gridDim.x) {
                 uint64_t x = (uint64_t)in[i];
-                out[i] = (Out)(inverse ? sortd__twiddle_inverse(tw, x) : sortd__twiddle_forward(tw, x));
+                out[i] = (Out)(inverse ? sortd__twiddle_inverse(tw, x)
+                                       : sortd__twiddle_forward(tw, x));
         }
 }
 

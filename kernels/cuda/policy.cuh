@@ -13,7 +13,8 @@
 
 #include <stdint.h>
 
-namespace sortd_cuda {
+namespace sortd_cuda
+{
 
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;

@@ -74,8 +74,9 @@ static sortd_status run_case(sortd_engine *cuda, sortd_engine *cub, struct sampl
         }
         if (memcmp(k[0], k[1], n * kb) == 0 && memcmp(v[0], v[1], n * vb) == 0)
                 return SORTD_OK;
-        snprintf(why, why_len, "self-check: cuda and cub differ sorting %zu %s keys (%s, %s, bits [%u, %u))",
-                 n, sortd_key_type_name(d->key_type), sortd_payload_name(d->payload),
+        snprintf(why, why_len,
+                 "self-check: cuda and cub differ sorting %zu %s keys (%s, %s, bits [%u, %u))", n,
+                 sortd_key_type_name(d->key_type), sortd_payload_name(d->payload),
                  d->order == SORTD_DESCENDING ? "descending" : "ascending", d->begin_bit,
                  d->end_bit);
         return SORTD_E_SELFCHECK;
@@ -112,8 +113,8 @@ static sortd_status run_all(sortd_engine *cuda, sortd_engine *cub, struct sample
 
 sortd_status sortd_cuda_selfcheck(sortd_engine *cuda, int device, char *why, size_t why_len)
 {
-        size_t cap = sortd_engine_capacity(cuda) < SAMPLE_MAX ? sortd_engine_capacity(cuda)
-                                                              : SAMPLE_MAX;
+        size_t cap =
+                sortd_engine_capacity(cuda) < SAMPLE_MAX ? sortd_engine_capacity(cuda) : SAMPLE_MAX;
         sortd_engine_config cfg = {cap, 0, device};
         sortd_engine *cub = NULL;
         struct sample b;

@@ -1,0 +1,105 @@
+/*
+ * What bench/sortbench's parts share: one generated input, one timed run of a
+ * contestant (our engine or a peer), and the checks every run passes.
+ */
+#ifndef SORTD_BENCH_H
+#define SORTD_BENCH_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine.h"
+
+namespace sortbench
+{
+
+/* An uninitialised byte buffer, 2 MiB aligned from 2 MiB up (64 below); madvise(MADV_HUGEPAGE)
+   when use_huge_pages(true) was called. */
+class buffer
+{
+      public:
+        buffer() = default;
+        explicit buffer(size_t bytes);
+        template <class T> T *as() const
+        {
+                return static_cast<T *>(mem_.get());
+        }
+        size_t bytes() const
+        {
+                return bytes_;
+        }
+        static void use_huge_pages(bool on);
+
+      private:
+        struct release {
+                void operator()(void *p) const;
+        };
+        std::unique_ptr<void, release> mem_;
+        size_t bytes_ = 0;
+};
+
+/* One case's data, generated once and shared read-only by every run. */
+struct input {
+        sortd_key_type type;
+        sortd_payload payload;
+        size_t n;
+        unsigned key_bytes, val_bytes;
+        bool argsort;
+        buffer keys;
+        buffer vals;   /* VALUES32/64 payloads only */
+        uint64_t hash; /* multiset hash of (key bits, value or input index) */
+};
+
+enum class outcome { ok, unsupported, failed };
+
+/* A contestant prepared for one case: load and verify are untimed, sort is timed. */
+class run
+{
+      public:
+        virtual ~run() = default;
+        /* Copies the input into the work buffer. */
+        virtual void load() = 0;
+        /* Sorts; on an error returns why, and whether the request is merely unsupported. */
+        virtual outcome sort(std::string &why) = 0;
+        /* Checks the work buffer after a sort; false and a message if wrong. */
+        virtual bool verify(std::string &why) = 0;
+};
+
+/* Element i of an array of 4- or 8-byte words, zero-extended. */
+uint64_t load_word(const void *base, size_t i, unsigned bytes);
+
+/* Hash of one (key bits, value) pair; a multiset hash is the sum over pairs. */
+uint64_t pair_hash(uint64_t key_bits, uint64_t val);
+
+/* The input's multiset hash: pairs (key, value), (key, index) for argsort, (key, 0) for none. */
+uint64_t input_hash(const input &in);
+
+/* Maps float NaNs to finite values (lowest exponent bit cleared); see --help. */
+void remove_nans(input &in);
+
+/*
+ * The stable order of the input by the engines' key order (totalOrder for
+ * floats): perm[i] is the input position of the key that belongs at i.
+ */
+std::vector<uint32_t> reference_perm(const input &in, unsigned threads);
+
+/* Bytes of the work buffer that fits any contestant's layout for this input. */
+size_t work_bytes(const input &in);
+
+/* The CPU sorting peers, in report order, and whether each uses more than one thread. */
+const std::vector<std::string> &peer_names();
+bool peer_is_threaded(const std::string &name);
+
+/*
+ * A peer's run on in, sorting in work with `threads` threads (threaded peers
+ * only). nullptr and a reason when the peer has no form for this input.
+ */
+std::unique_ptr<run> peer_prepare(const std::string &name, const input &in, unsigned threads,
+                                  void *work, std::string &why);
+
+} // namespace sortbench
+
+#endif

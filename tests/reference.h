@@ -1,0 +1,36 @@
+/*
+ * The test oracle: a plain stable merge sort that implements the key order of kernels/engine.h
+ * by itself. It shares no code with the engines (not even kernels/keys.h), only the enums of
+ * engine.h, so a mistake in the engines' key map cannot hide in both.
+ */
+#ifndef SORTD_TESTS_REFERENCE_H
+#define SORTD_TESTS_REFERENCE_H
+
+#include <stddef.h>
+
+#include "engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Sorts keys (and vals) as sortd_engine_sort() would: keys in place, values moved with their
+ * keys, or the permutation written to vals for argsort. Returns 0, or -1 for a request the
+ * engine would reject (bad enum, bad bit range, NULL buffer) or when memory runs out; on -1
+ * nothing is written.
+ */
+int ref_sort(const sortd_sort_desc *desc, void *keys, void *vals, size_t n);
+
+/*
+ * Compares keys[i] and keys[j] in desc's order (bit range and direction included): negative when
+ * keys[i] comes first, 0 when they tie (and keep their input order), positive otherwise.
+ * desc must be valid.
+ */
+int ref_compare(const sortd_sort_desc *desc, const void *keys, size_t i, size_t j);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,308 @@
+/*
+ * The CUDA kernels, run on the SIMT emulator, against the CPU engine: the
+ * test matrix of key types x payloads x orders x distributions x sizes
+ * around the tile boundaries, with a small test policy (many tiles from
+ * small inputs) and with the production policies.
+ *
+ * One Check case per key type, so CK_RUN_CASE=u32 runs one slice (meson
+ * runs the slices in parallel). SIMT_SEED changes the interleaving.
+ */
+#include "emulated_sort.h" /* first: simt.h before the kernels */
+
+#include <check.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "datagen.h"
+extern "C" {
+#include "reference.h" /* a C header without C++ guards */
+}
+
+namespace
+{
+
+/* 2 warps x 3 keys: a 192-key tile, so a few hundred keys make many tiles
+   and the look-back walks far. Fewer threads than digits also exercises
+   the agents' several-digits-per-thread loops. */
+using TestPolicy = sortd_cuda::OnesweepPolicy<sortd_cuda::HistogramPolicy<64, 2>,
+                                              sortd_cuda::BinningPolicy<64, 3>>;
+constexpr size_t TEST_TILE = TestPolicy::binning::TILE;
+
+const sortd_payload PAYLOADS[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES32,
+                                  SORTD_PAYLOAD_VALUES64, SORTD_PAYLOAD_ARGSORT32,
+                                  SORTD_PAYLOAD_ARGSORT64};
+
+struct Dist {
+        datagen_dist dist;
+        unsigned param;
+};
+const Dist DISTS[] = {{DATAGEN_UNIFORM, 0},  {DATAGEN_ENTROPY, 2}, {DATAGEN_ENTROPY, 4},
+                      {DATAGEN_ENTROPY, 16}, {DATAGEN_EQUAL, 0},   {DATAGEN_SORTED, 0},
+                      {DATAGEN_REVERSE, 0},  {DATAGEN_FEW, 16},    {DATAGEN_NEGATIVE, 0},
+                      {DATAGEN_SPECIAL, 0}};
+
+sortd_engine *cpu_engine(size_t capacity)
+{
+        sortd_engine_config cfg = {capacity, 1, 0};
+        sortd_engine *e = nullptr;
+        char why[256];
+
+        if (sortd_engine_create("cpu", &cfg, &e, why, sizeof(why)) != SORTD_OK)
+                ck_abort_msg("cpu engine: %s", why);
+        return e;
+}
+
+unsigned seed_base()
+{
+        const char *s = std::getenv("SIMT_SEED");
+
+        return s ? (unsigned)std::strtoul(s, nullptr, 0) : 1;
+}
+
+/* A new interleaving per sort: seed and number of resident blocks (2..6). */
+void schedule(uint64_t seed)
+{
+        simt::config c;
+
+        c.seed = seed;
+        c.resident_blocks = 2 + (unsigned)(seed % 5);
+        simt::set_config(c);
+}
+
+/* One sort of the given input on the emulated kernels, the test oracle and
+   the CPU engine; fails the test with the whole case named and the odd one
+   out. */
+template <class P32, class P64>
+void check_keys(sortd_engine *cpu, const sortd_sort_desc &d, const std::vector<unsigned char> &k_in,
+                const std::vector<unsigned char> &v_in, size_t n, const char *what)
+{
+        std::vector<unsigned char> k_gpu = k_in, k_cpu = k_in, k_ref = k_in;
+        std::vector<unsigned char> v_gpu = v_in, v_cpu = v_in, v_ref = v_in;
+
+        emulated::sort<P32, P64>(d, k_gpu.data(), v_gpu.data(), n);
+        ck_assert_int_eq(ref_sort(&d, k_ref.data(), v_ref.data(), n), 0);
+        sortd_status s = sortd_engine_sort(cpu, &d, k_cpu.data(), v_cpu.data(), n);
+        ck_assert_msg(s == SORTD_OK, "cpu engine: %s", sortd_engine_error(cpu));
+
+        bool gpu_ok = k_gpu == k_ref && v_gpu == v_ref;
+        bool cpu_ok = k_cpu == k_gpu && v_cpu == v_gpu;
+        ck_assert_msg(gpu_ok && cpu_ok, "%s %s %s [%u,%u) %s n=%zu SIMT_SEED=%u: %s",
+                      sortd_key_type_name(d.key_type), sortd_payload_name(d.payload),
+                      d.order == SORTD_DESCENDING ? "desc" : "asc", d.begin_bit, d.end_bit, what, n,
+                      seed_base(),
+                      !gpu_ok ? (k_gpu == k_ref
+                                         ? "emulated kernels' values differ from the reference"
+                                         : "emulated kernels' keys differ from the reference")
+                              : "the CPU engine differs from the reference and emulated kernels");
+}
+
+/* check_keys on generated data. */
+template <class P32, class P64>
+void check_one(sortd_engine *cpu, const sortd_sort_desc &d, const Dist &dist, size_t n,
+               uint64_t seed)
+{
+        size_t kb = sortd_key_size(d.key_type), vb = sortd_payload_size(d.payload);
+        std::vector<unsigned char> k(n * kb), v(n * vb + 1);
+        char dname[32];
+
+        datagen_fill(k.data(), n, d.key_type, dist.dist, dist.param, seed);
+        if (vb)
+                datagen_fill_values(v.data(), n, (unsigned)vb, seed + 1);
+        datagen_name(dist.dist, dist.param, dname, sizeof(dname));
+        check_keys<P32, P64>(cpu, d, k, v, n, dname);
+}
+
+/* Every payload x order x distribution x size for one key type. */
+void run_matrix(sortd_key_type t)
+{
+        const size_t sizes[] = {2,
+                                3,
+                                TEST_TILE - 1,
+                                TEST_TILE,
+                                TEST_TILE + 1,
+                                7 * TEST_TILE + 17,
+                                40 * TEST_TILE + 3};
+        sortd_engine *cpu = cpu_engine(40 * TEST_TILE + 3);
+        uint64_t seed = seed_base() * 1000003u;
+
+        simt::reset_counters();
+        for (sortd_payload pl : PAYLOADS)
+                for (int o = 0; o < SORTD_ORDER_COUNT; o++)
+                        for (const Dist &dist : DISTS)
+                                for (size_t n : sizes) {
+                                        sortd_sort_desc d = {t, pl, (sortd_order)o, 0, 0};
+                                        schedule(++seed);
+                                        check_one<TestPolicy, TestPolicy>(cpu, d, dist, n, seed);
+                                }
+        sortd_engine_destroy(cpu);
+        const simt::stats &st = simt::counters();
+        std::printf("%s: %llu launches, %llu fiber switches, %llu look-backs "
+                    "(%llu over several tiles), %llu spin-wait steps\n",
+                    sortd_key_type_name(t), (unsigned long long)st.launches,
+                    (unsigned long long)st.switches, (unsigned long long)st.lookbacks,
+                    (unsigned long long)st.multi_step_lookbacks,
+                    (unsigned long long)st.spin_yields);
+        /* the look-back really waited and walked past one predecessor */
+        ck_assert_msg(simt::counters().multi_step_lookbacks > 0, "no multi-step look-back in %llu",
+                      (unsigned long long)simt::counters().lookbacks);
+        ck_assert_msg(simt::counters().spin_yields > 0, "no look-back ever waited");
+}
+
+#define KEY_TYPE_TEST(name, type)                                                                  \
+        START_TEST(test_matrix_##name)                                                             \
+        {                                                                                          \
+                run_matrix(type);                                                                  \
+        }                                                                                          \
+        END_TEST
+
+KEY_TYPE_TEST(u8, SORTD_KEY_U8)
+KEY_TYPE_TEST(i8, SORTD_KEY_I8)
+KEY_TYPE_TEST(u16, SORTD_KEY_U16)
+KEY_TYPE_TEST(i16, SORTD_KEY_I16)
+KEY_TYPE_TEST(u32, SORTD_KEY_U32)
+KEY_TYPE_TEST(i32, SORTD_KEY_I32)
+KEY_TYPE_TEST(f32, SORTD_KEY_F32)
+KEY_TYPE_TEST(u64, SORTD_KEY_U64)
+KEY_TYPE_TEST(i64, SORTD_KEY_I64)
+KEY_TYPE_TEST(f64, SORTD_KEY_F64)
+
+/* Bit windows, including ones that leave a short last digit. */
+START_TEST(test_bit_ranges)
+{
+        struct {
+                sortd_key_type t;
+                unsigned begin, end;
+        } w[] = {{SORTD_KEY_U32, 0, 1},   {SORTD_KEY_U32, 3, 17}, {SORTD_KEY_I32, 8, 16},
+                 {SORTD_KEY_F32, 20, 32}, {SORTD_KEY_U64, 5, 64}, {SORTD_KEY_I64, 31, 45},
+                 {SORTD_KEY_F64, 0, 13},  {SORTD_KEY_I16, 4, 12}, {SORTD_KEY_U8, 7, 8}};
+        size_t n = 3 * TEST_TILE + 7;
+        sortd_engine *cpu = cpu_engine(n);
+        uint64_t seed = seed_base() * 7919u;
+
+        for (auto &x : w)
+                for (sortd_payload pl : {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_ARGSORT32})
+                        for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
+                                sortd_sort_desc d = {x.t, pl, (sortd_order)o, x.begin, x.end};
+                                check_one<TestPolicy, TestPolicy>(cpu, d, DISTS[0], n, ++seed);
+                                check_one<TestPolicy, TestPolicy>(cpu, d, DISTS[1], n, ++seed);
+                        }
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
+/* Runs of one low byte longer than a tile: the first pass meets tiles whose
+   keys all share their digit and copies them without staging. */
+START_TEST(test_homogeneous_tiles)
+{
+        size_t n = 30 * TEST_TILE + 11;
+        sortd_engine *cpu = cpu_engine(n);
+        uint64_t seed = seed_base() * 31337u;
+
+        simt::reset_counters();
+        for (sortd_key_type t : {SORTD_KEY_U32, SORTD_KEY_I64, SORTD_KEY_U16})
+                for (sortd_payload pl :
+                     {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES32, SORTD_PAYLOAD_ARGSORT64})
+                        for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
+                                size_t kb = sortd_key_size(t), vb = sortd_payload_size(pl);
+                                std::vector<unsigned char> k(n * kb), v(n * vb + 1);
+                                sortd_sort_desc d = {t, pl, (sortd_order)o, 0, 0};
+
+                                datagen_fill(k.data(), n, t, DATAGEN_UNIFORM, 0, ++seed);
+                                for (size_t i = 0; i < n;
+                                     i++) /* little-endian: byte 0 is digit 0 */
+                                        k[i * kb] = (unsigned char)(i / (3 * TEST_TILE + 5));
+                                datagen_fill_values(v.data(), n, (unsigned)vb, seed);
+                                schedule(seed);
+                                check_keys<TestPolicy, TestPolicy>(cpu, d, k, v, n, "runs");
+                        }
+        sortd_engine_destroy(cpu);
+        std::printf("homogeneous: %llu tiles copied without staging\n",
+                    (unsigned long long)simt::counters().homogeneous_tiles);
+        ck_assert_msg(simt::counters().homogeneous_tiles > 0, "no tile took the short-circuit");
+}
+END_TEST
+
+/* The production tile sizes around their boundaries. */
+template <class P> void run_production(sortd_key_type t, const sortd_payload *pls, size_t npl)
+{
+        const size_t tile = P::binning::TILE;
+        const size_t sizes[] = {tile - 1, tile, tile + 1, 5 * tile + 3, 17 * tile + 5};
+        sortd_engine *cpu = cpu_engine(17 * tile + 5);
+        uint64_t seed = seed_base() * 104729u;
+
+        simt::reset_counters();
+        for (size_t i = 0; i < npl; i++)
+                for (size_t n : sizes) {
+                        sortd_sort_desc d = {t, pls[i], (sortd_order)(n & 1), 0, 0};
+                        for (const Dist &dist : {DISTS[0], DISTS[2], DISTS[3]}) {
+                                schedule(++seed);
+                                check_one<sortd_cuda::Policy32, sortd_cuda::Policy64>(cpu, d, dist,
+                                                                                      n, seed);
+                        }
+                }
+        sortd_engine_destroy(cpu);
+        ck_assert(simt::counters().multi_step_lookbacks > 0);
+}
+
+START_TEST(test_production_32)
+{
+        const sortd_payload pls[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES64,
+                                     SORTD_PAYLOAD_ARGSORT32};
+        run_production<sortd_cuda::Policy32>(SORTD_KEY_F32, pls, 3);
+}
+END_TEST
+
+START_TEST(test_production_64)
+{
+        const sortd_payload pls[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES32,
+                                     SORTD_PAYLOAD_ARGSORT64};
+        run_production<sortd_cuda::Policy64>(SORTD_KEY_I64, pls, 3);
+}
+END_TEST
+
+Suite *emulated_suite()
+{
+        const struct {
+                const char *name;
+                const TTest *test;
+        } cases[] = {{"u8", test_matrix_u8},
+                     {"i8", test_matrix_i8},
+                     {"u16", test_matrix_u16},
+                     {"i16", test_matrix_i16},
+                     {"u32", test_matrix_u32},
+                     {"i32", test_matrix_i32},
+                     {"f32", test_matrix_f32},
+                     {"u64", test_matrix_u64},
+                     {"i64", test_matrix_i64},
+                     {"f64", test_matrix_f64},
+                     {"bits", test_bit_ranges},
+                     {"homogeneous", test_homogeneous_tiles},
+                     {"production32", test_production_32},
+                     {"production64", test_production_64}};
+        Suite *s = suite_create("emulated-kernels");
+
+        for (const auto &c : cases) {
+                TCase *tc = tcase_create(c.name);
+                /* the emulator runs a few thousand sorts per case */
+                tcase_set_timeout(tc, 600);
+                tcase_add_test(tc, c.test);
+                suite_add_tcase(s, tc);
+        }
+        return s;
+}
+
+} /* namespace */
+
+int main(void)
+{
+        SRunner *sr = srunner_create(emulated_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}

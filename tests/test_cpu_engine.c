@@ -1,0 +1,905 @@
+/*
+ * The CPU engine against the reference sort (tests/reference.c): every key type x payload x
+ * order over the sizes around a tile, primes, random sizes, every data distribution, bit ranges,
+ * stability, thread counts, and every error path.
+ *
+ * Every comparison is of keys and vals byte for byte. Argsort outputs are prefilled with a
+ * pattern that is no valid permutation, and each test counts the cases that really moved data,
+ * so a harness that sorted nothing would fail.
+ *
+ * SORTD_TEST_SEED=<number> changes the data (default: fixed). A failure message names the case
+ * (type, payload, order, bit range, distribution, n, seed, threads) and the first differing index.
+ * CK_RUN_CASE=matrix|stability|bit-ranges|threads|errors runs one part.
+ *
+ * Time on the 2-core dev VM with other builds running (meson test, the whole test): 80-95 s in the
+ * release build, 150-250 s with -Db_sanitize=address,undefined -Dbuildtype=debugoptimized. The
+ * reference's merge sort takes most of it; the sizes above 2^20 are kept to matrix_random_sizes
+ * and thread_counts for that reason.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/onesweep.h"
+#include "datagen.h"
+#include "engine.h"
+#include "reference.h"
+
+#define TILE ((size_t)SORTD__CPU_TILE_KEYS)
+#define BIG ((size_t)1 << 22)
+
+/* Guard bytes around every engine buffer; under ASan the allocation is exact instead, so that
+   the sanitizer sees reads past the end too. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SORTD_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(SORTD_TEST_ASAN)
+#define GUARD 0
+#else
+#define GUARD 64
+#endif
+#define GUARD_BYTE 0xcd
+#define ARGSORT_FILL 0xa5 /* 0xa5a5a5a5 is no index of any test's n */
+
+static uint64_t base_seed = 0x5047d5eed2024ull;
+
+struct dist {
+        datagen_dist dist;
+        unsigned param;
+};
+
+static const struct dist all_dists[] = {
+        {DATAGEN_UNIFORM, 0},  {DATAGEN_ENTROPY, 2},  {DATAGEN_ENTROPY, 4}, {DATAGEN_ENTROPY, 8},
+        {DATAGEN_ENTROPY, 16}, {DATAGEN_EQUAL, 0},    {DATAGEN_SORTED, 0},  {DATAGEN_REVERSE, 0},
+        {DATAGEN_FEW, 16},     {DATAGEN_NEGATIVE, 0}, {DATAGEN_SPECIAL, 0},
+};
+#define N_DISTS (sizeof(all_dists) / sizeof(all_dists[0]))
+
+struct sort_case {
+        sortd_sort_desc desc;
+        struct dist dist;
+        size_t n;
+        uint64_t seed;
+        unsigned threads; /* of the engine, for messages */
+};
+
+/* Counts of one test, checked at its end. */
+struct tally {
+        size_t cases;
+        size_t moved; /* cases where the sort changed the keys or the values */
+};
+
+static uint64_t mix(uint64_t z)
+{
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+}
+
+static uint64_t case_seed(uint64_t a, uint64_t b, uint64_t c)
+{
+        return mix(base_seed ^ mix(a ^ mix(b ^ mix(c))));
+}
+
+static bool is_argsort(sortd_payload p)
+{
+        return p == SORTD_PAYLOAD_ARGSORT32 || p == SORTD_PAYLOAD_ARGSORT64;
+}
+
+static const char *describe(const struct sort_case *c, char *buf, size_t len)
+{
+        char dname[32], threads[16] = "default";
+        unsigned width = 8 * (unsigned)sortd_key_size(c->desc.key_type);
+
+        if (c->threads)
+                snprintf(threads, sizeof(threads), "%u", c->threads);
+        snprintf(buf, len, "%s %s %s bits [%u,%u)%s dist %s n=%zu seed=0x%" PRIx64 " threads=%s",
+                 sortd_key_type_name(c->desc.key_type), sortd_payload_name(c->desc.payload),
+                 c->desc.order == SORTD_ASCENDING ? "ascending" : "descending", c->desc.begin_bit,
+                 c->desc.end_bit ? c->desc.end_bit : width, c->desc.end_bit ? "" : " (end_bit 0)",
+                 datagen_name(c->dist.dist, c->dist.param, dname, sizeof(dname)), c->n, c->seed,
+                 threads);
+        return buf;
+}
+
+static sortd_engine *engine_new(size_t capacity, unsigned threads)
+{
+        sortd_engine_config cfg = {.capacity = capacity, .threads = threads};
+        sortd_engine *e = NULL;
+        char why[256] = "";
+        sortd_status s = sortd_engine_create("cpu", &cfg, &e, why, sizeof(why));
+
+        ck_assert_msg(s == SORTD_OK, "sortd_engine_create(cpu, capacity %zu, threads %u): %s: %s",
+                      capacity, threads, sortd_strerror(s), why);
+        ck_assert_ptr_nonnull(e);
+        return e;
+}
+
+/* A buffer with guard bytes on both sides. */
+struct guarded {
+        unsigned char *mem;
+        void *p;
+        size_t bytes;
+};
+
+static void guarded_alloc(struct guarded *g, size_t bytes)
+{
+        g->bytes = bytes;
+        g->mem = malloc(bytes + 2 * GUARD + (bytes == 0));
+        ck_assert_ptr_nonnull(g->mem);
+        g->p = g->mem + GUARD;
+#if GUARD
+        memset(g->mem, GUARD_BYTE, GUARD);
+        memset(g->mem + GUARD + bytes, GUARD_BYTE, GUARD);
+#endif
+}
+
+static void guarded_check_free(struct guarded *g, const char *what, const char *name)
+{
+#if GUARD
+        for (size_t i = 0; i < GUARD; i++)
+                if (g->mem[i] != GUARD_BYTE || g->mem[GUARD + g->bytes + i] != GUARD_BYTE)
+                        ck_abort_msg("%s: the engine wrote outside %s (guard byte %zu)", name, what,
+                                     i);
+#endif
+        free(g->mem);
+        g->mem = g->p = NULL;
+}
+
+static size_t first_diff(const void *a, const void *b, size_t n, size_t elem)
+{
+        if (memcmp(a, b, n * elem) == 0)
+                return n;
+        for (size_t i = 0; i < n; i++)
+                if (memcmp((const char *)a + i * elem, (const char *)b + i * elem, elem) != 0)
+                        return i;
+        return n;
+}
+
+static uint64_t elem_at(const void *base, size_t i, size_t elem)
+{
+        uint64_t v = 0;
+
+        memcpy(&v, (const char *)base + i * elem, elem); /* little-endian: the low bytes */
+        return v;
+}
+
+/* Fails with the first index where got differs from want. */
+static void expect_same(const char *name, const char *what, const void *got, const void *want,
+                        size_t n, size_t elem)
+{
+        size_t i = first_diff(got, want, n, elem);
+
+        if (i < n)
+                ck_abort_msg("%s: %s differ first at index %zu of %zu: got 0x%" PRIx64
+                             ", want 0x%" PRIx64,
+                             name, what, i, n, elem_at(got, i, elem), elem_at(want, i, elem));
+}
+
+/* The input of a case: keys from datagen, values random, argsort outputs prefilled. */
+struct input {
+        void *keys, *vals;
+        size_t kb, vb;
+};
+
+static void input_make(const struct sort_case *c, struct input *in)
+{
+        in->kb = sortd_key_size(c->desc.key_type);
+        in->vb = sortd_payload_size(c->desc.payload);
+        in->keys = malloc(c->n * in->kb + 1);
+        in->vals = malloc(c->n * in->vb + 1);
+        ck_assert(in->keys && in->vals);
+        datagen_fill(in->keys, c->n, c->desc.key_type, c->dist.dist, c->dist.param, c->seed);
+        if (is_argsort(c->desc.payload))
+                memset(in->vals, ARGSORT_FILL, c->n * in->vb);
+        else if (in->vb)
+                datagen_fill_values(in->vals, c->n, (unsigned)in->vb, ~c->seed);
+}
+
+static void input_free(struct input *in)
+{
+        free(in->keys);
+        free(in->vals);
+}
+
+/* The reference's answer, in fresh buffers. */
+static void reference_sort(const struct sort_case *c, const struct input *in, void **keys,
+                           void **vals)
+{
+        *keys = malloc(c->n * in->kb + 1);
+        *vals = malloc(c->n * in->vb + 1);
+        ck_assert(*keys && *vals);
+        memcpy(*keys, in->keys, c->n * in->kb);
+        memcpy(*vals, in->vals, c->n * in->vb);
+        ck_assert_int_eq(ref_sort(&c->desc, *keys, in->vb ? *vals : NULL, c->n), 0);
+}
+
+/* Sorts a copy of the input with e and checks the result against want_keys and want_vals. */
+static void engine_check(sortd_engine *e, const struct sort_case *c, const struct input *in,
+                         const void *want_keys, const void *want_vals)
+{
+        char name[256];
+        struct guarded k, v;
+        sortd_status s;
+
+        describe(c, name, sizeof(name));
+        guarded_alloc(&k, c->n * in->kb);
+        guarded_alloc(&v, c->n * in->vb);
+        memcpy(k.p, in->keys, c->n * in->kb);
+        memcpy(v.p, in->vals, c->n * in->vb);
+
+        s = sortd_engine_sort(e, &c->desc, k.p, in->vb ? v.p : NULL, c->n);
+        ck_assert_msg(s == SORTD_OK, "%s: %s: %s", name, sortd_strerror(s), sortd_engine_error(e));
+        ck_assert_msg(strcmp(sortd_engine_error(e), "") == 0, "%s: message '%s' after success",
+                      name, sortd_engine_error(e));
+        expect_same(name, "keys", k.p, want_keys, c->n, in->kb);
+        expect_same(name, "vals", v.p, want_vals, c->n, in->vb);
+        guarded_check_free(&k, "keys", name);
+        guarded_check_free(&v, "vals", name);
+}
+
+/* One case: the engine's output against the reference's. */
+static void check_case(sortd_engine *e, struct sort_case *c, struct tally *t)
+{
+        struct input in;
+        void *want_keys, *want_vals;
+
+        c->threads = 0;
+        input_make(c, &in);
+        reference_sort(c, &in, &want_keys, &want_vals);
+        engine_check(e, c, &in, want_keys, want_vals);
+        t->cases++;
+        if (memcmp(want_keys, in.keys, c->n * in.kb) != 0 ||
+            memcmp(want_vals, in.vals, c->n * in.vb) != 0)
+                t->moved++;
+        free(want_keys);
+        free(want_vals);
+        input_free(&in);
+}
+
+static struct sort_case make_case(sortd_key_type t, sortd_payload p, sortd_order o, struct dist d,
+                                  size_t n)
+{
+        return (struct sort_case){
+                .desc = {.key_type = t, .payload = p, .order = o},
+                .dist = d,
+                .n = n,
+                .seed = case_seed(((uint64_t)t << 16) | ((uint64_t)p << 8) | o,
+                                  ((uint64_t)d.dist << 8) | d.param, n),
+        };
+}
+
+/* Every case ran, and most of them had something to sort. */
+static void expect_tally(const struct tally *t, size_t cases)
+{
+        ck_assert_uint_eq(t->cases, cases);
+        ck_assert_msg(t->moved * 2 >= t->cases, "only %zu of %zu cases moved any data", t->moved,
+                      t->cases);
+}
+
+/* ---- the matrix ---------------------------------------------------------------------------- */
+
+/* Around the powers of two, around one tile, and a prime. */
+static const size_t small_sizes[] = {0,   1,   2,    3,        4,    5,        7,   8,
+                                     15,  16,  17,   31,       32,   33,       100, 255,
+                                     256, 257, 1000, TILE - 1, TILE, TILE + 1, 7919};
+#define N_SMALL (sizeof(small_sizes) / sizeof(small_sizes[0]))
+
+/* Every payload x order x distribution x small size, for key type _i. */
+START_TEST(matrix_small_sizes)
+{
+        sortd_engine *e = engine_new(TILE + 1, 0);
+        struct tally t = {0, 0};
+
+        for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++)
+                for (int o = 0; o < SORTD_ORDER_COUNT; o++)
+                        for (size_t d = 0; d < N_DISTS; d++)
+                                for (size_t s = 0; s < N_SMALL; s++) {
+                                        struct sort_case c =
+                                                make_case(_i, p, o, all_dists[d], small_sizes[s]);
+                                        check_case(e, &c, &t);
+                                }
+        expect_tally(&t, SORTD_PAYLOAD_COUNT * SORTD_ORDER_COUNT * N_DISTS * N_SMALL);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* Primes: 65537 with every distribution, 1000003 with one distribution per payload x order. */
+START_TEST(matrix_primes)
+{
+        sortd_engine *e = engine_new(1000003, 0);
+        struct tally t = {0, 0};
+        size_t k = (size_t)_i;
+
+        for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++)
+                for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
+                        for (size_t d = 0; d < N_DISTS; d++) {
+                                struct sort_case c = make_case(_i, p, o, all_dists[d], 65537);
+                                check_case(e, &c, &t);
+                        }
+                        struct sort_case c = make_case(_i, p, o, all_dists[k++ % N_DISTS], 1000003);
+                        check_case(e, &c, &t);
+                }
+        expect_tally(&t, SORTD_PAYLOAD_COUNT * SORTD_ORDER_COUNT * (N_DISTS + 1));
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* Random sizes: six up to 2^20 over the whole matrix, two in [2^21, 2^22] for key type _i. */
+START_TEST(matrix_random_sizes)
+{
+        sortd_engine *e = engine_new(BIG, 0);
+        struct tally t = {0, 0};
+        uint64_t r = case_seed(_i, 0x517e5, 0);
+
+        for (int i = 0; i < 8; i++) {
+                size_t n;
+
+                r = mix(r);
+                if (i < 6)
+                        n = 2 + (size_t)(r % ((size_t)1 << (1 + (r >> 32) % 20)));
+                else
+                        n = BIG / 2 + (size_t)((r >> 8) % (BIG / 2 + 1));
+                struct sort_case c =
+                        make_case(_i, (sortd_payload)((r >> 40) % SORTD_PAYLOAD_COUNT),
+                                  (sortd_order)((r >> 48) & 1), all_dists[(r >> 52) % N_DISTS], n);
+                check_case(e, &c, &t);
+        }
+        expect_tally(&t, 8);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* ---- stability ----------------------------------------------------------------------------- */
+
+/*
+ * Stability seen without the reference: with the full key width, keys tie exactly when their bits
+ * are equal (totalOrder tells -0 from +0 and NaN payloads apart), and within every run of equal
+ * keys the input positions must increase.
+ */
+static void expect_stable_runs(const char *name, const void *keys, const void *pos, size_t n,
+                               size_t kb, size_t pb, size_t *ties)
+{
+        for (size_t i = 0; i + 1 < n; i++) {
+                if (memcmp((const char *)keys + i * kb, (const char *)keys + (i + 1) * kb, kb))
+                        continue;
+                (*ties)++;
+                if (elem_at(pos, i, pb) >= elem_at(pos, i + 1, pb))
+                        ck_abort_msg("%s: equal keys at %zu and %zu out of input order (%" PRIu64
+                                     " then %" PRIu64 ")",
+                                     name, i, i + 1, elem_at(pos, i, pb), elem_at(pos, i + 1, pb));
+        }
+}
+
+/* Many equal keys; argsort and values that are the input positions, both orders. */
+START_TEST(stability)
+{
+        static const struct dist dists[] = {
+                {DATAGEN_EQUAL, 0}, {DATAGEN_FEW, 3}, {DATAGEN_FEW, 16}, {DATAGEN_ENTROPY, 16}};
+        static const size_t sizes[] = {TILE * 3 + 5, 100003};
+        sortd_engine *e = engine_new(100003, 0);
+        size_t cases = 0, ties = 0;
+
+        for (int p = SORTD_PAYLOAD_VALUES32; p < SORTD_PAYLOAD_COUNT; p++)
+                for (int o = 0; o < SORTD_ORDER_COUNT; o++)
+                        for (size_t d = 0; d < 4; d++)
+                                for (size_t s = 0; s < 2; s++) {
+                                        struct sort_case c =
+                                                make_case(_i, p, o, dists[d], sizes[s]);
+                                        struct input in;
+                                        void *want_keys, *want_vals;
+                                        char name[256];
+
+                                        input_make(&c, &in);
+                                        if (!is_argsort(c.desc.payload)) /* values = positions */
+                                                for (size_t i = 0; i < c.n; i++)
+                                                        memcpy((char *)in.vals + i * in.vb, &i,
+                                                               in.vb);
+                                        reference_sort(&c, &in, &want_keys, &want_vals);
+                                        describe(&c, name, sizeof(name));
+                                        expect_stable_runs(name, want_keys, want_vals, c.n, in.kb,
+                                                           in.vb, &ties);
+                                        engine_check(e, &c, &in, want_keys, want_vals);
+                                        free(want_keys);
+                                        free(want_vals);
+                                        input_free(&in);
+                                        cases++;
+                                }
+        ck_assert_uint_eq(cases, 4 * 2 * 4 * 2);
+        ck_assert_uint_gt(ties, cases * 1000); /* the data really had ties */
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* ---- bit ranges ---------------------------------------------------------------------------- */
+
+/* Windows [begin, end) for a w-bit key; the invalid ones for small w are skipped. */
+static size_t bit_windows(unsigned w, unsigned (*out)[2], size_t max)
+{
+        const int cand[][2] = {
+                {0, 1},               /* the lowest bit */
+                {(int)w - 1, (int)w}, /* the top bit: the sign of the image */
+                {(int)w / 2, (int)w / 2 + 1},
+                {0, (int)w}, /* full width, spelled out */
+                {0, 0},      /* full width, as end = 0 */
+                {1, (int)w},
+                {0, (int)w - 1},
+                {(int)w - 8, (int)w}, /* the top byte */
+                {3, (int)w - 2},
+                {(int)w / 2 - 3, (int)w / 2 + 2},
+                {0, 5},
+                {5, (int)w},
+                {(int)w - 11, (int)w},
+                {(int)w - 13, (int)w - 2},
+        };
+        size_t k = 0;
+
+        for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]) && k < max; i++) {
+                int b = cand[i][0], e = cand[i][1];
+
+                if (b < 0 || e > (int)w || (e != 0 && b >= e))
+                        continue;
+                out[k][0] = (unsigned)b;
+                out[k][1] = (unsigned)e;
+                k++;
+        }
+        return k;
+}
+
+START_TEST(bit_ranges)
+{
+        static const struct dist dists[] = {
+                {DATAGEN_UNIFORM, 0}, {DATAGEN_SPECIAL, 0}, {DATAGEN_FEW, 16}};
+        static const sortd_payload payloads[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_ARGSORT32,
+                                                 SORTD_PAYLOAD_VALUES64};
+        static const size_t sizes[] = {7919, TILE + 1};
+        unsigned win[16][2];
+        size_t nwin = bit_windows(8 * (unsigned)sortd_key_size(_i), win, 16);
+        sortd_engine *e = engine_new(TILE + 1, 0);
+        struct tally t = {0, 0};
+
+        ck_assert_uint_ge(nwin, 8);
+        for (size_t w = 0; w < nwin; w++)
+                for (int o = 0; o < SORTD_ORDER_COUNT; o++)
+                        for (size_t p = 0; p < 3; p++)
+                                for (size_t d = 0; d < 3; d++)
+                                        for (size_t s = 0; s < 2; s++) {
+                                                struct sort_case c = make_case(_i, payloads[p], o,
+                                                                               dists[d], sizes[s]);
+                                                c.desc.begin_bit = win[w][0];
+                                                c.desc.end_bit = win[w][1];
+                                                c.seed ^= mix(w);
+                                                check_case(e, &c, &t);
+                                        }
+        expect_tally(&t, nwin * 2 * 3 * 3 * 2);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* ---- thread counts ------------------------------------------------------------------------- */
+
+/* threads = 1, 2, 3 and the default must give the same bytes as each other and the reference. */
+START_TEST(thread_counts)
+{
+        static const unsigned threads[] = {1, 2, 3, 0};
+        static const size_t sizes[] = {100, TILE + 1, TILE * 4 + 3, 1000003,
+                                       ((size_t)1 << 21) + 17};
+        sortd_engine *e[4];
+        size_t cases = 0;
+
+        for (int i = 0; i < 4; i++)
+                e[i] = engine_new((size_t)1 << 22, threads[i]);
+        for (size_t s = 0; s < 5; s++)
+                for (int k = 0; k < 3; k++) {
+                        int p = (int)(s + k + _i) % SORTD_PAYLOAD_COUNT;
+                        struct sort_case c = make_case(_i, p, (s + k) & 1,
+                                                       all_dists[(s * 3 + k) % N_DISTS], sizes[s]);
+                        struct input in;
+                        void *want_keys, *want_vals;
+
+                        if (k == 2) /* and a bit range */
+                                c.desc.begin_bit = 1 + (unsigned)s;
+                        input_make(&c, &in);
+                        reference_sort(&c, &in, &want_keys, &want_vals);
+                        for (int i = 0; i < 4; i++) {
+                                c.threads = threads[i];
+                                engine_check(e[i], &c, &in, want_keys, want_vals);
+                        }
+                        free(want_keys);
+                        free(want_vals);
+                        input_free(&in);
+                        cases++;
+                }
+        ck_assert_uint_eq(cases, 15);
+        for (int i = 0; i < 4; i++)
+                sortd_engine_destroy(e[i]);
+}
+END_TEST
+
+/* ---- tiny sizes ---------------------------------------------------------------------------- */
+
+/* n = 0 touches nothing (even with NULL buffers); n = 1 keeps the key and value, argsort gives 0.
+ */
+START_TEST(tiny)
+{
+        sortd_engine *e = engine_new(16, 0);
+        unsigned char keys[8], vals[8], before_k[8], before_v[8];
+
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++)
+                        for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
+                                sortd_sort_desc d = {t, p, o, 0, 0};
+                                uint64_t zero = 0;
+
+                                memset(keys, 0x5a, 8);
+                                memset(vals, 0xff, 8);
+                                memcpy(before_k, keys, 8);
+                                memcpy(before_v, vals, 8);
+                                ck_assert_int_eq(sortd_engine_sort(e, &d, keys, vals, 0), SORTD_OK);
+                                ck_assert_int_eq(sortd_engine_sort(e, &d, NULL, NULL, 0), SORTD_OK);
+                                ck_assert_mem_eq(keys, before_k, 8);
+                                ck_assert_mem_eq(vals, before_v, 8);
+
+                                ck_assert_int_eq(sortd_engine_sort(e, &d, keys, vals, 1), SORTD_OK);
+                                ck_assert_mem_eq(keys, before_k, 8);
+                                if (is_argsort(p)) {
+                                        size_t vb = sortd_payload_size(p);
+
+                                        ck_assert_mem_eq(vals, &zero, vb);
+                                        ck_assert_mem_eq(vals + vb, before_v + vb, 8 - vb);
+                                } else {
+                                        ck_assert_mem_eq(vals, before_v, 8);
+                                }
+                        }
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* n equal to the capacity is accepted; reusing one engine for many sizes is covered above. */
+START_TEST(capacity_exact)
+{
+        sortd_engine *e = engine_new(TILE * 2 + 1, 0);
+        struct tally t = {0, 0};
+        struct sort_case c = make_case(SORTD_KEY_U32, SORTD_PAYLOAD_ARGSORT64, SORTD_DESCENDING,
+                                       all_dists[0], TILE * 2 + 1);
+
+        ck_assert_str_eq(sortd_engine_kind(e), "cpu");
+        ck_assert_uint_eq(sortd_engine_capacity(e), TILE * 2 + 1);
+        ck_assert_ptr_nonnull(sortd_engine_device(e));
+        ck_assert_str_ne(sortd_engine_device(e), "");
+        check_case(e, &c, &t);
+        expect_tally(&t, 1);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* ---- error paths --------------------------------------------------------------------------- */
+
+/*
+ * A call that must fail with want: the status, a message, and not one byte changed in
+ * [mem, mem + len) (the memory holding keys and vals).
+ */
+static void expect_rejected(sortd_engine *e, const sortd_sort_desc *d, void *keys, void *vals,
+                            size_t n, const void *mem, size_t len, sortd_status want,
+                            const char *what)
+{
+        unsigned char *before = malloc(len + 1);
+        sortd_status s;
+
+        ck_assert_ptr_nonnull(before);
+        memcpy(before, mem, len);
+        s = sortd_engine_sort(e, d, keys, vals, n);
+        ck_assert_msg(s == want, "%s: got %s (%d), want %s", what, sortd_strerror(s), (int)s,
+                      sortd_strerror(want));
+        ck_assert_msg(sortd_engine_error(e) && sortd_engine_error(e)[0], "%s: no message", what);
+        expect_same(what, "bytes of keys and vals", mem, before, len, 1);
+        free(before);
+}
+
+/* keys then vals in one buffer of random bytes. */
+static unsigned char *random_buffer(size_t len, uint64_t seed)
+{
+        unsigned char *b = malloc(len);
+
+        ck_assert_ptr_nonnull(b);
+        datagen_fill(b, len, SORTD_KEY_U8, DATAGEN_UNIFORM, 0, seed);
+        return b;
+}
+
+START_TEST(error_capacity)
+{
+        const size_t cap = 1000, n = cap + 1;
+        sortd_engine *e = engine_new(cap, 0);
+        unsigned char *mem = random_buffer(n * 16, 1);
+
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++) {
+                        sortd_sort_desc d = {t, p, SORTD_ASCENDING, 0, 0};
+
+                        expect_rejected(e, &d, mem, mem + n * 8, n, mem, n * 16, SORTD_E_CAPACITY,
+                                        "n above capacity");
+                        expect_rejected(e, &d, mem, mem + n * 8, (size_t)-1, mem, n * 16,
+                                        SORTD_E_CAPACITY, "n = SIZE_MAX");
+                }
+        free(mem);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(error_bit_range)
+{
+        const size_t n = 100;
+        unsigned w = 8 * (unsigned)sortd_key_size(_i);
+        const unsigned bad[][2] = {
+                {0, w + 1}, {w, 0},         {w, w},    {w + 5, w + 9},  {1, 1},
+                {5, 3},     {w - 1, w - 1}, {0, 1000}, {UINT32_MAX, 0},
+        };
+        sortd_engine *e = engine_new(n, 0);
+        unsigned char *mem = random_buffer(n * 16, 2);
+
+        for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++)
+                for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
+                        sortd_sort_desc d = {_i, SORTD_PAYLOAD_ARGSORT64, o, bad[b][0], bad[b][1]};
+                        char what[64];
+
+                        snprintf(what, sizeof(what), "bit range [%u,%u) of %u bits", bad[b][0],
+                                 bad[b][1], w);
+                        expect_rejected(e, &d, mem, mem + n * 8, n, mem, n * 16, SORTD_E_INVAL,
+                                        what);
+                }
+        free(mem);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(error_enums)
+{
+        const size_t n = 100;
+        const int bad[] = {-1, 1000, INT32_MIN, INT32_MAX};
+        sortd_engine *e = engine_new(n, 0);
+        unsigned char *mem = random_buffer(n * 16, 3);
+        sortd_sort_desc ok = {SORTD_KEY_U32, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING, 0, 0};
+
+        for (int i = -1; i < 4; i++) {
+                int v = i < 0 ? 0 : bad[i];
+                sortd_sort_desc d = ok;
+
+                d.key_type = i < 0 ? SORTD_KEY_TYPE_COUNT : (sortd_key_type)v;
+                expect_rejected(e, &d, mem, mem + n * 8, n, mem, n * 16, SORTD_E_INVAL,
+                                "unknown key type");
+                d = ok;
+                d.payload = i < 0 ? SORTD_PAYLOAD_COUNT : (sortd_payload)v;
+                expect_rejected(e, &d, mem, mem + n * 8, n, mem, n * 16, SORTD_E_INVAL,
+                                "unknown payload");
+                d = ok;
+                d.order = i < 0 ? SORTD_ORDER_COUNT : (sortd_order)v;
+                expect_rejected(e, &d, mem, mem + n * 8, n, mem, n * 16, SORTD_E_INVAL,
+                                "unknown order");
+        }
+        expect_rejected(e, NULL, mem, mem + n * 8, n, mem, n * 16, SORTD_E_INVAL, "NULL desc");
+        free(mem);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(error_null_buffers)
+{
+        const size_t n = 100;
+        sortd_engine *e = engine_new(n, 0);
+        unsigned char *mem = random_buffer(n * 16, 4);
+
+        ck_assert_int_eq(sortd_engine_sort(NULL, NULL, mem, NULL, n), SORTD_E_INVAL);
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++) {
+                        sortd_sort_desc d = {t, p, SORTD_DESCENDING, 0, 0};
+
+                        expect_rejected(e, &d, NULL, mem + n * 8, n, mem, n * 16, SORTD_E_INVAL,
+                                        "NULL keys");
+                        expect_rejected(e, &d, NULL, mem + n * 8, 1, mem, n * 16, SORTD_E_INVAL,
+                                        "NULL keys, n = 1");
+                        if (p == SORTD_PAYLOAD_NONE)
+                                continue;
+                        expect_rejected(e, &d, mem, NULL, n, mem, n * 16, SORTD_E_INVAL,
+                                        "NULL vals with a payload");
+                        expect_rejected(e, &d, mem, NULL, 1, mem, n * 16, SORTD_E_INVAL,
+                                        "NULL vals with a payload, n = 1");
+                }
+        free(mem);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(error_misaligned)
+{
+        const size_t n = 100;
+        sortd_engine *e = engine_new(n, 0);
+        unsigned char *mem = random_buffer(n * 16 + 64, 5);
+        unsigned char *keys = mem, *vals = mem + n * 8 + 32;
+        size_t len = n * 16 + 64;
+
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++) {
+                        sortd_sort_desc d = {t, p, SORTD_ASCENDING, 0, 0};
+                        size_t kb = sortd_key_size(t), vb = sortd_payload_size(p);
+
+                        for (size_t off = 1; off < kb; off++)
+                                expect_rejected(e, &d, keys + off, vals, n, mem, len, SORTD_E_INVAL,
+                                                "misaligned keys");
+                        for (size_t off = 1; off < vb; off++)
+                                expect_rejected(e, &d, keys, vals + off, n, mem, len, SORTD_E_INVAL,
+                                                "misaligned vals");
+                }
+        free(mem);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* Overlapping keys and vals are refused; touching ones are fine. */
+START_TEST(error_overlap)
+{
+        const size_t n = 64;
+        sortd_engine *e = engine_new(n, 0);
+        size_t len = n * 16 * 2;
+        unsigned char *mem = random_buffer(len, 6);
+        struct tally tl = {0, 0};
+
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (int p = SORTD_PAYLOAD_VALUES32; p < SORTD_PAYLOAD_COUNT; p++) {
+                        sortd_sort_desc d = {t, p, SORTD_ASCENDING, 0, 0};
+                        size_t kb = sortd_key_size(t), vb = sortd_payload_size(p);
+                        unsigned char *k = mem + 8 * n, *v;
+
+                        expect_rejected(e, &d, k, k, n, mem, len, SORTD_E_INVAL, "vals == keys");
+                        v = k + n * kb / 2;
+                        expect_rejected(e, &d, k, v, n, mem, len, SORTD_E_INVAL,
+                                        "vals start inside keys");
+                        v = k + n * kb - vb;
+                        expect_rejected(e, &d, k, v, n, mem, len, SORTD_E_INVAL,
+                                        "the last key overlaps the first value");
+                        v = k - n * vb + vb;
+                        expect_rejected(e, &d, k, v, n, mem, len, SORTD_E_INVAL,
+                                        "the last value overlaps the first key");
+                        v = k - n * vb / 2;
+                        expect_rejected(e, &d, k, v, n, mem, len, SORTD_E_INVAL,
+                                        "keys start inside vals");
+
+                        /* adjacent both ways: valid, and sorted like the reference */
+                        for (int side = 0; side < 2; side++) {
+                                unsigned char *want = malloc(n * 16);
+                                struct sort_case c =
+                                        make_case(t, p, SORTD_ASCENDING, all_dists[0], n);
+                                char name[256];
+
+                                ck_assert_ptr_nonnull(want);
+                                v = side ? k + n * kb : k - n * vb;
+                                datagen_fill(k, n, t, DATAGEN_UNIFORM, 0, c.seed);
+                                datagen_fill_values(v, n, (unsigned)vb, c.seed);
+                                memcpy(want, k, n * kb);
+                                memcpy(want + n * kb, v, n * vb);
+                                ck_assert_int_eq(ref_sort(&d, want, want + n * kb, n), 0);
+                                describe(&c, name, sizeof(name));
+                                ck_assert_msg(sortd_engine_sort(e, &d, k, v, n) == SORTD_OK,
+                                              "%s: adjacent keys and vals: %s", name,
+                                              sortd_engine_error(e));
+                                expect_same(name, "keys", k, want, n, kb);
+                                expect_same(name, "vals", v, want + n * kb, n, vb);
+                                free(want);
+                                tl.cases++;
+                        }
+                }
+        ck_assert_uint_eq(tl.cases, SORTD_KEY_TYPE_COUNT * 4 * 2);
+        free(mem);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* After a failure the message is set; after the next success it is "" again. */
+START_TEST(error_message_cleared)
+{
+        sortd_engine *e = engine_new(10, 0);
+        uint32_t keys[11] = {5, 4, 3, 2, 1, 0, 9, 8, 7, 6, 10};
+        sortd_sort_desc d = {SORTD_KEY_U32, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0};
+
+        ck_assert_int_eq(sortd_engine_sort(e, &d, keys, NULL, 11), SORTD_E_CAPACITY);
+        ck_assert_str_ne(sortd_engine_error(e), "");
+        ck_assert_int_eq(sortd_engine_sort(e, &d, keys, NULL, 10), SORTD_OK);
+        ck_assert_str_eq(sortd_engine_error(e), "");
+        for (uint32_t i = 0; i < 10; i++)
+                ck_assert_uint_eq(keys[i], i);
+        ck_assert_uint_eq(keys[10], 10);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+START_TEST(error_create)
+{
+        sortd_engine_config cfg = {.capacity = 100, .threads = 1};
+        sortd_engine *sentinel = (sortd_engine *)&cfg, *e = sentinel;
+        char why[256];
+
+        memset(why, 0, sizeof(why));
+        ck_assert_int_eq(sortd_engine_create("no-such-engine", &cfg, &e, why, sizeof(why)),
+                         SORTD_E_INVAL);
+        ck_assert_ptr_eq(e, sentinel);
+        ck_assert_str_ne(why, "");
+        memset(why, 0, sizeof(why));
+        ck_assert_int_eq(sortd_engine_create("", &cfg, &e, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_ptr_eq(e, sentinel);
+        ck_assert_str_ne(why, "");
+        ck_assert_int_eq(sortd_engine_create("CPU", &cfg, &e, NULL, 0), SORTD_E_INVAL);
+        ck_assert_ptr_eq(e, sentinel);
+        memset(why, 0, sizeof(why));
+        ck_assert_int_eq(sortd_engine_create(NULL, &cfg, &e, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_ptr_eq(e, sentinel);
+        ck_assert_str_ne(why, "");
+        memset(why, 0, sizeof(why));
+        ck_assert_int_eq(sortd_engine_create("cpu", NULL, &e, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_ptr_eq(e, sentinel);
+        ck_assert_str_ne(why, "");
+        ck_assert_int_eq(sortd_engine_create("cpu", &cfg, NULL, why, sizeof(why)), SORTD_E_INVAL);
+        sortd_engine_destroy(NULL);
+}
+END_TEST
+
+static Suite *cpu_engine_suite(void)
+{
+        Suite *s = suite_create("cpu-engine");
+        TCase *tc;
+
+        tc = tcase_create("matrix");
+        tcase_set_timeout(tc, 1200);
+        tcase_add_loop_test(tc, matrix_small_sizes, 0, SORTD_KEY_TYPE_COUNT);
+        tcase_add_loop_test(tc, matrix_primes, 0, SORTD_KEY_TYPE_COUNT);
+        tcase_add_loop_test(tc, matrix_random_sizes, 0, SORTD_KEY_TYPE_COUNT);
+        tcase_add_test(tc, tiny);
+        tcase_add_test(tc, capacity_exact);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("stability");
+        tcase_set_timeout(tc, 1200);
+        tcase_add_loop_test(tc, stability, 0, SORTD_KEY_TYPE_COUNT);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("bit-ranges");
+        tcase_set_timeout(tc, 1200);
+        tcase_add_loop_test(tc, bit_ranges, 0, SORTD_KEY_TYPE_COUNT);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("threads");
+        tcase_set_timeout(tc, 1200);
+        tcase_add_loop_test(tc, thread_counts, 0, SORTD_KEY_TYPE_COUNT);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("errors");
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, error_capacity);
+        tcase_add_loop_test(tc, error_bit_range, 0, SORTD_KEY_TYPE_COUNT);
+        tcase_add_test(tc, error_enums);
+        tcase_add_test(tc, error_null_buffers);
+        tcase_add_test(tc, error_misaligned);
+        tcase_add_test(tc, error_overlap);
+        tcase_add_test(tc, error_message_cleared);
+        tcase_add_test(tc, error_create);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        const char *seed = getenv("SORTD_TEST_SEED");
+        SRunner *sr;
+        int failed;
+
+        if (seed && *seed)
+                base_seed = strtoull(seed, NULL, 0);
+        sr = srunner_create(cpu_engine_suite());
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
