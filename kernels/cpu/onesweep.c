@@ -68,9 +68,9 @@ struct hist_job {
         const unsigned char *keys;
         size_t n;
         unsigned key_bytes;
-        unsigned begin_bit, nplaces;
+        unsigned begin_bit;
+        uint64_t range_mask; /* end_bit - begin_bit ones */
         sortd__twiddle tw;
-        uint64_t mask[SORTD__MAX_PLACES]; /* of each place's digit: the last may be narrower */
 };
 
 struct copy_job {
@@ -141,29 +141,75 @@ static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
 
 /* ---- histogram pass ---------------------------------------------------- */
 
-ALWAYS_INLINE void hist_chunk(const struct hist_job *j, uint64_t (*out)[SORTD__RADIX], size_t begin,
-                              size_t end, unsigned kb)
+/* Counts the digits of one key in every place. The key is first shifted and
+   masked to its bit range, so place k is simply byte k: the places above the
+   range count zeros, which nobody reads. */
+ALWAYS_INLINE void count_places(uint32_t (*c)[SORTD__RADIX], uint64_t y, unsigned kb)
 {
-        /* Two sets of 32-bit counters, alternating by key: a run of equal
-           digits then makes two dependency chains of increments, not one. */
-        uint32_t c[2][SORTD__MAX_PLACES][SORTD__RADIX];
+        for (unsigned k = 0; k < kb; k++)
+                c[k][(y >> (8 * k)) & 0xff]++;
+}
 
+ALWAYS_INLINE void hist_chunk(const struct hist_job *j, uint64_t (*out)[SORTD__RADIX], size_t begin,
+                              size_t end, unsigned kb, bool tw)
+{
+        const unsigned char *keys = j->keys;
+        const sortd__twiddle t = j->tw;
+        const unsigned shift = j->begin_bit;
+        const uint64_t range = j->range_mask;
+        /* Four sets of 32-bit counters, taken in turn: a run of equal digits
+           (low-entropy keys) then makes four dependency chains, not one. */
+        uint32_t c[4][SORTD__MAX_PLACES][SORTD__RADIX];
+
+#define RANGE_BITS(i)                                                                              \
+        (((tw ? sortd__twiddle_forward(t, load_elem(keys, (i), kb)) : load_elem(keys, (i), kb)) >> \
+          shift) &                                                                                 \
+         range)
         while (begin < end) {
                 size_t stop = end - begin > (1u << 30) ? begin + (1u << 30) : end;
+                size_t i = begin;
 
                 memset(c, 0, sizeof(c));
-                for (size_t i = begin; i < stop; i++) {
-                        uint64_t y = sortd__twiddle_forward(j->tw, load_elem(j->keys, i, kb));
-
-                        for (unsigned k = 0; k < kb; k++)
-                                if (k < j->nplaces)
-                                        c[i & 1][k][(y >> (j->begin_bit + 8 * k)) & j->mask[k]]++;
-                }
-                for (unsigned k = 0; k < j->nplaces; k++)
+                for (; i + 4 <= stop; i += 4)
+                        for (unsigned set = 0; set < 4; set++)
+                                count_places(c[set], RANGE_BITS(i + set), kb);
+                for (; i < stop; i++)
+                        count_places(c[0], RANGE_BITS(i), kb);
+                for (unsigned k = 0; k < kb; k++)
                         for (unsigned d = 0; d < SORTD__RADIX; d++)
-                                out[k][d] += (uint64_t)c[0][k][d] + c[1][k][d];
+                                out[k][d] +=
+                                        (uint64_t)c[0][k][d] + c[1][k][d] + c[2][k][d] + c[3][k][d];
                 begin = stop;
         }
+#undef RANGE_BITS
+}
+
+#define HIST_FN(KB, TW)                                                                            \
+        static void hist_##KB##_##TW(const struct hist_job *j, uint64_t(*out)[SORTD__RADIX],       \
+                                     size_t begin, size_t end)                                     \
+        {                                                                                          \
+                hist_chunk(j, out, begin, end, KB, TW);                                            \
+        }
+HIST_FN(1, 0)
+HIST_FN(2, 0)
+HIST_FN(4, 0)
+HIST_FN(8, 0)
+HIST_FN(1, 1)
+HIST_FN(2, 1)
+HIST_FN(4, 1)
+HIST_FN(8, 1)
+
+typedef void (*hist_fn)(const struct hist_job *j, uint64_t (*out)[SORTD__RADIX], size_t begin,
+                        size_t end);
+/* Indexed [twiddle][log2 key bytes]. */
+static const hist_fn hist_table[2][4] = {
+        {hist_1_0, hist_2_0, hist_4_0, hist_8_0},
+        {hist_1_1, hist_2_1, hist_4_1, hist_8_1},
+};
+
+static unsigned log2_bytes(unsigned bytes)
+{
+        return bytes == 1 ? 0 : bytes == 2 ? 1 : bytes == 4 ? 2 : 3;
 }
 
 static void hist_worker(void *arg, unsigned tid, unsigned nth)
@@ -173,20 +219,8 @@ static void hist_worker(void *arg, unsigned tid, unsigned nth)
         size_t begin = chunk_begin(j->n, tid, nth), end = chunk_begin(j->n, tid + 1, nth);
 
         memset(out, 0, sizeof(j->ctx->scratch[tid].hist));
-        switch (j->key_bytes) {
-        case 1:
-                hist_chunk(j, out, begin, end, 1);
-                break;
-        case 2:
-                hist_chunk(j, out, begin, end, 2);
-                break;
-        case 4:
-                hist_chunk(j, out, begin, end, 4);
-                break;
-        default:
-                hist_chunk(j, out, begin, end, 8);
-                break;
-        }
+        hist_table[!sortd__twiddle_is_identity(j->tw)][log2_bytes(j->key_bytes)](j, out, begin,
+                                                                                 end);
 }
 
 /* ---- chained scan over tiles ------------------------------------------- */
@@ -223,7 +257,7 @@ static uint64_t wait_ready(_Atomic uint64_t *w, uint64_t epoch)
 static void look_back(const struct pass *p, sortd__cpu_scratch *s, size_t t)
 {
         _Atomic uint64_t *row = p->ctx->status + t * SORTD__RADIX;
-        const uint32_t *cnt = s->counts[0];
+        const uint32_t *cnt = s->total;
 
         if (t == 0) {
                 for (unsigned d = 0; d < SORTD__RADIX; d++) {
@@ -266,6 +300,17 @@ ALWAYS_INLINE unsigned digit_of(uint64_t y, unsigned shift, uint64_t mask)
         return (unsigned)((y >> shift) & mask);
 }
 
+/*
+ * A tile is split into SORTD__STREAMS contiguous parts, counted and ranked
+ * side by side with their own counters: a run of one digit (low-entropy
+ * keys) then makes independent dependency chains instead of one long one,
+ * and stability holds because part s precedes part s + 1 in the input.
+ */
+ALWAYS_INLINE size_t stream_len(size_t len)
+{
+        return len / SORTD__STREAMS;
+}
+
 ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin, size_t len,
                               unsigned kb, bool tw)
 {
@@ -273,27 +318,39 @@ ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_
         const sortd__twiddle ltw = p->load_tw;
         const unsigned shift = p->shift;
         const uint64_t mask = p->mask;
+        const size_t q = stream_len(len);
         uint32_t(*c)[SORTD__RADIX] = s->counts;
-        size_t i = 0;
 
 #define LOAD_DIGIT(j)                                                                              \
         digit_of(tw ? sortd__twiddle_forward(ltw, load_elem(src, (j), kb))                         \
                     : load_elem(src, (j), kb),                                                     \
                  shift, mask)
+        /* Two counter sets per part, alternating, halve the chains again. */
+        uint32_t(*c2)[SORTD__RADIX] = s->counts2;
+        size_t j = 0;
+
         memset(c, 0, sizeof(s->counts));
-        /* Four counter sets, so a run of one digit is four short dependency
-           chains instead of one long one. */
-        for (; i + 4 <= len; i += 4) {
-                c[0][LOAD_DIGIT(i)]++;
-                c[1][LOAD_DIGIT(i + 1)]++;
-                c[2][LOAD_DIGIT(i + 2)]++;
-                c[3][LOAD_DIGIT(i + 3)]++;
-        }
-        for (; i < len; i++)
-                c[0][LOAD_DIGIT(i)]++;
+        memset(c2, 0, sizeof(s->counts2));
+        for (; j + 2 <= q; j += 2)
+                for (unsigned k = 0; k < SORTD__STREAMS; k++) {
+                        c[k][LOAD_DIGIT(k * q + j)]++;
+                        c2[k][LOAD_DIGIT(k * q + j + 1)]++;
+                }
+        for (; j < q; j++)
+                for (unsigned k = 0; k < SORTD__STREAMS; k++)
+                        c[k][LOAD_DIGIT(k * q + j)]++;
+        for (size_t i = SORTD__STREAMS * q; i < len; i++)
+                c[SORTD__STREAMS - 1][LOAD_DIGIT(i)]++;
 #undef LOAD_DIGIT
-        for (unsigned d = 0; d < SORTD__RADIX; d++)
-                c[0][d] += c[1][d] + c[2][d] + c[3][d];
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                uint32_t t = 0;
+
+                for (unsigned k = 0; k < SORTD__STREAMS; k++) {
+                        c[k][d] += c2[k][d];
+                        t += c[k][d];
+                }
+                s->total[d] = t;
+        }
 }
 
 /* Copies a digit's run of a tile from the local buffer to its place; with
@@ -321,6 +378,32 @@ ALWAYS_INLINE void copy_run(unsigned char *dst, const unsigned char *src, size_t
         memcpy(dst, src, bytes);
 }
 
+/* A tile's ranking invariants, held in registers: the loop stores through
+   char pointers, so fields read from memory would be reloaded every key. */
+struct ranker {
+        const unsigned char *src_k, *src_v;
+        unsigned char *local_k, *local_v;
+        sortd__twiddle load_tw, store_tw;
+        unsigned shift;
+        uint64_t mask;
+        size_t begin;
+};
+
+ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, unsigned kb,
+                            unsigned vb, bool gen, bool tw)
+{
+        uint64_t y = load_elem(r.src_k, i, kb);
+
+        if (tw)
+                y = sortd__twiddle_forward(r.load_tw, y);
+        unsigned d = digit_of(y, r.shift, r.mask);
+        uint32_t j = lofs[d]++;
+
+        store_elem(r.local_k, j, kb, tw ? sortd__twiddle_inverse(r.store_tw, y) : y);
+        if (vb)
+                store_elem(r.local_v, j, vb, gen ? r.begin + i : load_elem(r.src_v, i, vb));
+}
+
 /*
  * Ranks the tile's keys by digit into the thread's local buffer (L2-resident),
  * then writes each digit's run to its place: the per-digit staging that makes
@@ -329,42 +412,43 @@ ALWAYS_INLINE void copy_run(unsigned char *dst, const unsigned char *src, size_t
 ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
                                 size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
 {
-        const unsigned char *src_k = p->src_k + begin * kb;
-        const unsigned char *src_v = p->src_v + begin * vb;
-        const sortd__twiddle ltw = p->load_tw, stw = p->store_tw;
-        const unsigned shift = p->shift;
-        const uint64_t mask = p->mask;
-        unsigned char *lk = s->local_k, *lv = s->local_v;
-        uint32_t *lofs = s->local_off;
+        uint32_t(*lofs)[SORTD__RADIX] = s->local_off;
+        const size_t q = stream_len(len);
         uint32_t sum = 0;
 
-        for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                lofs[d] = sum;
-                sum += s->counts[0][d];
-        }
-        for (size_t i = 0; i < len; i++) {
-                uint64_t y = load_elem(src_k, i, kb);
+        for (unsigned d = 0; d < SORTD__RADIX; d++)
+                for (unsigned k = 0; k < SORTD__STREAMS; k++) {
+                        lofs[k][d] = sum;
+                        sum += s->counts[k][d];
+                }
+        const struct ranker r = {
+                .src_k = p->src_k + begin * kb,
+                .src_v = p->src_v + begin * vb,
+                .local_k = s->local_k,
+                .local_v = s->local_v,
+                .load_tw = p->load_tw,
+                .store_tw = p->store_tw,
+                .shift = p->shift,
+                .mask = p->mask,
+                .begin = begin,
+        };
+        for (size_t j = 0; j < q; j++)
+                for (unsigned k = 0; k < SORTD__STREAMS; k++)
+                        rank_key(r, lofs[k], k * q + j, kb, vb, gen, tw);
+        for (size_t i = SORTD__STREAMS * q; i < len; i++)
+                rank_key(r, lofs[SORTD__STREAMS - 1], i, kb, vb, gen, tw);
 
-                if (tw)
-                        y = sortd__twiddle_forward(ltw, y);
-                unsigned d = digit_of(y, shift, mask);
-                uint32_t j = lofs[d]++;
-
-                store_elem(lk, j, kb, tw ? sortd__twiddle_inverse(stw, y) : y);
-                if (vb)
-                        store_elem(lv, j, vb, gen ? begin + i : load_elem(src_v, i, vb));
-        }
         sum = 0;
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                uint32_t c = s->counts[0][d];
+                uint32_t c = s->total[d];
 
                 if (!c)
                         continue;
-                copy_run(p->dst_k + s->excl[d] * kb, lk + (size_t)sum * kb, (size_t)c * kb,
+                copy_run(p->dst_k + s->excl[d] * kb, s->local_k + (size_t)sum * kb, (size_t)c * kb,
                          p->stream);
                 if (vb)
-                        copy_run(p->dst_v + s->excl[d] * vb, lv + (size_t)sum * vb, (size_t)c * vb,
-                                 p->stream);
+                        copy_run(p->dst_v + s->excl[d] * vb, s->local_v + (size_t)sum * vb,
+                                 (size_t)c * vb, p->stream);
                 sum += c;
         }
 }
@@ -393,8 +477,8 @@ ALWAYS_INLINE void copy_tile(const struct pass *p, size_t begin, size_t len, uin
 static int single_digit(const sortd__cpu_scratch *s, size_t len)
 {
         for (unsigned d = 0; d < SORTD__RADIX; d++)
-                if (s->counts[0][d])
-                        return s->counts[0][d] == len ? (int)d : -1;
+                if (s->total[d])
+                        return s->total[d] == len ? (int)d : -1;
         return -1;
 }
 
@@ -458,10 +542,9 @@ static const bin_fn bin_table[2][4][5] = {
 static void bin_worker(void *arg, unsigned tid, unsigned nth)
 {
         const struct pass *p = arg;
-        unsigned log_kb = p->key_bytes == 1 ? 0 : p->key_bytes == 2 ? 1 : p->key_bytes == 4 ? 2 : 3;
         unsigned payload = p->val_bytes == 0 ? 0 : (p->val_bytes == 4 ? 1 : 3) + p->gen_index;
 
-        bin_table[p->twiddle][log_kb][payload](p, &p->ctx->scratch[tid]);
+        bin_table[p->twiddle][log2_bytes(p->key_bytes)][payload](p, &p->ctx->scratch[tid]);
 }
 
 /* ---- the sort ---------------------------------------------------------- */
@@ -542,9 +625,15 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
         unsigned places[SORTD__MAX_PLACES];
         const sortd__twiddle identity = sortd__twiddle_identity();
 
-        struct hist_job hj = {ctx, keys, n, plan->key_bytes, plan->begin_bit, nplaces, tw, {0}};
-        for (unsigned k = 0; k < nplaces; k++)
-                hj.mask[k] = place_mask(plan, k);
+        struct hist_job hj = {
+                .ctx = ctx,
+                .keys = keys,
+                .n = n,
+                .key_bytes = plan->key_bytes,
+                .begin_bit = plan->begin_bit,
+                .range_mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1,
+                .tw = tw,
+        };
         sortd__pool_run(ctx->pool, nth, hist_worker, &hj);
         unsigned np = plan_places(ctx, nth, nplaces, goff, places);
 

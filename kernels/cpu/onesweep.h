@@ -12,9 +12,12 @@
 
 /* Keys per tile of a binning pass (a power of two). A tile's keys and digits
    stay in L2 between the counting and the scatter phase. */
+#ifndef SORTD__CPU_TILE_KEYS
 #define SORTD__CPU_TILE_KEYS 32768u
+#endif
 
 #define SORTD__RADIX 256u
+#define SORTD__STREAMS 4u
 #define SORTD__MAX_PLACES 8u
 #define SORTD__LINE 64u
 
@@ -24,9 +27,11 @@ typedef struct sortd__cpu_scratch {
         _Alignas(SORTD__LINE) unsigned char local_k[SORTD__CPU_TILE_KEYS * 8];
         unsigned char local_v[SORTD__CPU_TILE_KEYS * 8];
         uint64_t hist[SORTD__MAX_PLACES][SORTD__RADIX];
-        uint32_t counts[4][SORTD__RADIX];
-        uint32_t local_off[SORTD__RADIX]; /* next free slot of each digit in local_k */
-        uint64_t excl[SORTD__RADIX];      /* the tile's first output index per digit */
+        uint32_t counts[SORTD__STREAMS][SORTD__RADIX]; /* per part of the tile */
+        uint32_t counts2[SORTD__STREAMS][SORTD__RADIX];
+        uint32_t total[SORTD__RADIX];
+        uint32_t local_off[SORTD__STREAMS][SORTD__RADIX]; /* next free slot in local_k */
+        uint64_t excl[SORTD__RADIX]; /* the tile's first output index per digit */
 } sortd__cpu_scratch;
 
 /* Everything a sort needs, allocated once for the engine's capacity. */
