@@ -1,0 +1,138 @@
+/*
+ * libsortd: the C client of sortd, the sort service.
+ *
+ * A connection is a blocking Unix-socket session with one daemon. Every call waits for its
+ * answer (or the connection's timeout) and returns a sortd_status; on error,
+ * sortd_error_message() says why. A connection is not thread-safe: use one per thread.
+ *
+ * Data moves inline: the arrays are copied to the daemon and the results copied back into the
+ * caller's buffers. Key types, payloads, orders and the sort's semantics (stable, IEEE
+ * totalOrder for floats, bit ranges) are those of engine.h, installed alongside; of engine.h
+ * only its types are part of this library (the sortd_engine_* functions are not).
+ *
+ * After SORTD_E_IO, SORTD_E_TIMEOUT or SORTD_E_PROTOCOL the connection is broken: every later
+ * call fails the same way, and only sortd_close() remains useful.
+ */
+#ifndef SORTD_CLIENT_H
+#define SORTD_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sortd_conn sortd_conn;
+
+typedef struct sortd_connect_options {
+        const char *client_name; /* shown in the daemon's logs; NULL = "libsortd" */
+        int timeout_ms;          /* per call; 0 = the default (60 s); -1 = wait forever */
+} sortd_connect_options;
+
+/*
+ * Connects to the daemon at path (NULL: $SORTD_SOCKET, else /run/sortd/sortd.sock as root,
+ * else $XDG_RUNTIME_DIR/sortd.sock) and exchanges Hello. opts may be NULL. On failure *out is
+ * untouched; the error message goes to errbuf when errbuf_len > 0.
+ */
+sortd_status sortd_connect(const char *path, const sortd_connect_options *opts, sortd_conn **out,
+                           char *errbuf, size_t errbuf_len);
+
+/* Closes the connection. Accepts NULL. */
+void sortd_close(sortd_conn *c);
+
+/* The message of the last failed call on c; "" after a success. */
+const char *sortd_error_message(const sortd_conn *c);
+
+/* Sets the per-call timeout (-1 = none). */
+void sortd_set_timeout(sortd_conn *c, int timeout_ms);
+
+typedef struct sortd_info {
+        unsigned protocol_version;
+        char server_version[32];
+        char engine[32];
+        char device[128];
+        uint64_t capacity; /* largest n */
+        uint32_t max_message_bytes;
+        uint64_t max_request_bytes; /* keys + values (or indices) of one sort */
+        uint64_t max_inflight_bytes;
+        uint32_t max_connections;
+} sortd_info;
+
+/* Sends Hello again and returns the daemon's answer. */
+sortd_status sortd_hello(sortd_conn *c, sortd_info *info);
+
+typedef struct sortd_sort_options {
+        sortd_order order;  /* SORTD_ASCENDING (0) by default */
+        unsigned begin_bit; /* [begin_bit, end_bit) of the key decides the order */
+        unsigned end_bit;   /* 0 = the key's width */
+} sortd_sort_options;
+
+typedef struct sortd_timings {
+        uint64_t queued_ns;   /* waiting for the engine in the daemon */
+        uint64_t transfer_ns; /* receiving the request in the daemon */
+        uint64_t sort_ns;     /* the engine's sort */
+} sortd_timings;
+
+/* Sorts n keys of type t in place. opts may be NULL (ascending, full width). */
+sortd_status sortd_sort(sortd_conn *c, void *keys, size_t n, sortd_key_type t,
+                        const sortd_sort_options *opts);
+
+/* Sorts keys in place and moves vals (n values of val_size = 4 or 8 bytes) with them. */
+sortd_status sortd_sort_pairs(sortd_conn *c, void *keys, void *vals, size_t val_size, size_t n,
+                              sortd_key_type t, const sortd_sort_options *opts);
+
+/*
+ * Sorts keys in place and writes the permutation into idx (idx_size = 4 or 8 bytes an index):
+ * idx[i] is the input position of the key now at position i.
+ */
+sortd_status sortd_argsort(sortd_conn *c, void *keys, void *idx, size_t idx_size, size_t n,
+                           sortd_key_type t, const sortd_sort_options *opts);
+
+/* Round trip with the daemon. */
+sortd_status sortd_ping(sortd_conn *c);
+
+typedef struct sortd_server_status {
+        char engine[32];
+        char device[128];
+        uint64_t capacity, uptime_ms;
+        uint64_t connections, connections_total, requests_total;
+        uint64_t sorts_ok, sorts_failed, rejected, protocol_errors, cancelled;
+        uint64_t queued, inflight_bytes, inflight_peak;
+        uint64_t bytes_in, bytes_out, keys_sorted;
+} sortd_server_status;
+
+/* The daemon's counters (the call is not named sortd_status: that is the status type). */
+sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st);
+
+/*
+ * Pipelining: sortd_submit sends a request without waiting; sortd_receive waits for the reply
+ * to the oldest request submitted and not yet received, which must be passed back (replies
+ * come in order). The buffers of a submitted request must stay untouched until it is
+ * received. Keep the bytes submitted and not yet received moderate (a few MiB): the calls
+ * block, so a daemon waiting for the client to read its replies and a client writing
+ * requests would wait on each other.
+ */
+typedef struct sortd_request {
+        void *keys;
+        void *vals; /* values, or the permutation for argsort; NULL for keys only */
+        size_t n;
+        sortd_key_type key_type;
+        sortd_payload payload;
+        sortd_sort_options opts;
+        /* filled in */
+        uint64_t id;
+        sortd_timings timings;
+} sortd_request;
+
+sortd_status sortd_submit(sortd_conn *c, sortd_request *r);
+sortd_status sortd_receive(sortd_conn *c, sortd_request *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

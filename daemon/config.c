@@ -1,0 +1,291 @@
+/*
+ * The one configuration table: every setting's name, type, default, bounds and unit. The
+ * command line (--name VALUE or --name=VALUE) and the config file (name = value lines, '#'
+ * comments) both go through it; the command line wins.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+enum opt_type { OPT_STRING, OPT_SIZE, OPT_COUNT, OPT_LOG_LEVEL };
+
+static const struct option_def {
+        const char *name;
+        enum opt_type type;
+        size_t offset;
+        size_t size; /* of a string field */
+        const char *def;
+        uint64_t min, max;
+        const char *unit;
+        const char *help;
+} options[] = {
+#define STR(f) OPT_STRING, offsetof(sortd__config, f), sizeof(((sortd__config *)0)->f)
+#define NUM(t, f) t, offsetof(sortd__config, f), 0
+        {"socket", STR(socket), "", 0, 0, "path",
+         "listening socket (default: $SORTD_SOCKET, /run/sortd/sortd.sock as root, else "
+         "$XDG_RUNTIME_DIR/sortd.sock)"},
+        {"engine", STR(engine), "auto", 0, 0, "name", "auto, cpu, cuda or cub"},
+        {"capacity", NUM(OPT_SIZE, capacity), "16M", 1, 1ull << 40, "keys",
+         "largest n one sort may have"},
+        {"threads", NUM(OPT_COUNT, threads), "0", 0, 1024, "threads",
+         "engine threads (0 = online CPUs)"},
+        {"max-request-bytes", NUM(OPT_SIZE, max_request_bytes), "256M", 64, 1ull << 44, "bytes",
+         "largest sort (keys + values or indices)"},
+        {"max-inflight-bytes", NUM(OPT_SIZE, max_inflight_bytes), "1G", 64, 1ull << 46, "bytes",
+         "request and reply buffers held across all connections"},
+        {"max-connections", NUM(OPT_COUNT, max_connections), "256", 1, 65536, "connections",
+         "open client connections"},
+        {"max-pipeline", NUM(OPT_COUNT, max_pipeline), "64", 1, 65536, "requests",
+         "requests one connection may have unanswered before reads stop"},
+        {"max-write-queue", NUM(OPT_SIZE, max_write_queue), "16M", 4096, 1ull << 40, "bytes",
+         "reply bytes queued to one slow reader before its reads stop"},
+        {"max-drain-bytes", NUM(OPT_SIZE, max_drain_bytes), "64M", 0, 1ull << 44, "bytes",
+         "a refused request's payload up to this is read and dropped; a larger one closes"},
+        {"drain-timeout-ms", NUM(OPT_COUNT, drain_timeout_ms), "30000", 0, 86400000, "ms",
+         "on SIGTERM, how long queued work may take before connections are closed"},
+        {"log-level", NUM(OPT_LOG_LEVEL, log_level), "info", 0, 0, "level",
+         "error, warning, notice, info or debug"},
+#undef STR
+#undef NUM
+};
+
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static int parse_size(const char *s, uint64_t *out)
+{
+        char *end;
+        unsigned long long v;
+        unsigned shift = 0;
+
+        if (!isdigit((unsigned char)*s))
+                return -1;
+        errno = 0;
+        v = strtoull(s, &end, 0);
+        if (errno)
+                return -1;
+        switch (*end) {
+        case 'k':
+        case 'K':
+                shift = 10;
+                break;
+        case 'm':
+        case 'M':
+                shift = 20;
+                break;
+        case 'g':
+        case 'G':
+                shift = 30;
+                break;
+        case 't':
+        case 'T':
+                shift = 40;
+                break;
+        case '\0':
+                break;
+        default:
+                return -1;
+        }
+        if (shift && *++end)
+                return -1;
+        if (shift && v > (UINT64_MAX >> shift))
+                return -1;
+        *out = (uint64_t)v << shift;
+        return 0;
+}
+
+static int set_option(sortd__config *cfg, const struct option_def *o, const char *value,
+                      const char *where)
+{
+        char *field = (char *)cfg + o->offset;
+        uint64_t v;
+        int level;
+
+        switch (o->type) {
+        case OPT_STRING:
+                if (strlen(value) >= o->size) {
+                        fprintf(stderr, "sortd: %s: %s is too long\n", where, o->name);
+                        return -1;
+                }
+                strcpy(field, value);
+                return 0;
+        case OPT_LOG_LEVEL:
+                level = sortd__log_level_parse(value);
+                if (level < 0) {
+                        fprintf(stderr, "sortd: %s: unknown log level '%s'\n", where, value);
+                        return -1;
+                }
+                *(int *)field = level;
+                return 0;
+        case OPT_SIZE:
+        case OPT_COUNT:
+                if (parse_size(value, &v) < 0 || v < o->min || v > o->max) {
+                        fprintf(stderr,
+                                "sortd: %s: %s = '%s' is not a number of %s in [%llu, %llu]\n",
+                                where, o->name, value, o->unit, (unsigned long long)o->min,
+                                (unsigned long long)o->max);
+                        return -1;
+                }
+                *(uint64_t *)field = v;
+                return 0;
+        }
+        return -1;
+}
+
+static const struct option_def *find_option(const char *name, size_t len)
+{
+        for (size_t i = 0; i < N_OPTIONS; i++)
+                if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0)
+                        return &options[i];
+        return NULL;
+}
+
+static char *trim(char *s)
+{
+        char *e;
+
+        while (isspace((unsigned char)*s))
+                s++;
+        e = s + strlen(s);
+        while (e > s && isspace((unsigned char)e[-1]))
+                *--e = '\0';
+        return s;
+}
+
+static int load_file(sortd__config *cfg, const char *path)
+{
+        FILE *f = fopen(path, "re");
+        char line[512], where[300];
+        int lineno = 0, r = 0;
+
+        if (!f) {
+                fprintf(stderr, "sortd: cannot open config file %s: %s\n", path, strerror(errno));
+                return -1;
+        }
+        while (r == 0 && fgets(line, sizeof(line), f)) {
+                char *eq, *key, *s = trim(line);
+                const struct option_def *o;
+
+                lineno++;
+                snprintf(where, sizeof(where), "%s:%d", path, lineno);
+                if (*s == '#' || *s == '\0')
+                        continue;
+                eq = strchr(s, '=');
+                if (!eq) {
+                        fprintf(stderr, "sortd: %s: expected 'name = value'\n", where);
+                        r = -1;
+                        break;
+                }
+                *eq = '\0';
+                key = trim(s);
+                o = find_option(key, strlen(key));
+                if (!o) {
+                        fprintf(stderr, "sortd: %s: unknown setting '%s'\n", where, key);
+                        r = -1;
+                        break;
+                }
+                r = set_option(cfg, o, trim(eq + 1), where);
+        }
+        fclose(f);
+        return r;
+}
+
+static void usage(void)
+{
+        printf("usage: sortd [--config FILE] [--NAME VALUE]...\n\nsettings (also 'NAME = VALUE' "
+               "in the config file):\n");
+        for (size_t i = 0; i < N_OPTIONS; i++)
+                printf("  --%-20s %s (default: %s)\n", options[i].name, options[i].help,
+                       *options[i].def ? options[i].def : "see above");
+        printf("  --%-20s %s\n  --%-20s %s\n", "config FILE", "read settings from FILE", "version",
+               "print the version");
+}
+
+/* Splits "--name=value" or "--name value"; returns the option or NULL (reported). */
+static const struct option_def *cli_option(int argc, char **argv, int *i, const char **value)
+{
+        const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const struct option_def *o = find_option(arg, len);
+
+        if (!o) {
+                fprintf(stderr, "sortd: unknown option '%s' (see --help)\n", argv[*i]);
+                return NULL;
+        }
+        if (eq) {
+                *value = eq + 1;
+        } else if (*i + 1 < argc) {
+                *value = argv[++*i];
+        } else {
+                fprintf(stderr, "sortd: %s needs a value\n", argv[*i]);
+                return NULL;
+        }
+        return o;
+}
+
+static int check(sortd__config *cfg)
+{
+        if (cfg->max_request_bytes > cfg->max_inflight_bytes) {
+                fprintf(stderr,
+                        "sortd: max-request-bytes (%llu) must not exceed "
+                        "max-inflight-bytes (%llu)\n",
+                        (unsigned long long)cfg->max_request_bytes,
+                        (unsigned long long)cfg->max_inflight_bytes);
+                return -1;
+        }
+        if (!*cfg->socket)
+                sortd__wire_default_socket(cfg->socket, sizeof(cfg->socket));
+        return 0;
+}
+
+int sortd__config_load(sortd__config *cfg, int argc, char **argv)
+{
+        *cfg = (sortd__config){0};
+        for (size_t i = 0; i < N_OPTIONS; i++)
+                if (set_option(cfg, &options[i], options[i].def, "default") < 0)
+                        return -1;
+        /* The file first, so that the command line overrides it wherever --config sits. */
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+                        usage();
+                        return 1;
+                }
+                if (strcmp(argv[i], "--version") == 0) {
+                        printf("sortd %s (protocol %d)\n", SORTD_VERSION_STRING,
+                               SORTD__WIRE_VERSION);
+                        return 1;
+                }
+                if (strncmp(argv[i], "--config", 8) == 0 &&
+                    (argv[i][8] == '\0' || argv[i][8] == '=')) {
+                        const char *path = argv[i][8] ? argv[i] + 9 : argv[i + 1];
+
+                        if (!path) {
+                                fprintf(stderr, "sortd: --config needs a file\n");
+                                return -1;
+                        }
+                        if (load_file(cfg, path) < 0)
+                                return -1;
+                }
+        }
+        for (int i = 1; i < argc; i++) {
+                const struct option_def *o;
+                const char *value;
+
+                if (strncmp(argv[i], "--config", 8) == 0) {
+                        i += argv[i][8] == '\0';
+                        continue;
+                }
+                if (strncmp(argv[i], "--", 2) != 0) {
+                        fprintf(stderr, "sortd: unexpected argument '%s'\n", argv[i]);
+                        return -1;
+                }
+                o = cli_option(argc, argv, &i, &value);
+                if (!o || set_option(cfg, o, value, "command line") < 0)
+                        return -1;
+        }
+        return check(cfg);
+}

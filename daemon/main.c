@@ -1,0 +1,7 @@
+/* sortd: the sort daemon. Everything is in sortd__run (server.c). */
+#include "internal.h"
+
+int main(int argc, char **argv)
+{
+        return sortd__run(argc, argv);
+}

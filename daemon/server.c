@@ -1,0 +1,357 @@
+/*
+ * The server: configuration, engine, listening socket (bound or adopted from systemd), signals,
+ * the SIGTERM drain, systemd notification and the status counters. sortd__run is main.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "internal.h"
+
+/* ---- status ---- */
+
+void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__Wire__Limits *l)
+{
+        const sortd__stats *s = &srv->stats;
+
+        sortd__limits_fill(srv, l);
+        r->server_version = SORTD_VERSION_STRING;
+        r->engine = (char *)sortd_engine_kind(srv->engine);
+        r->device = (char *)sortd_engine_device(srv->engine);
+        r->capacity = sortd_engine_capacity(srv->engine);
+        r->uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000;
+        r->connections = (uint32_t)s->connections;
+        r->connections_total = s->connections_total;
+        r->requests_total = s->requests_total;
+        r->sorts_ok = s->sorts_ok;
+        r->sorts_failed = s->sorts_failed;
+        r->rejected = s->rejected;
+        r->protocol_errors = s->protocol_errors;
+        r->cancelled = s->cancelled;
+        r->queued = sortd__fq_length(&srv->queue);
+        r->inflight_bytes = s->inflight_bytes;
+        r->inflight_peak = s->inflight_peak;
+        r->bytes_in = s->bytes_in;
+        r->bytes_out = s->bytes_out;
+        r->keys_sorted = s->keys_sorted;
+        r->limits = l;
+}
+
+/* ---- engine ---- */
+
+static sortd_status create_engine(sortd__server *srv)
+{
+        sortd_engine_config ec = {
+                .capacity = srv->cfg.capacity,
+                .threads = (unsigned)srv->cfg.threads,
+        };
+        char why[256] = "";
+        sortd_status s;
+
+        if (strcmp(srv->cfg.engine, "auto") == 0) {
+                s = sortd_engine_create("cuda", &ec, &srv->engine, why, sizeof(why));
+                if (s == SORTD_OK) {
+                        sortd__log(SORTD__LOG_NOTICE, "engine auto: using cuda (%s)",
+                                   sortd_engine_device(srv->engine));
+                        return s;
+                }
+                sortd__log(SORTD__LOG_NOTICE, "engine auto: cuda unavailable (%s: %s), using cpu",
+                           sortd_strerror(s), why);
+                s = sortd_engine_create("cpu", &ec, &srv->engine, why, sizeof(why));
+        } else {
+                s = sortd_engine_create(srv->cfg.engine, &ec, &srv->engine, why, sizeof(why));
+        }
+        if (s != SORTD_OK)
+                sortd__log(SORTD__LOG_ERR, "cannot create engine '%s': %s: %s", srv->cfg.engine,
+                           sortd_strerror(s), why);
+        return s;
+}
+
+/* ---- listening ---- */
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+        sortd__server *srv = listener->data;
+
+        if (status < 0) {
+                sortd__log(SORTD__LOG_WARNING, "listen error: %s", uv_strerror(status));
+                return;
+        }
+        sortd__conn_accept(srv);
+}
+
+/* A socket file is stale when nobody accepts on it; 1 = stale, 0 = live, <0 = error. */
+static int socket_is_stale(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd, r;
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        strcpy(sa.sun_path, path);
+        r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+        r = r == 0 ? 0 : errno == ECONNREFUSED ? 1 : -errno;
+        close(fd);
+        return r;
+}
+
+static int bind_path(sortd__server *srv)
+{
+        const char *path = srv->cfg.socket;
+        struct sockaddr_un sa;
+        struct stat st;
+        int r;
+
+        if (strlen(path) >= sizeof(sa.sun_path)) {
+                sortd__log(SORTD__LOG_ERR, "socket path longer than %zu bytes: %s",
+                           sizeof(sa.sun_path) - 1, path);
+                return UV_ENAMETOOLONG;
+        }
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode)) {
+                        sortd__log(SORTD__LOG_ERR, "%s exists and is not a socket", path);
+                        return UV_EEXIST;
+                }
+                r = socket_is_stale(path);
+                if (r == 0) {
+                        sortd__log(SORTD__LOG_ERR, "another daemon is listening on %s", path);
+                        return UV_EADDRINUSE;
+                }
+                if (r == 1) {
+                        sortd__log(SORTD__LOG_NOTICE, "removing stale socket %s", path);
+                        unlink(path);
+                }
+        }
+        r = uv_pipe_init(srv->loop, &srv->listener, 0);
+        srv->listening = r == 0; /* from here on finish() closes it */
+        if (r == 0)
+                r = uv_pipe_bind(&srv->listener, path);
+        if (r == 0 && chmod(path, 0660) < 0)
+                r = -errno;
+        if (r < 0)
+                sortd__log(SORTD__LOG_ERR, "cannot bind %s: %s", path, uv_strerror(r));
+        return r;
+}
+
+static int open_listener(sortd__server *srv, bool *activated)
+{
+        int n = sd_listen_fds(1), r;
+
+        *activated = false;
+        if (n > 1) {
+                sortd__log(SORTD__LOG_ERR, "systemd passed %d sockets; expected one", n);
+                return UV_EINVAL;
+        }
+        if (n == 1) {
+                if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
+                        sortd__log(SORTD__LOG_ERR, "the passed fd is not a listening Unix stream "
+                                                   "socket");
+                        return UV_EINVAL;
+                }
+                r = uv_pipe_init(srv->loop, &srv->listener, 0);
+                srv->listening = r == 0;
+                if (r == 0)
+                        r = uv_pipe_open(&srv->listener, SD_LISTEN_FDS_START);
+                if (r < 0) {
+                        sortd__log(SORTD__LOG_ERR, "cannot adopt the passed socket: %s",
+                                   uv_strerror(r));
+                        return r;
+                }
+                *activated = true;
+        } else {
+                r = bind_path(srv);
+                if (r < 0)
+                        return r;
+        }
+        srv->listener.data = srv;
+        r = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection);
+        if (r < 0)
+                sortd__log(SORTD__LOG_ERR, "cannot listen: %s", uv_strerror(r));
+        return r;
+}
+
+/* ---- drain and shutdown ---- */
+
+static void close_handle(uv_handle_t *h)
+{
+        if (!uv_is_closing(h))
+                uv_close(h, NULL);
+}
+
+/*
+ * Stops accepting. Closing a pipe that uv_pipe_bind bound also removes its socket file
+ * (libuv does); a socket passed by systemd stays systemd's.
+ */
+static void stop_listening(sortd__server *srv)
+{
+        if (!srv->listening)
+                return;
+        close_handle((uv_handle_t *)&srv->listener);
+        srv->listening = false;
+}
+
+/* Every connection is gone while draining: close the rest so the loop ends. */
+static void finish(sortd__server *srv)
+{
+        stop_listening(srv);
+        close_handle((uv_handle_t *)&srv->sigterm);
+        close_handle((uv_handle_t *)&srv->sigint);
+        close_handle((uv_handle_t *)&srv->drain_timer);
+        if (srv->watchdog_on)
+                close_handle((uv_handle_t *)&srv->watchdog);
+        sortd__worker_stop(&srv->worker);
+}
+
+void sortd__server_conn_gone(sortd__server *srv)
+{
+        if (srv->draining && !srv->conns)
+                finish(srv);
+}
+
+static void on_drain_timeout(uv_timer_t *t)
+{
+        sortd__server *srv = t->data;
+
+        sortd__log(SORTD__LOG_WARNING, "drain timeout: closing the remaining connections");
+        for (sortd__conn *c = srv->conns; c; c = c->next)
+                sortd__conn_close(c);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+        sortd__server *srv = s->data;
+        sortd__conn *c, *next;
+
+        if (srv->draining)
+                return;
+        srv->draining = true;
+        sortd__log(SORTD__LOG_NOTICE, "%s: draining %llu connection(s), then exiting",
+                   strsignal(signum), (unsigned long long)srv->stats.connections);
+        sd_notify(0, "STOPPING=1\nSTATUS=draining");
+        stop_listening(srv);
+        if (srv->cfg.drain_timeout_ms)
+                uv_timer_start(&srv->drain_timer, on_drain_timeout, srv->cfg.drain_timeout_ms, 0);
+        for (c = srv->conns; c; c = next) {
+                next = c->next;
+                sortd__conn_update(c);
+        }
+        sortd__server_conn_gone(srv);
+}
+
+static void on_watchdog(uv_timer_t *t)
+{
+        sd_notify(0, "WATCHDOG=1");
+}
+
+/* ---- run ---- */
+
+static int start_handles(sortd__server *srv)
+{
+        uint64_t usec;
+        int r;
+
+        uv_signal_init(srv->loop, &srv->sigterm);
+        uv_signal_init(srv->loop, &srv->sigint);
+        uv_timer_init(srv->loop, &srv->drain_timer);
+        srv->sigterm.data = srv->sigint.data = srv->drain_timer.data = srv;
+        r = uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+        if (r == 0)
+                r = uv_signal_start(&srv->sigint, on_signal, SIGINT);
+        if (r < 0)
+                return r;
+        if (sd_watchdog_enabled(0, &usec) > 0 && usec >= 2000) {
+                uv_timer_init(srv->loop, &srv->watchdog);
+                uv_timer_start(&srv->watchdog, on_watchdog, usec / 2000, usec / 2000);
+                srv->watchdog_on = true;
+        }
+        return 0;
+}
+
+static int serve(sortd__server *srv)
+{
+        bool activated;
+        int r;
+
+        r = sortd__worker_start(&srv->worker, srv->loop, srv->engine, &srv->queue,
+                                sortd__conn_complete, srv);
+        if (r < 0) {
+                sortd__log(SORTD__LOG_ERR, "cannot start the engine thread: %s", uv_strerror(r));
+                return r;
+        }
+        r = start_handles(srv);
+        if (r == 0)
+                r = open_listener(srv, &activated);
+        if (r < 0) {
+                srv->draining = true;
+                finish(srv);
+                uv_run(srv->loop, UV_RUN_DEFAULT);
+                return r;
+        }
+        sortd__log(SORTD__LOG_NOTICE, "serving on %s with engine %s (%s), capacity %zu",
+                   activated ? "the socket passed by systemd" : srv->cfg.socket,
+                   sortd_engine_kind(srv->engine), sortd_engine_device(srv->engine),
+                   sortd_engine_capacity(srv->engine));
+        sd_notifyf(0, "READY=1\nSTATUS=serving with engine %s (%s), capacity %zu",
+                   sortd_engine_kind(srv->engine), sortd_engine_device(srv->engine),
+                   sortd_engine_capacity(srv->engine));
+        uv_run(srv->loop, UV_RUN_DEFAULT);
+        return 0;
+}
+
+/* Everything between the engine and its destruction: queue, loop, serving. */
+static int run_loop(sortd__server *srv)
+{
+        uv_loop_t loop;
+        int r;
+
+        if (sortd__fq_init(&srv->queue) < 0) {
+                sortd__log(SORTD__LOG_ERR, "cannot initialise the queue");
+                return -1;
+        }
+        r = uv_loop_init(&loop);
+        if (r == 0) {
+                srv->loop = &loop;
+                r = serve(srv);
+                if (uv_loop_close(&loop) != 0)
+                        sortd__log(SORTD__LOG_WARNING, "loop closed with handles still open");
+        } else {
+                sortd__log(SORTD__LOG_ERR, "cannot initialise the loop: %s", uv_strerror(r));
+        }
+        sortd__fq_destroy(&srv->queue);
+        return r;
+}
+
+int sortd__run(int argc, char **argv)
+{
+        sortd__server srv = {0};
+        int r;
+
+        r = sortd__config_load(&srv.cfg, argc, argv);
+        if (r != 0)
+                return r > 0 ? 0 : 2;
+        sortd__log_set_level(srv.cfg.log_level);
+        signal(SIGPIPE, SIG_IGN);
+        /* Reply and request buffers from 1 to 4 MiB come from mmap too (larger ones are mapped
+           by conn.c itself): a freed buffer goes back to the system at once, so the RSS
+           follows the bytes in flight instead of their high-water mark. */
+        mallopt(M_MMAP_THRESHOLD, 1 << 20);
+        srv.started_ns = uv_hrtime();
+        if (create_engine(&srv) != SORTD_OK) {
+                sd_notify(0, "STOPPING=1\nSTATUS=cannot create the engine");
+                return 1;
+        }
+        r = run_loop(&srv);
+        sd_notify(0, "STOPPING=1");
+        sortd_engine_destroy(srv.engine);
+        sortd__log(SORTD__LOG_NOTICE, "stopped");
+        return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,104 @@
+/*
+ * The engine thread: takes jobs from the fair queue, sorts, and hands them back to the loop.
+ * Sorts do not go to libuv's thread pool: it is shared with filesystem and DNS work and a
+ * long sort there would stall both.
+ *
+ * Hand-off: the thread appends to done_head/done_tail under done_mu and wakes the loop only
+ * when the list goes from empty to non-empty (uv_async_send coalesces anyway; this saves the
+ * write to the eventfd). The loop takes the whole list in one locked step.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void run_job(sortd__worker *w, sortd__job *j)
+{
+        void *vals = j->desc.payload == SORTD_PAYLOAD_NONE ? NULL : j->buf + j->vals_off;
+
+        j->t_sort = uv_hrtime();
+        j->status = sortd_engine_sort(w->engine, &j->desc, j->buf, vals, (size_t)j->n);
+        j->t_done = uv_hrtime();
+        if (j->status != SORTD_OK)
+                snprintf(j->why, sizeof(j->why), "%s", sortd_engine_error(w->engine));
+}
+
+static void *thread_main(void *arg)
+{
+        sortd__worker *w = arg;
+        sortd__job *j;
+
+        while ((j = sortd__fq_pop(w->queue))) {
+                bool was_empty;
+
+                run_job(w, j);
+                j->qnext = NULL;
+                pthread_mutex_lock(&w->done_mu);
+                was_empty = !w->done_head;
+                if (w->done_tail)
+                        w->done_tail->qnext = j;
+                else
+                        w->done_head = j;
+                w->done_tail = j;
+                pthread_mutex_unlock(&w->done_mu);
+                if (was_empty)
+                        uv_async_send(&w->async);
+        }
+        return NULL;
+}
+
+static void deliver(sortd__worker *w)
+{
+        sortd__job *list, *next;
+
+        pthread_mutex_lock(&w->done_mu);
+        list = w->done_head;
+        w->done_head = w->done_tail = NULL;
+        pthread_mutex_unlock(&w->done_mu);
+        for (; list; list = next) {
+                next = list->qnext;
+                list->qnext = NULL;
+                w->complete(list, w->arg);
+        }
+}
+
+static void on_async(uv_async_t *a)
+{
+        deliver(a->data);
+}
+
+int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sortd__fair_queue *q,
+                        sortd__complete_fn complete, void *arg)
+{
+        int r;
+
+        *w = (sortd__worker){.engine = e, .queue = q, .complete = complete, .arg = arg};
+        if (pthread_mutex_init(&w->done_mu, NULL) != 0)
+                return UV_ENOMEM;
+        r = uv_async_init(loop, &w->async, on_async);
+        if (r < 0) {
+                pthread_mutex_destroy(&w->done_mu);
+                return r;
+        }
+        w->async.data = w;
+        r = -pthread_create(&w->thread, NULL, thread_main, w);
+        if (r < 0) {
+                uv_close((uv_handle_t *)&w->async, NULL);
+                pthread_mutex_destroy(&w->done_mu);
+                return r;
+        }
+        w->started = true;
+        return 0;
+}
+
+void sortd__worker_stop(sortd__worker *w)
+{
+        if (!w->started)
+                return;
+        sortd__fq_close(w->queue);
+        pthread_join(w->thread, NULL);
+        deliver(w);
+        uv_close((uv_handle_t *)&w->async, NULL);
+        pthread_mutex_destroy(&w->done_mu);
+        w->started = false;
+}

@@ -1,0 +1,197 @@
+/* The frame header codec and the shared Sort checks (see wire.h). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wire.h"
+
+/* Own tables: libsortd links this file without the engines. */
+static const uint8_t key_bytes[SORTD_KEY_TYPE_COUNT] = {1, 1, 2, 2, 4, 4, 4, 8, 8, 8};
+static const uint8_t payload_bytes[SORTD_PAYLOAD_COUNT] = {0, 4, 8, 4, 8};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+        p[0] = (uint8_t)v;
+        p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+        put16(p, (uint16_t)v);
+        put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+        put32(p, (uint32_t)v);
+        put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+        return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+        return get16(p) | (uint32_t)get16(p + 2) << 16;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+        return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+void sortd__wire_header_pack(const sortd__wire_header *h, uint8_t out[SORTD__WIRE_HEADER_SIZE])
+{
+        put32(out, h->magic);
+        put16(out + 4, h->version);
+        put16(out + 6, h->flags);
+        put32(out + 8, h->message_len);
+        put64(out + 12, h->payload_len);
+}
+
+void sortd__wire_header_unpack(const uint8_t in[SORTD__WIRE_HEADER_SIZE], sortd__wire_header *h)
+{
+        *h = (sortd__wire_header){
+                .magic = get32(in),
+                .version = get16(in + 4),
+                .flags = get16(in + 6),
+                .message_len = get32(in + 8),
+                .payload_len = get64(in + 12),
+        };
+}
+
+sortd_status sortd__wire_header_check(const sortd__wire_header *h, uint32_t max_message, char *why,
+                                      size_t why_len)
+{
+        if (h->magic != SORTD__WIRE_MAGIC) {
+                snprintf(why, why_len, "bad frame magic 0x%08x (expected 0x%08x)", h->magic,
+                         SORTD__WIRE_MAGIC);
+                return SORTD_E_PROTOCOL;
+        }
+        if (h->version != SORTD__WIRE_VERSION) {
+                snprintf(why, why_len, "protocol version %u not supported (this side speaks %u)",
+                         h->version, SORTD__WIRE_VERSION);
+                return SORTD_E_PROTOCOL;
+        }
+        if (h->flags != 0) {
+                snprintf(why, why_len, "unknown frame flags 0x%04x", h->flags);
+                return SORTD_E_PROTOCOL;
+        }
+        if (h->message_len == 0 || h->message_len > max_message) {
+                snprintf(why, why_len, "message length %u outside [1, %u]", h->message_len,
+                         max_message);
+                return SORTD_E_PROTOCOL;
+        }
+        return SORTD_OK;
+}
+
+sortd_status sortd__wire_sizes_of(const sortd_sort_desc *desc, uint64_t n, sortd__wire_sizes *sizes)
+{
+        uint64_t ks, vs;
+        bool argsort = desc->payload == SORTD_PAYLOAD_ARGSORT32 ||
+                       desc->payload == SORTD_PAYLOAD_ARGSORT64;
+
+        if ((unsigned)desc->key_type >= SORTD_KEY_TYPE_COUNT ||
+            (unsigned)desc->payload >= SORTD_PAYLOAD_COUNT)
+                return SORTD_E_INVAL;
+        ks = key_bytes[desc->key_type];
+        vs = payload_bytes[desc->payload];
+        /* 16 bytes a key at most: below this bound no size can overflow. */
+        if (n > UINT64_MAX / 32)
+                return SORTD_E_INVAL;
+        *sizes = (sortd__wire_sizes){
+                .keys_bytes = n * ks,
+                .vals_bytes = n * vs,
+                .request_len = n * ks + (argsort ? 0 : n * vs),
+                .reply_len = n * (ks + vs),
+        };
+        return SORTD_OK;
+}
+
+sortd_status sortd__wire_sort_check(const Sortd__Wire__Sort *s, sortd_sort_desc *desc,
+                                    sortd__wire_sizes *sizes, char *why, size_t why_len)
+{
+        sortd_sort_desc d;
+        unsigned width;
+
+        if ((int)s->key_type <= 0 || (int)s->key_type > (int)SORTD_KEY_TYPE_COUNT) {
+                snprintf(why, why_len, "unknown key type %d", (int)s->key_type);
+                return SORTD_E_INVAL;
+        }
+        if ((int)s->payload <= 0 || (int)s->payload > (int)SORTD_PAYLOAD_COUNT) {
+                snprintf(why, why_len, "unknown payload kind %d", (int)s->payload);
+                return SORTD_E_INVAL;
+        }
+        if ((int)s->order < 0 || (int)s->order >= (int)SORTD_ORDER_COUNT) {
+                snprintf(why, why_len, "unknown order %d", (int)s->order);
+                return SORTD_E_INVAL;
+        }
+        d = (sortd_sort_desc){
+                .key_type = (sortd_key_type)(s->key_type - 1),
+                .payload = (sortd_payload)(s->payload - 1),
+                .order = (sortd_order)s->order,
+                .begin_bit = s->begin_bit,
+                .end_bit = s->end_bit,
+        };
+        width = key_bytes[d.key_type] * 8u;
+        if (s->end_bit > width || s->begin_bit >= (s->end_bit ? s->end_bit : width)) {
+                snprintf(why, why_len, "bad bit range [%u, %u) for a %u-bit key", s->begin_bit,
+                         s->end_bit, width);
+                return SORTD_E_INVAL;
+        }
+        if (d.payload == SORTD_PAYLOAD_ARGSORT32 && s->n > (uint64_t)UINT32_MAX + 1) {
+                snprintf(why, why_len, "n = %llu too large for u32 argsort indices",
+                         (unsigned long long)s->n);
+                return SORTD_E_INVAL;
+        }
+        if (s->data_case == SORTD__WIRE__SORT__DATA_REGION) {
+                snprintf(why, why_len, "region sorts are not supported yet (inline only)");
+                return SORTD_E_UNSUPPORTED;
+        }
+        if (s->data_case != SORTD__WIRE__SORT__DATA_INLINE_DATA) {
+                snprintf(why, why_len, "sort request names no data location");
+                return SORTD_E_INVAL;
+        }
+        if (sortd__wire_sizes_of(&d, s->n, sizes) != SORTD_OK) {
+                snprintf(why, why_len, "n = %llu is too large", (unsigned long long)s->n);
+                return SORTD_E_INVAL;
+        }
+        *desc = d;
+        return SORTD_OK;
+}
+
+Sortd__Wire__KeyType sortd__wire_key_type(sortd_key_type t)
+{
+        return (Sortd__Wire__KeyType)(t + 1);
+}
+
+Sortd__Wire__Payload sortd__wire_payload(sortd_payload p)
+{
+        return (Sortd__Wire__Payload)(p + 1);
+}
+
+Sortd__Wire__StatusCode sortd__wire_status(sortd_status s)
+{
+        return (Sortd__Wire__StatusCode)s;
+}
+
+sortd_status sortd__wire_status_from(Sortd__Wire__StatusCode c)
+{
+        return (int)c >= 0 && (int)c <= (int)SORTD_E_SELFCHECK ? (sortd_status)c : SORTD_E_PROTOCOL;
+}
+
+void sortd__wire_default_socket(char *out, size_t len)
+{
+        const char *env = getenv("SORTD_SOCKET"), *xdg = getenv("XDG_RUNTIME_DIR");
+
+        if (env && *env)
+                snprintf(out, len, "%s", env);
+        else if (geteuid() == 0 || !xdg || !*xdg)
+                snprintf(out, len, "/run/sortd/sortd.sock");
+        else
+                snprintf(out, len, "%s/sortd.sock", xdg);
+}

@@ -1,0 +1,125 @@
+/*
+ * Fuzz target for the bytes sortd reads from a client: the frame reader, protobuf-c's unpack
+ * under our message cap, and the Sort checks, driven the way daemon/conn.c drives them (a
+ * payload goes to a sink when its request is admissible, else it is discarded).
+ *
+ * libFuzzer:  clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+ *               -Idaemon -Iproto -Ikernels -I<build>/proto -DSORTD_FUZZ_LIBFUZZER
+ * tests/daemon/fuzz_frame.c \
+ *               daemon/frame.c proto/wire.c <build>/proto/sortd.pb-c.c -lprotobuf-c \
+ *               -o fuzz_frame
+ *             ./fuzz_frame -dict=tests/daemon/fuzz_frame.dict tests/daemon/corpus
+ * Without -DSORTD_FUZZ_LIBFUZZER it builds a driver that runs the files (or directories of
+ * files) named on its command line once each: how `meson test` replays the committed corpus.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The first byte picks the read size, as a socket would split the stream. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        static uint8_t sink[1 << 16];
+        sortd__frame_reader fr;
+        size_t piece;
+
+        if (size == 0 || sortd__fr_init(&fr, SORTD__WIRE_MAX_MESSAGE) < 0)
+                return 0;
+        piece = (size_t)data[0] + 1;
+        data++;
+        size--;
+        while (size) {
+                uint8_t *dst;
+                size_t room;
+                sortd__fr_event ev;
+
+                sortd__fr_buffer(&fr, &dst, &room);
+                if (room == 0)
+                        break;
+                room = room < piece ? room : piece;
+                room = room < size ? room : size;
+                memcpy(dst, data, room);
+                data += room;
+                size -= room;
+                ev = sortd__fr_consumed(&fr, room);
+                if (ev == SORTD__FR_ERROR)
+                        break;
+                if (ev != SORTD__FR_MESSAGE)
+                        continue;
+                Sortd__Wire__Request *req =
+                        sortd__wire__request__unpack(NULL, fr.h.message_len, fr.msg);
+                bool admit = false;
+
+                if (req && req->body_case == SORTD__WIRE__REQUEST__BODY_SORT) {
+                        sortd__wire_sizes z;
+                        sortd_sort_desc d;
+                        char why[200];
+
+                        admit = sortd__wire_sort_check(req->sort, &d, &z, why, sizeof(why)) ==
+                                        SORTD_OK &&
+                                z.request_len == fr.h.payload_len && z.request_len <= sizeof(sink);
+                }
+                if (req)
+                        sortd__wire__request__free_unpacked(req, NULL);
+                if (fr.h.payload_len && admit)
+                        sortd__fr_sink(&fr, sink, (size_t)fr.h.payload_len / 2, sink + 4096,
+                                       (size_t)fr.h.payload_len - (size_t)fr.h.payload_len / 2);
+                else if (fr.h.payload_len)
+                        sortd__fr_discard(&fr);
+        }
+        sortd__fr_free(&fr);
+        return 0;
+}
+
+#ifndef SORTD_FUZZ_LIBFUZZER
+static int replay(const char *path)
+{
+        static uint8_t buf[1 << 20];
+        FILE *f = fopen(path, "rb");
+        size_t n;
+
+        if (!f) {
+                perror(path);
+                return -1;
+        }
+        n = fread(buf, 1, sizeof(buf), f);
+        fclose(f);
+        LLVMFuzzerTestOneInput(buf, n);
+        return 1;
+}
+
+/* Replays files, or every file in the directories, named on the command line. */
+int main(int argc, char **argv)
+{
+        int count = 0;
+
+        for (int i = 1; i < argc; i++) {
+                DIR *d = opendir(argv[i]);
+                struct dirent *e;
+                char path[4096];
+
+                if (!d) {
+                        if (replay(argv[i]) < 0)
+                                return 1;
+                        count++;
+                        continue;
+                }
+                while ((e = readdir(d))) {
+                        if (e->d_name[0] == '.')
+                                continue;
+                        snprintf(path, sizeof(path), "%s/%s", argv[i], e->d_name);
+                        if (replay(path) < 0)
+                                return 1;
+                        count++;
+                }
+                closedir(d);
+        }
+        printf("replayed %d inputs\n", count);
+        return count ? 0 : 1;
+}
+#endif

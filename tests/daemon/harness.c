@@ -1,0 +1,329 @@
+/* See harness.h. */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *sortd_bin(void)
+{
+        const char *b = getenv("SORTD_BIN");
+
+        ck_assert_msg(b && *b, "SORTD_BIN is not set (run under meson test)");
+        return b;
+}
+
+static void wait_ready(daemon_proc *d)
+{
+        for (int i = 0; i < 500; i++) {
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                struct sockaddr_un sa = {.sun_family = AF_UNIX};
+                int status;
+
+                strcpy(sa.sun_path, d->sock);
+                if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+                        close(fd);
+                        return;
+                }
+                close(fd);
+                ck_assert_msg(waitpid(d->pid, &status, WNOHANG) == 0,
+                              "sortd exited during start-up (log: %s)", d->log);
+                usleep(10000);
+        }
+        ck_abort_msg("sortd did not come up on %s", d->sock);
+}
+
+static void spawn(daemon_proc *d, const char *const *pre, const char *const *extra)
+{
+        const char *argv[64];
+        int n = 0;
+
+        snprintf(d->sock, sizeof(d->sock), "%s/sortd.sock", d->dir);
+        snprintf(d->log, sizeof(d->log), "%s/sortd.log", d->dir);
+        for (; pre && *pre; pre++)
+                argv[n++] = *pre;
+        argv[n++] = sortd_bin();
+        argv[n++] = "--socket";
+        argv[n++] = d->sock;
+        argv[n++] = "--engine";
+        argv[n++] = "cpu";
+        argv[n++] = "--capacity";
+        argv[n++] = "1M";
+        argv[n++] = "--threads";
+        argv[n++] = "2";
+        argv[n++] = "--log-level";
+        argv[n++] = getenv("SORTD_TEST_LOG") ? getenv("SORTD_TEST_LOG") : "warning";
+        for (; extra && *extra && n < 62; extra++)
+                argv[n++] = *extra;
+        argv[n] = NULL;
+        d->pid = fork();
+        ck_assert_int_ge(d->pid, 0);
+        if (d->pid == 0) {
+                FILE *f = freopen(d->log, "w", stderr);
+
+                (void)f;
+                unsetenv("LISTEN_FDS");
+                unsetenv("LISTEN_PID");
+                unsetenv("NOTIFY_SOCKET");
+                unsetenv("WATCHDOG_USEC");
+                unsetenv("WATCHDOG_PID");
+                if (d->notify_socket)
+                        setenv("NOTIFY_SOCKET", d->notify_socket, 1);
+                if (d->watchdog_usec)
+                        setenv("WATCHDOG_USEC", d->watchdog_usec, 1);
+                execvp(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+}
+
+static void make_dir(daemon_proc *d)
+{
+        strcpy(d->dir, "/tmp/sortd-test-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(d->dir));
+}
+
+void daemon_start(daemon_proc *d, const char *const *extra)
+{
+        make_dir(d);
+        spawn(d, NULL, extra);
+        wait_ready(d);
+}
+
+void daemon_start_in(daemon_proc *d, const char *const *extra)
+{
+        spawn(d, NULL, extra);
+        wait_ready(d);
+}
+
+void daemon_start_activated(daemon_proc *d, const char *const *extra)
+{
+        static char listen_arg[160];
+        const char *pre[] = {"systemd-socket-activate", "-l", listen_arg, NULL};
+
+        make_dir(d);
+        snprintf(listen_arg, sizeof(listen_arg), "%s/sortd.sock", d->dir);
+        /* sortd also gets --socket d->sock; the passed socket must win over binding it. */
+        spawn(d, pre, extra);
+        ck_assert_str_eq(d->sock, listen_arg);
+        wait_ready(d);
+}
+
+int daemon_alive(const daemon_proc *d)
+{
+        char path[64], buf[256], *p;
+        FILE *f;
+        size_t n;
+
+        /* Not waitpid: the daemon may be a child of another process (Check's fixture). */
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)d->pid);
+        f = fopen(path, "r");
+        if (!f)
+                return 0;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        p = strrchr(buf, ')');
+        return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+int daemon_stop(daemon_proc *d, int sig)
+{
+        int status = 0;
+
+        kill(d->pid, sig);
+        for (int i = 0; i < 3000; i++) {
+                pid_t r = waitpid(d->pid, &status, WNOHANG);
+
+                if (r == d->pid)
+                        break;
+                if (i == 2999) {
+                        kill(d->pid, SIGKILL);
+                        waitpid(d->pid, &status, 0);
+                        ck_abort_msg("sortd did not exit within 30 s of signal %d", sig);
+                }
+                usleep(10000);
+        }
+        d->socket_left = access(d->sock, F_OK) == 0;
+        unlink(d->sock);
+        if (!getenv("SORTD_TEST_KEEP")) {
+                unlink(d->log);
+                rmdir(d->dir);
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+long daemon_rss_kib(const daemon_proc *d)
+{
+        char path[64], line[256];
+        long kib = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)d->pid);
+        f = fopen(path, "r");
+        if (!f)
+                return -1;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+                        break;
+        fclose(f);
+        return kib;
+}
+
+sortd_conn *client_open(const daemon_proc *d)
+{
+        sortd_connect_options o = {.client_name = "test", .timeout_ms = 20000};
+        sortd_conn *c = NULL;
+        char err[256];
+        sortd_status s = sortd_connect(d->sock, &o, &c, err, sizeof(err));
+
+        ck_assert_msg(s == SORTD_OK, "connect: %s: %s", sortd_strerror(s), err);
+        return c;
+}
+
+int raw_connect(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        strcpy(sa.sun_path, path);
+        ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        return fd;
+}
+
+void raw_send_bytes(int fd, const void *p, size_t len)
+{
+        const char *c = p;
+
+        while (len) {
+                ssize_t w = send(fd, c, len, MSG_NOSIGNAL);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                ck_assert_msg(w > 0, "send: %s", strerror(errno));
+                c += w;
+                len -= (size_t)w;
+        }
+}
+
+void raw_send_frame(int fd, uint32_t magic, uint16_t version, uint32_t mlen, uint64_t plen,
+                    const void *msg, size_t len)
+{
+        sortd__wire_header h = {magic, version, 0, mlen, plen};
+        uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
+
+        sortd__wire_header_pack(&h, hdr);
+        raw_send_bytes(fd, hdr, sizeof(hdr));
+        if (len)
+                raw_send_bytes(fd, msg, len);
+}
+
+void raw_send_request(int fd, const Sortd__Wire__Request *req, uint64_t plen)
+{
+        uint8_t buf[4096];
+        size_t len = sortd__wire__request__pack(req, buf);
+
+        raw_send_frame(fd, SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, (uint32_t)len, plen, buf, len);
+}
+
+/* 1 = all read, 0 = EOF before any byte. */
+static int read_full(int fd, void *p, size_t len)
+{
+        char *c = p;
+        size_t got = 0;
+
+        while (got < len) {
+                struct pollfd pf = {.fd = fd, .events = POLLIN};
+                ssize_t r;
+
+                ck_assert_msg(poll(&pf, 1, 10000) == 1, "no reply within 10 s");
+                r = recv(fd, c + got, len - got, 0);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r <= 0 && got == 0)
+                        return 0;
+                ck_assert_msg(r > 0, "connection closed in the middle of a reply");
+                got += (size_t)r;
+        }
+        return 1;
+}
+
+Sortd__Wire__Reply *raw_recv_reply(int fd, uint64_t *plen)
+{
+        uint8_t hdr[SORTD__WIRE_HEADER_SIZE], msg[SORTD__WIRE_MAX_MESSAGE];
+        sortd__wire_header h;
+        Sortd__Wire__Reply *r;
+        char why[160];
+
+        if (!read_full(fd, hdr, sizeof(hdr)))
+                return NULL;
+        sortd__wire_header_unpack(hdr, &h);
+        ck_assert_msg(sortd__wire_header_check(&h, SORTD__WIRE_MAX_MESSAGE, why, sizeof(why)) ==
+                              SORTD_OK,
+                      "bad reply header: %s", why);
+        ck_assert(read_full(fd, msg, h.message_len));
+        r = sortd__wire__reply__unpack(NULL, h.message_len, msg);
+        ck_assert_ptr_nonnull(r);
+        if (plen)
+                *plen = h.payload_len;
+        return r;
+}
+
+void raw_skip(int fd, uint64_t n)
+{
+        char buf[65536];
+
+        while (n) {
+                size_t k = n < sizeof(buf) ? (size_t)n : sizeof(buf);
+
+                ck_assert(read_full(fd, buf, k));
+                n -= k;
+        }
+}
+
+int raw_wait_eof(int fd, int timeout_ms)
+{
+        char buf[4096];
+
+        for (;;) {
+                struct pollfd pf = {.fd = fd, .events = POLLIN};
+                ssize_t r;
+
+                if (poll(&pf, 1, timeout_ms) != 1)
+                        return 0;
+                r = recv(fd, buf, sizeof(buf), 0);
+                if (r == 0 || (r < 0 && errno == ECONNRESET))
+                        return 1;
+                if (r < 0 && errno != EINTR)
+                        return 0;
+        }
+}
+
+sortd_server_status status_of(const daemon_proc *d)
+{
+        sortd_conn *c = client_open(d);
+        sortd_server_status st;
+
+        ck_assert_int_eq(sortd_query_status(c, &st), SORTD_OK);
+        sortd_close(c);
+        return st;
+}
+
+int run_suite(Suite *s)
+{
+        SRunner *sr = srunner_create(s);
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * Starting and stopping a real sortd for a test: a temporary directory holds its socket, the
+ * binary comes from $SORTD_BIN (set by meson), and helpers speak raw frames on a socket.
+ */
+#ifndef SORTD_TESTS_HARNESS_H
+#define SORTD_TESTS_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <check.h>
+
+#include "sortd.h"
+#include "wire.h"
+
+typedef struct daemon_proc {
+        pid_t pid;
+        char dir[64];
+        char sock[128];
+        char log[128];
+        const char *notify_socket; /* set before start: NOTIFY_SOCKET for the daemon */
+        const char *watchdog_usec; /* set before start: WATCHDOG_USEC for the daemon */
+        int socket_left;           /* after daemon_stop: the socket file outlived the daemon */
+} daemon_proc;
+
+/* Starts sortd on a fresh socket with small test limits plus `extra` (NULL-terminated) and
+   waits until it accepts connections. Aborts the test on failure. */
+void daemon_start(daemon_proc *d, const char *const *extra);
+/* Same, in the existing directory d->dir (its socket path is d->dir/sortd.sock). */
+void daemon_start_in(daemon_proc *d, const char *const *extra);
+/* Starts sortd through systemd-socket-activate on d->sock. */
+void daemon_start_activated(daemon_proc *d, const char *const *extra);
+/* Sends sig and waits for exit; returns the exit status, or -1 if it died of a signal. */
+int daemon_stop(daemon_proc *d, int sig);
+/* True while the process runs. */
+int daemon_alive(const daemon_proc *d);
+/* Resident set size of the daemon in KiB. */
+long daemon_rss_kib(const daemon_proc *d);
+
+sortd_conn *client_open(const daemon_proc *d);
+/* The daemon's counters, through a connection of its own (a Hello and a Status). */
+sortd_server_status status_of(const daemon_proc *d);
+/* Runs s and returns main's exit status. */
+int run_suite(Suite *s);
+int raw_connect(const char *path);
+/* Sends a frame with the given header fields and raw message bytes (payload not included). */
+void raw_send_frame(int fd, uint32_t magic, uint16_t version, uint32_t mlen, uint64_t plen,
+                    const void *msg, size_t len);
+/* Sends a packed Request with payload_len plen (payload not included). */
+void raw_send_request(int fd, const Sortd__Wire__Request *req, uint64_t plen);
+void raw_send_bytes(int fd, const void *p, size_t len);
+/* Reads one reply frame (timeout 10 s); NULL on EOF. *plen gets its payload length. */
+Sortd__Wire__Reply *raw_recv_reply(int fd, uint64_t *plen);
+/* Reads and drops n bytes. */
+void raw_skip(int fd, uint64_t n);
+/* True when the peer has closed (EOF within the timeout). */
+int raw_wait_eof(int fd, int timeout_ms);
+
+#endif

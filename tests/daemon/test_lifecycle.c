@@ -1,0 +1,435 @@
+/*
+ * sortd's lifecycle: SIGTERM with work in flight, socket activation through
+ * systemd-socket-activate, stale and live socket files, the config file, max-connections, and
+ * what libsortd does when the daemon is silent or gone.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct timespec t_start;
+
+static void timing_start(void)
+{
+        clock_gettime(CLOCK_MONOTONIC, &t_start);
+}
+
+/* SORTD_TEST_TIMES=1 prints each test's wall time. */
+static void timing_end(void)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (getenv("SORTD_TEST_TIMES"))
+                fprintf(stderr, "test took %.3f s\n",
+                        (double)(t.tv_sec - t_start.tv_sec) + (t.tv_nsec - t_start.tv_nsec) / 1e9);
+}
+
+#define CLIENTS 4
+#define DEPTH 3
+#define N (1u << 19)
+
+static void *xmalloc(size_t n)
+{
+        void *p = malloc(n);
+
+        ck_assert_ptr_nonnull(p);
+        return p;
+}
+
+static void ping_once(const daemon_proc *d)
+{
+        sortd_conn *c = client_open(d);
+
+        ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+        sortd_close(c);
+}
+
+/* One assertion, not one per key: each ck_assert talks to Check's parent process. */
+static void check_sorted_u64(const uint64_t *k, size_t n)
+{
+        size_t i = 1;
+
+        while (i < n && k[i - 1] <= k[i])
+                i++;
+        ck_assert_msg(i >= n, "not sorted at %zu", i);
+}
+
+/* Every request sent before SIGTERM is answered, then sortd closes and exits 0. */
+START_TEST(sigterm_drains)
+{
+        sortd_conn *c[CLIENTS];
+        sortd_request r[CLIENTS][DEPTH];
+        uint64_t *keys[CLIENTS][DEPTH];
+        daemon_proc d = {0};
+
+        daemon_start(&d, NULL);
+        for (int i = 0; i < CLIENTS; i++) {
+                c[i] = client_open(&d);
+                for (int j = 0; j < DEPTH; j++) {
+                        keys[i][j] = xmalloc(N * 8);
+                        for (size_t k = 0; k < N; k++)
+                                keys[i][j][k] = (N - k) * 0x9e3779b97f4a7c15ull;
+                        r[i][j] = (sortd_request){
+                                .keys = keys[i][j], .n = N, .key_type = SORTD_KEY_U64};
+                        ck_assert_int_eq(sortd_submit(c[i], &r[i][j]), SORTD_OK);
+                }
+        }
+        /* Every request is in the daemon's socket (submit returned), most not read yet. */
+        kill(d.pid, SIGTERM);
+        for (int i = 0; i < CLIENTS; i++) {
+                for (int j = 0; j < DEPTH; j++) {
+                        ck_assert_msg(sortd_receive(c[i], &r[i][j]) == SORTD_OK, "%s",
+                                      sortd_error_message(c[i]));
+                        check_sorted_u64(keys[i][j], N);
+                        free(keys[i][j]);
+                }
+                sortd_close(c[i]);
+        }
+        ck_assert_int_eq(daemon_stop(&d, 0), 0);
+        ck_assert_msg(!d.socket_left, "sortd left its socket file behind");
+}
+END_TEST
+
+/* Reads notify datagrams until one contains want (2 s at most). */
+static int notified(int fd, const char *want, char *last, size_t len)
+{
+        for (;;) {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                ssize_t n;
+
+                if (poll(&p, 1, 2000) != 1)
+                        return 0;
+                n = recv(fd, last, len - 1, 0);
+                if (n < 0)
+                        return 0;
+                last[n] = '\0';
+                if (strstr(last, want))
+                        return 1;
+        }
+}
+
+/* Type=notify: READY=1 with a STATUS= line, watchdog pings, STOPPING=1. */
+START_TEST(systemd_notify)
+{
+        char dir[] = "/tmp/sortd-notify-XXXXXX", path[128], msg[512];
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        daemon_proc d = {0};
+        int fd;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/notify", dir);
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        d.notify_socket = path;
+        d.watchdog_usec = "100000";
+        daemon_start(&d, NULL);
+        ck_assert_msg(notified(fd, "READY=1", msg, sizeof(msg)), "no READY=1");
+        ck_assert_msg(strstr(msg, "STATUS=serving with engine cpu"), "%s", msg);
+        ck_assert_msg(notified(fd, "WATCHDOG=1", msg, sizeof(msg)), "no watchdog ping");
+        kill(d.pid, SIGTERM);
+        ck_assert_msg(notified(fd, "STOPPING=1", msg, sizeof(msg)), "no STOPPING=1");
+        ck_assert_int_eq(daemon_stop(&d, 0), 0);
+        close(fd);
+        unlink(path);
+        rmdir(dir);
+}
+END_TEST
+
+START_TEST(socket_activation)
+{
+        uint32_t keys[1000];
+        sortd_conn *c;
+        daemon_proc d = {0};
+        sortd_info info;
+
+        daemon_start_activated(&d, NULL);
+        c = client_open(&d);
+        ck_assert_int_eq(sortd_hello(c, &info), SORTD_OK);
+        for (uint32_t i = 0; i < 1000; i++)
+                keys[i] = 999 - i;
+        ck_assert_int_eq(sortd_sort(c, keys, 1000, SORTD_KEY_U32, NULL), SORTD_OK);
+        for (uint32_t i = 0; i < 1000; i++)
+                ck_assert_uint_eq(keys[i], i);
+        sortd_close(c);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
+static int run_sortd(const char *const *args)
+{
+        const char *argv[32] = {getenv("SORTD_BIN")};
+        int n = 1, status;
+        pid_t pid;
+
+        for (; *args; args++)
+                argv[n++] = *args;
+        argv[n] = NULL;
+        pid = fork();
+        if (pid == 0) {
+                int fd = open("/dev/null", O_WRONLY);
+
+                dup2(fd, 2);
+                execv(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+        waitpid(pid, &status, 0);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(live_socket_refused_stale_removed)
+{
+        daemon_proc a = {0}, b = {0};
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        const char *args[] = {"--socket", NULL, "--engine", "cpu", "--capacity", "1K", NULL};
+        int fd;
+
+        daemon_start(&a, NULL);
+        args[1] = a.sock;
+        ck_assert_int_ne(run_sortd(args), 0); /* another daemon is live on it */
+        ping_once(&a);
+        ck_assert_int_eq(daemon_stop(&a, SIGTERM), 0);
+
+        /* A socket file nobody listens on is stale: the next daemon replaces it. */
+        strcpy(b.dir, "/tmp/sortd-test-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(b.dir));
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sortd.sock", b.dir);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        close(fd);
+        daemon_start_in(&b, NULL);
+        ping_once(&b);
+        ck_assert_int_eq(daemon_stop(&b, SIGTERM), 0);
+        /* A path that does not fit sockaddr_un is refused, not truncated. */
+        {
+                char longpath[200];
+                const char *a2[] = {"--socket",   longpath, "--engine", "cpu",
+                                    "--capacity", "1K",     NULL};
+
+                memset(longpath, 'x', sizeof(longpath) - 1);
+                longpath[0] = '/';
+                longpath[sizeof(longpath) - 1] = '\0';
+                ck_assert_int_ne(run_sortd(a2), 0);
+        }
+}
+END_TEST
+
+START_TEST(config_file_and_bad_options)
+{
+        char path[] = "/tmp/sortd-conf-XXXXXX";
+        int fd = mkstemp(path);
+        const char text[] = "# test\ncapacity = 1000\n  max-connections=3\nlog-level = error\n";
+        const char *extra[] = {"--config", path, NULL};
+        const char *bad1[] = {"--capacity", "lots", NULL};
+        const char *bad2[] = {"--no-such-option", "1", NULL};
+        const char *bad3[] = {"--max-request-bytes", "2G", "--max-inflight-bytes", "1G", NULL};
+        const char *help[] = {"--help", NULL};
+        sortd_info info;
+        sortd_conn *c;
+        daemon_proc d = {0};
+
+        ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+        close(fd);
+        daemon_start(&d, extra); /* the harness's --capacity 1M comes first: the file's... */
+        c = client_open(&d);
+        ck_assert_int_eq(sortd_hello(c, &info), SORTD_OK);
+        /* ...but the command line wins over the file. */
+        ck_assert_uint_eq(info.capacity, 1u << 20);
+        ck_assert_uint_eq(info.max_connections, 3);
+        sortd_close(c);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+        unlink(path);
+        ck_assert_int_eq(run_sortd(bad1), 2);
+        ck_assert_int_eq(run_sortd(bad2), 2);
+        ck_assert_int_eq(run_sortd(bad3), 2);
+        ck_assert_int_eq(run_sortd(help), 0);
+}
+END_TEST
+
+/* --engine auto says which engine it took and why; a named engine that is absent is fatal. */
+START_TEST(engine_choice)
+{
+        const char *extra[] = {"--engine", "auto", "--log-level", "notice", NULL};
+        const char *cuda[] = {"--engine",   "cuda", "--socket", "/tmp/sortd-never.sock",
+                              "--capacity", "1K",   NULL};
+        const char *bogus[] = {"--engine",   "quantum", "--socket", "/tmp/sortd-never.sock",
+                               "--capacity", "1K",      NULL};
+        char log[4096] = "";
+        sortd_info info;
+        sortd_conn *c;
+        daemon_proc d = {0};
+        FILE *f;
+        size_t n;
+
+        daemon_start(&d, extra);
+        c = client_open(&d);
+        ck_assert_int_eq(sortd_hello(c, &info), SORTD_OK);
+        sortd_close(c);
+        f = fopen(d.log, "r");
+        ck_assert_ptr_nonnull(f);
+        n = fread(log, 1, sizeof(log) - 1, f);
+        log[n] = '\0';
+        fclose(f);
+        ck_assert_msg(strstr(log, "engine auto: "), "%s", log);
+        if (strcmp(info.engine, "cpu") == 0)
+                ck_assert_msg(strstr(log, "using cpu"), "%s", log);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+        if (strcmp(info.engine, "cpu") == 0) /* no usable CUDA here: asking for it fails */
+                ck_assert_int_eq(run_sortd(cuda), 1);
+        ck_assert_int_eq(run_sortd(bogus), 1);
+}
+END_TEST
+
+START_TEST(max_connections)
+{
+        const char *extra[] = {"--max-connections", "2", NULL};
+        sortd_conn *a, *b, *c = NULL;
+        char err[256];
+        daemon_proc d = {0};
+
+        daemon_start(&d, extra);
+        a = client_open(&d);
+        b = client_open(&d);
+        ck_assert_int_eq(sortd_connect(d.sock, NULL, &c, err, sizeof(err)), SORTD_E_BUSY);
+        ck_assert_msg(strstr(err, "too many connections"), "%s", err);
+        ck_assert_ptr_null(c);
+        ck_assert_int_eq(sortd_ping(a), SORTD_OK);
+        sortd_close(a);
+        /* A slot is free again once the daemon sees the close. */
+        for (int k = 0; k < 100 && !c; k++) {
+                if (sortd_connect(d.sock, NULL, &c, err, sizeof(err)) != SORTD_OK)
+                        usleep(10000);
+        }
+        ck_assert_ptr_nonnull(c);
+        sortd_close(b);
+        sortd_close(c);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+        alarms++;
+}
+
+/* Signals every 200 us (no SA_RESTART) interrupt the client's waits: every call still works. */
+START_TEST(client_eintr)
+{
+        struct sigaction sa = {.sa_handler = on_alarm}; /* sa_flags = 0: no SA_RESTART */
+        struct itimerval it = {{0, 200}, {0, 200}};
+        size_t n = 1u << 20;
+        uint64_t *keys = xmalloc(n * 8), *vals = xmalloc(n * 8);
+        sortd_conn *c;
+        daemon_proc d = {0};
+
+        daemon_start(&d, NULL);
+        c = client_open(&d);
+        sigaction(SIGALRM, &sa, NULL);
+        setitimer(ITIMER_REAL, &it, NULL);
+        for (int round = 0; round < 3; round++) {
+                for (size_t i = 0; i < n; i++) {
+                        keys[i] = (n - i) * 0x9e3779b97f4a7c15ull;
+                        vals[i] = i;
+                }
+                ck_assert_msg(sortd_sort_pairs(c, keys, vals, 8, n, SORTD_KEY_U64, NULL) ==
+                                      SORTD_OK,
+                              "%s", sortd_error_message(c));
+                check_sorted_u64(keys, n);
+                ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+        }
+        memset(&it, 0, sizeof(it));
+        setitimer(ITIMER_REAL, &it, NULL);
+        ck_assert_int_gt(alarms, 10);
+        sortd_close(c);
+        free(keys);
+        free(vals);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
+/* A listener that never answers: connect's Hello times out instead of hanging. */
+START_TEST(client_timeout)
+{
+        char dir[] = "/tmp/sortd-test-XXXXXX", path[128], err[256];
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        sortd_connect_options o = {.timeout_ms = 200};
+        sortd_conn *c = NULL;
+        struct timespec t0, t1;
+        int fd;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/mute.sock", dir);
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(fd, 4), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ck_assert_int_eq(sortd_connect(path, &o, &c, err, sizeof(err)), SORTD_E_TIMEOUT);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ck_assert_ptr_null(c);
+        ck_assert_msg(strstr(err, "200 ms"), "%s", err);
+        ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
+                         2000);
+        close(fd);
+        unlink(path);
+        rmdir(dir);
+        /* Nobody there at all. */
+        ck_assert_int_eq(sortd_connect(path, &o, &c, err, sizeof(err)), SORTD_E_IO);
+}
+END_TEST
+
+/* The daemon dies under a client: a clear error, no hang, then the connection stays broken. */
+START_TEST(daemon_goes_away)
+{
+        uint32_t keys[100] = {0};
+        sortd_conn *c;
+        daemon_proc d = {0};
+        sortd_status s;
+
+        daemon_start(&d, NULL);
+        c = client_open(&d);
+        ck_assert_int_eq(daemon_stop(&d, SIGKILL), -1);
+        s = sortd_sort(c, keys, 100, SORTD_KEY_U32, NULL);
+        ck_assert_int_eq(s, SORTD_E_IO);
+        ck_assert_msg(*sortd_error_message(c), "no message");
+        ck_assert_int_eq(sortd_ping(c), SORTD_E_IO);
+        sortd_close(c);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("lifecycle");
+        TCase *tc = tcase_create("lifecycle");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, timing_start, timing_end);
+        tcase_add_test(tc, sigterm_drains);
+        tcase_add_test(tc, socket_activation);
+        tcase_add_test(tc, systemd_notify);
+        tcase_add_test(tc, live_socket_refused_stale_removed);
+        tcase_add_test(tc, config_file_and_bad_options);
+        tcase_add_test(tc, engine_choice);
+        tcase_add_test(tc, max_connections);
+        tcase_add_test(tc, client_timeout);
+        tcase_add_test(tc, client_eintr);
+        tcase_add_test(tc, daemon_goes_away);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}

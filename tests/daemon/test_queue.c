@@ -1,0 +1,144 @@
+/*
+ * The fair queue and the engine thread on their own: round-robin order across flows,
+ * cancellation, close; and the worker's hand-off back to a libuv loop (callbacks counted, the
+ * loop closes with no handle left).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "internal.h"
+
+static sortd__job *job(int tag)
+{
+        sortd__job *j = calloc(1, sizeof(*j));
+
+        ck_assert_ptr_nonnull(j);
+        j->id = (uint64_t)tag;
+        return j;
+}
+
+START_TEST(round_robin)
+{
+        sortd__fair_queue q;
+        sortd__flow a = {0}, b = {0}, c = {0};
+        /* A pipelines four, B two, C one: each flow gets one turn in three. */
+        static const int expect[] = {10, 20, 30, 11, 21, 12, 13};
+
+        ck_assert_int_eq(sortd__fq_init(&q), 0);
+        for (int i = 0; i < 4; i++)
+                sortd__fq_push(&q, &a, job(10 + i));
+        for (int i = 0; i < 2; i++)
+                sortd__fq_push(&q, &b, job(20 + i));
+        sortd__fq_push(&q, &c, job(30));
+        ck_assert_uint_eq(sortd__fq_length(&q), 7);
+        for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+                sortd__job *j = sortd__fq_pop(&q);
+
+                ck_assert_int_eq((int)j->id, expect[i]);
+                free(j);
+        }
+        ck_assert_uint_eq(sortd__fq_length(&q), 0);
+        ck_assert(!a.in_ring && !b.in_ring && !c.in_ring);
+        sortd__fq_destroy(&q);
+}
+END_TEST
+
+START_TEST(cancel_and_close)
+{
+        sortd__fair_queue q;
+        sortd__flow a = {0}, b = {0};
+        sortd__job *list, *next, *j;
+        int n = 0;
+
+        ck_assert_int_eq(sortd__fq_init(&q), 0);
+        for (int i = 0; i < 3; i++) {
+                sortd__fq_push(&q, &a, job(10 + i));
+                sortd__fq_push(&q, &b, job(20 + i));
+        }
+        for (list = sortd__fq_cancel(&q, &a); list; list = next, n++) {
+                next = list->qnext;
+                ck_assert_int_eq((int)list->id, 10 + n);
+                free(list);
+        }
+        ck_assert_int_eq(n, 3);
+        ck_assert(!a.in_ring);
+        ck_assert_ptr_null(sortd__fq_cancel(&q, &a)); /* idempotent */
+        ck_assert_uint_eq(sortd__fq_length(&q), 3);
+        sortd__fq_close(&q);
+        /* Closing lets the queue run dry, then pop says so. */
+        for (int i = 0; i < 3; i++) {
+                j = sortd__fq_pop(&q);
+                ck_assert_int_eq((int)j->id, 20 + i);
+                free(j);
+        }
+        ck_assert_ptr_null(sortd__fq_pop(&q));
+        sortd__fq_destroy(&q);
+}
+END_TEST
+
+#define JOBS 64
+#define N 1000
+
+static int completed;
+static sortd__worker worker;
+
+static void on_complete(sortd__job *j, void *arg)
+{
+        uint32_t *k = (uint32_t *)j->buf;
+
+        ck_assert_ptr_eq(arg, &worker);
+        ck_assert_int_eq(j->status, SORTD_OK);
+        for (size_t i = 1; i < N; i++)
+                if (k[i - 1] > k[i])
+                        ck_abort_msg("job %llu not sorted at %zu", (unsigned long long)j->id, i);
+        free(j->buf);
+        free(j);
+        if (++completed == JOBS)
+                sortd__worker_stop(&worker);
+}
+
+START_TEST(worker_hand_off)
+{
+        sortd_engine_config ec = {.capacity = N, .threads = 1};
+        sortd__flow flows[4] = {{0}};
+        sortd__fair_queue q;
+        sortd_engine *e;
+        uv_loop_t loop;
+        char why[256];
+
+        ck_assert_int_eq(sortd_engine_create("cpu", &ec, &e, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(sortd__fq_init(&q), 0);
+        ck_assert_int_eq(uv_loop_init(&loop), 0);
+        ck_assert_int_eq(sortd__worker_start(&worker, &loop, e, &q, on_complete, &worker), 0);
+        for (int i = 0; i < JOBS; i++) {
+                sortd__job *j = job(i);
+                uint32_t *k = malloc(N * 4);
+
+                for (uint32_t x = 0; x < N; x++)
+                        k[x] = (N - x) * 2654435761u + (uint32_t)i;
+                j->buf = (uint8_t *)k;
+                j->n = N;
+                j->desc = (sortd_sort_desc){.key_type = SORTD_KEY_U32};
+                sortd__fq_push(&q, &flows[i % 4], j);
+        }
+        ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+        ck_assert_int_eq(completed, JOBS);
+        ck_assert_int_eq(uv_loop_close(&loop), 0);
+        sortd__fq_destroy(&q);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("queue");
+        TCase *tc = tcase_create("queue");
+
+        tcase_add_test(tc, round_robin);
+        tcase_add_test(tc, cancel_and_close);
+        tcase_add_test(tc, worker_hand_off);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
