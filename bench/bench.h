@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "datagen.h"
 #include "engine.h"
 
 namespace sortbench
@@ -99,6 +100,64 @@ bool peer_is_threaded(const std::string &name);
  */
 std::unique_ptr<run> peer_prepare(const std::string &name, const input &in, unsigned threads,
                                   void *work, std::string &why);
+
+/* A --dist item: the generator's distribution and parameter, and its name. */
+struct dist_spec {
+        datagen_dist dist;
+        unsigned param;
+        std::string name;
+};
+
+/* Generates a case's input (floats without NaNs, see remove_nans) and its hash. */
+void fill_input(input &in, sortd_key_type t, sortd_payload p, const dist_spec &d, size_t n,
+                uint64_t seed);
+
+/* One of our engines on in, sorting in work; verify demands the stable order ref exactly. */
+std::unique_ptr<run> make_engine_run(sortd_engine *e, const input &in,
+                                     const std::vector<uint32_t> &ref, void *work);
+
+/* Memory traffic per key of an LSD sort with 8-bit digits (sortbench --help, "Bound"). */
+double bytes_per_key(const input &in);
+
+/* CLOCK_MONOTONIC seconds. */
+double now();
+double median(std::vector<double> v);
+/* Prints "sortbench: note: text" to stderr once per distinct text. */
+void note(const std::string &text);
+/* 2^k for powers of two, else the number. */
+std::string size_name(size_t n);
+
+/* The lists whose product is a run's cases. */
+struct case_lists {
+        std::vector<sortd_key_type> types{SORTD_KEY_U32};
+        std::vector<sortd_payload> payloads{SORTD_PAYLOAD_NONE};
+        std::vector<dist_spec> dists;
+        std::vector<size_t> sizes;
+
+        /* f(type, payload, dist, n) for each case, sizes varying fastest. */
+        template <class F> void for_each(F f) const
+        {
+                for (auto t : types)
+                        for (auto p : payloads)
+                                for (const auto &d : dists)
+                                        for (auto n : sizes)
+                                                f(t, p, d, n);
+        }
+};
+
+/* What the GPU sweep (gpu.cc) runs: every case on each engine that holds its n. */
+struct gpu_request {
+        std::vector<std::string> engines; /* "cuda", "cub", in --engines order */
+        case_lists cases;
+        unsigned repeats;
+        unsigned ref_threads; /* for the reference sort on the host */
+        uint64_t seed;
+        bool json;
+};
+
+/* 0, also when no engine could be created (one line each says why); 1 after a
+   failed sort or check. */
+int gpu_sweep(const gpu_request &r);
 
 } // namespace sortbench
 

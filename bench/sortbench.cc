@@ -1,9 +1,14 @@
 /*
  * sortbench: our engines and the best CPU sorts in Debian, side by side in
- * one process, on the same generated data. See usage() for what it measures.
+ * one process, on the same generated data; then our CUDA kernels against
+ * CUB on the same GPU (gpu.cc). See usage() for what it measures, and for
+ * the bandwidth bounds: an LSD sort with 8-bit digits over p = key bytes
+ * digit places moves (2p + 1) x key bytes per key, plus 2p x value bytes
+ * (values) or (2p - 1) x index bytes (argsort). The CPU bound divides the
+ * measured memcpy rate by that; the GPU bound the device's peak bandwidth,
+ * 2 x memory clock x bus width / 8 (sortd_engine_peak_bandwidth).
  */
 #include <getopt.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,11 +18,9 @@
 #include <cstring>
 #include <map>
 #include <new>
-#include <set>
 #include <thread>
 
 #include "bench.h"
-#include "datagen.h"
 
 namespace sortbench
 {
@@ -26,18 +29,11 @@ namespace
 {
 
 const char *const our_engines[] = {"cpu", "cuda", "cub"};
-
-struct dist_spec {
-        datagen_dist dist;
-        unsigned param;
-        std::string name;
-};
+const size_t gpu_default_sizes[] = {size_t(1) << 20, size_t(1) << 22, size_t(1) << 24,
+                                    size_t(1) << 26, size_t(1) << 28};
 
 struct options {
-        std::vector<sortd_key_type> types{SORTD_KEY_U32};
-        std::vector<sortd_payload> payloads{SORTD_PAYLOAD_NONE};
-        std::vector<dist_spec> dists;
-        std::vector<size_t> sizes{size_t(1) << 24};
+        case_lists cases; /* sizes empty: 2^24 for the CPU, gpu_default_sizes */
         std::vector<unsigned> threads;
         unsigned repeats = 5;
         std::vector<std::string> engines;
@@ -62,7 +58,8 @@ void usage(FILE *f)
               "  --payload LIST   none,v32,v64,argsort32,argsort64 (default none)\n"
               "  --dist LIST      uniform,q2,q4,q8,q16,equal,sorted,reverse,few,negative,special\n"
               "                   (default uniform)\n"
-              "  --n LIST         sizes as numbers or 2^k (default 2^24)\n"
+              "  --n LIST         sizes as numbers or 2^k (default 2^24; for cuda and cub\n"
+              "                   2^20,2^22,2^24,2^26,2^28)\n"
               "  --threads LIST   thread counts (default: the online CPUs)\n"
               "  --repeats N      timed sorts per engine and case (default 5)\n"
               "  --engines LIST   any of cpu,cuda,cub,vqsort,vqsort-avx2,ips4o,tbb,boost-bis,\n"
@@ -101,7 +98,27 @@ void usage(FILE *f)
               "bytes for argsort; the bound in keys/s is copy_gb_per_s * 1e9 / that. An\n"
               "engine that skips digit places all keys share (equal, few, q8) can pass it.\n"
               "The table gives our engines' rate as a ratio to the fastest peer (at the\n"
-              "same thread count, or single-threaded) and as a fraction of that bound.\n",
+              "same thread count, or single-threaded) and as a fraction of that bound.\n"
+              "\n"
+              "GPU: cuda (our Onesweep kernels) and cub (CUB's DeviceRadixSort) run in a\n"
+              "sweep of their own after the CPU cases, on the same data and device. Each is\n"
+              "created once, for the largest n its limit and the device's memory allow;\n"
+              "larger n are skipped with a note. Per case each sorts repeats + 1 times,\n"
+              "the first untimed, every result verified exactly as above. Reported\n"
+              "(medians): e2e GKeys/s, host buffer to host buffer (PCIe copies included);\n"
+              "kernel GKeys/s, the device time from the end of the upload to the start of\n"
+              "the download (CUDA events, sortd_engine_last_device_seconds); vs cub, our\n"
+              "kernel rate over CUB's; of bound, the kernel rate over peak / bytes per\n"
+              "key, with peak = 2 x memory clock x bus width / 8 (the device's DDR\n"
+              "bandwidth, sortd_engine_peak_bandwidth) and bytes per key as in Bound. The\n"
+              "cub engine maps signed, float and descending keys with one elementwise\n"
+              "kernel before DeviceRadixSort and one after (4 x key bytes per key more,\n"
+              "inside its kernel time); unsigned ascending keys reach it unmapped.\n"
+              "JSON rows of GPU engines carry gkeys_per_s (e2e), kernel_gkeys_per_s,\n"
+              "of_bound and, for cuda, vs_cub. Without a CUDA device (or in a build\n"
+              "without the CUDA engines) each of cuda and cub prints one line on stderr,\n"
+              "\"sortbench: ENGINE: no GPU benchmark: WHY\" (in JSON also a {\"skipped\"}\n"
+              "row), and sortbench exits 0: a missing GPU is not a failed benchmark.\n",
               f);
 }
 
@@ -169,6 +186,11 @@ bool is_ours(const std::string &name)
         return false;
 }
 
+bool is_gpu(const std::string &name)
+{
+        return name == "cuda" || name == "cub";
+}
+
 bool is_peer(const std::string &name)
 {
         const auto &p = peer_names();
@@ -200,21 +222,21 @@ options parse_options(int argc, char **argv)
         while ((c = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
                 switch (c) {
                 case o_type:
-                        o.types.clear();
+                        o.cases.types.clear();
                         for (const auto &s : split(optarg)) {
                                 int t = sortd_key_type_parse(s.c_str());
                                 if (t < 0 || sortd_key_size(sortd_key_type(t)) < 4)
                                         bad_option("type", s.c_str());
-                                o.types.push_back(sortd_key_type(t));
+                                o.cases.types.push_back(sortd_key_type(t));
                         }
                         break;
                 case o_payload:
-                        o.payloads.clear();
+                        o.cases.payloads.clear();
                         for (const auto &s : split(optarg)) {
                                 int p = sortd_payload_parse(s.c_str());
                                 if (p < 0)
                                         bad_option("payload", s.c_str());
-                                o.payloads.push_back(sortd_payload(p));
+                                o.cases.payloads.push_back(sortd_payload(p));
                         }
                         break;
                 case o_dist:
@@ -224,16 +246,16 @@ options parse_options(int argc, char **argv)
                                 if (datagen_parse(s.c_str(), &d.dist, &d.param) != 0)
                                         bad_option("dist", s.c_str());
                                 d.name = datagen_name(d.dist, d.param, name, sizeof(name));
-                                o.dists.push_back(d);
+                                o.cases.dists.push_back(d);
                         }
                         break;
                 case o_n:
-                        o.sizes.clear();
+                        o.cases.sizes.clear();
                         for (const auto &s : split(optarg)) {
                                 size_t n;
                                 if (!parse_size(s, &n))
                                         bad_option("n (1 to 2^32)", s.c_str());
-                                o.sizes.push_back(n);
+                                o.cases.sizes.push_back(n);
                         }
                         break;
                 case o_threads:
@@ -275,8 +297,8 @@ options parse_options(int argc, char **argv)
         }
         if (optind < argc)
                 bad_option("argument", argv[optind]);
-        if (o.dists.empty())
-                o.dists.push_back({DATAGEN_UNIFORM, 0, "uniform"});
+        if (o.cases.dists.empty())
+                o.cases.dists.push_back({DATAGEN_UNIFORM, 0, "uniform"});
         if (o.threads.empty())
                 o.threads.push_back(unsigned(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
         if (o.engines.empty()) {
@@ -285,30 +307,6 @@ options parse_options(int argc, char **argv)
                         o.engines.push_back(p);
         }
         return o;
-}
-
-double now()
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-double median(std::vector<double> v)
-{
-        std::sort(v.begin(), v.end());
-        size_t h = v.size() / 2;
-        return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-}
-
-/* Prints a note to stderr once per distinct text. */
-void note(const std::string &text)
-{
-        static std::set<std::string> seen;
-
-        if (seen.insert(text).second)
-                fprintf(stderr, "sortbench: note: %s\n", text.c_str());
 }
 
 /* memcpy bandwidth (bytes read + written per second) of 256 MiB with `threads` threads. */
@@ -336,14 +334,6 @@ double copy_gb_per_s(unsigned threads)
                 rates.push_back(2.0 * double(bytes) / (now() - t0) / 1e9);
         }
         return median(rates);
-}
-
-/* Memory traffic per key of an LSD sort with 8-bit digits (see --help). */
-double bytes_per_key(const input &in)
-{
-        double p = in.key_bytes, k = in.key_bytes, v = in.val_bytes;
-
-        return (2 * p + 1) * k + (in.argsort ? 2 * p - 1 : in.val_bytes ? 2 * p : 0) * v;
 }
 
 /* Our engines, created once per (kind, threads) for the largest n and reused. */
@@ -390,95 +380,6 @@ class engine_cache
         std::map<std::pair<std::string, unsigned>, sortd_engine *> engines_;
 };
 
-/* One of our engines on one case: keys, then values at the next 64-byte boundary. */
-class engine_run : public run
-{
-      public:
-        engine_run(sortd_engine *e, const input &in, const std::vector<uint32_t> &ref, void *work)
-            : e_(e), in_(in), ref_(ref), keys_(work),
-              vals_(static_cast<char *>(work) + (in.n * in.key_bytes + 63) / 64 * 64)
-        {
-        }
-
-        void load() override
-        {
-                memcpy(keys_, in_.keys.as<void>(), in_.n * in_.key_bytes);
-                if (in_.val_bytes && !in_.argsort)
-                        memcpy(vals_, in_.vals.as<void>(), in_.n * in_.val_bytes);
-        }
-
-        outcome sort(std::string &why) override
-        {
-                sortd_sort_desc d = {in_.type, in_.payload, SORTD_ASCENDING, 0, 0};
-                sortd_status s =
-                        sortd_engine_sort(e_, &d, keys_, in_.val_bytes ? vals_ : nullptr, in_.n);
-                if (s == SORTD_OK)
-                        return outcome::ok;
-                why = std::string(sortd_strerror(s)) + ": " + sortd_engine_error(e_);
-                return s == SORTD_E_UNSUPPORTED ? outcome::unsupported : outcome::failed;
-        }
-
-        /* Our sorts are stable: the result must equal the reference exactly. */
-        bool verify(std::string &why) override
-        {
-                const void *in_keys = in_.keys.as<void>(), *in_vals = in_.vals.as<void>();
-
-                for (size_t i = 0; i < in_.n; i++) {
-                        size_t from = ref_[i];
-                        if (load_word(keys_, i, in_.key_bytes) !=
-                            load_word(in_keys, from, in_.key_bytes)) {
-                                why = "key at position " + std::to_string(i) +
-                                      " differs from the stable reference";
-                                return false;
-                        }
-                        if (!in_.val_bytes)
-                                continue;
-                        uint64_t want =
-                                in_.argsort ? from : load_word(in_vals, from, in_.val_bytes);
-                        if (load_word(vals_, i, in_.val_bytes) != want) {
-                                why = std::string(in_.argsort ? "index" : "value") +
-                                      " at position " + std::to_string(i) +
-                                      " differs from the stable reference";
-                                return false;
-                        }
-                }
-                return true;
-        }
-
-      private:
-        sortd_engine *e_;
-        const input &in_;
-        const std::vector<uint32_t> &ref_;
-        void *keys_;
-        void *vals_;
-};
-
-void fill_input(input &in, sortd_key_type t, sortd_payload p, const dist_spec &d, size_t n,
-                uint64_t seed)
-{
-        in.type = t;
-        in.payload = p;
-        in.n = n;
-        in.key_bytes = unsigned(sortd_key_size(t));
-        in.val_bytes = unsigned(sortd_payload_size(p));
-        in.argsort = p == SORTD_PAYLOAD_ARGSORT32 || p == SORTD_PAYLOAD_ARGSORT64;
-        in.keys = buffer(n * in.key_bytes);
-        datagen_fill(in.keys.as<void>(), n, t, d.dist, d.param, seed);
-        if (in.val_bytes && !in.argsort) {
-                in.vals = buffer(n * in.val_bytes);
-                datagen_fill_values(in.vals.as<void>(), n, in.val_bytes, seed + 1);
-        }
-        remove_nans(in);
-        in.hash = input_hash(in);
-}
-
-std::string size_name(size_t n)
-{
-        if (n && !(n & (n - 1)))
-                return "2^" + std::to_string(__builtin_ctzll(n));
-        return std::to_string(n);
-}
-
 /* The case being run: its data, and the text every row and message names it by. */
 struct bench_case {
         input in;
@@ -509,11 +410,8 @@ class bench
                                "payload", "dist", "n", "thr", "Mkeys/s", "vs fastest peer",
                                "of bound");
                 fflush(stdout);
-                for (auto t : o_.types)
-                        for (auto p : o_.payloads)
-                                for (const auto &d : o_.dists)
-                                        for (auto n : o_.sizes)
-                                                run_case(t, p, d, n);
+                o_.cases.for_each([this](sortd_key_type t, sortd_payload p, const dist_spec &d,
+                                         size_t n) { run_case(t, p, d, n); });
                 return failed_ ? 1 : 0;
         }
 
@@ -536,7 +434,7 @@ class bench
 
         size_t max_size() const
         {
-                return *std::max_element(o_.sizes.begin(), o_.sizes.end());
+                return *std::max_element(o_.cases.sizes.begin(), o_.cases.sizes.end());
         }
 
         void run_case(sortd_key_type t, sortd_payload p, const dist_spec &d, size_t n)
@@ -593,7 +491,7 @@ class bench
                         c.ref = reference_perm(c.in, max_threads);
                         c.have_ref = true;
                 }
-                return std::make_unique<engine_run>(e, c.in, c.ref, work.as<void>());
+                return make_engine_run(e, c.in, c.ref, work.as<void>());
         }
 
         /* Times --repeats sorts, verifying each; false if no row should be printed. */
@@ -681,6 +579,32 @@ class bench
         }
 };
 
+/* The CPU engines and peers first, then the GPU sweep, each where asked for. */
+int run_all(options o)
+{
+        gpu_request g;
+        options cpu = o;
+        int rc = 0;
+
+        cpu.engines.clear();
+        for (const auto &name : o.engines)
+                (is_gpu(name) ? g.engines : cpu.engines).push_back(name);
+        if (cpu.cases.sizes.empty())
+                cpu.cases.sizes.push_back(size_t(1) << 24);
+        if (!cpu.engines.empty())
+                rc = bench(cpu).main();
+        if (g.engines.empty())
+                return rc;
+        g.cases = o.cases;
+        if (g.cases.sizes.empty())
+                g.cases.sizes.assign(std::begin(gpu_default_sizes), std::end(gpu_default_sizes));
+        g.repeats = o.repeats;
+        g.ref_threads = *std::max_element(o.threads.begin(), o.threads.end());
+        g.seed = o.seed;
+        g.json = o.json;
+        return gpu_sweep(g) | rc;
+}
+
 } // namespace
 
 } // namespace sortbench
@@ -688,9 +612,7 @@ class bench
 int main(int argc, char **argv)
 {
         try {
-                sortbench::bench b(sortbench::parse_options(argc, argv));
-
-                return b.main();
+                return sortbench::run_all(sortbench::parse_options(argc, argv));
         } catch (const std::bad_alloc &) {
                 fprintf(stderr, "sortbench: out of memory\n");
                 return 1;

@@ -185,6 +185,7 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
         if (!e)
                 return SORTD_E_INVAL;
         e->why[0] = '\0';
+        e->last_device_seconds = 0;
         if (!desc)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "desc is NULL");
         s = make_plan(e, desc, n, &p);
@@ -219,6 +220,16 @@ const char *sortd_engine_device(const sortd_engine *e)
 size_t sortd_engine_capacity(const sortd_engine *e)
 {
         return e->capacity;
+}
+
+double sortd_engine_peak_bandwidth(const sortd_engine *e)
+{
+        return e->peak_bandwidth;
+}
+
+double sortd_engine_last_device_seconds(const sortd_engine *e)
+{
+        return e->last_device_seconds;
 }
 
 void sortd_engine_destroy(sortd_engine *e)

@@ -102,6 +102,21 @@ const char *sortd_engine_kind(const sortd_engine *e);
 const char *sortd_engine_device(const sortd_engine *e);
 size_t sortd_engine_capacity(const sortd_engine *e);
 
+/*
+ * The device's theoretical memory bandwidth in bytes/s: for the CUDA engines
+ * 2 x memory clock x bus width / 8 (double data rate, as NVIDIA quotes it).
+ * 0 when unknown (the CPU engine).
+ */
+double sortd_engine_peak_bandwidth(const sortd_engine *e);
+
+/*
+ * Seconds the device spent on the last sort, timed on the device (CUDA
+ * events) from the end of the input's upload to the start of the result's
+ * download: the sort without its host<->device copies. 0 when not measured:
+ * the CPU engine, a failed sort, n < 2.
+ */
+double sortd_engine_last_device_seconds(const sortd_engine *e);
+
 /* Accepts NULL. */
 void sortd_engine_destroy(sortd_engine *e);
 

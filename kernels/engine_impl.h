@@ -39,6 +39,8 @@ typedef struct sortd__engine_ops {
 struct sortd_engine {
         const sortd__engine_ops *ops;
         size_t capacity;
+        double peak_bandwidth;      /* bytes/s, 0 = unknown; set by create */
+        double last_device_seconds; /* set by a sort that measured it; engine.c clears */
         char device[128];
         char why[256];
 };

@@ -23,6 +23,7 @@ class CudaBackend
         cudaStream_t stream = nullptr;
         int device = 0;
         unsigned sms = 1;
+        cudaEvent_t marks[2] = {nullptr, nullptr}; /* bracket a sort's device work */
 
         /* Records a failed call in e->why; true when rc is cudaSuccess. */
         bool check(cudaError_t rc, const char *what)
@@ -66,6 +67,23 @@ class CudaBackend
         unsigned sm_count() const
         {
                 return sms;
+        }
+
+        bool mark(int i)
+        {
+                return check(cudaEventRecord(marks[i], stream), "cudaEventRecord");
+        }
+
+        /* After wait(): seconds from mark(0) to mark(1); 0 if not measurable. */
+        double marked_seconds()
+        {
+                float ms = 0;
+
+                if (cudaEventElapsedTime(&ms, marks[0], marks[1]) != cudaSuccess) {
+                        (void)cudaGetLastError();
+                        return 0;
+                }
+                return ms * 1e-3;
         }
 
         bool alloc(void **p, size_t bytes, const char *what)
@@ -112,13 +130,32 @@ class CudaBackend
                                 "no CUDA device: %s is sm_%d%d, sm_75 or newer needed", prop.name,
                                 prop.major, prop.minor);
                 sms = (unsigned)prop.multiProcessorCount;
+                e->peak_bandwidth = peak_bandwidth();
                 snprintf(e->device, sizeof(e->device), "%.80s (sm_%d%d, %d SMs, %.1f GiB)",
                          prop.name, prop.major, prop.minor, prop.multiProcessorCount,
                          prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
                 if (!check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-                           "cudaStreamCreate"))
+                           "cudaStreamCreate") ||
+                    !check(cudaEventCreate(&marks[0]), "cudaEventCreate") ||
+                    !check(cudaEventCreate(&marks[1]), "cudaEventCreate"))
                         return SORTD_E_DEVICE;
                 return SORTD_OK;
+        }
+
+        /* Bytes/s: 2 x memory clock x bus width (double data rate, as NVIDIA
+           quotes it; CUDA 13 dropped cudaDeviceProp::memoryClockRate). */
+        double peak_bandwidth()
+        {
+                int khz = 0, bits = 0;
+
+                if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, device) !=
+                            cudaSuccess ||
+                    cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, device) !=
+                            cudaSuccess) {
+                        (void)cudaGetLastError();
+                        return 0;
+                }
+                return 2.0 * khz * 1e3 * bits / 8;
         }
 
         /* Another thread may call a sort than the one that created us. */
@@ -129,31 +166,40 @@ class CudaBackend
 
         void close()
         {
-                if (stream) {
-                        (void)cudaSetDevice(device);
-                        (void)cudaStreamDestroy(stream);
-                }
+                if (!stream) /* open() makes the events only after the stream */
+                        return;
+                (void)cudaSetDevice(device);
+                for (cudaEvent_t &ev : marks)
+                        if (ev)
+                                (void)cudaEventDestroy(ev);
+                (void)cudaStreamDestroy(stream);
+                marks[0] = marks[1] = nullptr;
                 stream = nullptr;
         }
 };
 
 /* The uploads both engines start with: raw keys to keys0, values (not an
-   argsort's, which are generated) to vals0. */
+   argsort's, which are generated) to vals0; then mark(0) starts the device
+   time that download reports (sortd_engine_last_device_seconds). */
 inline bool upload(CudaBackend &be, const sortd__plan *plan, const void *keys, const void *vals,
                    size_t n, void *keys0, void *vals0)
 {
         return be.copy(keys0, keys, n * plan->key_bytes, cudaMemcpyHostToDevice) &&
                (plan->argsort || !plan->val_bytes ||
-                be.copy(vals0, vals, n * plan->val_bytes, cudaMemcpyHostToDevice));
+                be.copy(vals0, vals, n * plan->val_bytes, cudaMemcpyHostToDevice)) &&
+               be.mark(0);
 }
 
 inline bool download(CudaBackend &be, const sortd__plan *plan, void *keys, void *vals, size_t n,
                      const void *keys_dev, const void *vals_dev)
 {
-        return be.copy(keys, keys_dev, n * plan->key_bytes, cudaMemcpyDeviceToHost) &&
-               (!plan->val_bytes ||
-                be.copy(vals, vals_dev, n * plan->val_bytes, cudaMemcpyDeviceToHost)) &&
-               be.wait();
+        if (!be.mark(1) || !be.copy(keys, keys_dev, n * plan->key_bytes, cudaMemcpyDeviceToHost) ||
+            (plan->val_bytes &&
+             !be.copy(vals, vals_dev, n * plan->val_bytes, cudaMemcpyDeviceToHost)) ||
+            !be.wait())
+                return false;
+        be.e->last_device_seconds = be.marked_seconds();
+        return true;
 }
 
 /* Create's failure path: hand the engine's message to the caller. */

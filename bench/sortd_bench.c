@@ -1,0 +1,243 @@
+/*
+ * sortd-bench: what the daemon's inline path costs, measured in one run.
+ *
+ *   1. Inline overhead: 2^24 random u32 keys sorted through sortd (connect once, then
+ *      sortd_sort: copy in, sort, copy out) against the same engine called in-process on the
+ *      same data; the median of several runs each, and their ratio.
+ *   2. Small requests: 1,024-key u32 sorts from 1, 8 and 32 concurrent clients, each
+ *      looping for a fixed time: requests per second, p50 and p99 latency.
+ *
+ * It starts its own sortd (the binary from the build, or argv[1]) on a temporary socket with
+ * the same engine settings as the in-process one: `sortd-bench [SORTD] [--threads N]`.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "datagen.h"
+#include "engine.h"
+#include "sortd.h"
+
+#ifndef SORTD_BIN
+#define SORTD_BIN "sortd"
+#endif
+
+#define BIG_N ((size_t)1 << 24)
+#define RUNS 5
+#define SMALL_N 1024
+#define SMALL_SECONDS 2.0
+
+static double now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+        qsort(v, n, sizeof(*v), cmp_double);
+        return v[n / 2];
+}
+
+static char sock_path[128], sock_dir[64];
+static pid_t daemon_pid;
+
+static int start_daemon(const char *bin, const char *threads)
+{
+        char cap[32];
+
+        snprintf(sock_dir, sizeof(sock_dir), "/tmp/sortd-bench-XXXXXX");
+        if (!mkdtemp(sock_dir))
+                return -1;
+        snprintf(sock_path, sizeof(sock_path), "%s/sortd.sock", sock_dir);
+        snprintf(cap, sizeof(cap), "%zu", BIG_N);
+        daemon_pid = fork();
+        if (daemon_pid == 0) {
+                execl(bin, bin, "--socket", sock_path, "--engine", "cpu", "--capacity", cap,
+                      "--threads", threads, "--log-level", "warning", (char *)NULL);
+                perror(bin);
+                _exit(127);
+        }
+        for (int i = 0; i < 500; i++) {
+                sortd_conn *c;
+                char err[256];
+
+                if (sortd_connect(sock_path, NULL, &c, err, sizeof(err)) == SORTD_OK) {
+                        sortd_close(c);
+                        return 0;
+                }
+                usleep(10000);
+        }
+        fprintf(stderr, "sortd-bench: sortd did not start\n");
+        return -1;
+}
+
+static void stop_daemon(void)
+{
+        int status;
+
+        kill(daemon_pid, SIGTERM);
+        waitpid(daemon_pid, &status, 0);
+        unlink(sock_path);
+        rmdir(sock_dir);
+}
+
+static int inline_overhead(unsigned threads)
+{
+        sortd_engine_config ec = {.capacity = BIG_N, .threads = threads};
+        sortd_sort_desc d = {.key_type = SORTD_KEY_U32};
+        uint32_t *input = malloc(BIG_N * 4), *keys = malloc(BIG_N * 4);
+        double local[RUNS], remote[RUNS], sort_only[RUNS];
+        sortd_engine *e;
+        sortd_conn *c;
+        char err[256];
+
+        if (!input || !keys || sortd_engine_create("cpu", &ec, &e, err, sizeof(err)) != SORTD_OK ||
+            sortd_connect(sock_path, NULL, &c, err, sizeof(err)) != SORTD_OK) {
+                fprintf(stderr, "sortd-bench: setup failed: %s\n", err);
+                return -1;
+        }
+        datagen_fill(input, BIG_N, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 42);
+        for (int r = 0; r < RUNS; r++) {
+                sortd_request q = {.keys = keys, .n = BIG_N, .key_type = SORTD_KEY_U32};
+                double t0;
+
+                memcpy(keys, input, BIG_N * 4);
+                t0 = now();
+                sortd_engine_sort(e, &d, keys, NULL, BIG_N);
+                local[r] = now() - t0;
+
+                memcpy(keys, input, BIG_N * 4);
+                t0 = now();
+                if (sortd_submit(c, &q) != SORTD_OK || sortd_receive(c, &q) != SORTD_OK) {
+                        fprintf(stderr, "sortd-bench: %s\n", sortd_error_message(c));
+                        return -1;
+                }
+                remote[r] = now() - t0;
+                sort_only[r] = (double)q.timings.sort_ns * 1e-9;
+        }
+        double l = median(local, RUNS), rm = median(remote, RUNS), so = median(sort_only, RUNS);
+
+        printf("inline overhead, 2^24 u32 keys, %u engine threads (median of %d):\n", threads,
+               RUNS);
+        printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, BIG_N / l * 1e-6);
+        printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
+               BIG_N / rm * 1e-6, so * 1e3);
+        printf("  ratio              %8.2fx  (target <= 1.35x)\n", rm / l);
+        sortd_close(c);
+        sortd_engine_destroy(e);
+        free(input);
+        free(keys);
+        return 0;
+}
+
+typedef struct small_client {
+        pthread_t th;
+        double *lat;
+        size_t count, cap;
+        int failed;
+} small_client;
+
+static double small_deadline;
+
+static void *small_main(void *arg)
+{
+        small_client *sc = arg;
+        uint32_t keys[SMALL_N], input[SMALL_N];
+        sortd_conn *c;
+        char err[256];
+
+        datagen_fill(input, SMALL_N, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, (uint64_t)(uintptr_t)sc);
+        if (sortd_connect(sock_path, NULL, &c, err, sizeof(err)) != SORTD_OK) {
+                sc->failed = 1;
+                return NULL;
+        }
+        while (now() < small_deadline) {
+                double t0;
+
+                memcpy(keys, input, sizeof(keys));
+                t0 = now();
+                if (sortd_sort(c, keys, SMALL_N, SORTD_KEY_U32, NULL) != SORTD_OK) {
+                        sc->failed = 1;
+                        break;
+                }
+                if (sc->count == sc->cap) {
+                        sc->cap = sc->cap ? sc->cap * 2 : 4096;
+                        sc->lat = realloc(sc->lat, sc->cap * sizeof(double));
+                }
+                sc->lat[sc->count++] = now() - t0;
+        }
+        sortd_close(c);
+        return NULL;
+}
+
+static int small_requests(int clients)
+{
+        small_client *sc = calloc((size_t)clients, sizeof(*sc));
+        size_t total = 0, k = 0;
+        double *all, t0;
+        int failed = 0;
+
+        small_deadline = now() + SMALL_SECONDS;
+        t0 = now();
+        for (int i = 0; i < clients; i++)
+                pthread_create(&sc[i].th, NULL, small_main, &sc[i]);
+        for (int i = 0; i < clients; i++) {
+                pthread_join(sc[i].th, NULL);
+                total += sc[i].count;
+                failed |= sc[i].failed;
+        }
+        double elapsed = now() - t0;
+
+        all = malloc((total ? total : 1) * sizeof(double));
+        for (int i = 0; i < clients; i++) {
+                memcpy(all + k, sc[i].lat, sc[i].count * sizeof(double));
+                k += sc[i].count;
+                free(sc[i].lat);
+        }
+        qsort(all, total, sizeof(double), cmp_double);
+        printf("  %2d client(s)  %8.0f sorts/s  p50 %7.3f ms  p99 %7.3f ms%s\n", clients,
+               (double)total / elapsed, total ? all[total / 2] * 1e3 : 0.0,
+               total ? all[total * 99 / 100] * 1e3 : 0.0, failed ? "  (errors!)" : "");
+        free(all);
+        free(sc);
+        return failed ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+        const char *bin = SORTD_BIN, *threads = "0";
+        int r = 0;
+
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+                        threads = argv[++i];
+                else
+                        bin = argv[i];
+        }
+        if (start_daemon(bin, threads) < 0)
+                return 1;
+        r |= inline_overhead((unsigned)atoi(threads));
+        printf("small requests, %d u32 keys each, %.0f s per row (targets: >= 20000/s with 8 "
+               "clients, p99 < 2 ms):\n",
+               SMALL_N, SMALL_SECONDS);
+        r |= small_requests(1);
+        r |= small_requests(8);
+        r |= small_requests(32);
+        stop_daemon();
+        return r ? 1 : 0;
+}
