@@ -382,7 +382,7 @@ START_TEST(stability)
         static const struct dist dists[] = {
                 {DATAGEN_EQUAL, 0}, {DATAGEN_FEW, 3}, {DATAGEN_FEW, 16}, {DATAGEN_ENTROPY, 16}};
         static const size_t sizes[] = {TILE * 3 + 5, 100003};
-        sortd_engine *e = engine_new(100003, 0);
+        sortd_engine *e = engine_new(sizes[0] > sizes[1] ? sizes[0] : sizes[1], 0);
         size_t cases = 0, ties = 0;
 
         for (int p = SORTD_PAYLOAD_VALUES32; p < SORTD_PAYLOAD_COUNT; p++)

@@ -13,7 +13,7 @@
 /* Keys per tile of a binning pass (a power of two). A tile's keys and digits
    stay in L2 between the counting and the scatter phase. */
 #ifndef SORTD__CPU_TILE_KEYS
-#define SORTD__CPU_TILE_KEYS 32768u
+#define SORTD__CPU_TILE_KEYS 131072u
 #endif
 
 #define SORTD__RADIX 256u
