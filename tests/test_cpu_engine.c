@@ -560,6 +560,42 @@ START_TEST(tiny)
 }
 END_TEST
 
+/*
+ * One engine for many sorts: the status words carry the epoch of their pass
+ * (16 bits, one epoch per pass), so 65535 passes wrap it and the engine must
+ * start the words afresh. 8190 small u64 sorts (8 passes each) bring the
+ * epoch near the wrap; multi-tile sorts, checked against the reference, then
+ * run across it.
+ */
+START_TEST(epoch_wrap)
+{
+        const size_t big = 2 * TILE + 3, small = 100;
+        sortd_engine *e = engine_new(big, 2);
+        sortd_sort_desc d = {SORTD_KEY_U64, SORTD_PAYLOAD_ARGSORT32, SORTD_ASCENDING, 0, 0};
+        uint64_t *keys = malloc(big * 8), *want = malloc(big * 8);
+        uint32_t *idx = malloc(big * 4), *want_idx = malloc(big * 4);
+
+        ck_assert(keys && want && idx && want_idx);
+        for (unsigned i = 0; i < 8190; i++) {
+                datagen_fill(keys, small, SORTD_KEY_U64, DATAGEN_UNIFORM, 0, 1000 + i);
+                ck_assert_int_eq(sortd_engine_sort(e, &d, keys, idx, small), SORTD_OK);
+        }
+        for (unsigned i = 0; i < 4; i++) {
+                datagen_fill(keys, big, SORTD_KEY_U64, DATAGEN_UNIFORM, 0, 77 + i);
+                memcpy(want, keys, big * 8);
+                ck_assert_int_eq(sortd_engine_sort(e, &d, keys, idx, big), SORTD_OK);
+                ck_assert_int_eq(ref_sort(&d, want, want_idx, big), 0);
+                ck_assert_msg(memcmp(keys, want, big * 8) == 0, "sort %u: keys differ", i);
+                ck_assert_msg(memcmp(idx, want_idx, big * 4) == 0, "sort %u: indices differ", i);
+        }
+        free(keys);
+        free(want);
+        free(idx);
+        free(want_idx);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
 /* n equal to the capacity is accepted; reusing one engine for many sizes is covered above. */
 START_TEST(capacity_exact)
 {
@@ -858,6 +894,11 @@ static Suite *cpu_engine_suite(void)
         tcase_add_loop_test(tc, matrix_random_sizes, 0, SORTD_KEY_TYPE_COUNT);
         tcase_add_test(tc, tiny);
         tcase_add_test(tc, capacity_exact);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("epoch");
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, epoch_wrap);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("stability");
