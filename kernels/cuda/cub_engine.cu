@@ -72,18 +72,12 @@ size_t max_temp_bytes(size_t n)
 sortd_status cub_create(const sortd_engine_config *cfg, sortd_engine **out, char *why,
                         size_t why_len)
 {
-        cub_engine *c = (cub_engine *)calloc(1, sizeof(*c));
+        cub_engine *c = engine_new<cub_engine>(&sortd__cub_engine_ops, cfg, why, why_len);
         size_t cap = cfg->capacity ? cfg->capacity : 1;
         sortd_status s;
 
-        if (!c) {
-                if (why_len)
-                        snprintf(why, why_len, "out of memory");
+        if (!c)
                 return SORTD_E_NOMEM;
-        }
-        new (&c->be) CudaBackend();
-        c->base.ops = &sortd__cub_engine_ops;
-        c->base.capacity = cfg->capacity;
         if (cfg->capacity > (size_t)INT32_MAX) {
                 sortd__engine_fail(&c->base, SORTD_E_UNSUPPORTED,
                                    "capacity %zu above the cub engine's limit of 2^31 - 1 keys",

@@ -203,6 +203,25 @@ inline bool download(CudaBackend &be, const sortd__plan *plan, void *keys, void 
 }
 
 /* Create's failure path: hand the engine's message to the caller. */
+/* A zeroed engine struct E (members base and be) for cfg, its backend constructed; NULL with a
+   message in why when out of memory. */
+template <class E>
+E *engine_new(const sortd__engine_ops *ops, const sortd_engine_config *cfg, char *why,
+              size_t why_len)
+{
+        E *c = (E *)calloc(1, sizeof(E));
+
+        if (!c) {
+                if (why_len)
+                        snprintf(why, why_len, "out of memory");
+                return nullptr;
+        }
+        new (&c->be) CudaBackend();
+        c->base.ops = ops;
+        c->base.capacity = cfg->capacity;
+        return c;
+}
+
 inline sortd_status create_failed(sortd_engine *e, sortd_status s, char *why, size_t why_len,
                                   void (*destroy)(sortd_engine *))
 {

@@ -60,17 +60,11 @@ bool allocate(cuda_engine *c, size_t cap)
 sortd_status cuda_create(const sortd_engine_config *cfg, sortd_engine **out, char *why,
                          size_t why_len)
 {
-        cuda_engine *c = (cuda_engine *)calloc(1, sizeof(*c));
+        cuda_engine *c = engine_new<cuda_engine>(&sortd__cuda_engine_ops, cfg, why, why_len);
         sortd_status s;
 
-        if (!c) {
-                if (why_len)
-                        snprintf(why, why_len, "out of memory");
+        if (!c)
                 return SORTD_E_NOMEM;
-        }
-        new (&c->be) CudaBackend();
-        c->base.ops = &sortd__cuda_engine_ops;
-        c->base.capacity = cfg->capacity;
         if (cfg->capacity > MAX_KEYS) {
                 sortd__engine_fail(&c->base, SORTD_E_UNSUPPORTED,
                                    "capacity %zu above the cuda engine's limit of %llu keys "
