@@ -14,6 +14,9 @@
 
 #include <systemd/sd-daemon.h>
 
+#ifdef SORTD_HAVE_CUDA
+#include "cuda/selfcheck.h"
+#endif
 #include "internal.h"
 
 /* ---- status ---- */
@@ -47,6 +50,35 @@ void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__
 
 /* ---- engine ---- */
 
+/* Our kernels against CUB on a fixed sample: a cuda engine that sorts wrong is not served. */
+static sortd_status check_engine(sortd_engine *e, char *why, size_t why_len)
+{
+#ifdef SORTD_HAVE_CUDA
+        if (strcmp(sortd_engine_kind(e), "cuda") == 0)
+                return sortd_cuda_selfcheck(e, 0, why, why_len);
+#endif
+        (void)e, (void)why, (void)why_len;
+        return SORTD_OK;
+}
+
+/* Creates the engine `kind` and, for cuda, runs its self-check; *out is set on success only. */
+static sortd_status open_engine(const char *kind, const sortd_engine_config *ec, sortd_engine **out,
+                                char *why, size_t why_len)
+{
+        sortd_engine *e;
+        sortd_status s = sortd_engine_create(kind, ec, &e, why, why_len);
+
+        if (s != SORTD_OK)
+                return s;
+        s = check_engine(e, why, why_len);
+        if (s != SORTD_OK) {
+                sortd_engine_destroy(e);
+                return s;
+        }
+        *out = e;
+        return SORTD_OK;
+}
+
 static sortd_status create_engine(sortd__server *srv)
 {
         sortd_engine_config ec = {
@@ -57,17 +89,18 @@ static sortd_status create_engine(sortd__server *srv)
         sortd_status s;
 
         if (strcmp(srv->cfg.engine, "auto") == 0) {
-                s = sortd_engine_create("cuda", &ec, &srv->engine, why, sizeof(why));
+                s = open_engine("cuda", &ec, &srv->engine, why, sizeof(why));
                 if (s == SORTD_OK) {
-                        sortd__log(SORTD__LOG_NOTICE, "engine auto: using cuda (%s)",
+                        sortd__log(SORTD__LOG_NOTICE,
+                                   "engine auto: using cuda (%s), self-check against CUB passed",
                                    sortd_engine_device(srv->engine));
                         return s;
                 }
                 sortd__log(SORTD__LOG_NOTICE, "engine auto: cuda unavailable (%s: %s), using cpu",
                            sortd_strerror(s), why);
-                s = sortd_engine_create("cpu", &ec, &srv->engine, why, sizeof(why));
+                s = open_engine("cpu", &ec, &srv->engine, why, sizeof(why));
         } else {
-                s = sortd_engine_create(srv->cfg.engine, &ec, &srv->engine, why, sizeof(why));
+                s = open_engine(srv->cfg.engine, &ec, &srv->engine, why, sizeof(why));
         }
         if (s != SORTD_OK)
                 sortd__log(SORTD__LOG_ERR, "cannot create engine '%s': %s: %s", srv->cfg.engine,
