@@ -9,8 +9,9 @@
  *              a tile's predecessors have always started. A tile counts its
  *              digits, publishes them (flag LOCAL), looks back over its
  *              predecessors to the first INCLUSIVE prefix, publishes its own,
- *              then scatters through per-digit 64-byte staging lines so every
- *              write to memory is a whole aligned cache line.
+ *              ranks its keys by digit into a thread-local buffer (the
+ *              per-digit staging) and writes each digit's run out, so writes
+ *              to memory are contiguous whole cache lines but for run ends.
  *
  * Keys are stored twiddled (keys.h) between the first and the last pass; the
  * first pass applies the map when it loads, the last undoes it when it stores.
