@@ -54,9 +54,10 @@ struct pass {
         unsigned char *dst_k, *dst_v;
         size_t n, ntiles;
         unsigned key_bytes, val_bytes;
-        bool gen_index; /* argsort's first pass: values are the input positions */
-        bool stream;    /* full lines go out with non-temporal stores */
-        bool twiddle;   /* load_tw or store_tw is not the identity */
+        bool gen_index;  /* argsort's first pass: values are the input positions */
+        bool stream;     /* full lines go out with non-temporal stores */
+        bool twiddle;    /* load_tw or store_tw is not the identity */
+        bool precounted; /* the tiles' counts are ctx->tile_counts (place 0, first pass) */
         unsigned shift;
         uint64_t mask;
         sortd__twiddle load_tw, store_tw;
@@ -131,6 +132,29 @@ static size_t chunk_begin(size_t n, unsigned tid, unsigned nth)
         return (size_t)((unsigned __int128)n * tid / nth);
 }
 
+static size_t tile_count(size_t n)
+{
+        return (n + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS;
+}
+
+static size_t tile_len(size_t n, size_t t)
+{
+        size_t begin = t * SORTD__CPU_TILE_KEYS;
+
+        return n - begin < SORTD__CPU_TILE_KEYS ? n - begin : SORTD__CPU_TILE_KEYS;
+}
+
+/*
+ * A tile is split into SORTD__STREAMS contiguous parts, counted and ranked
+ * side by side with their own counters: a run of one digit (low-entropy
+ * keys) then makes independent dependency chains instead of one long one,
+ * and stability holds because part s precedes part s + 1 in the input.
+ */
+static inline size_t stream_len(size_t len)
+{
+        return len / SORTD__STREAMS;
+}
+
 static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
 {
         size_t t = n / KEYS_PER_THREAD;
@@ -142,54 +166,49 @@ static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
 
 /* ---- histogram pass ---------------------------------------------------- */
 
-/* Counts the digits of one key in every place. The key is first shifted and
-   masked to its bit range, so place k is simply byte k: the places above the
-   range count zeros, which nobody reads. */
-ALWAYS_INLINE void count_places(uint32_t (*c)[SORTD__RADIX], uint64_t y, unsigned kb)
-{
-        for (unsigned k = 0; k < kb; k++)
-                c[k][(y >> (8 * k)) & 0xff]++;
-}
-
-ALWAYS_INLINE void hist_chunk(const struct hist_job *j, uint64_t (*out)[SORTD__RADIX], size_t begin,
-                              size_t end, unsigned kb, bool tw)
+/*
+ * The histogram pass counts the digits of every place at once. A key is first
+ * shifted and masked to its bit range, so place k is simply byte k (places
+ * above the range count zeros, which nobody reads). Places 1 and up go to four
+ * counter sets taken in turn, so a run of equal digits (low-entropy keys) makes
+ * four dependency chains, not one; place 0 is counted per part of a tile, in
+ * two sets, so that the first binning pass, when it sorts place 0, starts from
+ * these counts instead of reading its tile once more.
+ */
+ALWAYS_INLINE void hist_part(const struct hist_job *j,
+                             uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
+                             uint32_t (*p0)[SORTD__RADIX], size_t begin, size_t end, unsigned kb,
+                             bool tw)
 {
         const unsigned char *keys = j->keys;
         const sortd__twiddle t = j->tw;
         const unsigned shift = j->begin_bit;
         const uint64_t range = j->range_mask;
-        /* Four sets of 32-bit counters, taken in turn: a run of equal digits
-           (low-entropy keys) then makes four dependency chains, not one. */
-        uint32_t c[4][SORTD__MAX_PLACES][SORTD__RADIX];
+        size_t i = begin;
 
-#define RANGE_BITS(i)                                                                              \
-        (((tw ? sortd__twiddle_forward(t, load_elem(keys, (i), kb)) : load_elem(keys, (i), kb)) >> \
-          shift) &                                                                                 \
-         range)
-        while (begin < end) {
-                size_t stop = end - begin > (1u << 30) ? begin + (1u << 30) : end;
-                size_t i = begin;
-
-                memset(c, 0, sizeof(c));
-                for (; i + 4 <= stop; i += 4)
-                        for (unsigned set = 0; set < 4; set++)
-                                count_places(c[set], RANGE_BITS(i + set), kb);
-                for (; i < stop; i++)
-                        count_places(c[0], RANGE_BITS(i), kb);
-                for (unsigned k = 0; k < kb; k++)
-                        for (unsigned d = 0; d < SORTD__RADIX; d++)
-                                out[k][d] +=
-                                        (uint64_t)c[0][k][d] + c[1][k][d] + c[2][k][d] + c[3][k][d];
-                begin = stop;
-        }
-#undef RANGE_BITS
+#define COUNT_KEY(set, i)                                                                          \
+        do {                                                                                       \
+                uint64_t x_ = load_elem(keys, (i), kb);                                            \
+                uint64_t y_ = ((tw ? sortd__twiddle_forward(t, x_) : x_) >> shift) & range;        \
+                                                                                                   \
+                p0[(set)&1][y_ & 0xff]++;                                                          \
+                for (unsigned k = 1; k < kb; k++)                                                  \
+                        hc[set][k][(y_ >> (8 * k)) & 0xff]++;                                      \
+        } while (0)
+        for (; i + 4 <= end; i += 4)
+                for (unsigned set = 0; set < 4; set++)
+                        COUNT_KEY(set, i + set);
+        for (; i < end; i++)
+                COUNT_KEY(0, i);
+#undef COUNT_KEY
 }
 
 #define HIST_FN(KB, TW)                                                                            \
-        static void hist_##KB##_##TW(const struct hist_job *j, uint64_t(*out)[SORTD__RADIX],       \
-                                     size_t begin, size_t end)                                     \
+        static void hist_##KB##_##TW(const struct hist_job *j,                                     \
+                                     uint32_t(*hc)[SORTD__MAX_PLACES][SORTD__RADIX],               \
+                                     uint32_t(*p0)[SORTD__RADIX], size_t begin, size_t end)        \
         {                                                                                          \
-                hist_chunk(j, out, begin, end, KB, TW);                                            \
+                hist_part(j, hc, p0, begin, end, KB, TW);                                          \
         }
 HIST_FN(1, 0)
 HIST_FN(2, 0)
@@ -200,8 +219,8 @@ HIST_FN(2, 1)
 HIST_FN(4, 1)
 HIST_FN(8, 1)
 
-typedef void (*hist_fn)(const struct hist_job *j, uint64_t (*out)[SORTD__RADIX], size_t begin,
-                        size_t end);
+typedef void (*hist_fn)(const struct hist_job *j, uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
+                        uint32_t (*p0)[SORTD__RADIX], size_t begin, size_t end);
 /* Indexed [twiddle][log2 key bytes]. */
 static const hist_fn hist_table[2][4] = {
         {hist_1_0, hist_2_0, hist_4_0, hist_8_0},
@@ -213,15 +232,53 @@ static unsigned log2_bytes(unsigned bytes)
         return bytes == 1 ? 0 : bytes == 2 ? 1 : bytes == 4 ? 2 : 3;
 }
 
+/* Adds the 32-bit counts of places 1 and up to the thread's histogram and clears them. */
+static void hist_flush(sortd__cpu_scratch *s, unsigned kb)
+{
+        for (unsigned k = 1; k < kb; k++)
+                for (unsigned d = 0; d < SORTD__RADIX; d++)
+                        for (unsigned set = 0; set < 4; set++) {
+                                s->hist[k][d] += s->hc[set][k][d];
+                                s->hc[set][k][d] = 0;
+                        }
+}
+
+/* Each thread takes whole tiles. */
 static void hist_worker(void *arg, unsigned tid, unsigned nth)
 {
         const struct hist_job *j = arg;
-        uint64_t(*out)[SORTD__RADIX] = j->ctx->scratch[tid].hist;
-        size_t begin = chunk_begin(j->n, tid, nth), end = chunk_begin(j->n, tid + 1, nth);
+        const sortd__cpu_ctx *ctx = j->ctx;
+        sortd__cpu_scratch *s = &ctx->scratch[tid];
+        const unsigned kb = j->key_bytes;
+        size_t ntiles = tile_count(j->n), unflushed = 0;
+        size_t t0 = chunk_begin(ntiles, tid, nth), t1 = chunk_begin(ntiles, tid + 1, nth);
+        hist_fn fn = hist_table[!sortd__twiddle_is_identity(j->tw)][log2_bytes(kb)];
 
-        memset(out, 0, sizeof(j->ctx->scratch[tid].hist));
-        hist_table[!sortd__twiddle_is_identity(j->tw)][log2_bytes(j->key_bytes)](j, out, begin,
-                                                                                 end);
+        memset(s->hist, 0, sizeof(s->hist));
+        memset(s->hc, 0, sizeof(s->hc));
+        for (size_t t = t0; t < t1; t++) {
+                size_t begin = t * SORTD__CPU_TILE_KEYS, len = tile_len(j->n, t);
+                size_t q = stream_len(len);
+
+                for (unsigned k = 0; k < SORTD__STREAMS; k++) {
+                        uint32_t p0[2][SORTD__RADIX] = {{0}};
+                        uint32_t *tc = ctx->tile_counts[t][k];
+
+                        fn(j, s->hc, p0, begin + k * q,
+                           k == SORTD__STREAMS - 1 ? begin + len : begin + (k + 1) * q);
+                        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                                tc[d] = p0[0][d] + p0[1][d];
+                                s->hist[0][d] += tc[d];
+                        }
+                }
+                /* 32-bit counters: flush long before one could wrap. */
+                unflushed += len;
+                if (unflushed >= (size_t)1 << 30) {
+                        hist_flush(s, kb);
+                        unflushed = 0;
+                }
+        }
+        hist_flush(s, kb);
 }
 
 /* ---- chained scan over tiles ------------------------------------------- */
@@ -301,15 +358,15 @@ ALWAYS_INLINE unsigned digit_of(uint64_t y, unsigned shift, uint64_t mask)
         return (unsigned)((y >> shift) & mask);
 }
 
-/*
- * A tile is split into SORTD__STREAMS contiguous parts, counted and ranked
- * side by side with their own counters: a run of one digit (low-entropy
- * keys) then makes independent dependency chains instead of one long one,
- * and stability holds because part s precedes part s + 1 in the input.
- */
-ALWAYS_INLINE size_t stream_len(size_t len)
+static void sum_parts(sortd__cpu_scratch *s)
 {
-        return len / SORTD__STREAMS;
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                uint32_t t = 0;
+
+                for (unsigned k = 0; k < SORTD__STREAMS; k++)
+                        t += s->counts[k][d];
+                s->total[d] = t;
+        }
 }
 
 ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin, size_t len,
@@ -343,15 +400,17 @@ ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_
         for (size_t i = SORTD__STREAMS * q; i < len; i++)
                 c[SORTD__STREAMS - 1][LOAD_DIGIT(i)]++;
 #undef LOAD_DIGIT
-        for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                uint32_t t = 0;
-
-                for (unsigned k = 0; k < SORTD__STREAMS; k++) {
+        for (unsigned k = 0; k < SORTD__STREAMS; k++)
+                for (unsigned d = 0; d < SORTD__RADIX; d++)
                         c[k][d] += c2[k][d];
-                        t += c[k][d];
-                }
-                s->total[d] = t;
-        }
+        sum_parts(s);
+}
+
+/* The tile's counts from the histogram pass (place 0 only). */
+static void load_counts(const struct pass *p, sortd__cpu_scratch *s, size_t t)
+{
+        memcpy(s->counts, p->ctx->tile_counts[t], sizeof(s->counts));
+        sum_parts(s);
 }
 
 /* Copies a digit's run of a tile from the local buffer to its place; with
@@ -491,11 +550,12 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
 
                 if (t >= p->ntiles)
                         break;
-                size_t begin = t * SORTD__CPU_TILE_KEYS;
-                size_t len =
-                        p->n - begin < SORTD__CPU_TILE_KEYS ? p->n - begin : SORTD__CPU_TILE_KEYS;
+                size_t begin = t * SORTD__CPU_TILE_KEYS, len = tile_len(p->n, t);
 
-                count_tile(p, s, begin, len, kb, tw);
+                if (p->precounted)
+                        load_counts(p, s, t);
+                else
+                        count_tile(p, s, begin, len, kb, tw);
                 look_back(p, s, t);
                 int one = single_digit(s, len);
 
@@ -659,10 +719,11 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         .dst_k = buf_k[(i + 1) & 1],
                         .dst_v = buf_v[(i + 1) & 1],
                         .n = n,
-                        .ntiles = (n + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS,
+                        .ntiles = tile_count(n),
                         .key_bytes = plan->key_bytes,
                         .val_bytes = plan->val_bytes,
                         .gen_index = plan->argsort && i == 0,
+                        .precounted = i == 0 && k == 0,
                         .stream = moved >= STREAM_MIN_BYTES,
                         .shift = shift,
                         .mask = place_mask(plan, k),
@@ -716,8 +777,9 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
         ctx->alt_vals = alloc_prefaulted(ctx->alt_bytes);
         ctx->status = alloc_prefaulted(ctx->max_tiles * SORTD__RADIX * sizeof(uint64_t));
         ctx->scratch = aligned_alloc(SORTD__LINE, threads * sizeof(sortd__cpu_scratch));
+        ctx->tile_counts = malloc(ctx->max_tiles * sizeof(*ctx->tile_counts));
         _Static_assert(sizeof(sortd__cpu_scratch) % SORTD__LINE == 0, "scratch keeps alignment");
-        if (!ctx->alt_keys || !ctx->alt_vals || !ctx->status || !ctx->scratch)
+        if (!ctx->alt_keys || !ctx->alt_vals || !ctx->status || !ctx->scratch || !ctx->tile_counts)
                 return -ENOMEM;
         r = sortd__pool_create(threads, &ctx->pool);
         return r;
@@ -730,4 +792,5 @@ void sortd__cpu_ctx_free(sortd__cpu_ctx *ctx)
         free(ctx->alt_vals);
         free((void *)ctx->status);
         free(ctx->scratch);
+        free(ctx->tile_counts);
 }

@@ -30,7 +30,8 @@ typedef struct sortd__cpu_scratch {
         _Alignas(SORTD__LINE) unsigned char local_k[SORTD__CPU_TILE_KEYS * 8];
         unsigned char local_v[SORTD__CPU_TILE_KEYS * 8];
         uint64_t hist[SORTD__MAX_PLACES][SORTD__RADIX];
-        uint32_t counts[SORTD__STREAMS][SORTD__RADIX]; /* per part of the tile */
+        uint32_t hc[4][SORTD__MAX_PLACES][SORTD__RADIX]; /* histogram pass, places 1 and up */
+        uint32_t counts[SORTD__STREAMS][SORTD__RADIX];   /* per part of the tile */
         uint32_t counts2[SORTD__STREAMS][SORTD__RADIX];
         uint32_t total[SORTD__RADIX];
         uint32_t local_off[SORTD__STREAMS][SORTD__RADIX]; /* next free slot in local_k */
@@ -51,6 +52,8 @@ typedef struct sortd__cpu_ctx {
         uint64_t epoch; /* of the current pass; words of other epochs are "not ready" */
         _Alignas(SORTD__LINE) _Atomic size_t ticket;
         _Alignas(SORTD__LINE) sortd__cpu_scratch *scratch; /* one per thread */
+        /* Per tile and part of a tile, the digit counts of place 0 (histogram pass). */
+        uint32_t (*tile_counts)[SORTD__STREAMS][SORTD__RADIX];
 } sortd__cpu_ctx;
 
 /* Allocates and pre-faults ctx's buffers; returns 0 or a negative errno. */
