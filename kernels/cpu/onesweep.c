@@ -776,8 +776,8 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
         ctx->alt_keys = alloc_prefaulted(ctx->alt_bytes);
         ctx->alt_vals = alloc_prefaulted(ctx->alt_bytes);
         ctx->status = alloc_prefaulted(ctx->max_tiles * SORTD__RADIX * sizeof(uint64_t));
-        ctx->scratch = aligned_alloc(SORTD__LINE, threads * sizeof(sortd__cpu_scratch));
-        ctx->tile_counts = malloc(ctx->max_tiles * sizeof(*ctx->tile_counts));
+        ctx->scratch = alloc_prefaulted(threads * sizeof(sortd__cpu_scratch));
+        ctx->tile_counts = alloc_prefaulted(ctx->max_tiles * sizeof(*ctx->tile_counts));
         _Static_assert(sizeof(sortd__cpu_scratch) % SORTD__LINE == 0, "scratch keeps alignment");
         if (!ctx->alt_keys || !ctx->alt_vals || !ctx->status || !ctx->scratch || !ctx->tile_counts)
                 return -ENOMEM;
