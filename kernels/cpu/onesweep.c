@@ -769,7 +769,7 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
 
         ctx->capacity = capacity;
         ctx->threads = threads;
-        ctx->max_tiles = (capacity + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS;
+        ctx->max_tiles = tile_count(capacity);
         ctx->epoch = 0;
         atomic_init(&ctx->ticket, 0);
         ctx->alt_bytes = capacity * sizeof(uint64_t);
