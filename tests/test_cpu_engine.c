@@ -9,7 +9,7 @@
  *
  * SORTD_TEST_SEED=<number> changes the data (default: fixed). A failure message names the case
  * (type, payload, order, bit range, distribution, n, seed, threads) and the first differing index.
- * CK_RUN_CASE=matrix|stability|bit-ranges|threads|errors runs one part.
+ * CK_RUN_CASE=matrix|buckets|epoch|stability|bit-ranges|threads|errors runs one part.
  *
  * Time on the 2-core dev VM with other builds running (meson test, the whole test): 80-95 s in the
  * release build, 150-250 s with -Db_sanitize=address,undefined -Dbuildtype=debugoptimized. The
@@ -596,6 +596,58 @@ START_TEST(epoch_wrap)
 }
 END_TEST
 
+/*
+ * Binning passes after the first rank a tile straight into buckets sized from
+ * the global histogram, and count first when its keys overrun one. Here the
+ * low 5 bits of byte 1 copy those of byte 0 when bit 5 of byte 0 is clear:
+ * the global histogram of byte 1 stays uniform, but once the first pass has
+ * sorted by byte 0, a tile of keys with such bytes 0 holds half the bytes 1
+ * twice as often, and overruns, while the next tiles fit. After a few
+ * overruns a thread counts first for the rest of the pass. Keys, values and
+ * indices must all match the reference, on one thread and two.
+ */
+static void fill_clustered(uint32_t *keys, size_t n, uint64_t seed)
+{
+        datagen_fill(keys, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, seed);
+        for (size_t i = 0; i < n; i++)
+                if (!(keys[i] & 0x20))
+                        keys[i] = (keys[i] & ~0x1f00u) | (keys[i] & 0x1f) << 8;
+}
+
+START_TEST(bucket_overruns)
+{
+        const size_t n = 16 * TILE + 5;
+        static const sortd_payload payloads[] = {SORTD_PAYLOAD_VALUES32, SORTD_PAYLOAD_ARGSORT32};
+        uint32_t *keys = malloc(n * 4), *want = malloc(n * 4);
+        uint32_t *vals = malloc(n * 4), *want_vals = malloc(n * 4);
+
+        ck_assert(keys && want && vals && want_vals);
+        for (unsigned threads = 1; threads <= 2; threads++) {
+                sortd_engine *e = engine_new(n, threads);
+
+                for (unsigned k = 0; k < 2; k++) {
+                        sortd_sort_desc d = {SORTD_KEY_U32, payloads[k], SORTD_ASCENDING, 0, 0};
+
+                        fill_clustered(keys, n, 500 + threads * 2 + k);
+                        datagen_fill(vals, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 900 + k);
+                        memcpy(want, keys, n * 4);
+                        memcpy(want_vals, vals, n * 4);
+                        ck_assert_int_eq(sortd_engine_sort(e, &d, keys, vals, n), SORTD_OK);
+                        ck_assert_int_eq(ref_sort(&d, want, want_vals, n), 0);
+                        ck_assert_msg(memcmp(keys, want, n * 4) == 0, "%u threads: keys differ",
+                                      threads);
+                        ck_assert_msg(memcmp(vals, want_vals, n * 4) == 0,
+                                      "%u threads, payload %u: values differ", threads, k);
+                }
+                sortd_engine_destroy(e);
+        }
+        free(keys);
+        free(want);
+        free(vals);
+        free(want_vals);
+}
+END_TEST
+
 /* n equal to the capacity is accepted; reusing one engine for many sizes is covered above. */
 START_TEST(capacity_exact)
 {
@@ -894,6 +946,11 @@ static Suite *cpu_engine_suite(void)
         tcase_add_loop_test(tc, matrix_random_sizes, 0, SORTD_KEY_TYPE_COUNT);
         tcase_add_test(tc, tiny);
         tcase_add_test(tc, capacity_exact);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("buckets");
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, bucket_overruns);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("epoch");

@@ -44,6 +44,16 @@
 #define STREAM_MIN_BYTES (16u << 20)
 #endif
 
+/* Tiles of a pass whose keys may overrun their buckets before a thread goes
+   back to counting first. */
+#define MAX_OVERRUNS 4
+
+/* A place is ranked by buckets only while no digit expects more than this
+   share of a tile's keys (1 / this). */
+#ifndef BUCKETS_MAX_SHARE
+#define BUCKETS_MAX_SHARE 16
+#endif
+
 /* A thread per this many keys at most: below it fork-join costs more than
    the work it shares. */
 #define KEYS_PER_THREAD (2 * SORTD__CPU_TILE_KEYS)
@@ -62,6 +72,10 @@ struct pass {
         uint64_t mask;
         sortd__twiddle load_tw, store_tw;
         const uint64_t *goff; /* global exclusive offsets of this place */
+        /* Bucketed ranking (see rank_buckets()): per digit, the first slot and
+           the slots of its bucket in the local buffer; NULL when the pass
+           counts first. */
+        const uint32_t *bucket_start, *bucket_cap;
         uint64_t epoch;
 };
 
@@ -449,6 +463,22 @@ struct ranker {
         size_t begin;
 };
 
+ALWAYS_INLINE struct ranker make_ranker(const struct pass *p, const sortd__cpu_scratch *s,
+                                        size_t begin, unsigned kb, unsigned vb)
+{
+        return (struct ranker){
+                .src_k = p->src_k + begin * kb,
+                .src_v = p->src_v + begin * vb,
+                .local_k = (unsigned char *)s->local_k,
+                .local_v = (unsigned char *)s->local_v,
+                .load_tw = p->load_tw,
+                .store_tw = p->store_tw,
+                .shift = p->shift,
+                .mask = p->mask,
+                .begin = begin,
+        };
+}
+
 ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, unsigned kb,
                             unsigned vb, bool gen, bool tw)
 {
@@ -464,6 +494,24 @@ ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, uns
                 store_elem(r.local_v, j, vb, gen ? r.begin + i : load_elem(r.src_v, i, vb));
 }
 
+/* Writes each digit's run of the local buffer, from the digit's first slot,
+   to its place in the output. */
+ALWAYS_INLINE void write_runs(const struct pass *p, const sortd__cpu_scratch *s,
+                              const uint32_t *first, unsigned kb, unsigned vb)
+{
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                uint32_t c = s->total[d];
+
+                if (!c)
+                        continue;
+                copy_run(p->dst_k + s->excl[d] * kb, s->local_k + (size_t)first[d] * kb,
+                         (size_t)c * kb, p->stream);
+                if (vb)
+                        copy_run(p->dst_v + s->excl[d] * vb, s->local_v + (size_t)first[d] * vb,
+                                 (size_t)c * vb, p->stream);
+        }
+}
+
 /*
  * Ranks the tile's keys by digit into the thread's local buffer (L2-resident),
  * then writes each digit's run to its place: the per-digit staging that makes
@@ -474,43 +522,49 @@ ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, siz
 {
         uint32_t(*lofs)[SORTD__RADIX] = s->local_off;
         const size_t q = stream_len(len);
-        uint32_t sum = 0;
+        uint32_t first[SORTD__RADIX], sum = 0;
 
-        for (unsigned d = 0; d < SORTD__RADIX; d++)
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                first[d] = sum;
                 for (unsigned k = 0; k < SORTD__STREAMS; k++) {
                         lofs[k][d] = sum;
                         sum += s->counts[k][d];
                 }
-        const struct ranker r = {
-                .src_k = p->src_k + begin * kb,
-                .src_v = p->src_v + begin * vb,
-                .local_k = s->local_k,
-                .local_v = s->local_v,
-                .load_tw = p->load_tw,
-                .store_tw = p->store_tw,
-                .shift = p->shift,
-                .mask = p->mask,
-                .begin = begin,
-        };
+        }
+        const struct ranker r = make_ranker(p, s, begin, kb, vb);
         for (size_t j = 0; j < q; j++)
                 for (unsigned k = 0; k < SORTD__STREAMS; k++)
                         rank_key(r, lofs[k], k * q + j, kb, vb, gen, tw);
         for (size_t i = SORTD__STREAMS * q; i < len; i++)
                 rank_key(r, lofs[SORTD__STREAMS - 1], i, kb, vb, gen, tw);
 
-        sum = 0;
-        for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                uint32_t c = s->total[d];
+        write_runs(p, s, first, kb, vb);
+}
 
-                if (!c)
-                        continue;
-                copy_run(p->dst_k + s->excl[d] * kb, s->local_k + (size_t)sum * kb, (size_t)c * kb,
-                         p->stream);
-                if (vb)
-                        copy_run(p->dst_v + s->excl[d] * vb, s->local_v + (size_t)sum * vb,
-                                 (size_t)c * vb, p->stream);
-                sum += c;
+/*
+ * Ranks the tile straight into per-digit buckets sized from the place's
+ * global histogram, so the tile is read once and not counted first: counting
+ * cost a quarter of a binning pass's instructions. Buckets hold the expected
+ * count plus five standard deviations, so independent keys overrun one only
+ * by the rarest chance; keys that cluster (sorted input) do overrun, which is
+ * seen after the tile and answered by counting first. Returns whether every
+ * key fit.
+ */
+ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
+                                size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
+{
+        uint32_t *next = s->local_off[0];
+        const struct ranker r = make_ranker(p, s, begin, kb, vb);
+        bool fit = true;
+
+        memcpy(next, p->bucket_start, SORTD__RADIX * sizeof(*next));
+        for (size_t i = 0; i < len; i++)
+                rank_key(r, next, i, kb, vb, gen, tw);
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                s->total[d] = next[d] - p->bucket_start[d];
+                fit &= s->total[d] <= p->bucket_cap[d];
         }
+        return fit;
 }
 
 /* Every key of the tile has one digit: the tile moves as one block. */
@@ -545,6 +599,9 @@ static int single_digit(const sortd__cpu_scratch *s, size_t len)
 ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsigned kb, unsigned vb,
                              bool gen, bool tw)
 {
+        bool buckets = p->bucket_start != NULL;
+        unsigned overruns = 0;
+
         for (;;) {
                 size_t t = atomic_fetch_add_explicit(&p->ctx->ticket, 1, memory_order_relaxed);
 
@@ -552,6 +609,15 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
                         break;
                 size_t begin = t * SORTD__CPU_TILE_KEYS, len = tile_len(p->n, t);
 
+                if (buckets && rank_buckets(p, s, begin, len, kb, vb, gen, tw)) {
+                        look_back(p, s, t);
+                        write_runs(p, s, p->bucket_start, kb, vb);
+                        continue;
+                }
+                /* Keys that overrun buckets again and again cluster: stop
+                   trying for the rest of the pass. */
+                if (buckets && ++overruns == MAX_OVERRUNS)
+                        buckets = false;
                 if (p->precounted)
                         load_counts(p, s, t);
                 else
@@ -648,6 +714,41 @@ static void fill_identity(unsigned char *vals, size_t n, unsigned eb)
                 store_elem(vals, i, eb, i);
 }
 
+static uint32_t isqrt(uint64_t x)
+{
+        uint64_t r = 0;
+
+        while ((r + 1) * (r + 1) <= x)
+                r++;
+        return (uint32_t)r;
+}
+
+/*
+ * Sizes the buckets of rank_buckets() for a place from its global histogram:
+ * per digit, a full tile's expected count plus five standard deviations and a
+ * line. Returns false when they would not fit in the local buffer beside a
+ * tile of overrun, or when ranking by buckets would not pay: on a skewed
+ * place one counter is bumped key after key, which the four-part ranking of
+ * a counted tile spreads.
+ */
+static bool plan_buckets(const uint64_t *goff, size_t n, uint32_t *start, uint32_t *cap)
+{
+        const uint64_t tile = SORTD__CPU_TILE_KEYS;
+        uint64_t sum = 0;
+
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                uint64_t c = (d + 1 < SORTD__RADIX ? goff[d + 1] : n) - goff[d];
+                uint64_t expect = (c * tile + n - 1) / n;
+
+                if (expect * BUCKETS_MAX_SHARE > tile)
+                        return false;
+                start[d] = (uint32_t)sum;
+                cap[d] = c ? (uint32_t)(expect + 5 * isqrt(expect) + 16) : 0;
+                sum += cap[d];
+        }
+        return sum + tile <= SORTD__LOCAL_KEYS;
+}
+
 /* Collects the threads' histograms, turns them into exclusive offsets and
    lists the places that need a pass. Returns how many do. */
 static unsigned plan_places(const sortd__cpu_ctx *ctx, unsigned nth, unsigned nplaces,
@@ -705,6 +806,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                 return;
         }
 
+        uint32_t bucket_start[SORTD__RADIX], bucket_cap[SORTD__RADIX];
         unsigned char *buf_k[2] = {keys, ctx->alt_keys};
         unsigned char *buf_v[2] = {vals, ctx->alt_vals};
         size_t moved = n * (plan->key_bytes + plan->val_bytes);
@@ -732,6 +834,10 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         .goff = goff[k],
                 };
 
+                if (!p.precounted && plan_buckets(goff[k], n, bucket_start, bucket_cap)) {
+                        p.bucket_start = bucket_start;
+                        p.bucket_cap = bucket_cap;
+                }
                 p.twiddle = !sortd__twiddle_is_identity(p.load_tw) ||
                             !sortd__twiddle_is_identity(p.store_tw);
                 next_epoch(ctx);

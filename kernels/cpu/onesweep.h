@@ -24,11 +24,16 @@
 #define SORTD__MAX_PLACES 8u
 #define SORTD__LINE 64u
 
+/* Slots of the local buffers: a tile ranked into buckets (at most two tiles'
+   worth) can overrun its last bucket by up to a tile before the overrun is
+   seen. */
+#define SORTD__LOCAL_KEYS (5 * SORTD__CPU_TILE_KEYS / 2)
+
 /* Per-thread working memory, reused by every tile the thread takes. */
 typedef struct sortd__cpu_scratch {
         /* A tile's keys and values ranked by digit. */
-        _Alignas(SORTD__LINE) unsigned char local_k[SORTD__CPU_TILE_KEYS * 8];
-        unsigned char local_v[SORTD__CPU_TILE_KEYS * 8];
+        _Alignas(SORTD__LINE) unsigned char local_k[SORTD__LOCAL_KEYS * 8];
+        unsigned char local_v[SORTD__LOCAL_KEYS * 8];
         uint64_t hist[SORTD__MAX_PLACES][SORTD__RADIX];
         uint32_t hc[4][SORTD__MAX_PLACES][SORTD__RADIX]; /* histogram pass, places 1 and up */
         uint32_t counts[SORTD__STREAMS][SORTD__RADIX];   /* per part of the tile */
