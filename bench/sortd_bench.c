@@ -3,7 +3,8 @@
  *
  *   1. Inline overhead: 2^24 random u32 keys sorted through sortd (connect once, then
  *      sortd_sort: copy in, sort, copy out) against the same engine called in-process on the
- *      same data; the median of several runs each, and their ratio.
+ *      same data; the median of several runs each, and their ratio. Then the same bytes in
+ *      and out through a bare socket pair, the floor of any path that copies them.
  *   2. Small requests: 1,024-key u32 sorts from 1, 8 and 32 concurrent clients, each
  *      looping for a fixed time: requests per second, p50 and p99 latency.
  *
@@ -12,9 +13,11 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,6 +99,60 @@ static void stop_daemon(void)
         rmdir(sock_dir);
 }
 
+static int transfer(int fd, uint8_t *buf, size_t len, bool out)
+{
+        for (size_t done = 0; done < len;) {
+                ssize_t r =
+                        out ? write(fd, buf + done, len - done) : read(fd, buf + done, len - done);
+
+                if (r <= 0)
+                        return -1;
+                done += (size_t)r;
+        }
+        return 0;
+}
+
+/*
+ * What any inline path must pay here: the keys in and out through a bare Unix socket pair,
+ * with a child process that echoes them and the same 4 MiB send buffers as libsortd and sortd.
+ * Returns the median seconds of a round trip, or a negative number.
+ */
+static double socket_floor(size_t bytes)
+{
+        uint8_t *buf = malloc(bytes);
+        double t[RUNS];
+        int sv[2];
+        pid_t pid;
+
+        if (!buf || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+                return -1;
+        for (int i = 0; i < 2; i++)
+                setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &(int){4 << 20}, sizeof(int));
+        memset(buf, 1, bytes);
+        pid = fork();
+        if (pid == 0) {
+                close(sv[0]);
+                for (int r = 0; r < RUNS; r++)
+                        if (transfer(sv[1], buf, bytes, false) < 0 ||
+                            transfer(sv[1], buf, bytes, true) < 0)
+                                _exit(1);
+                _exit(0);
+        }
+        close(sv[1]);
+        for (int r = 0; r < RUNS && pid > 0; r++) {
+                double t0 = now();
+
+                if (transfer(sv[0], buf, bytes, true) < 0 || transfer(sv[0], buf, bytes, false) < 0)
+                        pid = -1;
+                t[r] = now() - t0;
+        }
+        close(sv[0]);
+        if (pid > 0)
+                waitpid(pid, NULL, 0);
+        free(buf);
+        return pid > 0 ? median(t, RUNS) : -1;
+}
+
 static int inline_overhead(unsigned threads)
 {
         sortd_engine_config ec = {.capacity = BIG_N, .threads = threads};
@@ -138,6 +195,11 @@ static int inline_overhead(unsigned threads)
         printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
                BIG_N / rm * 1e-6, so * 1e3);
         printf("  ratio              %8.2fx  (target <= 1.35x)\n", rm / l);
+        double floor = socket_floor(BIG_N * 4);
+
+        if (floor > 0)
+                printf("  bare socket pair   %8.1f ms  64 MiB each way; engine + it: %.2fx\n",
+                       floor * 1e3, (l + floor) / l);
         sortd_close(c);
         sortd_engine_destroy(e);
         free(input);
