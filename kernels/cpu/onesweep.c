@@ -54,6 +54,11 @@
 #define BUCKETS_MAX_SHARE 16
 #endif
 
+/* ... unless one digit holds all but this share (1 / this) of them. */
+#ifndef DOMINANT_MIN_SHARE
+#define DOMINANT_MIN_SHARE 16
+#endif
+
 /* A thread per this many keys at most: below it fork-join costs more than
    the work it shares. */
 #define KEYS_PER_THREAD (2 * SORTD__CPU_TILE_KEYS)
@@ -76,6 +81,7 @@ struct pass {
            the slots of its bucket in the local buffer; NULL when the pass
            counts first. */
         const uint32_t *bucket_start, *bucket_cap;
+        int dominant; /* the digit of nearly every key, or -1 */
         uint64_t epoch;
 };
 
@@ -205,7 +211,7 @@ ALWAYS_INLINE void hist_part(const struct hist_job *j,
                 uint64_t x_ = load_elem(keys, (i), kb);                                            \
                 uint64_t y_ = ((tw ? sortd__twiddle_forward(t, x_) : x_) >> shift) & range;        \
                                                                                                    \
-                p0[(set)&1][y_ & 0xff]++;                                                          \
+                p0[set][y_ & 0xff]++;                                                              \
                 for (unsigned k = 1; k < kb; k++)                                                  \
                         hc[set][k][(y_ >> (8 * k)) & 0xff]++;                                      \
         } while (0)
@@ -275,13 +281,13 @@ static void hist_worker(void *arg, unsigned tid, unsigned nth)
                 size_t q = stream_len(len);
 
                 for (unsigned k = 0; k < SORTD__STREAMS; k++) {
-                        uint32_t p0[2][SORTD__RADIX] = {{0}};
+                        uint32_t p0[4][SORTD__RADIX] = {{0}};
                         uint32_t *tc = ctx->tile_counts[t][k];
 
                         fn(j, s->hc, p0, begin + k * q,
                            k == SORTD__STREAMS - 1 ? begin + len : begin + (k + 1) * q);
                         for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                                tc[d] = p0[0][d] + p0[1][d];
+                                tc[d] = p0[0][d] + p0[1][d] + p0[2][d] + p0[3][d];
                                 s->hist[0][d] += tc[d];
                         }
                 }
@@ -479,19 +485,28 @@ ALWAYS_INLINE struct ranker make_ranker(const struct pass *p, const sortd__cpu_s
         };
 }
 
-ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, unsigned kb,
-                            unsigned vb, bool gen, bool tw)
+ALWAYS_INLINE uint64_t rank_load(const struct ranker r, size_t i, unsigned kb, bool tw)
 {
         uint64_t y = load_elem(r.src_k, i, kb);
 
-        if (tw)
-                y = sortd__twiddle_forward(r.load_tw, y);
-        unsigned d = digit_of(y, r.shift, r.mask);
-        uint32_t j = lofs[d]++;
+        return tw ? sortd__twiddle_forward(r.load_tw, y) : y;
+}
 
+/* Puts key i, loaded as y, and its value at slot j of the local buffer. */
+ALWAYS_INLINE void rank_store(const struct ranker r, uint32_t j, uint64_t y, size_t i, unsigned kb,
+                              unsigned vb, bool gen, bool tw)
+{
         store_elem(r.local_k, j, kb, tw ? sortd__twiddle_inverse(r.store_tw, y) : y);
         if (vb)
                 store_elem(r.local_v, j, vb, gen ? r.begin + i : load_elem(r.src_v, i, vb));
+}
+
+ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, unsigned kb,
+                            unsigned vb, bool gen, bool tw)
+{
+        uint64_t y = rank_load(r, i, kb, tw);
+
+        rank_store(r, lofs[digit_of(y, r.shift, r.mask)]++, y, i, kb, vb, gen, tw);
 }
 
 /* Writes each digit's run of the local buffer, from the digit's first slot,
@@ -542,6 +557,30 @@ ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, siz
 }
 
 /*
+ * Nearly every key of the place has digit dom (low-entropy keys): its slot
+ * stays in a register and a predicted branch takes the rare other keys,
+ * instead of bumping one counter in memory key after key, where each bump
+ * waits on the last one's store (0.52 ns/key to count q = 8 keys against
+ * 0.28 for uniform ones).
+ */
+ALWAYS_INLINE void rank_dominant(const struct ranker r, uint32_t *next, unsigned dom, size_t len,
+                                 unsigned kb, unsigned vb, bool gen, bool tw)
+{
+        uint32_t at = next[dom];
+
+        for (size_t i = 0; i < len; i++) {
+                uint64_t y = rank_load(r, i, kb, tw);
+                unsigned d = digit_of(y, r.shift, r.mask);
+
+                if (__builtin_expect(d == dom, 1))
+                        rank_store(r, at++, y, i, kb, vb, gen, tw);
+                else
+                        rank_store(r, next[d]++, y, i, kb, vb, gen, tw);
+        }
+        next[dom] = at;
+}
+
+/*
  * Ranks the tile straight into per-digit buckets sized from the place's
  * global histogram, so the tile is read once and not counted first: counting
  * cost a quarter of a binning pass's instructions. Buckets hold the expected
@@ -558,8 +597,11 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
         bool fit = true;
 
         memcpy(next, p->bucket_start, SORTD__RADIX * sizeof(*next));
-        for (size_t i = 0; i < len; i++)
-                rank_key(r, next, i, kb, vb, gen, tw);
+        if (p->dominant >= 0)
+                rank_dominant(r, next, (unsigned)p->dominant, len, kb, vb, gen, tw);
+        else
+                for (size_t i = 0; i < len; i++)
+                        rank_key(r, next, i, kb, vb, gen, tw);
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 s->total[d] = next[d] - p->bucket_start[d];
                 fit &= s->total[d] <= p->bucket_cap[d];
@@ -729,21 +771,34 @@ static uint32_t isqrt(uint64_t x)
  * line. Returns false when they would not fit in the local buffer beside a
  * tile of overrun, or when ranking by buckets would not pay: on a skewed
  * place one counter is bumped key after key, which the four-part ranking of
- * a counted tile spreads.
+ * a counted tile spreads. The exception is a place where one digit holds
+ * nearly every key: *dominant names it, and its keys are ranked through a
+ * register (rank_buckets()); otherwise *dominant is -1.
  */
-static bool plan_buckets(const uint64_t *goff, size_t n, uint32_t *start, uint32_t *cap)
+static bool plan_buckets(const uint64_t *goff, size_t n, uint32_t *start, uint32_t *cap,
+                         int *dominant)
 {
         const uint64_t tile = SORTD__CPU_TILE_KEYS;
-        uint64_t sum = 0;
+        uint64_t expect[SORTD__RADIX], sum = 0, most = 0;
+        unsigned top = 0;
 
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 uint64_t c = (d + 1 < SORTD__RADIX ? goff[d + 1] : n) - goff[d];
-                uint64_t expect = (c * tile + n - 1) / n;
 
-                if (expect * BUCKETS_MAX_SHARE > tile)
-                        return false;
+                expect[d] = (c * tile + n - 1) / n;
+                if (expect[d] > most)
+                        most = expect[d], top = d;
+        }
+        *dominant = most >= tile - tile / DOMINANT_MIN_SHARE ? (int)top : -1;
+        if (*dominant < 0 && most * BUCKETS_MAX_SHARE > tile)
+                return false;
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 start[d] = (uint32_t)sum;
-                cap[d] = c ? (uint32_t)(expect + 5 * isqrt(expect) + 16) : 0;
+                cap[d] = expect[d] ? (uint32_t)(expect[d] + 5 * isqrt(expect[d]) + 16) : 0;
+                /* A dominant digit may well fill a tile: sorted by the place below,
+                   a run of tiles can hold no other digit. */
+                if ((int)d == *dominant)
+                        cap[d] = (uint32_t)tile;
                 sum += cap[d];
         }
         return sum + tile <= SORTD__LOCAL_KEYS;
@@ -832,9 +887,11 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         .load_tw = i == 0 ? tw : identity,
                         .store_tw = i == np - 1 ? tw : identity,
                         .goff = goff[k],
+                        .dominant = -1,
                 };
 
-                if (!p.precounted && plan_buckets(goff[k], n, bucket_start, bucket_cap)) {
+                if (!p.precounted &&
+                    plan_buckets(goff[k], n, bucket_start, bucket_cap, &p.dominant)) {
                         p.bucket_start = bucket_start;
                         p.bucket_cap = bucket_cap;
                 }
