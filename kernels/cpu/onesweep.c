@@ -59,6 +59,10 @@
 #define DOMINANT_MIN_SHARE 16
 #endif
 
+/* Keys sampled at the start of a tile's part for one value that would make
+   up the part (histogram pass). */
+#define ONE_VALUE_SAMPLE 64u
+
 /* A thread per this many keys at most: below it fork-join costs more than
    the work it shares. */
 #define KEYS_PER_THREAD (2 * SORTD__CPU_TILE_KEYS)
@@ -186,6 +190,36 @@ static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
 
 /* ---- histogram pass ---------------------------------------------------- */
 
+/* What the histogram pass reads of its job, held in registers: its loops
+   store through uint32_t pointers, which could alias fields of the job. */
+struct key_map {
+        const unsigned char *keys;
+        sortd__twiddle tw;
+        unsigned shift;
+        uint64_t range;
+};
+
+ALWAYS_INLINE struct key_map key_map_of(const struct hist_job *j)
+{
+        return (struct key_map){j->keys, j->tw, j->begin_bit, j->range_mask};
+}
+
+ALWAYS_INLINE uint64_t hist_key(const struct key_map m, size_t i, unsigned kb, bool tw)
+{
+        uint64_t x = load_elem(m.keys, i, kb);
+
+        return ((tw ? sortd__twiddle_forward(m.tw, x) : x) >> m.shift) & m.range;
+}
+
+ALWAYS_INLINE void hist_count(uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
+                              uint32_t (*p0)[SORTD__RADIX], unsigned set, uint64_t y, unsigned kb,
+                              uint32_t times)
+{
+        p0[set][y & 0xff] += times;
+        for (unsigned k = 1; k < kb; k++)
+                hc[set][k][(y >> (8 * k)) & 0xff] += times;
+}
+
 /*
  * The histogram pass counts the digits of every place at once. A key is first
  * shifted and masked to its bit range, so place k is simply byte k (places
@@ -196,61 +230,83 @@ static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
  * Place 0 is counted per part of a tile, so that the first binning pass, when
  * it sorts place 0, starts from these counts instead of reading its tile once
  * more.
+ *
+ * A part whose sampled keys are all one value (all-equal or nearly all-equal
+ * keys) counts that value's keys in a register behind a predicted branch
+ * instead: the pass is then all there is to the sort, and memory-bound.
  */
 ALWAYS_INLINE void hist_part(const struct hist_job *j,
                              uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
                              uint32_t (*p0)[SORTD__RADIX], size_t begin, size_t end, unsigned kb,
-                             bool tw)
+                             bool tw, bool one, uint64_t value)
 {
-        const unsigned char *keys = j->keys;
-        const sortd__twiddle t = j->tw;
-        const unsigned shift = j->begin_bit;
-        const uint64_t range = j->range_mask;
-        size_t i = begin;
-
-#define COUNT_KEY(set, i)                                                                          \
-        do {                                                                                       \
-                uint64_t x_ = load_elem(keys, (i), kb);                                            \
-                uint64_t y_ = ((tw ? sortd__twiddle_forward(t, x_) : x_) >> shift) & range;        \
-                                                                                                   \
-                p0[set][y_ & 0xff]++;                                                              \
-                for (unsigned k = 1; k < kb; k++)                                                  \
-                        hc[set][k][(y_ >> (8 * k)) & 0xff]++;                                      \
-        } while (0)
         /* Eight sets of 7 places of u64 keys would not fit in L1: four. */
         const unsigned sets = kb == 8 ? SORTD__HIST_SETS / 2 : SORTD__HIST_SETS;
+        const struct key_map m = key_map_of(j);
+        size_t i = begin;
 
+        if (one) {
+                uint32_t same = 0;
+
+                for (; i < end; i++) {
+                        uint64_t y = hist_key(m, i, kb, tw);
+
+                        if (__builtin_expect(y == value, 1))
+                                same++;
+                        else
+                                hist_count(hc, p0, 0, y, kb, 1);
+                }
+                hist_count(hc, p0, 0, value, kb, same);
+                return;
+        }
         for (; i + sets <= end; i += sets)
                 for (unsigned set = 0; set < sets; set++)
-                        COUNT_KEY(set, i + set);
+                        hist_count(hc, p0, set, hist_key(m, i + set, kb, tw), kb, 1);
         for (; i < end; i++)
-                COUNT_KEY(0, i);
-#undef COUNT_KEY
+                hist_count(hc, p0, 0, hist_key(m, i, kb, tw), kb, 1);
 }
 
-#define HIST_FN(KB, TW)                                                                            \
-        static void hist_##KB##_##TW(const struct hist_job *j,                                     \
-                                     uint32_t(*hc)[SORTD__MAX_PLACES][SORTD__RADIX],               \
-                                     uint32_t(*p0)[SORTD__RADIX], size_t begin, size_t end)        \
+#define HIST_FN(KB, TW, ONE)                                                                       \
+        static void hist_##KB##_##TW##_##ONE(                                                      \
+                const struct hist_job *j, uint32_t(*hc)[SORTD__MAX_PLACES][SORTD__RADIX],          \
+                uint32_t(*p0)[SORTD__RADIX], size_t begin, size_t end, uint64_t value)             \
         {                                                                                          \
-                hist_part(j, hc, p0, begin, end, KB, TW);                                          \
+                hist_part(j, hc, p0, begin, end, KB, TW, ONE, value);                              \
         }
-HIST_FN(1, 0)
-HIST_FN(2, 0)
-HIST_FN(4, 0)
-HIST_FN(8, 0)
-HIST_FN(1, 1)
-HIST_FN(2, 1)
-HIST_FN(4, 1)
-HIST_FN(8, 1)
+#define HIST_WIDTHS(TW, ONE)                                                                       \
+        HIST_FN(1, TW, ONE) HIST_FN(2, TW, ONE) HIST_FN(4, TW, ONE) HIST_FN(8, TW, ONE)
+HIST_WIDTHS(0, 0)
+HIST_WIDTHS(1, 0)
+HIST_WIDTHS(0, 1)
+HIST_WIDTHS(1, 1)
 
 typedef void (*hist_fn)(const struct hist_job *j, uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
-                        uint32_t (*p0)[SORTD__RADIX], size_t begin, size_t end);
-/* Indexed [twiddle][log2 key bytes]. */
-static const hist_fn hist_table[2][4] = {
-        {hist_1_0, hist_2_0, hist_4_0, hist_8_0},
-        {hist_1_1, hist_2_1, hist_4_1, hist_8_1},
+                        uint32_t (*p0)[SORTD__RADIX], size_t begin, size_t end, uint64_t value);
+#define HIST_ROW(TW, ONE)                                                                          \
+        {                                                                                          \
+                hist_1_##TW##_##ONE, hist_2_##TW##_##ONE, hist_4_##TW##_##ONE, hist_8_##TW##_##ONE \
+        }
+/* Indexed [one value][twiddle][log2 key bytes]. */
+static const hist_fn hist_table[2][2][4] = {
+        {HIST_ROW(0, 0), HIST_ROW(1, 0)},
+        {HIST_ROW(0, 1), HIST_ROW(1, 1)},
 };
+
+/* Whether the first keys of [begin, end) all have one value, *value. */
+static bool one_value(const struct hist_job *j, size_t begin, size_t end, uint64_t *value)
+{
+        const unsigned kb = j->key_bytes;
+        const bool tw = !sortd__twiddle_is_identity(j->tw);
+        const struct key_map m = key_map_of(j);
+
+        if (end - begin < ONE_VALUE_SAMPLE)
+                return false;
+        *value = hist_key(m, begin, kb, tw);
+        for (size_t i = begin + 1; i < begin + ONE_VALUE_SAMPLE; i++)
+                if (hist_key(m, i, kb, tw) != *value)
+                        return false;
+        return true;
+}
 
 static unsigned log2_bytes(unsigned bytes)
 {
@@ -277,7 +333,7 @@ static void hist_worker(void *arg, unsigned tid, unsigned nth)
         const unsigned kb = j->key_bytes;
         size_t ntiles = tile_count(j->n), unflushed = 0;
         size_t t0 = chunk_begin(ntiles, tid, nth), t1 = chunk_begin(ntiles, tid + 1, nth);
-        hist_fn fn = hist_table[!sortd__twiddle_is_identity(j->tw)][log2_bytes(kb)];
+        const bool tw = !sortd__twiddle_is_identity(j->tw);
 
         memset(s->hist, 0, sizeof(s->hist));
         memset(s->hc, 0, sizeof(s->hc));
@@ -289,8 +345,12 @@ static void hist_worker(void *arg, unsigned tid, unsigned nth)
                         uint32_t p0[SORTD__HIST_SETS][SORTD__RADIX] = {{0}};
                         uint32_t *tc = ctx->tile_counts[t][k];
 
-                        fn(j, s->hc, p0, begin + k * q,
-                           k == SORTD__STREAMS - 1 ? begin + len : begin + (k + 1) * q);
+                        size_t b = begin + k * q;
+                        size_t e = k == SORTD__STREAMS - 1 ? begin + len : b + q;
+                        uint64_t value = 0;
+                        bool one = one_value(j, b, e, &value);
+
+                        hist_table[one][tw][log2_bytes(kb)](j, s->hc, p0, b, e, value);
                         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                                 uint32_t c = 0;
 
