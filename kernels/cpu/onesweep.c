@@ -666,7 +666,9 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
         bool fit = true;
 
         memcpy(next, p->bucket_start, SORTD__RADIX * sizeof(*next));
-        if (p->dominant >= 0)
+        /* Keys only: beside the value moves, the second loop cost the plain one
+           15% (u32 argsort, 2^25, 2 threads: 305 -> 258 Mkeys/s). */
+        if (!vb && p->dominant >= 0)
                 rank_dominant(r, next, (unsigned)p->dominant, len, kb, vb, gen, tw);
         else
                 for (size_t i = 0; i < len; i++)
@@ -959,8 +961,11 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         .dominant = -1,
                 };
 
+                /* A dominant digit is ranked through a register for keys only
+                   (rank_buckets()); with values such a place counts first. */
                 if (!p.precounted &&
-                    plan_buckets(goff[k], n, bucket_start, bucket_cap, &p.dominant)) {
+                    plan_buckets(goff[k], n, bucket_start, bucket_cap, &p.dominant) &&
+                    (p.dominant < 0 || !p.val_bytes)) {
                         p.bucket_start = bucket_start;
                         p.bucket_cap = bucket_cap;
                 }
