@@ -48,6 +48,10 @@
    back to counting first. */
 #define MAX_OVERRUNS 4
 
+/* Buckets pay from this many keys: below, a pass has a tile or two, and
+   planning them costs more than counting does. */
+#define BUCKETS_MIN_KEYS (2 * SORTD__CPU_TILE_KEYS)
+
 /* A place is ranked by buckets only while no digit expects more than this
    share of a tile's keys (1 / this). */
 #ifndef BUCKETS_MAX_SHARE
@@ -336,7 +340,8 @@ static void hist_worker(void *arg, unsigned tid, unsigned nth)
         const bool tw = !sortd__twiddle_is_identity(j->tw);
 
         memset(s->hist, 0, sizeof(s->hist));
-        memset(s->hc, 0, sizeof(s->hc));
+        /* s->hc is all zeros here: allocated so, and hist_flush() clears
+           every counter a pass used. */
         for (size_t t = t0; t < t1; t++) {
                 size_t begin = t * SORTD__CPU_TILE_KEYS, len = tile_len(j->n, t);
                 size_t q = stream_len(len);
@@ -827,12 +832,15 @@ static void fill_identity(unsigned char *vals, size_t n, unsigned eb)
                 store_elem(vals, i, eb, i);
 }
 
+/* floor(sqrt(x)) for x < 2^32, a bit at a time: planning runs per pass,
+   and a small sort must not pay a loop per unit of the root. */
 static uint32_t isqrt(uint64_t x)
 {
         uint64_t r = 0;
 
-        while ((r + 1) * (r + 1) <= x)
-                r++;
+        for (uint64_t bit = (uint64_t)1 << 16; bit; bit >>= 1)
+                if ((r + bit) * (r + bit) <= x)
+                        r += bit;
         return (uint32_t)r;
 }
 
@@ -963,7 +971,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
 
                 /* A dominant digit is ranked through a register for keys only
                    (rank_buckets()); with values such a place counts first. */
-                if (!p.precounted &&
+                if (!p.precounted && n >= BUCKETS_MIN_KEYS &&
                     plan_buckets(goff[k], n, bucket_start, bucket_cap, &p.dominant) &&
                     (p.dominant < 0 || !p.val_bytes)) {
                         p.bucket_start = bucket_start;
