@@ -543,14 +543,14 @@ struct ranker {
         size_t begin;
 };
 
-ALWAYS_INLINE struct ranker make_ranker(const struct pass *p, const sortd__cpu_scratch *s,
-                                        size_t begin, unsigned kb, unsigned vb)
+ALWAYS_INLINE struct ranker make_ranker(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
+                                        unsigned kb, unsigned vb)
 {
         return (struct ranker){
                 .src_k = p->src_k + begin * kb,
                 .src_v = p->src_v + begin * vb,
-                .local_k = (unsigned char *)s->local_k,
-                .local_v = (unsigned char *)s->local_v,
+                .local_k = s->local_k,
+                .local_v = s->local_v,
                 .load_tw = p->load_tw,
                 .store_tw = p->store_tw,
                 .shift = p->shift,
