@@ -671,8 +671,10 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
         bool fit = true;
 
         memcpy(next, p->bucket_start, SORTD__RADIX * sizeof(*next));
-        /* Keys only: beside the value moves, the second loop cost the plain one
-           15% (u32 argsort, 2^25, 2 threads: 305 -> 258 Mkeys/s). */
+        /* plan_buckets() names a dominant digit for keys only; testing vb, a
+           constant, also keeps the second loop out of the variants that move
+           values, where its mere presence cost the plain loop 15% (u32
+           argsort, 2^25, 2 threads: 305 -> 258 Mkeys/s). */
         if (!vb && p->dominant >= 0)
                 rank_dominant(r, next, (unsigned)p->dominant, len, kb, vb, gen, tw);
         else
@@ -850,16 +852,18 @@ static uint32_t isqrt(uint64_t x)
  * line. Returns false when they would not fit in the local buffer beside a
  * tile of overrun, or when ranking by buckets would not pay: on a skewed
  * place one counter is bumped key after key, which the four-part ranking of
- * a counted tile spreads. The exception is a place where one digit holds
- * nearly every key: *dominant names it, and its keys are ranked through a
- * register (rank_buckets()); otherwise *dominant is -1.
+ * a counted tile spreads. The exception, in a keys-only sort, is a place
+ * where one digit holds nearly every key: *dominant names it, and its keys
+ * are ranked through a register (rank_buckets()). *dominant is -1 otherwise,
+ * and whenever this returns false.
  */
-static bool plan_buckets(const uint64_t *goff, size_t n, uint32_t *start, uint32_t *cap,
-                         int *dominant)
+static bool plan_buckets(const uint64_t *goff, size_t n, bool keys_only, uint32_t *start,
+                         uint32_t *cap, int *dominant)
 {
         const uint64_t tile = SORTD__CPU_TILE_KEYS;
         uint64_t expect[SORTD__RADIX], sum = 0, most = 0;
         unsigned top = 0;
+        int dom;
 
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 uint64_t c = (d + 1 < SORTD__RADIX ? goff[d + 1] : n) - goff[d];
@@ -868,19 +872,23 @@ static bool plan_buckets(const uint64_t *goff, size_t n, uint32_t *start, uint32
                 if (expect[d] > most)
                         most = expect[d], top = d;
         }
-        *dominant = most >= tile - tile / DOMINANT_MIN_SHARE ? (int)top : -1;
-        if (*dominant < 0 && most * BUCKETS_MAX_SHARE > tile)
+        *dominant = -1;
+        dom = keys_only && most >= tile - tile / DOMINANT_MIN_SHARE ? (int)top : -1;
+        if (dom < 0 && most * BUCKETS_MAX_SHARE > tile)
                 return false;
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 start[d] = (uint32_t)sum;
                 cap[d] = expect[d] ? (uint32_t)(expect[d] + 5 * isqrt(expect[d]) + 16) : 0;
                 /* A dominant digit may well fill a tile: sorted by the place below,
                    a run of tiles can hold no other digit. */
-                if ((int)d == *dominant)
+                if ((int)d == dom)
                         cap[d] = (uint32_t)tile;
                 sum += cap[d];
         }
-        return sum + tile <= SORTD__LOCAL_KEYS;
+        if (sum + tile > SORTD__LOCAL_KEYS)
+                return false;
+        *dominant = dom;
+        return true;
 }
 
 /* Collects the threads' histograms, turns them into exclusive offsets and
@@ -969,11 +977,8 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         .dominant = -1,
                 };
 
-                /* A dominant digit is ranked through a register for keys only
-                   (rank_buckets()); with values such a place counts first. */
                 if (!p.precounted && n >= BUCKETS_MIN_KEYS &&
-                    plan_buckets(goff[k], n, bucket_start, bucket_cap, &p.dominant) &&
-                    (p.dominant < 0 || !p.val_bytes)) {
+                    plan_buckets(goff[k], n, !p.val_bytes, bucket_start, bucket_cap, &p.dominant)) {
                         p.bucket_start = bucket_start;
                         p.bucket_cap = bucket_cap;
                 }

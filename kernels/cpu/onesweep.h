@@ -25,9 +25,10 @@
 #define SORTD__LINE 64u
 #define SORTD__HIST_SETS 8u /* counter sets of the histogram pass */
 
-/* Slots of the local buffers: a tile ranked into buckets (at most two tiles'
-   worth) can overrun its last bucket by up to a tile before the overrun is
-   seen. */
+/* Slots of the local buffers: a tile ranked into buckets can overrun its last
+   bucket by up to a tile before the overrun is seen, so buckets are planned
+   to leave a tile free (plan_buckets()); for any histogram they take at most
+   1.26 tiles. */
 #define SORTD__LOCAL_KEYS (5 * SORTD__CPU_TILE_KEYS / 2)
 
 /* Per-thread working memory, reused by every tile the thread takes. */
