@@ -215,9 +215,9 @@ ALWAYS_INLINE uint64_t hist_key(const struct key_map m, size_t i, unsigned kb, b
         return ((tw ? sortd__twiddle_forward(m.tw, x) : x) >> m.shift) & m.range;
 }
 
-ALWAYS_INLINE void hist_count(uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
-                              uint32_t (*p0)[SORTD__RADIX], unsigned set, uint64_t y, unsigned kb,
-                              uint32_t times)
+ALWAYS_INLINE void hist_count(uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__HIST_ROW],
+                              uint32_t (*p0)[SORTD__HIST_ROW], unsigned set, uint64_t y,
+                              unsigned kb, uint32_t times)
 {
         p0[set][y & 0xff] += times;
         for (unsigned k = 1; k < kb; k++)
@@ -240,8 +240,8 @@ ALWAYS_INLINE void hist_count(uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
  * instead: the pass is then all there is to the sort, and memory-bound.
  */
 ALWAYS_INLINE void hist_part(const struct hist_job *j,
-                             uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
-                             uint32_t (*p0)[SORTD__RADIX], size_t begin, size_t end, unsigned kb,
+                             uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__HIST_ROW],
+                             uint32_t (*p0)[SORTD__HIST_ROW], size_t begin, size_t end, unsigned kb,
                              bool tw, bool one, uint64_t value)
 {
         /* Eight sets of 7 places of u64 keys would not fit in L1: four. */
@@ -272,8 +272,8 @@ ALWAYS_INLINE void hist_part(const struct hist_job *j,
 
 #define HIST_FN(KB, TW, ONE)                                                                       \
         static void hist_##KB##_##TW##_##ONE(                                                      \
-                const struct hist_job *j, uint32_t(*hc)[SORTD__MAX_PLACES][SORTD__RADIX],          \
-                uint32_t(*p0)[SORTD__RADIX], size_t begin, size_t end, uint64_t value)             \
+                const struct hist_job *j, uint32_t(*hc)[SORTD__MAX_PLACES][SORTD__HIST_ROW],       \
+                uint32_t(*p0)[SORTD__HIST_ROW], size_t begin, size_t end, uint64_t value)          \
         {                                                                                          \
                 hist_part(j, hc, p0, begin, end, KB, TW, ONE, value);                              \
         }
@@ -284,8 +284,9 @@ HIST_WIDTHS(1, 0)
 HIST_WIDTHS(0, 1)
 HIST_WIDTHS(1, 1)
 
-typedef void (*hist_fn)(const struct hist_job *j, uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__RADIX],
-                        uint32_t (*p0)[SORTD__RADIX], size_t begin, size_t end, uint64_t value);
+typedef void (*hist_fn)(const struct hist_job *j,
+                        uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__HIST_ROW],
+                        uint32_t (*p0)[SORTD__HIST_ROW], size_t begin, size_t end, uint64_t value);
 #define HIST_ROW(TW, ONE)                                                                          \
         {                                                                                          \
                 hist_1_##TW##_##ONE, hist_2_##TW##_##ONE, hist_4_##TW##_##ONE, hist_8_##TW##_##ONE \
@@ -347,7 +348,7 @@ static void hist_worker(void *arg, unsigned tid, unsigned nth)
                 size_t q = stream_len(len);
 
                 for (unsigned k = 0; k < SORTD__STREAMS; k++) {
-                        uint32_t p0[SORTD__HIST_SETS][SORTD__RADIX] = {{0}};
+                        uint32_t p0[SORTD__HIST_SETS][SORTD__HIST_ROW] = {{0}};
                         uint32_t *tc = ctx->tile_counts[t][k];
 
                         size_t b = begin + k * q;
