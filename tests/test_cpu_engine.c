@@ -618,7 +618,9 @@ static void fill_clustered(uint32_t *keys, size_t n, uint64_t seed)
  * The same for a place where one digit holds nearly every key, ranked through
  * a register: byte 1 is 0 but where byte 0 is below 8 (3% of the keys), so
  * after the first pass the first tile holds nearly all the other bytes 1 and
- * overruns their small buckets, and the later tiles fit.
+ * overruns their small buckets, and the later tiles fit. At 16 MiB and up the
+ * passes stream, and that digit's keys go straight to the output: their
+ * place is found before the ranking, and kept when the tile overruns.
  */
 static void fill_dominant(uint32_t *keys, size_t n, uint64_t seed)
 {
@@ -630,7 +632,7 @@ static void fill_dominant(uint32_t *keys, size_t n, uint64_t seed)
 
 START_TEST(bucket_overruns)
 {
-        const size_t n = 16 * TILE + 5;
+        const size_t n = 32 * TILE + 5; /* 16 MiB and more */
         /* A dominant digit goes through a register for keys only. */
         static const struct {
                 void (*fill)(uint32_t *keys, size_t n, uint64_t seed);
@@ -671,6 +673,40 @@ START_TEST(bucket_overruns)
         free(want);
         free(vals);
         free(want_vals);
+}
+END_TEST
+
+/*
+ * A dominant digit of a keys-only sort of 16 MiB and more goes straight to the
+ * output, in the first pass (precounted) and in later ones: q = 8 keys make
+ * every place dominant. Both widths of the non-temporal store (u32, u64),
+ * keys mapped (i32 descending) and not, one thread and two.
+ */
+START_TEST(dominant_direct)
+{
+        static const struct {
+                sortd_key_type type;
+                sortd_order order;
+                size_t n;
+        } cases[] = {
+                {SORTD_KEY_U32, SORTD_ASCENDING, 32 * TILE + 7},
+                {SORTD_KEY_I32, SORTD_DESCENDING, 32 * TILE + 7},
+                {SORTD_KEY_U64, SORTD_ASCENDING, 16 * TILE + 3},
+        };
+        const struct dist q8 = {DATAGEN_ENTROPY, 8};
+        struct tally t = {0, 0};
+
+        for (unsigned threads = 1; threads <= 2; threads++) {
+                sortd_engine *e = engine_new(32 * TILE + 7, threads);
+
+                for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+                        struct sort_case c = make_case(cases[k].type, SORTD_PAYLOAD_NONE,
+                                                       cases[k].order, q8, cases[k].n);
+                        check_case(e, &c, &t);
+                }
+                sortd_engine_destroy(e);
+        }
+        expect_tally(&t, 6);
 }
 END_TEST
 
@@ -977,6 +1013,7 @@ static Suite *cpu_engine_suite(void)
         tc = tcase_create("buckets");
         tcase_set_timeout(tc, 600);
         tcase_add_test(tc, bucket_overruns);
+        tcase_add_test(tc, dominant_direct);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("epoch");

@@ -90,6 +90,7 @@ struct pass {
            counts first. */
         const uint32_t *bucket_start, *bucket_cap;
         int dominant; /* the digit of nearly every key, or -1 */
+        bool direct;  /* its keys go straight to the output (rank_dominant()) */
         uint64_t epoch;
 };
 
@@ -407,37 +408,58 @@ static uint64_t wait_ready(_Atomic uint64_t *w, uint64_t epoch)
         }
 }
 
-static void look_back(const struct pass *p, sortd__cpu_scratch *s, size_t t)
+ALWAYS_INLINE void publish(const struct pass *p, size_t t, unsigned d, unsigned flag,
+                           uint64_t count)
 {
-        _Atomic uint64_t *row = p->ctx->status + t * SORTD__RADIX;
+        atomic_store_explicit(&p->ctx->status[t * SORTD__RADIX + d],
+                              status_word(p->epoch, flag, count), memory_order_release);
+}
+
+/* Tile t's exclusive prefix of digit d: its predecessors' counts back to
+   the first inclusive one. */
+static uint64_t prefix_of(const struct pass *p, size_t t, unsigned d)
+{
+        uint64_t sum = 0;
+
+        if (t == 0)
+                return p->goff[d];
+        for (size_t j = t - 1;; j--) {
+                uint64_t v = wait_ready(&p->ctx->status[j * SORTD__RADIX + d], p->epoch);
+
+                sum += v & COUNT_MASK;
+                if ((v >> COUNT_BITS & 3) == FLAG_INCLUSIVE)
+                        return sum;
+        }
+}
+
+/* The chained scan of tile t for every digit but `skip` (-1: none), whose
+   prefix the tile found earlier (look_back_digit()). */
+static void look_back(const struct pass *p, sortd__cpu_scratch *s, size_t t, int skip)
+{
         const uint32_t *cnt = s->total;
 
-        if (t == 0) {
-                for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                        s->excl[d] = p->goff[d];
-                        atomic_store_explicit(
-                                &row[d], status_word(p->epoch, FLAG_INCLUSIVE, p->goff[d] + cnt[d]),
-                                memory_order_release);
-                }
-                return;
-        }
-        for (unsigned d = 0; d < SORTD__RADIX; d++)
-                atomic_store_explicit(&row[d], status_word(p->epoch, FLAG_LOCAL, cnt[d]),
-                                      memory_order_release);
+        /* Every count is out before any prefix is sought, so successors can
+           sum past this tile without waiting on its own look-back. */
+        if (t > 0)
+                for (unsigned d = 0; d < SORTD__RADIX; d++)
+                        if ((int)d != skip)
+                                publish(p, t, d, FLAG_LOCAL, cnt[d]);
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                uint64_t sum = 0;
-
-                for (size_t j = t - 1;; j--) {
-                        uint64_t v = wait_ready(&p->ctx->status[j * SORTD__RADIX + d], p->epoch);
-
-                        sum += v & COUNT_MASK;
-                        if ((v >> COUNT_BITS & 3) == FLAG_INCLUSIVE)
-                                break;
-                }
-                s->excl[d] = sum;
-                atomic_store_explicit(&row[d], status_word(p->epoch, FLAG_INCLUSIVE, sum + cnt[d]),
-                                      memory_order_release);
+                if ((int)d == skip)
+                        continue;
+                s->excl[d] = prefix_of(p, t, d);
+                publish(p, t, d, FLAG_INCLUSIVE, s->excl[d] + cnt[d]);
         }
+}
+
+/* The chained scan of tile t for digit d alone, which has cnt keys. */
+static void look_back_digit(const struct pass *p, sortd__cpu_scratch *s, size_t t, unsigned d,
+                            uint32_t cnt)
+{
+        if (t > 0)
+                publish(p, t, d, FLAG_LOCAL, cnt);
+        s->excl[d] = prefix_of(p, t, d);
+        publish(p, t, d, FLAG_INCLUSIVE, s->excl[d] + cnt);
 }
 
 /* ---- binning pass: one tile -------------------------------------------- */
@@ -542,6 +564,10 @@ struct ranker {
         unsigned shift;
         uint64_t mask;
         size_t begin;
+        /* Where the dominant digit's slot dom_first is in the output, when
+           its keys are written there straight (rank_dominant(), direct). */
+        unsigned char *dom_out;
+        uint32_t dom_first;
 };
 
 ALWAYS_INLINE struct ranker make_ranker(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
@@ -587,12 +613,12 @@ ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, uns
 /* Writes each digit's run of the local buffer, from the digit's first slot,
    to its place in the output. */
 ALWAYS_INLINE void write_runs(const struct pass *p, const sortd__cpu_scratch *s,
-                              const uint32_t *first, unsigned kb, unsigned vb)
+                              const uint32_t *first, int skip, unsigned kb, unsigned vb)
 {
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 uint32_t c = s->total[d];
 
-                if (!c)
+                if (!c || (int)d == skip)
                         continue;
                 copy_run(p->dst_k + s->excl[d] * kb, s->local_k + (size_t)first[d] * kb,
                          (size_t)c * kb, p->stream);
@@ -602,29 +628,51 @@ ALWAYS_INLINE void write_runs(const struct pass *p, const sortd__cpu_scratch *s,
         }
 }
 
+/* A non-temporal store of one key. */
+ALWAYS_INLINE void stream_elem(unsigned char *p, size_t i, unsigned eb, uint64_t x)
+{
+#if defined(__SSE2__) && defined(__x86_64__)
+        if (eb == 4) {
+                _mm_stream_si32((int *)(p + 4 * i), (int)x);
+                return;
+        }
+        if (eb == 8) {
+                _mm_stream_si64((long long *)(p + 8 * i), (long long)x);
+                return;
+        }
+#endif
+        store_elem(p, i, eb, x);
+}
+
 /*
  * Nearly every key of the place has digit dom (low-entropy keys): its slot
  * stays in a register and a predicted branch takes the rare other keys,
  * instead of bumping one counter in memory key after key, where each bump
  * waits on the last one's store (0.52 ns/key to count q = 8 keys against
- * 0.28 for uniform ones).
+ * 0.28 for uniform ones). Direct, dom's keys skip the local buffer and go to
+ * the output with non-temporal stores: nearly the whole tile is then read
+ * and written once instead of twice.
  */
 ALWAYS_INLINE void rank_dominant_key(const struct ranker r, uint32_t *next, uint32_t *at,
-                                     unsigned dom, size_t i, unsigned kb, bool tw)
+                                     unsigned dom, size_t i, unsigned kb, bool tw, bool direct)
 {
         uint64_t y = rank_load(r, i, kb, tw);
         unsigned d = digit_of(y, r.shift, r.mask);
 
-        if (__builtin_expect(d == dom, 1))
-                rank_store(r, (*at)++, y, i, kb, 0, false, tw);
-        else
+        if (__builtin_expect(d != dom, 0))
                 rank_store(r, next[d]++, y, i, kb, 0, false, tw);
+        else if (direct)
+                stream_elem(r.dom_out, (*at)++ - r.dom_first, kb,
+                            tw ? sortd__twiddle_inverse(r.store_tw, y) : y);
+        else
+                rank_store(r, (*at)++, y, i, kb, 0, false, tw);
 }
 
 /* Ranks a tile of keys only, in `parts` parts side by side as scatter_tile()
    does, the next slots of part k being next[k]. */
 ALWAYS_INLINE void rank_dominant(const struct ranker r, uint32_t (*next)[SORTD__RADIX],
-                                 unsigned parts, unsigned dom, size_t len, unsigned kb, bool tw)
+                                 unsigned parts, unsigned dom, size_t len, unsigned kb, bool tw,
+                                 bool direct)
 {
         const size_t q = len / parts;
         uint32_t at[SORTD__STREAMS];
@@ -633,9 +681,9 @@ ALWAYS_INLINE void rank_dominant(const struct ranker r, uint32_t (*next)[SORTD__
                 at[k] = next[k][dom];
         for (size_t j = 0; j < q; j++)
                 for (unsigned k = 0; k < parts; k++)
-                        rank_dominant_key(r, next[k], &at[k], dom, k * q + j, kb, tw);
+                        rank_dominant_key(r, next[k], &at[k], dom, k * q + j, kb, tw, direct);
         for (size_t i = parts * q; i < len; i++)
-                rank_dominant_key(r, next[parts - 1], &at[parts - 1], dom, i, kb, tw);
+                rank_dominant_key(r, next[parts - 1], &at[parts - 1], dom, i, kb, tw, direct);
         for (unsigned k = 0; k < parts; k++)
                 next[k][dom] = at[k];
 }
@@ -645,31 +693,49 @@ ALWAYS_INLINE void rank_dominant(const struct ranker r, uint32_t (*next)[SORTD__
    2-3% faster (2 threads, 2^26 u32). */
 typedef void (*dominant_fn)(const struct ranker *r, uint32_t (*next)[SORTD__RADIX], unsigned dom,
                             size_t len);
-#define DOMINANT_FN(KB, TW, PARTS)                                                                 \
-        static __attribute__((noinline)) void rank_dominant_##KB##_##TW##_##PARTS(                 \
+#define DOMINANT_FN(KB, TW, PARTS, DIRECT)                                                         \
+        static __attribute__((noinline)) void rank_dominant_##KB##_##TW##_##PARTS##_##DIRECT(      \
                 const struct ranker *r, uint32_t(*next)[SORTD__RADIX], unsigned dom, size_t len)   \
         {                                                                                          \
-                rank_dominant(*r, next, PARTS, dom, len, KB, TW);                                  \
+                rank_dominant(*r, next, PARTS, dom, len, KB, TW, DIRECT);                          \
         }
-#define DOMINANT_WIDTHS(TW, PARTS)                                                                 \
-        DOMINANT_FN(1, TW, PARTS)                                                                  \
-        DOMINANT_FN(2, TW, PARTS) DOMINANT_FN(4, TW, PARTS) DOMINANT_FN(8, TW, PARTS)
-DOMINANT_WIDTHS(0, 1)
-DOMINANT_WIDTHS(1, 1)
-DOMINANT_WIDTHS(0, 4)
-DOMINANT_WIDTHS(1, 4)
+#define DOMINANT_WIDTHS(TW, PARTS, DIRECT)                                                         \
+        DOMINANT_FN(1, TW, PARTS, DIRECT)                                                          \
+        DOMINANT_FN(2, TW, PARTS, DIRECT)                                                          \
+        DOMINANT_FN(4, TW, PARTS, DIRECT) DOMINANT_FN(8, TW, PARTS, DIRECT)
+#define DOMINANT_TWIDDLES(PARTS, DIRECT)                                                           \
+        DOMINANT_WIDTHS(0, PARTS, DIRECT) DOMINANT_WIDTHS(1, PARTS, DIRECT)
+DOMINANT_TWIDDLES(1, 0)
+DOMINANT_TWIDDLES(1, 1)
+DOMINANT_TWIDDLES(4, 0)
+DOMINANT_TWIDDLES(4, 1)
 _Static_assert(SORTD__STREAMS == 4, "dominant_table's parts");
 
-#define DOMINANT_ROW(TW, PARTS)                                                                    \
+#define DOMINANT_ROW(TW, PARTS, DIRECT)                                                            \
         {                                                                                          \
-                rank_dominant_1_##TW##_##PARTS, rank_dominant_2_##TW##_##PARTS,                    \
-                        rank_dominant_4_##TW##_##PARTS, rank_dominant_8_##TW##_##PARTS             \
+                rank_dominant_1_##TW##_##PARTS##_##DIRECT,                                         \
+                        rank_dominant_2_##TW##_##PARTS##_##DIRECT,                                 \
+                        rank_dominant_4_##TW##_##PARTS##_##DIRECT,                                 \
+                        rank_dominant_8_##TW##_##PARTS##_##DIRECT                                  \
         }
-/* Indexed [in parts][twiddle][log2 key bytes]. */
-static const dominant_fn dominant_table[2][2][4] = {
-        {DOMINANT_ROW(0, 1), DOMINANT_ROW(1, 1)},
-        {DOMINANT_ROW(0, 4), DOMINANT_ROW(1, 4)},
+#define DOMINANT_PLANE(PARTS, DIRECT)                                                              \
+        {                                                                                          \
+                DOMINANT_ROW(0, PARTS, DIRECT), DOMINANT_ROW(1, PARTS, DIRECT)                     \
+        }
+/* Indexed [in parts][direct][twiddle][log2 key bytes]. */
+static const dominant_fn dominant_table[2][2][2][4] = {
+        {DOMINANT_PLANE(1, 0), DOMINANT_PLANE(1, 1)},
+        {DOMINANT_PLANE(4, 0), DOMINANT_PLANE(4, 1)},
 };
+
+/* Sets r up to write the dominant digit's keys straight to the output, slot
+   `first` to its place s->excl[dom]. */
+ALWAYS_INLINE void aim_dominant(const struct pass *p, const sortd__cpu_scratch *s, struct ranker *r,
+                                uint32_t first, unsigned kb)
+{
+        r->dom_out = p->dst_k + s->excl[p->dominant] * kb;
+        r->dom_first = first;
+}
 
 /*
  * Ranks the tile's keys by digit into the thread's local buffer (L2-resident),
@@ -695,7 +761,12 @@ ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, siz
            four counters bumped in turn still wait on each other's stores
            (q = 8 keys, 2 threads, 2^26 u32: 2-3%). */
         if (!vb && p->dominant >= 0) {
-                dominant_table[1][tw][log2_bytes(kb)](&r, lofs, (unsigned)p->dominant, len);
+                struct ranker rd = r;
+
+                if (p->direct)
+                        aim_dominant(p, s, &rd, first[p->dominant], kb);
+                dominant_table[1][p->direct][tw][log2_bytes(kb)](&rd, lofs, (unsigned)p->dominant,
+                                                                 len);
         } else {
                 for (size_t j = 0; j < q; j++)
                         for (unsigned k = 0; k < SORTD__STREAMS; k++)
@@ -703,7 +774,37 @@ ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, siz
                 for (size_t i = SORTD__STREAMS * q; i < len; i++)
                         rank_key(r, lofs[SORTD__STREAMS - 1], i, kb, vb, gen, tw);
         }
-        write_runs(p, s, first, kb, vb);
+        write_runs(p, s, first, p->direct ? p->dominant : -1, kb, vb);
+}
+
+/* How many of the tile's keys have digit d; four at a time where they are
+   u32 and not mapped on load. */
+ALWAYS_INLINE uint32_t count_digit(const struct ranker r, unsigned d, size_t len, unsigned kb,
+                                   bool tw)
+{
+        uint32_t c = 0;
+        size_t i = 0;
+
+#if defined(__SSE2__)
+        if (kb == 4 && (!tw || sortd__twiddle_is_identity(r.load_tw))) {
+                const __m128i mask = _mm_set1_epi32((int)r.mask), want = _mm_set1_epi32((int)d);
+                const __m128i shift = _mm_cvtsi32_si128((int)r.shift);
+                __m128i acc = _mm_setzero_si128();
+                uint32_t lanes[4];
+
+                for (; i + 4 <= len; i += 4) {
+                        __m128i k = _mm_loadu_si128((const __m128i *)(r.src_k + 4 * i));
+                        __m128i digit = _mm_and_si128(_mm_srl_epi32(k, shift), mask);
+
+                        acc = _mm_sub_epi32(acc, _mm_cmpeq_epi32(digit, want));
+                }
+                _mm_storeu_si128((__m128i *)lanes, acc);
+                c = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+        }
+#endif
+        for (; i < len; i++)
+                c += digit_of(rank_load(r, i, kb, tw), r.shift, r.mask) == d;
+        return c;
 }
 
 /*
@@ -714,11 +815,17 @@ ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, siz
  * by the rarest chance; keys that cluster (sorted input) do overrun, which is
  * seen after the tile and answered by counting first. Returns whether every
  * key fit.
+ *
+ * A dominant digit written direct needs its place before the ranking: the
+ * tile counts that digit alone (cheap: one compare a key, no counter in
+ * memory) and runs the chained scan for it first.
  */
-ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
+ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, size_t t, size_t begin,
                                 size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
 {
         uint32_t *next = s->local_off[0];
+        /* const, and copied for the out-of-line call below, or the plain
+           loop reads its fields from the stack (-10% for uniform keys). */
         const struct ranker r = make_ranker(p, s, begin, kb, vb);
         bool fit = true;
 
@@ -727,11 +834,19 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
            constant, also keeps the second loop out of the variants that move
            values, where its mere presence cost the plain loop 15% (u32
            argsort, 2^25, 2 threads: 305 -> 258 Mkeys/s). */
-        if (!vb && p->dominant >= 0)
-                dominant_table[0][tw][log2_bytes(kb)](&r, s->local_off, (unsigned)p->dominant, len);
-        else
+        if (!vb && p->dominant >= 0) {
+                const unsigned dom = (unsigned)p->dominant;
+                struct ranker rd = r;
+
+                if (p->direct) {
+                        look_back_digit(p, s, t, dom, count_digit(r, dom, len, kb, tw));
+                        aim_dominant(p, s, &rd, next[dom], kb);
+                }
+                dominant_table[0][p->direct][tw][log2_bytes(kb)](&rd, s->local_off, dom, len);
+        } else {
                 for (size_t i = 0; i < len; i++)
                         rank_key(r, next, i, kb, vb, gen, tw);
+        }
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 s->total[d] = next[d] - p->bucket_start[d];
                 fit &= s->total[d] <= p->bucket_cap[d];
@@ -773,6 +888,8 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
 {
         bool buckets = p->bucket_start != NULL;
         unsigned overruns = 0;
+        /* Ranking into buckets found the chained scan of this digit early. */
+        const int early = p->direct && buckets ? p->dominant : -1;
 
         for (;;) {
                 size_t t = atomic_fetch_add_explicit(&p->ctx->ticket, 1, memory_order_relaxed);
@@ -781,20 +898,27 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
                         break;
                 size_t begin = t * SORTD__CPU_TILE_KEYS, len = tile_len(p->n, t);
 
-                if (buckets && rank_buckets(p, s, begin, len, kb, vb, gen, tw)) {
-                        look_back(p, s, t);
-                        write_runs(p, s, p->bucket_start, kb, vb);
-                        continue;
+                int skip = -1; /* the digit whose scan is done */
+
+                if (buckets) {
+                        bool fit = rank_buckets(p, s, t, begin, len, kb, vb, gen, tw);
+
+                        skip = early;
+                        if (fit) {
+                                look_back(p, s, t, skip);
+                                write_runs(p, s, p->bucket_start, skip, kb, vb);
+                                continue;
+                        }
+                        /* Keys that overrun buckets again and again cluster:
+                           stop trying for the rest of the pass. */
+                        if (++overruns == MAX_OVERRUNS)
+                                buckets = false;
                 }
-                /* Keys that overrun buckets again and again cluster: stop
-                   trying for the rest of the pass. */
-                if (buckets && ++overruns == MAX_OVERRUNS)
-                        buckets = false;
                 if (p->precounted)
                         load_counts(p, s, t);
                 else
                         count_tile(p, s, begin, len, kb, tw);
-                look_back(p, s, t);
+                look_back(p, s, t, skip);
                 int one = single_digit(s, len);
 
                 if (one >= 0)
@@ -1037,6 +1161,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         p.bucket_start = bucket_start;
                         p.bucket_cap = bucket_cap;
                 }
+                p.direct = p.dominant >= 0 && p.stream && p.key_bytes >= 4;
                 p.twiddle = !sortd__twiddle_is_identity(p.load_tw) ||
                             !sortd__twiddle_is_identity(p.store_tw);
                 next_epoch(ctx);
