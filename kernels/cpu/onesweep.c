@@ -1161,7 +1161,10 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         p.bucket_start = bucket_start;
                         p.bucket_cap = bucket_cap;
                 }
-                p.direct = p.dominant >= 0 && p.stream && p.key_bytes >= 4;
+                /* Whole keys in the caller's buffer too: a key across a
+                   line would split its non-temporal store. */
+                p.direct = p.dominant >= 0 && p.stream && p.key_bytes >= 4 &&
+                           (uintptr_t)keys % p.key_bytes == 0;
                 p.twiddle = !sortd__twiddle_is_identity(p.load_tw) ||
                             !sortd__twiddle_is_identity(p.store_tw);
                 next_epoch(ctx);
