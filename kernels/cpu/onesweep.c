@@ -869,10 +869,12 @@ ALWAYS_INLINE uint32_t count_digit(const struct ranker r, unsigned d, size_t len
  *
  * A dominant digit written direct needs its place before the ranking: the
  * tile counts that digit alone (cheap: one compare a key, no counter in
- * memory) and runs the chained scan for it first.
+ * memory) and runs the chained scan for it first; *scanned names it then,
+ * and is -1 otherwise.
  */
 ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, size_t t, size_t begin,
-                                size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
+                                size_t len, unsigned kb, unsigned vb, bool gen, bool tw,
+                                int *scanned)
 {
         uint32_t *next = s->local_off[0];
         /* const, and copied for the out-of-line call below, or the plain
@@ -880,6 +882,7 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
         const struct ranker r = make_ranker(p, s, begin, kb, vb);
         bool fit = true;
 
+        *scanned = -1;
         memcpy(next, p->bucket_start, SORTD__RADIX * sizeof(*next));
         /* plan_buckets() names a dominant digit for keys only; testing vb, a
            constant, also keeps the second loop out of the variants that move
@@ -897,6 +900,7 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
                 {
                         if (p->direct) {
                                 look_back_digit(p, s, t, dom, count_digit(r, dom, len, kb, tw));
+                                *scanned = (int)dom;
                                 aim_dominant(p, s, &rd, next[dom], kb);
                         }
                         dominant_table[0][p->direct][tw][log2_bytes(kb)](&rd, s->local_off, dom,
@@ -947,8 +951,6 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
 {
         bool buckets = p->bucket_start != NULL;
         unsigned overruns = 0;
-        /* Ranking into buckets found the chained scan of this digit early. */
-        const int early = p->direct && buckets ? p->dominant : -1;
 
         for (;;) {
                 size_t t = atomic_fetch_add_explicit(&p->ctx->ticket, 1, memory_order_relaxed);
@@ -957,13 +959,10 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
                         break;
                 size_t begin = t * SORTD__CPU_TILE_KEYS, len = tile_len(p->n, t);
 
-                int skip = -1; /* the digit whose scan is done */
+                int skip = -1; /* a digit whose chained scan the tile ran early */
 
                 if (buckets) {
-                        bool fit = rank_buckets(p, s, t, begin, len, kb, vb, gen, tw);
-
-                        skip = early;
-                        if (fit) {
+                        if (rank_buckets(p, s, t, begin, len, kb, vb, gen, tw, &skip)) {
                                 look_back(p, s, t, skip);
                                 write_runs(p, s, p->bucket_start, skip, kb, vb);
                                 continue;
