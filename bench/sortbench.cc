@@ -48,6 +48,15 @@ struct result {
         bool verified;
 };
 
+/* An engine in one case's race: its run, its timings so far, and whether it
+   gets a row (false once it could not sort the case). */
+struct contestant {
+        std::unique_ptr<run> r;
+        result res;
+        std::vector<double> secs;
+        bool shown;
+};
+
 void usage(FILE *f)
 {
         fputs("usage: sortbench [options]\n"
@@ -72,7 +81,8 @@ void usage(FILE *f)
               "\n"
               "Each case (type, payload, dist, n) is generated once. Per engine and repeat\n"
               "the input is copied into the work buffer (untimed), sorted (timed with\n"
-              "CLOCK_MONOTONIC) and verified. Our engines must match a stable reference\n"
+              "CLOCK_MONOTONIC) and verified. Repeats go round the engines (repeat 1 of\n"
+              "each, then repeat 2, ...), so every median covers the same stretch of time. Our engines must match a stable reference\n"
               "exactly; peers (unstable) must be sorted by operator< and hold the input's\n"
               "multiset of (key, value) pairs. A failure is reported on stderr, the row\n"
               "says \"verified\": false, and sortbench exits 1.\n"
@@ -451,6 +461,8 @@ class bench
                 memset(work.as<void>(), 0, work.bytes());
 
                 for (size_t ti = 0; ti < o_.threads.size(); ti++) {
+                        std::vector<contestant> field;
+
                         for (const auto &name : o_.engines) {
                                 if (is_peer(name) && !peer_is_threaded(name) && ti > 0)
                                         continue;
@@ -460,10 +472,14 @@ class bench
                                 unsigned threads = is_peer(name) && !peer_is_threaded(name)
                                                            ? 1
                                                            : o_.threads[ti];
-                                result res;
-                                if (measure(c, *r, name, threads, res))
-                                        results.push_back(res);
+                                field.push_back({std::move(r), {name, threads, 0, true}, {}, true});
                         }
+                        race(c, field);
+                        for (auto &f : field)
+                                if (f.shown) {
+                                        f.res.mkeys_per_s = double(c.in.n) / median(f.secs) / 1e6;
+                                        results.push_back(f.res);
+                                }
                 }
                 for (const auto &r : results)
                         print(c, r, results);
@@ -494,37 +510,45 @@ class bench
                 return make_engine_run(e, c.in, c.ref, work.as<void>());
         }
 
-        /* Times --repeats sorts, verifying each; false if no row should be printed. */
-        bool measure(const bench_case &c, run &r, const std::string &name, unsigned threads,
-                     result &res)
+        /* Times --repeats sorts of each contestant, verifying each. The
+           repeats go round the field, so every engine's median comes from
+           the same stretch of time: on a shared or virtual machine the
+           speed of the whole machine drifts over minutes, and timing one
+           engine's repeats after another's measured that drift. */
+        void race(const bench_case &c, std::vector<contestant> &field)
         {
-                std::vector<double> secs;
+                for (unsigned rep = 0; rep < o_.repeats; rep++)
+                        for (auto &f : field)
+                                if (f.shown && f.res.verified)
+                                        time_one(c, f);
+        }
+
+        /* One timed and verified sort; a contestant that cannot sort this
+           case gets no row, a wrong result a row that says so. */
+        void time_one(const bench_case &c, contestant &f)
+        {
+                const std::string &name = f.res.engine;
                 std::string why;
 
-                res = {name, threads, 0, true};
-                for (unsigned rep = 0; rep < o_.repeats; rep++) {
-                        r.load();
-                        double t0 = now();
-                        outcome s = r.sort(why);
-                        double t1 = now();
-                        if (s == outcome::unsupported) {
-                                note(name + " skipped for " + c.type + "/" + c.payload + ": " +
-                                     why);
-                                return false;
-                        }
-                        if (s == outcome::failed) {
-                                error(c, name, threads, "sort failed: " + why);
-                                return false;
-                        }
-                        secs.push_back(t1 - t0);
-                        if (!r.verify(why)) {
-                                error(c, name, threads, "verification failed: " + why);
-                                res.verified = false;
-                                break;
-                        }
+                f.r->load();
+                double t0 = now();
+                outcome s = f.r->sort(why);
+                double t1 = now();
+                if (s == outcome::unsupported) {
+                        note(name + " skipped for " + c.type + "/" + c.payload + ": " + why);
+                        f.shown = false;
+                        return;
                 }
-                res.mkeys_per_s = double(c.in.n) / median(secs) / 1e6;
-                return true;
+                if (s == outcome::failed) {
+                        error(c, name, f.res.threads, "sort failed: " + why);
+                        f.shown = false;
+                        return;
+                }
+                f.secs.push_back(t1 - t0);
+                if (!f.r->verify(why)) {
+                        error(c, name, f.res.threads, "verification failed: " + why);
+                        f.res.verified = false;
+                }
         }
 
         void error(const bench_case &c, const std::string &name, unsigned threads,
