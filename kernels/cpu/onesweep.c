@@ -67,6 +67,13 @@
    up the part (histogram pass). */
 #define ONE_VALUE_SAMPLE 64u
 
+/* How far ahead of the ranking loops their source is prefetched, in keys.
+   The hardware's stream prefetcher alone let a loop that ranks a key in a
+   few cycles wait on DRAM. */
+#ifndef PREFETCH_KEYS
+#define PREFETCH_KEYS 512u
+#endif
+
 /* A thread per this many keys at most: below it fork-join costs more than
    the work it shares. */
 #define KEYS_PER_THREAD (2 * SORTD__CPU_TILE_KEYS)
@@ -611,6 +618,41 @@ ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, uns
         rank_store(r, lofs[digit_of(y, r.shift, r.mask)]++, y, i, kb, vb, gen, tw);
 }
 
+/* Prefetches the line of keys (and their values) from key i of the tile on. */
+ALWAYS_INLINE void prefetch_keys(const struct ranker r, size_t i, unsigned kb, unsigned vb,
+                                 bool gen)
+{
+        __builtin_prefetch(r.src_k + i * kb);
+        if (vb && !gen) {
+                __builtin_prefetch(r.src_v + i * vb);
+                if (vb > kb)
+                        __builtin_prefetch(r.src_v + i * vb + SORTD__LINE);
+        }
+}
+
+/* Ranks keys [0, len) of the tile in `parts` parts side by side, as
+   stream_len() describes; next[k][d] is digit d's next slot in part k. Each
+   part's keys PREFETCH_KEYS ahead are prefetched a line at a time. */
+ALWAYS_INLINE void rank_parts(const struct ranker r, uint32_t (*next)[SORTD__RADIX], unsigned parts,
+                              size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
+{
+        const size_t q = len / parts, line = SORTD__LINE / kb;
+        size_t j = 0;
+
+        for (; j + PREFETCH_KEYS + line <= q; j += line) {
+                for (unsigned k = 0; k < parts; k++)
+                        prefetch_keys(r, k * q + j + PREFETCH_KEYS, kb, vb, gen);
+                for (size_t i = j; i < j + line; i++)
+                        for (unsigned k = 0; k < parts; k++)
+                                rank_key(r, next[k], k * q + i, kb, vb, gen, tw);
+        }
+        for (; j < q; j++)
+                for (unsigned k = 0; k < parts; k++)
+                        rank_key(r, next[k], k * q + j, kb, vb, gen, tw);
+        for (size_t i = parts * q; i < len; i++)
+                rank_key(r, next[parts - 1], i, kb, vb, gen, tw);
+}
+
 /* Writes each digit's run of the local buffer, from the digit's first slot,
    to its place in the output. */
 ALWAYS_INLINE void write_runs(const struct pass *p, const sortd__cpu_scratch *s,
@@ -755,6 +797,8 @@ split_dominant(const struct ranker *r, uint32_t *next, unsigned dom, size_t len,
         size_t n_others = 0, i = 0;
 
         for (; i + 16 <= len; i += 16) {
+                if (i + PREFETCH_KEYS < len)
+                        __builtin_prefetch(r->src_k + 4 * (i + PREFETCH_KEYS));
                 __m512i k = _mm512_loadu_si512(r->src_k + 4 * i);
                 __m512i digit = _mm512_and_si512(_mm512_srl_epi32(k, shift), mask);
                 __mmask16 is = _mm512_cmpeq_epi32_mask(digit, want);
@@ -797,7 +841,6 @@ ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, siz
                                 size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
 {
         uint32_t(*lofs)[SORTD__RADIX] = s->local_off;
-        const size_t q = stream_len(len);
         uint32_t first[SORTD__RADIX], sum = 0;
 
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
@@ -819,11 +862,7 @@ ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, siz
                 dominant_table[1][p->direct][tw][log2_bytes(kb)](&rd, lofs, (unsigned)p->dominant,
                                                                  len);
         } else {
-                for (size_t j = 0; j < q; j++)
-                        for (unsigned k = 0; k < SORTD__STREAMS; k++)
-                                rank_key(r, lofs[k], k * q + j, kb, vb, gen, tw);
-                for (size_t i = SORTD__STREAMS * q; i < len; i++)
-                        rank_key(r, lofs[SORTD__STREAMS - 1], i, kb, vb, gen, tw);
+                rank_parts(r, lofs, SORTD__STREAMS, len, kb, vb, gen, tw);
         }
         write_runs(p, s, first, p->direct ? p->dominant : -1, kb, vb);
 }
@@ -907,8 +946,7 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
                                                                          len);
                 }
         } else {
-                for (size_t i = 0; i < len; i++)
-                        rank_key(r, next, i, kb, vb, gen, tw);
+                rank_parts(r, s->local_off, 1, len, kb, vb, gen, tw);
         }
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 s->total[d] = next[d] - p->bucket_start[d];
