@@ -338,21 +338,27 @@ static void hist_flush(sortd__cpu_scratch *s, unsigned kb)
                         }
 }
 
-/* Each thread takes whole tiles. */
+/* Each thread takes whole tiles from the ticket, not a fixed share: the
+   vCPUs of a virtual machine need not run at one speed (one of two ran 20%
+   slower for minutes on the development VM, and a fixed share left the
+   other idle for that long at the end of the pass). */
 static void hist_worker(void *arg, unsigned tid, unsigned nth)
 {
         const struct hist_job *j = arg;
-        const sortd__cpu_ctx *ctx = j->ctx;
+        sortd__cpu_ctx *ctx = j->ctx;
         sortd__cpu_scratch *s = &ctx->scratch[tid];
         const unsigned kb = j->key_bytes;
         size_t ntiles = tile_count(j->n), unflushed = 0;
-        size_t t0 = chunk_begin(ntiles, tid, nth), t1 = chunk_begin(ntiles, tid + 1, nth);
         const bool tw = !sortd__twiddle_is_identity(j->tw);
 
         memset(s->hist, 0, sizeof(s->hist));
         /* s->hc is all zeros here: allocated so, and hist_flush() clears
            every counter a pass used. */
-        for (size_t t = t0; t < t1; t++) {
+        for (;;) {
+                size_t t = atomic_fetch_add_explicit(&ctx->ticket, 1, memory_order_relaxed);
+
+                if (t >= ntiles)
+                        break;
                 size_t begin = t * SORTD__CPU_TILE_KEYS, len = tile_len(j->n, t);
                 size_t q = stream_len(len);
 
@@ -1210,6 +1216,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                 .range_mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1,
                 .tw = tw,
         };
+        atomic_store_explicit(&ctx->ticket, 0, memory_order_relaxed);
         sortd__pool_run(ctx->pool, nth, hist_worker, &hj);
         unsigned np = plan_places(ctx, nth, nplaces, goff, places);
 
