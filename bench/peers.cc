@@ -224,10 +224,12 @@ template <class E> sort_fn<E> spread_sort()
 }
 
 /*
- * Highway dispatches on a process-wide target mask: forcing AVX2 lasts as
- * long as the run's sort function and is undone afterwards. A Sorter sizes
- * its buffer for the target chosen when it is built, so it is built under
- * the mask it will sort with.
+ * Highway dispatches on a process-wide target mask: forcing AVX2 lasts for
+ * one sort and is undone afterwards, because the runs of all engines in a
+ * case are alive together (sortbench's repeats go round them) and vqsort's
+ * run must not sort under vqsort-avx2's mask. A Sorter sizes its buffer for
+ * the target chosen when it is built, so it is built under the mask it will
+ * sort with.
  */
 class hwy_target_scope
 {
@@ -251,10 +253,16 @@ class hwy_target_scope
 
 template <class E> sort_fn<E> vq_sort(int64_t target)
 {
-        auto scope = std::make_shared<hwy_target_scope>(target);
-        auto sorter = std::make_shared<hwy::Sorter>();
+        std::shared_ptr<hwy::Sorter> sorter;
 
-        return [scope, sorter](E *b, E *e) { (*sorter)(b, size_t(e - b), hwy::SortAscending()); };
+        {
+                hwy_target_scope scope(target);
+                sorter = std::make_shared<hwy::Sorter>();
+        }
+        return [target, sorter](E *b, E *e) {
+                hwy_target_scope scope(target);
+                (*sorter)(b, size_t(e - b), hwy::SortAscending());
+        };
 }
 
 /* vqsort's element type for (K, V): K alone, K32V32, K64V64, or void (no form). */
