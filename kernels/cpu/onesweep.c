@@ -659,11 +659,32 @@ ALWAYS_INLINE void rank_parts(const struct ranker r, uint32_t (*next)[SORTD__RAD
                 rank_key(r, next[parts - 1], i, kb, vb, gen, tw);
 }
 
+/* Asks early for the lines at the ends of a run that it only partly fills:
+   copy_run() writes those with plain stores, each of which reads its line
+   first, and copying the runs one after another waited on 512 such reads a
+   tile (u32 uniform, 2^26: 1.03-1.06x faster with the ends asked for). */
+ALWAYS_INLINE void prefetch_run_ends(unsigned char *dst, size_t bytes)
+{
+        if ((uintptr_t)dst % SORTD__LINE)
+                __builtin_prefetch(dst, 1);
+        if ((uintptr_t)(dst + bytes) % SORTD__LINE)
+                __builtin_prefetch(dst + bytes - 1, 1);
+}
+
 /* Writes each digit's run of the local buffer, from the digit's first slot,
    to its place in the output. */
 ALWAYS_INLINE void write_runs(const struct pass *p, const sortd__cpu_scratch *s,
                               const uint32_t *first, int skip, unsigned kb, unsigned vb)
 {
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                uint32_t c = s->total[d];
+
+                if (!c || (int)d == skip)
+                        continue;
+                prefetch_run_ends(p->dst_k + s->excl[d] * kb, (size_t)c * kb);
+                if (vb)
+                        prefetch_run_ends(p->dst_v + s->excl[d] * vb, (size_t)c * vb);
+        }
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 uint32_t c = s->total[d];
 
