@@ -630,6 +630,27 @@ static void fill_dominant(uint32_t *keys, size_t n, uint64_t seed)
                         keys[i] &= ~0xff00u;
 }
 
+/*
+ * The first pass ranks into buckets too, and where a tile overruns, it ranks
+ * from the counts of the histogram pass instead. Here the first tile's bytes 0
+ * are all below 128: twice the expected count of each, while the global
+ * histogram of byte 0 stays near uniform and the later tiles fit.
+ */
+static void fill_clustered_low(uint32_t *keys, size_t n, uint64_t seed)
+{
+        datagen_fill(keys, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, seed);
+        for (size_t i = 0; i < n && i < TILE; i++)
+                keys[i] &= ~0x80u;
+}
+
+/* The same with a dominant byte 0: 0 in every tile but the first. */
+static void fill_dominant_low(uint32_t *keys, size_t n, uint64_t seed)
+{
+        datagen_fill(keys, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, seed);
+        for (size_t i = TILE; i < n; i++)
+                keys[i] &= ~0xffu;
+}
+
 START_TEST(bucket_overruns)
 {
         const size_t n = 32 * TILE + 5; /* 16 MiB and more */
@@ -643,6 +664,11 @@ START_TEST(bucket_overruns)
                 {fill_clustered, SORTD_PAYLOAD_ARGSORT32, SORTD_ASCENDING},
                 {fill_dominant, SORTD_PAYLOAD_NONE, SORTD_ASCENDING},
                 {fill_dominant, SORTD_PAYLOAD_NONE, SORTD_DESCENDING},
+                {fill_clustered_low, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING},
+                {fill_clustered_low, SORTD_PAYLOAD_ARGSORT32, SORTD_DESCENDING},
+                {fill_clustered_low, SORTD_PAYLOAD_NONE, SORTD_ASCENDING},
+                {fill_dominant_low, SORTD_PAYLOAD_NONE, SORTD_ASCENDING},
+                {fill_dominant_low, SORTD_PAYLOAD_NONE, SORTD_DESCENDING},
         };
         uint32_t *keys = malloc(n * 4), *want = malloc(n * 4);
         uint32_t *vals = malloc(n * 4), *want_vals = malloc(n * 4);
@@ -678,7 +704,7 @@ END_TEST
 
 /*
  * A dominant digit of a keys-only sort of 16 MiB and more goes straight to the
- * output, in the first pass (precounted) and in later ones: q = 8 keys make
+ * output, in the first pass and in later ones: q = 8 keys make
  * every place dominant. Both widths of the non-temporal store (u32, u64),
  * keys mapped (i32 descending) and not, one thread and two.
  */
@@ -715,7 +741,8 @@ END_TEST
  * keys from the others without a branch; elsewhere, or with the split turned
  * off in the engine's context, they are ranked one at a time. Both ways must
  * give the reference's order: q = 8 keys, streamed (16 MiB and more) and not,
- * and a first tile that overruns its buckets (fill_dominant()).
+ * and a first tile that overruns its buckets in the second pass
+ * (fill_dominant()) and in the first (fill_dominant_low()).
  */
 START_TEST(dominant_split_or_not)
 {
@@ -730,14 +757,16 @@ START_TEST(dominant_split_or_not)
         const bool can_split = ctx.split512;
 
         for (int split = can_split; split >= 0; split--)
-                for (unsigned k = 0; k < 2 * 2; k++) {
+                for (unsigned k = 0; k < 3 * 2; k++) {
                         size_t n = sizes[k % 2];
 
                         ctx.split512 = split;
                         if (k < 2)
                                 datagen_fill(keys, n, SORTD_KEY_U32, DATAGEN_ENTROPY, 8, 40 + k);
-                        else
+                        else if (k < 4)
                                 fill_dominant(keys, n, 50 + k);
+                        else
+                                fill_dominant_low(keys, n, 60 + k);
                         memcpy(want, keys, n * 4);
                         sortd__onesweep_sort(&ctx, &plan, keys, NULL, n);
                         ck_assert_int_eq(ref_sort(&d, want, NULL, n), 0);
