@@ -624,16 +624,14 @@ ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, uns
         rank_store(r, lofs[digit_of(y, r.shift, r.mask)]++, y, i, kb, vb, gen, tw);
 }
 
-/* Prefetches the line of keys (and their values) from key i of the tile on. */
+/* Prefetches the line of keys from key i of the tile on, and their values. */
 ALWAYS_INLINE void prefetch_keys(const struct ranker r, size_t i, unsigned kb, unsigned vb,
                                  bool gen)
 {
         __builtin_prefetch(r.src_k + i * kb);
-        if (vb && !gen) {
-                __builtin_prefetch(r.src_v + i * vb);
-                if (vb > kb)
-                        __builtin_prefetch(r.src_v + i * vb + SORTD__LINE);
-        }
+        if (vb && !gen)
+                for (size_t b = 0; b < (size_t)SORTD__LINE / kb * vb; b += SORTD__LINE)
+                        __builtin_prefetch(r.src_v + i * vb + b);
 }
 
 /* Ranks keys [0, len) of the tile in `parts` parts side by side, as
