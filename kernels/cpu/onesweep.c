@@ -240,8 +240,9 @@ ALWAYS_INLINE void hist_count(uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__HIST_ROW]
  * counter sets taken in turn, so a run of equal digits (low-entropy keys) makes
  * eight dependency chains, not one: q = 8 keys took 1.26 ns/key with four sets
  * and 0.98 with eight, uniform keys 0.80 either way (one thread, 2^25 u32).
- * Place 0 is counted per part of a tile, so that the first binning pass, when
- * it sorts place 0, starts from these counts instead of reading its tile once
+ * Place 0 is counted per part of a tile, so that the first binning pass, where
+ * it sorts place 0 without buckets (a skewed place 0, or a tile that overruns
+ * its buckets), starts from these counts instead of reading its tile once
  * more.
  *
  * A part whose sampled keys are all one value (all-equal or nearly all-equal
