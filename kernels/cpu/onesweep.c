@@ -2,7 +2,8 @@
  * Onesweep LSD radix sort on CPU threads (Adinets & Merrill, 2022), adapted:
  *
  *   histogram: one pass over the keys builds the 256-bin histogram of every
- *              digit place at once, each thread over its own chunk;
+ *              digit place at once, the threads taking its tiles from an
+ *              atomic ticket;
  *   scan:      exclusive scan per place; a place with one non-empty bin is
  *              skipped (every key lands where it is);
  *   binning:   per remaining place, tiles are taken from an atomic ticket, so
@@ -737,7 +738,7 @@ ALWAYS_INLINE void rank_dominant_key(const struct ranker r, uint32_t *next, uint
                 rank_store(r, (*at)++, y, i, kb, 0, false, tw);
 }
 
-/* Ranks a tile of keys only, in `parts` parts side by side as scatter_tile()
+/* Ranks a tile of keys only, in `parts` parts side by side as rank_parts()
    does, the next slots of part k being next[k]. */
 ALWAYS_INLINE void rank_dominant(const struct ranker r, uint32_t (*next)[SORTD__RADIX],
                                  unsigned parts, unsigned dom, size_t len, unsigned kb, bool tw,
