@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "cuda_backend.cuh"
+#include "result_buffer.h"
 
 using namespace sortd_cuda;
 
@@ -100,7 +101,8 @@ sortd_status cub_create(const sortd_engine_config *cfg, sortd_engine **out, char
         return SORTD_OK;
 }
 
-/* Keys are mapped (and 8/16-bit keys widened) into *cur; values are in vals[0]. */
+/* Keys are mapped (and 8/16-bit keys widened) into keys[*key_buf]; values are in
+   vals[*val_buf]. Both indices are updated to where CUB leaves the result. */
 template <class K, class V>
 bool cub_sort_typed(cub_engine *c, const sortd__plan *plan, uint32_t n, int *key_buf, int *val_buf)
 {
@@ -112,13 +114,13 @@ bool cub_sort_typed(cub_engine *c, const sortd__plan *plan, uint32_t n, int *key
                 rc = cub::DeviceRadixSort::SortKeys(c->temp, bytes, k, (int)n, (int)plan->begin_bit,
                                                     (int)plan->end_bit, c->be.stream);
         } else {
-                cub::DoubleBuffer<V> v((V *)c->vals[0], (V *)c->vals[1]);
+                cub::DoubleBuffer<V> v((V *)c->vals[*val_buf], (V *)c->vals[*val_buf ^ 1]);
                 rc = cub::DeviceRadixSort::SortPairs(c->temp, bytes, k, v, (int)n,
                                                      (int)plan->begin_bit, (int)plan->end_bit,
                                                      c->be.stream);
-                *val_buf = v.selector;
+                *val_buf = cub_result_buffer(*val_buf, v.selector);
         }
-        *key_buf = k.selector;
+        *key_buf = cub_result_buffer(*key_buf, k.selector);
         return c->be.check(rc, "cub::DeviceRadixSort");
 }
 

@@ -18,6 +18,7 @@
 
 #include "../keys.h"
 #include "kernels.cuh"
+#include "result_buffer.h"
 
 namespace sortd_cuda
 {
@@ -143,9 +144,9 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
                 BinningParams<K, Val> p;
 
                 p.keys_in = (const K *)b_.keys[kb];
-                p.keys_out = (K *)b_.keys[kb ^ 1];
+                p.keys_out = (K *)b_.keys[pass_output(kb)];
                 p.vals_in = (const Val *)b_.vals[vb];
-                p.vals_out = (Val *)b_.vals[vb ^ 1];
+                p.vals_out = (Val *)b_.vals[pass_output(vb)];
                 p.n = r_.n;
                 p.bins = b_.offsets + place * RADIX;
                 p.status = b_.status;
@@ -157,9 +158,9 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
                 if (!be_.clear(b_.status, sizeof(uint32_t) * tiles * RADIX) ||
                     !be_.launch(binning_kernel<Policy, K, Val>, dim3(tiles), dim3(BP::THREADS), p))
                         return false;
-                res_->key_buf = kb ^ 1;
+                res_->key_buf = pass_output(kb);
                 if (!std::is_same<Val, NoValue>::value)
-                        res_->val_buf = vb ^ 1;
+                        res_->val_buf = pass_output(vb);
                 return true;
         }
 
@@ -187,17 +188,17 @@ bool dispatch_values(Backend &be, const DeviceBuffers &b, const SortRequest &r, 
 template <class Narrow, class Backend>
 bool convert(Backend &be, const DeviceBuffers &b, const SortRequest &r, SortResult *res, bool widen)
 {
-        int from = res->key_buf;
+        int from = res->key_buf, to = pass_output(from);
         bool ok = widen ? be.launch(convert_keys_kernel<Narrow, uint32_t>,
                                     dim3(elementwise_blocks(be, r.n)), dim3(CONVERT_THREADS),
-                                    (const Narrow *)b.keys[from], (uint32_t *)b.keys[from ^ 1], r.n,
-                                    r.tw, false)
+                                    (const Narrow *)b.keys[from], (uint32_t *)b.keys[to], r.n, r.tw,
+                                    false)
                         : be.launch(convert_keys_kernel<uint32_t, Narrow>,
                                     dim3(elementwise_blocks(be, r.n)), dim3(CONVERT_THREADS),
-                                    (const uint32_t *)b.keys[from], (Narrow *)b.keys[from ^ 1], r.n,
-                                    r.tw, true);
+                                    (const uint32_t *)b.keys[from], (Narrow *)b.keys[to], r.n, r.tw,
+                                    true);
         if (ok)
-                res->key_buf = from ^ 1;
+                res->key_buf = to;
         return ok;
 }
 
