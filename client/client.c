@@ -489,6 +489,7 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
         };
         copy_str(st->engine, sizeof(st->engine), x->engine);
         copy_str(st->device, sizeof(st->device), x->device);
+        copy_str(st->engine_reason, sizeof(st->engine_reason), x->engine_reason);
         sortd__wire__reply__free_unpacked(r, NULL);
         return SORTD_OK;
 }

@@ -103,6 +103,8 @@ typedef struct sortd_server_status {
         uint64_t sorts_ok, sorts_failed, rejected, protocol_errors, cancelled;
         uint64_t queued, inflight_bytes, inflight_peak;
         uint64_t bytes_in, bytes_out, keys_sorted;
+        /* how the engine was chosen, and its self-check's outcome */
+        char engine_reason[512];
 } sortd_server_status;
 
 /* The daemon's counters (the call is not named sortd_status: that is the status type). */

@@ -205,6 +205,7 @@ typedef struct sortd__server {
         uv_loop_t *loop;
         sortd__config cfg;
         sortd_engine *engine;
+        char engine_reason[1024]; /* how it was chosen and its self-check: logs, Status */
         sortd__fair_queue queue;
         sortd__worker worker;
         uv_pipe_t listener;

@@ -14,9 +14,6 @@
 
 #include <systemd/sd-daemon.h>
 
-#ifdef SORTD_HAVE_CUDA
-#include "cuda/selfcheck.h"
-#endif
 #include "internal.h"
 
 /* ---- status ---- */
@@ -29,6 +26,7 @@ void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__
         r->server_version = SORTD_VERSION_STRING;
         r->engine = (char *)sortd_engine_kind(srv->engine);
         r->device = (char *)sortd_engine_device(srv->engine);
+        r->engine_reason = srv->engine_reason;
         r->capacity = sortd_engine_capacity(srv->engine);
         r->uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000;
         r->connections = (uint32_t)s->connections;
@@ -50,27 +48,20 @@ void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__
 
 /* ---- engine ---- */
 
-/* Our kernels against CUB on a fixed sample: a cuda engine that sorts wrong is not served. */
-static sortd_status check_engine(sortd_engine *e, char *why, size_t why_len)
-{
-#ifdef SORTD_HAVE_CUDA
-        if (strcmp(sortd_engine_kind(e), "cuda") == 0)
-                return sortd_cuda_selfcheck(e, 0, why, why_len);
-#endif
-        (void)e, (void)why, (void)why_len;
-        return SORTD_OK;
-}
-
-/* Creates the engine `kind` and, for cuda, runs its self-check; *out is set on success only. */
+/*
+ * Creates the engine `kind` and runs its self-check (engine.h: GPU engines against the CPU
+ * engine); an engine that sorts wrong is not served. *out is set on success only; report gets
+ * the self-check's account, or why the engine cannot serve.
+ */
 static sortd_status open_engine(const char *kind, const sortd_engine_config *ec, sortd_engine **out,
-                                char *why, size_t why_len)
+                                char *report, size_t len)
 {
         sortd_engine *e;
-        sortd_status s = sortd_engine_create(kind, ec, &e, why, why_len);
+        sortd_status s = sortd_engine_create(kind, ec, &e, report, len);
 
         if (s != SORTD_OK)
                 return s;
-        s = check_engine(e, why, why_len);
+        s = sortd_engine_selfcheck(e, report, len);
         if (s != SORTD_OK) {
                 sortd_engine_destroy(e);
                 return s;
@@ -79,32 +70,51 @@ static sortd_status open_engine(const char *kind, const sortd_engine_config *ec,
         return SORTD_OK;
 }
 
+/* auto: cuda where it is present and passes its self-check, else cpu, saying why. */
+static sortd_status create_auto(sortd__server *srv, const sortd_engine_config *ec)
+{
+        char report[256], cpu_report[256];
+        sortd_status s = open_engine("cuda", ec, &srv->engine, report, sizeof(report));
+
+        if (s == SORTD_OK) {
+                snprintf(srv->engine_reason, sizeof(srv->engine_reason), "auto chose cuda: %s",
+                         report);
+                return s;
+        }
+        s = open_engine("cpu", ec, &srv->engine, cpu_report, sizeof(cpu_report));
+        if (s == SORTD_OK)
+                snprintf(srv->engine_reason, sizeof(srv->engine_reason),
+                         "auto chose cpu: cuda cannot serve (%s)", report);
+        else
+                snprintf(srv->engine_reason, sizeof(srv->engine_reason),
+                         "cuda cannot serve (%s), nor cpu (%s: %s)", report, sortd_strerror(s),
+                         cpu_report);
+        return s;
+}
+
 static sortd_status create_engine(sortd__server *srv)
 {
         sortd_engine_config ec = {
                 .capacity = srv->cfg.capacity,
                 .threads = (unsigned)srv->cfg.threads,
         };
-        char why[256] = "";
+        char report[256];
         sortd_status s;
 
         if (strcmp(srv->cfg.engine, "auto") == 0) {
-                s = open_engine("cuda", &ec, &srv->engine, why, sizeof(why));
-                if (s == SORTD_OK) {
-                        sortd__log(SORTD__LOG_NOTICE,
-                                   "engine auto: using cuda (%s), self-check against CUB passed",
-                                   sortd_engine_device(srv->engine));
-                        return s;
-                }
-                sortd__log(SORTD__LOG_NOTICE, "engine auto: cuda unavailable (%s: %s), using cpu",
-                           sortd_strerror(s), why);
-                s = open_engine("cpu", &ec, &srv->engine, why, sizeof(why));
+                s = create_auto(srv, &ec);
         } else {
-                s = open_engine(srv->cfg.engine, &ec, &srv->engine, why, sizeof(why));
+                s = open_engine(srv->cfg.engine, &ec, &srv->engine, report, sizeof(report));
+                snprintf(srv->engine_reason, sizeof(srv->engine_reason), "%s %s: %s",
+                         s == SORTD_OK ? "configured" : "cannot create engine", srv->cfg.engine,
+                         report);
         }
-        if (s != SORTD_OK)
-                sortd__log(SORTD__LOG_ERR, "cannot create engine '%s': %s: %s", srv->cfg.engine,
-                           sortd_strerror(s), why);
+        if (s != SORTD_OK) {
+                sortd__log(SORTD__LOG_ERR, "%s (%s)", srv->engine_reason, sortd_strerror(s));
+                return s;
+        }
+        sortd__log(SORTD__LOG_NOTICE, "engine %s (%s): %s", sortd_engine_kind(srv->engine),
+                   sortd_engine_device(srv->engine), srv->engine_reason);
         return s;
 }
 

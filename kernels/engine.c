@@ -232,6 +232,20 @@ double sortd_engine_last_device_seconds(const sortd_engine *e)
         return e->last_device_seconds;
 }
 
+sortd_status sortd_engine_selfcheck(sortd_engine *e, char *report, size_t report_len)
+{
+        if (!e)
+                return SORTD_E_INVAL;
+        if (e->ops->selfcheck)
+                return e->ops->selfcheck(e, report, report_len);
+        if (report_len)
+                snprintf(report, report_len,
+                         "no self-check: the %s engine is the oracle the others are checked "
+                         "against, and CI tests it on every commit",
+                         e->ops->kind);
+        return SORTD_OK;
+}
+
 void sortd_engine_destroy(sortd_engine *e)
 {
         if (e)

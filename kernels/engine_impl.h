@@ -33,6 +33,8 @@ typedef struct sortd__engine_ops {
         sortd_status (*sort)(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
                              size_t n);
         void (*destroy)(sortd_engine *e);
+        /* NULL for an engine that is itself the oracle (cpu). */
+        sortd_status (*selfcheck)(sortd_engine *e, char *report, size_t report_len);
 } sortd__engine_ops;
 
 /* Every engine struct starts with this. */
@@ -48,6 +50,9 @@ struct sortd_engine {
 /* Records a formatted message in e->why and returns s. */
 sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+
+/* The selfcheck operation of the GPU engines: the sample against a cpu engine (selfcheck.c). */
+sortd_status sortd__selfcheck_against_cpu(sortd_engine *e, char *report, size_t report_len);
 
 extern const sortd__engine_ops sortd__cpu_engine_ops;
 #ifdef SORTD_HAVE_CUDA

@@ -1,9 +1,11 @@
 /*
- * The "cub" engine: CUB's DeviceRadixSort behind kernels/engine.h, the
- * reference our kernels are checked and benchmarked against. It sorts the
- * same mapped keys as ours (keys.h, applied by convert_keys_kernel), so both
- * engines agree bit for bit; temporary storage is sized once, at create,
- * for the largest request the capacity allows.
+ * The "cub" engine: CUB's DeviceRadixSort behind kernels/engine.h, a
+ * benchmark peer for our kernels and a second opinion in the GPU suite. It is
+ * never an oracle: like ours it is checked against the CPU engine (its
+ * self-check, and tests/simt/test_gpu_engines). It sorts the same mapped keys
+ * as ours (keys.h, applied by convert_keys_kernel), so both engines agree bit
+ * for bit; temporary storage is sized once, at create, for the largest
+ * request the capacity allows.
  */
 #include <cub/device/device_radix_sort.cuh>
 
@@ -212,4 +214,5 @@ extern "C" const sortd__engine_ops sortd__cub_engine_ops = {
         cub_create,
         cub_sort,
         cub_destroy,
+        sortd__selfcheck_against_cpu,
 };

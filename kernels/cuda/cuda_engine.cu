@@ -110,4 +110,5 @@ extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
         cuda_create,
         cuda_sort,
         cuda_destroy,
+        sortd__selfcheck_against_cpu,
 };

@@ -24,7 +24,7 @@ static const char *sortd_bin(void)
 
 static void wait_ready(daemon_proc *d)
 {
-        for (int i = 0; i < 500; i++) {
+        for (int i = 0; i < 3000; i++) { /* 30 s: a GPU engine self-checks first */
                 int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
                 struct sockaddr_un sa = {.sun_family = AF_UNIX};
                 int status;

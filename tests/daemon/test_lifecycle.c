@@ -260,16 +260,19 @@ START_TEST(config_file_and_bad_options)
 }
 END_TEST
 
-/* --engine auto says which engine it took and why; a named engine that is absent is fatal. */
+/* --engine auto says which engine it took and why, in its log and in Status; a named engine
+   that is absent is fatal. */
 START_TEST(engine_choice)
 {
         const char *extra[] = {"--engine", "auto", "--log-level", "notice", NULL};
+        const char *named_cpu[] = {"--engine", "cpu", NULL};
         const char *cuda[] = {"--engine",   "cuda", "--socket", "/tmp/sortd-never.sock",
                               "--capacity", "1K",   NULL};
         const char *bogus[] = {"--engine",   "quantum", "--socket", "/tmp/sortd-never.sock",
                                "--capacity", "1K",      NULL};
         char log[4096] = "";
         sortd_info info;
+        sortd_server_status st;
         sortd_conn *c;
         daemon_proc d = {0};
         FILE *f;
@@ -279,14 +282,29 @@ START_TEST(engine_choice)
         c = client_open(&d);
         ck_assert_int_eq(sortd_hello(c, &info), SORTD_OK);
         sortd_close(c);
+        st = status_of(&d);
+        ck_assert_str_eq(st.engine, info.engine);
         f = fopen(d.log, "r");
         ck_assert_ptr_nonnull(f);
         n = fread(log, 1, sizeof(log) - 1, f);
         log[n] = '\0';
         fclose(f);
-        ck_assert_msg(strstr(log, "engine auto: "), "%s", log);
-        if (strcmp(info.engine, "cpu") == 0)
-                ck_assert_msg(strstr(log, "using cpu"), "%s", log);
+        ck_assert_msg(strstr(log, st.engine_reason), "log lacks '%s': %s", st.engine_reason, log);
+        if (strcmp(info.engine, "cpu") == 0) {
+                ck_assert_msg(strstr(st.engine_reason, "auto chose cpu: cuda cannot serve ("), "%s",
+                              st.engine_reason);
+        } else {
+                ck_assert_str_eq(info.engine, "cuda");
+                ck_assert_msg(strstr(st.engine_reason, "auto chose cuda: self-check passed: "),
+                              "%s", st.engine_reason);
+        }
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+
+        daemon_start(&d, named_cpu);
+        st = status_of(&d);
+        ck_assert_msg(strstr(st.engine_reason, "configured cpu: no self-check: the cpu engine is "
+                                               "the oracle"),
+                      "%s", st.engine_reason);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
         if (strcmp(info.engine, "cpu") == 0) /* no usable CUDA here: asking for it fails */
                 ck_assert_int_eq(run_sortd(cuda), 1);

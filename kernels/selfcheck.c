@@ -1,0 +1,272 @@
+/*
+ * The self-check: an engine against the CPU engine on a fixed sample (see
+ * selfcheck.h and sortd_engine_selfcheck() in engine.h).
+ *
+ * The oracle is the CPU engine because CI tests it on every commit; on the
+ * first real GPU the previous oracle, CUB behind our wrapper, had never run,
+ * was wrong, and turned a correct engine off.
+ */
+#include "selfcheck.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_impl.h"
+
+#define SMALL_SIZES 3
+#define LARGE_N ((size_t)3000 * 4096 + 1234)
+
+static const size_t small_sizes[SMALL_SIZES] = {2, 1001, 30011};
+
+/* A window that ends in a short digit, one that starts mid-key, a single bit... */
+static const struct {
+        sortd_key_type t;
+        sortd_payload p;
+        sortd_order o;
+        unsigned begin, end;
+} windows[] = {
+        {SORTD_KEY_U32, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING, 3, 17},
+        {SORTD_KEY_F32, SORTD_PAYLOAD_ARGSORT32, SORTD_DESCENDING, 20, 32},
+        {SORTD_KEY_U64, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 5, 64},
+        {SORTD_KEY_I64, SORTD_PAYLOAD_ARGSORT64, SORTD_DESCENDING, 31, 45},
+        {SORTD_KEY_I16, SORTD_PAYLOAD_VALUES64, SORTD_ASCENDING, 4, 12},
+        {SORTD_KEY_U8, SORTD_PAYLOAD_ARGSORT32, SORTD_DESCENDING, 7, 8},
+        {SORTD_KEY_F64, SORTD_PAYLOAD_VALUES32, SORTD_DESCENDING, 0, 13},
+};
+
+/* Thousands of tiles, at most 12 bytes a key: a few hundred MiB for both engines. */
+static const struct {
+        sortd_key_type t;
+        sortd_payload p;
+        sortd_order o;
+} large[] = {
+        {SORTD_KEY_U32, SORTD_PAYLOAD_NONE, SORTD_ASCENDING},
+        {SORTD_KEY_I32, SORTD_PAYLOAD_VALUES32, SORTD_DESCENDING},
+        {SORTD_KEY_F64, SORTD_PAYLOAD_ARGSORT32, SORTD_ASCENDING},
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static void add(sortd__selfcheck_case *out, size_t max, size_t *k, sortd_key_type t,
+                sortd_payload p, sortd_order o, unsigned begin, unsigned end, size_t n,
+                size_t capacity)
+{
+        if (*k < max)
+                out[*k] =
+                        (sortd__selfcheck_case){{t, p, o, begin, end}, n < capacity ? n : capacity};
+        (*k)++;
+}
+
+size_t sortd__selfcheck_sample(size_t capacity, sortd__selfcheck_case *out, size_t max)
+{
+        size_t k = 0;
+
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++)
+                        for (int o = 0; o < SORTD_ORDER_COUNT; o++)
+                                for (size_t z = 0; z < SMALL_SIZES; z++)
+                                        add(out, max, &k, (sortd_key_type)t, (sortd_payload)p,
+                                            (sortd_order)o, 0, 0, small_sizes[z], capacity);
+        for (size_t i = 0; i < COUNT(windows); i++)
+                add(out, max, &k, windows[i].t, windows[i].p, windows[i].o, windows[i].begin,
+                    windows[i].end, small_sizes[SMALL_SIZES - 1], capacity);
+        for (size_t i = 0; i < COUNT(large); i++)
+                add(out, max, &k, large[i].t, large[i].p, large[i].o, 0, 0, LARGE_N, capacity);
+        return k;
+}
+
+static uint64_t next(uint64_t *s)
+{
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        return *s;
+}
+
+/* Bit patterns that stress the key map: zeros, sign bits, all ones (NaNs
+   and -1), the largest finite magnitudes, the smallest denormals. */
+static uint64_t special(unsigned key_bytes, uint64_t i)
+{
+        unsigned bits = key_bytes * 8;
+        uint64_t sign = (uint64_t)1 << (bits - 1), all = sign | (sign - 1);
+        const uint64_t p[] = {0, sign, all, sign - 1, 1, sign | 1, all ^ 1, sign >> 1};
+
+        return p[i % COUNT(p)] & all;
+}
+
+/* Uniform, low-entropy and few-distinct stretches (so equal keys test
+   stability), with specials sprinkled. */
+static void fill(void *keys, void *vals, size_t n, unsigned kb, unsigned vb, uint64_t seed)
+{
+        uint64_t s = seed * 0x9e3779b97f4a7c15ull | 1;
+
+        for (size_t i = 0; i < n; i++) {
+                uint64_t k = next(&s);
+                switch (i / 1000 % 3) {
+                case 1:
+                        k &= next(&s) & next(&s);
+                        break;
+                case 2:
+                        k = (k % 5) * 0x0101010101010101ull;
+                        break;
+                }
+                if (i % 17 == 0)
+                        k = special(kb, i / 17);
+                memcpy((char *)keys + i * kb, &k, kb); /* little-endian: the low bytes */
+                if (vb) {
+                        uint64_t v = next(&s);
+                        memcpy((char *)vals + i * vb, &v, vb);
+                }
+        }
+}
+
+/* Index of the first element that differs, or n. */
+static size_t first_difference(const void *a, const void *b, size_t n, size_t width)
+{
+        for (size_t i = 0; i < n; i++)
+                if (memcmp((const char *)a + i * width, (const char *)b + i * width, width) != 0)
+                        return i;
+        return n;
+}
+
+static void describe(char *buf, size_t len, const sortd__selfcheck_case *c)
+{
+        const sortd_sort_desc *d = &c->desc;
+
+        snprintf(buf, len, "%zu %s keys (%s, %s, bits [%u, %u))", c->n,
+                 sortd_key_type_name(d->key_type), sortd_payload_name(d->payload),
+                 d->order == SORTD_DESCENDING ? "descending" : "ascending", d->begin_bit,
+                 d->end_bit ? d->end_bit : (unsigned)sortd_key_size(d->key_type) * 8);
+}
+
+static sortd_status say(char *report, size_t len, sortd_status s, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static sortd_status say(char *report, size_t len, sortd_status s, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (len)
+                vsnprintf(report, len, fmt, ap);
+        va_end(ap);
+        return s;
+}
+
+/* The subject's buffers [0] and the oracle's [1]. */
+struct buffers {
+        void *keys[2], *vals[2];
+};
+
+static sortd_status run_case(sortd_engine *e[2], struct buffers *b, const sortd__selfcheck_case *c,
+                             uint64_t seed, char *report, size_t len)
+{
+        size_t kb = sortd_key_size(c->desc.key_type), vb = sortd_payload_size(c->desc.payload);
+        size_t at;
+        char what[96];
+
+        fill(b->keys[0], b->vals[0], c->n, (unsigned)kb, (unsigned)vb, seed);
+        memcpy(b->keys[1], b->keys[0], c->n * kb);
+        memcpy(b->vals[1], b->vals[0], c->n * vb);
+        describe(what, sizeof(what), c);
+        for (int i = 0; i < 2; i++) {
+                sortd_status s = sortd_engine_sort(e[i], &c->desc, b->keys[i], b->vals[i], c->n);
+                if (s != SORTD_OK)
+                        return say(report, len, s,
+                                   "self-check: the %s engine failed sorting %s: %s",
+                                   sortd_engine_kind(e[i]), what, sortd_engine_error(e[i]));
+        }
+        at = first_difference(b->keys[0], b->keys[1], c->n, kb);
+        if (at == c->n)
+                at = vb ? first_difference(b->vals[0], b->vals[1], c->n, vb) : c->n;
+        if (at == c->n)
+                return SORTD_OK;
+        return say(report, len, SORTD_E_SELFCHECK,
+                   "self-check failed: %s and %s differ sorting %s, first at position %zu",
+                   sortd_engine_kind(e[0]), sortd_engine_kind(e[1]), what, at);
+}
+
+static double now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static sortd_status run_all(sortd_engine *e[2], const sortd__selfcheck_case *cases, size_t count,
+                            char *report, size_t len)
+{
+        size_t key_bytes = 0, val_bytes = 0, max_n = 0;
+        struct buffers b = {{NULL, NULL}, {NULL, NULL}};
+        sortd_status s = SORTD_OK;
+        double t0 = now_ms();
+
+        for (size_t i = 0; i < count; i++) {
+                size_t n = cases[i].n;
+                size_t kb = n * sortd_key_size(cases[i].desc.key_type);
+                size_t vb = n * sortd_payload_size(cases[i].desc.payload);
+                key_bytes = kb > key_bytes ? kb : key_bytes;
+                val_bytes = vb > val_bytes ? vb : val_bytes;
+                max_n = n > max_n ? n : max_n;
+        }
+        for (int i = 0; i < 2 && s == SORTD_OK; i++)
+                if (!(b.keys[i] = malloc(key_bytes)) || !(b.vals[i] = malloc(val_bytes + 1)))
+                        s = say(report, len, SORTD_E_NOMEM,
+                                "self-check: cannot allocate %zu MiB of host buffers",
+                                2 * (key_bytes + val_bytes) >> 20);
+        for (size_t i = 0; i < count && s == SORTD_OK; i++)
+                s = run_case(e, &b, &cases[i], i + 1, report, len);
+        for (int i = 0; i < 2; i++) {
+                free(b.keys[i]);
+                free(b.vals[i]);
+        }
+        if (s == SORTD_OK)
+                say(report, len, s,
+                    "self-check passed: %zu sorts against the %s engine, n = 2..%zu, in %.0f ms",
+                    count, sortd_engine_kind(e[1]), max_n, now_ms() - t0);
+        return s;
+}
+
+sortd_status sortd__selfcheck_run(sortd_engine *subject, sortd_engine *oracle, char *report,
+                                  size_t report_len)
+{
+        size_t cap = sortd_engine_capacity(subject), count;
+        sortd_engine *e[2] = {subject, oracle};
+        sortd__selfcheck_case *cases;
+        sortd_status s;
+
+        if (sortd_engine_capacity(oracle) < cap)
+                cap = sortd_engine_capacity(oracle);
+        if (cap < 2)
+                return say(report, report_len, SORTD_OK,
+                           "self-check skipped: a capacity of %zu keys needs no sort", cap);
+        count = sortd__selfcheck_sample(cap, NULL, 0);
+        cases = calloc(count, sizeof(*cases));
+        if (!cases)
+                return say(report, report_len, SORTD_E_NOMEM, "self-check: out of memory");
+        sortd__selfcheck_sample(cap, cases, count);
+        s = run_all(e, cases, count, report, report_len);
+        free(cases);
+        return s;
+}
+
+sortd_status sortd__selfcheck_against_cpu(sortd_engine *e, char *report, size_t report_len)
+{
+        size_t cap = sortd_engine_capacity(e) < LARGE_N ? sortd_engine_capacity(e) : LARGE_N;
+        sortd_engine_config cfg = {.capacity = cap, .threads = 0};
+        sortd_engine *cpu = NULL;
+        sortd_status s;
+        char why[256];
+
+        s = sortd_engine_create("cpu", &cfg, &cpu, why, sizeof(why));
+        if (s != SORTD_OK)
+                return say(report, report_len, s, "self-check: cannot create the cpu engine: %s",
+                           why);
+        s = sortd__selfcheck_run(e, cpu, report, report_len);
+        sortd_engine_destroy(cpu);
+        return s;
+}

@@ -1,0 +1,45 @@
+/*
+ * The self-check's parts, private to kernels/ and its tests: the sample, and
+ * one engine against another on it. What engines and the daemon call is
+ * sortd_engine_selfcheck() (engine.h).
+ */
+#ifndef SORTD_SELFCHECK_H
+#define SORTD_SELFCHECK_H
+
+#include <stddef.h>
+
+#include "engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sortd__selfcheck_case {
+        sortd_sort_desc desc;
+        size_t n;
+} sortd__selfcheck_case;
+
+/*
+ * The sample for an engine of this capacity (every n is capped at it): every
+ * key type x payload x order at 2, 1001 and 30011 keys (under one tile, a few
+ * tiles of any of our policies); bit windows at 30011; three sorts of
+ * 12289234 keys (3000 tiles of 4096). No n is a multiple of 4. Writes at most
+ * max cases and returns how many the sample has.
+ */
+size_t sortd__selfcheck_sample(size_t capacity, sortd__selfcheck_case *out, size_t max);
+
+/*
+ * Sorts every case of the sample for subject's capacity with subject and with
+ * oracle, from the same input, and compares the results bit for bit. Returns
+ * SORTD_OK with a one-line account in report; SORTD_E_SELFCHECK naming the
+ * first case that differs; or the error that stopped either engine (or an
+ * allocation), with the message in report.
+ */
+sortd_status sortd__selfcheck_run(sortd_engine *subject, sortd_engine *oracle, char *report,
+                                  size_t report_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
