@@ -518,33 +518,18 @@ static bool misaligned(const void *p, size_t align)
 static sortd_status validate(sortd_conn *c, const sortd_request *r, sortd__wire_sizes *sizes)
 {
         const sortd_sort_options *o = &r->opts;
-        size_t ks, vs;
-        unsigned width;
-
-        if ((unsigned)r->key_type >= SORTD_KEY_TYPE_COUNT)
-                return fail(c, SORTD_E_INVAL, "unknown key type %d", (int)r->key_type);
-        if ((unsigned)r->payload >= SORTD_PAYLOAD_COUNT)
-                return fail(c, SORTD_E_INVAL, "unknown payload %d", (int)r->payload);
-        if ((unsigned)o->order >= SORTD_ORDER_COUNT)
-                return fail(c, SORTD_E_INVAL, "unknown order %d", (int)o->order);
         sortd_sort_desc d = {r->key_type, r->payload, o->order, o->begin_bit, o->end_bit};
+        size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
+        char why[128];
 
+        if (sortd_sort_desc_check(&d, r->n, why, sizeof(why)) != SORTD_OK)
+                return fail(c, SORTD_E_INVAL, "%s", why);
         if (sortd__wire_sizes_of(&d, r->n, sizes) != SORTD_OK)
                 return fail(c, SORTD_E_INVAL, "n = %zu is too large", r->n);
-        ks = r->n ? (size_t)(sizes->keys_bytes / r->n) : 1;
-        vs = r->n ? (size_t)(sizes->vals_bytes / r->n) : 0;
-        width = (unsigned)(ks * 8);
-        if (r->n && ks == 0)
-                return fail(c, SORTD_E_INVAL, "bad key type");
-        if (r->n && (o->end_bit > width || o->begin_bit >= (o->end_bit ? o->end_bit : width)))
-                return fail(c, SORTD_E_INVAL, "bad bit range [%u, %u) for a %u-bit key",
-                            o->begin_bit, o->end_bit, width);
         if (r->n && (!r->keys || misaligned(r->keys, ks)))
                 return fail(c, SORTD_E_INVAL, "keys must be non-NULL and aligned to %zu bytes", ks);
         if (r->n && vs && (!r->vals || misaligned(r->vals, vs)))
                 return fail(c, SORTD_E_INVAL, "vals must be non-NULL and aligned to %zu bytes", vs);
-        if (r->payload == SORTD_PAYLOAD_ARGSORT32 && r->n > (size_t)UINT32_MAX + 1)
-                return fail(c, SORTD_E_INVAL, "n = %zu too large for 4-byte indices", r->n);
         if (r->n > c->info.capacity)
                 return fail(c, SORTD_E_CAPACITY, "n = %zu above the daemon's capacity %llu", r->n,
                             (unsigned long long)c->info.capacity);
@@ -570,7 +555,7 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
                 s = validate(c, r, &sizes);
         if (s != SORTD_OK)
                 return s;
-        argsort = r->payload == SORTD_PAYLOAD_ARGSORT32 || r->payload == SORTD_PAYLOAD_ARGSORT64;
+        argsort = sortd_payload_is_argsort(r->payload);
         sort.key_type = sortd__wire_key_type(r->key_type);
         sort.payload = sortd__wire_payload(r->payload);
         sort.order = (Sortd__Wire__Order)r->opts.order;

@@ -7,8 +7,8 @@
  *
  * Data moves inline: the arrays are copied to the daemon and the results copied back into the
  * caller's buffers. Key types, payloads, orders and the sort's semantics (stable, IEEE
- * totalOrder for floats, bit ranges) are those of engine.h, installed alongside; of engine.h
- * only its types are part of this library (the sortd_engine_* functions are not).
+ * totalOrder for floats, bit ranges) are those of sortd_types.h, installed alongside, whose
+ * functions (names, sizes, sortd_sort_desc_check) this library also exports.
  *
  * After SORTD_E_IO, SORTD_E_TIMEOUT or SORTD_E_PROTOCOL the connection is broken: every later
  * call fails the same way, and only sortd_close() remains useful.
@@ -19,8 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
-#include "status.h"
+#include "sortd_types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,30 +5,13 @@
 
 #include "engine_impl.h"
 
-static const struct {
-        const char *name;
-        unsigned bytes;
-        enum sortd__key_kind kind;
-} key_types[SORTD_KEY_TYPE_COUNT] = {
-        [SORTD_KEY_U8] = {"u8", 1, SORTD__KEY_UNSIGNED},
-        [SORTD_KEY_I8] = {"i8", 1, SORTD__KEY_SIGNED},
-        [SORTD_KEY_U16] = {"u16", 2, SORTD__KEY_UNSIGNED},
-        [SORTD_KEY_I16] = {"i16", 2, SORTD__KEY_SIGNED},
-        [SORTD_KEY_U32] = {"u32", 4, SORTD__KEY_UNSIGNED},
-        [SORTD_KEY_I32] = {"i32", 4, SORTD__KEY_SIGNED},
-        [SORTD_KEY_F32] = {"f32", 4, SORTD__KEY_FLOAT},
-        [SORTD_KEY_U64] = {"u64", 8, SORTD__KEY_UNSIGNED},
-        [SORTD_KEY_I64] = {"i64", 8, SORTD__KEY_SIGNED},
-        [SORTD_KEY_F64] = {"f64", 8, SORTD__KEY_FLOAT},
-};
-
-static const struct {
-        const char *name;
-        unsigned bytes;
-} payloads[SORTD_PAYLOAD_COUNT] = {
-        [SORTD_PAYLOAD_NONE] = {"none", 0},           [SORTD_PAYLOAD_VALUES32] = {"v32", 4},
-        [SORTD_PAYLOAD_VALUES64] = {"v64", 8},        [SORTD_PAYLOAD_ARGSORT32] = {"argsort32", 4},
-        [SORTD_PAYLOAD_ARGSORT64] = {"argsort64", 8},
+/* What the key map needs to know of a key type beyond its width. */
+static const enum sortd__key_kind key_kinds[SORTD_KEY_TYPE_COUNT] = {
+        [SORTD_KEY_U8] = SORTD__KEY_UNSIGNED,  [SORTD_KEY_I8] = SORTD__KEY_SIGNED,
+        [SORTD_KEY_U16] = SORTD__KEY_UNSIGNED, [SORTD_KEY_I16] = SORTD__KEY_SIGNED,
+        [SORTD_KEY_U32] = SORTD__KEY_UNSIGNED, [SORTD_KEY_I32] = SORTD__KEY_SIGNED,
+        [SORTD_KEY_F32] = SORTD__KEY_FLOAT,    [SORTD_KEY_U64] = SORTD__KEY_UNSIGNED,
+        [SORTD_KEY_I64] = SORTD__KEY_SIGNED,   [SORTD_KEY_F64] = SORTD__KEY_FLOAT,
 };
 
 static const sortd__engine_ops *const engines[] = {
@@ -38,42 +21,6 @@ static const sortd__engine_ops *const engines[] = {
         &sortd__cub_engine_ops,
 #endif
 };
-
-size_t sortd_key_size(sortd_key_type t)
-{
-        return (unsigned)t < SORTD_KEY_TYPE_COUNT ? key_types[t].bytes : 0;
-}
-
-size_t sortd_payload_size(sortd_payload p)
-{
-        return (unsigned)p < SORTD_PAYLOAD_COUNT ? payloads[p].bytes : 0;
-}
-
-const char *sortd_key_type_name(sortd_key_type t)
-{
-        return (unsigned)t < SORTD_KEY_TYPE_COUNT ? key_types[t].name : "?";
-}
-
-const char *sortd_payload_name(sortd_payload p)
-{
-        return (unsigned)p < SORTD_PAYLOAD_COUNT ? payloads[p].name : "?";
-}
-
-int sortd_key_type_parse(const char *name)
-{
-        for (int i = 0; i < SORTD_KEY_TYPE_COUNT; i++)
-                if (name && strcmp(name, key_types[i].name) == 0)
-                        return i;
-        return -1;
-}
-
-int sortd_payload_parse(const char *name)
-{
-        for (int i = 0; i < SORTD_PAYLOAD_COUNT; i++)
-                if (name && strcmp(name, payloads[i].name) == 0)
-                        return i;
-        return -1;
-}
 
 sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt, ...)
 {
@@ -142,36 +89,22 @@ static sortd_status check_buffers(sortd_engine *e, const sortd__plan *p, const v
 
 static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t n, sortd__plan *p)
 {
-        if ((unsigned)d->key_type >= SORTD_KEY_TYPE_COUNT)
-                return sortd__engine_fail(e, SORTD_E_INVAL, "unknown key type %d",
-                                          (int)d->key_type);
-        if ((unsigned)d->payload >= SORTD_PAYLOAD_COUNT)
-                return sortd__engine_fail(e, SORTD_E_INVAL, "unknown payload %d", (int)d->payload);
-        if ((unsigned)d->order >= SORTD_ORDER_COUNT)
-                return sortd__engine_fail(e, SORTD_E_INVAL, "unknown order %d", (int)d->order);
+        unsigned width;
 
-        unsigned width = key_types[d->key_type].bytes * 8;
-        unsigned end = d->end_bit ? d->end_bit : width;
-
-        if (end > width || d->begin_bit >= end)
-                return sortd__engine_fail(e, SORTD_E_INVAL,
-                                          "bad bit range [%u, %u) for a %u-bit key", d->begin_bit,
-                                          d->end_bit, width);
         if (n > e->capacity)
                 return sortd__engine_fail(e, SORTD_E_CAPACITY, "n = %zu above capacity %zu", n,
                                           e->capacity);
-        if (d->payload == SORTD_PAYLOAD_ARGSORT32 && n > (size_t)UINT32_MAX + 1)
-                return sortd__engine_fail(e, SORTD_E_INVAL,
-                                          "n = %zu too large for u32 argsort indices", n);
+        if (sortd_sort_desc_check(d, n, e->why, sizeof(e->why)) != SORTD_OK)
+                return SORTD_E_INVAL;
+        width = (unsigned)sortd_key_size(d->key_type) * 8;
         *p = (sortd__plan){
-                .key_bytes = key_types[d->key_type].bytes,
-                .val_bytes = payloads[d->payload].bytes,
-                .argsort = d->payload == SORTD_PAYLOAD_ARGSORT32 ||
-                           d->payload == SORTD_PAYLOAD_ARGSORT64,
-                .kind = key_types[d->key_type].kind,
+                .key_bytes = width / 8,
+                .val_bytes = (unsigned)sortd_payload_size(d->payload),
+                .argsort = sortd_payload_is_argsort(d->payload),
+                .kind = key_kinds[d->key_type],
                 .descending = d->order == SORTD_DESCENDING,
                 .begin_bit = d->begin_bit,
-                .end_bit = end,
+                .end_bit = d->end_bit ? d->end_bit : width,
         };
         return SORTD_OK;
 }
@@ -186,8 +119,6 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
                 return SORTD_E_INVAL;
         e->why[0] = '\0';
         e->last_device_seconds = 0;
-        if (!desc)
-                return sortd__engine_fail(e, SORTD_E_INVAL, "desc is NULL");
         s = make_plan(e, desc, n, &p);
         if (s != SORTD_OK || n == 0)
                 return s;

@@ -6,21 +6,8 @@
  * preallocates everything a sort needs; a sort allocates nothing. One engine
  * serves one sort at a time: callers serialise their calls.
  *
- * Key order
- *   Unsigned keys sort by value; signed keys by value (two's complement).
- *   Float keys (f32, f64) follow IEEE 754 totalOrder:
- *     -NaN < -inf < -normal < -denormal < -0.0 < +0.0 < +denormal < +normal
- *     < +inf < +NaN
- *   NaNs are ordered by their bit patterns within each sign (a negative NaN
- *   with a larger payload sorts first). Every sort is stable, descending too:
- *   keys that compare equal keep their input order.
- *
- * Bit range
- *   [begin_bit, end_bit) selects the bits of the order-preserving unsigned
- *   image of the key (the sign bit flipped for signed keys, IEEE totalOrder
- *   image for floats) that decide the order; bits outside it are ignored
- *   (keys equal inside the range keep their input order). end_bit = 0 means
- *   the key's full width.
+ * Key types, payloads, orders, the sort descriptor, their order and bit
+ * ranges: common/sortd_types.h.
  *
  * Buffers
  *   keys are sorted in place. With a value payload, vals (n values of 4 or 8
@@ -35,44 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "sortd_types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum sortd_key_type {
-        SORTD_KEY_U8,
-        SORTD_KEY_I8,
-        SORTD_KEY_U16,
-        SORTD_KEY_I16,
-        SORTD_KEY_U32,
-        SORTD_KEY_I32,
-        SORTD_KEY_F32,
-        SORTD_KEY_U64,
-        SORTD_KEY_I64,
-        SORTD_KEY_F64,
-        SORTD_KEY_TYPE_COUNT
-} sortd_key_type;
-
-typedef enum sortd_payload {
-        SORTD_PAYLOAD_NONE,      /* keys only */
-        SORTD_PAYLOAD_VALUES32,  /* 4-byte values move with their keys */
-        SORTD_PAYLOAD_VALUES64,  /* 8-byte values move with their keys */
-        SORTD_PAYLOAD_ARGSORT32, /* vals receives the u32 permutation (n <= 2^32) */
-        SORTD_PAYLOAD_ARGSORT64, /* vals receives the u64 permutation */
-        SORTD_PAYLOAD_COUNT
-} sortd_payload;
-
-typedef enum sortd_order { SORTD_ASCENDING, SORTD_DESCENDING, SORTD_ORDER_COUNT } sortd_order;
-
-typedef struct sortd_sort_desc {
-        sortd_key_type key_type;
-        sortd_payload payload;
-        sortd_order order;
-        unsigned begin_bit; /* first bit that decides the order */
-        unsigned end_bit;   /* one past the last; 0 = the key's width */
-} sortd_sort_desc;
 
 typedef struct sortd_engine_config {
         size_t capacity;  /* largest n a sort may have */
@@ -132,15 +86,6 @@ sortd_status sortd_engine_selfcheck(sortd_engine *e, char *report, size_t report
 
 /* Accepts NULL. */
 void sortd_engine_destroy(sortd_engine *e);
-
-/* Width in bytes of a key type or payload element (0 for none). */
-size_t sortd_key_size(sortd_key_type t);
-size_t sortd_payload_size(sortd_payload p);
-const char *sortd_key_type_name(sortd_key_type t);
-const char *sortd_payload_name(sortd_payload p);
-/* Parses a name as printed by the *_name functions; -1 if unknown. */
-int sortd_key_type_parse(const char *name);
-int sortd_payload_parse(const char *name);
 
 #ifdef __cplusplus
 }

@@ -7,10 +7,6 @@
 
 #include "wire.h"
 
-/* Own tables: libsortd links this file without the engines. */
-static const uint8_t key_bytes[SORTD_KEY_TYPE_COUNT] = {1, 1, 2, 2, 4, 4, 4, 8, 8, 8};
-static const uint8_t payload_bytes[SORTD_PAYLOAD_COUNT] = {0, 4, 8, 4, 8};
-
 static void put16(uint8_t *p, uint16_t v)
 {
         p[0] = (uint8_t)v;
@@ -91,15 +87,11 @@ sortd_status sortd__wire_header_check(const sortd__wire_header *h, uint32_t max_
 
 sortd_status sortd__wire_sizes_of(const sortd_sort_desc *desc, uint64_t n, sortd__wire_sizes *sizes)
 {
-        uint64_t ks, vs;
-        bool argsort = desc->payload == SORTD_PAYLOAD_ARGSORT32 ||
-                       desc->payload == SORTD_PAYLOAD_ARGSORT64;
+        uint64_t ks = sortd_key_size(desc->key_type), vs = sortd_payload_size(desc->payload);
+        bool argsort = sortd_payload_is_argsort(desc->payload);
 
-        if ((unsigned)desc->key_type >= SORTD_KEY_TYPE_COUNT ||
-            (unsigned)desc->payload >= SORTD_PAYLOAD_COUNT)
+        if (ks == 0)
                 return SORTD_E_INVAL;
-        ks = key_bytes[desc->key_type];
-        vs = payload_bytes[desc->payload];
         /* 16 bytes a key at most: below this bound no size can overflow. */
         if (n > UINT64_MAX / 32)
                 return SORTD_E_INVAL;
@@ -116,8 +108,10 @@ sortd_status sortd__wire_sort_check(const Sortd__Wire__Sort *s, sortd_sort_desc 
                                     sortd__wire_sizes *sizes, char *why, size_t why_len)
 {
         sortd_sort_desc d;
-        unsigned width;
+        sortd_status st;
 
+        /* The wire's enums are the engine's plus one (0 = unset): their ranges are the wire's
+           to check; the rest is sortd_sort_desc_check's. */
         if ((int)s->key_type <= 0 || (int)s->key_type > (int)SORTD_KEY_TYPE_COUNT) {
                 snprintf(why, why_len, "unknown key type %d", (int)s->key_type);
                 return SORTD_E_INVAL;
@@ -137,17 +131,9 @@ sortd_status sortd__wire_sort_check(const Sortd__Wire__Sort *s, sortd_sort_desc 
                 .begin_bit = s->begin_bit,
                 .end_bit = s->end_bit,
         };
-        width = key_bytes[d.key_type] * 8u;
-        if (s->end_bit > width || s->begin_bit >= (s->end_bit ? s->end_bit : width)) {
-                snprintf(why, why_len, "bad bit range [%u, %u) for a %u-bit key", s->begin_bit,
-                         s->end_bit, width);
-                return SORTD_E_INVAL;
-        }
-        if (d.payload == SORTD_PAYLOAD_ARGSORT32 && s->n > (uint64_t)UINT32_MAX + 1) {
-                snprintf(why, why_len, "n = %llu too large for u32 argsort indices",
-                         (unsigned long long)s->n);
-                return SORTD_E_INVAL;
-        }
+        st = sortd_sort_desc_check(&d, s->n, why, why_len);
+        if (st != SORTD_OK)
+                return st;
         if (s->data_case == SORTD__WIRE__SORT__DATA_REGION) {
                 snprintf(why, why_len, "region sorts are not supported yet (inline only)");
                 return SORTD_E_UNSUPPORTED;

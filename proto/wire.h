@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "sortd_types.h"
 #include "sortd.pb-c.h"
 
 #define SORTD__WIRE_MAGIC 0x44545253u /* "SRTD" read as a little-endian u32 */

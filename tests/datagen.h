@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "sortd_types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,14 +1,14 @@
 /*
- * The test oracle: a plain stable merge sort that implements the key order of kernels/engine.h
+ * The test oracle: a plain stable merge sort that implements the key order of sortd_types.h
  * by itself. It shares no code with the engines (not even kernels/keys.h), only the enums of
- * engine.h, so a mistake in the engines' key map cannot hide in both.
+ * common/sortd_types.h, so a mistake in the engines' key map cannot hide in both.
  */
 #ifndef SORTD_TESTS_REFERENCE_H
 #define SORTD_TESTS_REFERENCE_H
 
 #include <stddef.h>
 
-#include "engine.h"
+#include "sortd_types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "datagen.h"
+#include "engine.h"
 #include "harness.h"
 #include "reference.h"
 

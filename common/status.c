@@ -1,4 +1,5 @@
-#include "status.h"
+/* The names of sortd_status codes. */
+#include "sortd_types.h"
 
 const char *sortd_strerror(sortd_status s)
 {

@@ -1,0 +1,103 @@
+/*
+ * sortd's vocabulary, shared by every part (engines, protocol, daemon, client) and installed
+ * beside sortd.h: status codes, key types, payloads, orders, the sort descriptor, their sizes
+ * and names, and the one check of a descriptor.
+ *
+ * Key order: unsigned keys sort by value; signed keys by value (two's complement); float keys
+ * (f32, f64) follow IEEE 754 totalOrder:
+ *   -NaN < -inf < -normal < -denormal < -0.0 < +0.0 < +denormal < +normal < +inf < +NaN
+ * NaNs are ordered by their bit patterns within each sign. Every sort is stable, descending
+ * too: keys that compare equal keep their input order.
+ *
+ * Bit range: [begin_bit, end_bit) selects the bits of the order-preserving unsigned image of the
+ * key (the sign bit flipped for signed keys, the totalOrder image for floats) that decide the
+ * order; bits outside it are ignored. end_bit = 0 means the key's full width.
+ */
+#ifndef SORTD_TYPES_H
+#define SORTD_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sortd_status {
+        SORTD_OK = 0,
+        SORTD_E_INVAL = 1,       /* a bad argument: NULL buffer, bad bit range, bad enum */
+        SORTD_E_CAPACITY = 2,    /* n above the engine's capacity */
+        SORTD_E_NOMEM = 3,       /* an allocation failed */
+        SORTD_E_NODEV = 4,       /* the engine's device is absent (no CUDA device) */
+        SORTD_E_DEVICE = 5,      /* the device reported an error */
+        SORTD_E_SYSTEM = 6,      /* an OS call failed (threads, memory mapping) */
+        SORTD_E_UNSUPPORTED = 7, /* valid request this engine cannot serve */
+        SORTD_E_PROTOCOL = 8,    /* malformed or unexpected message */
+        SORTD_E_IO = 9,          /* the connection failed or the peer went away */
+        SORTD_E_TIMEOUT = 10,    /* no answer in time */
+        SORTD_E_BUSY = 11,       /* a limit was reached; retry later */
+        SORTD_E_SELFCHECK = 12,  /* the engine produced a wrong result */
+} sortd_status;
+
+/* A short static name of the code ("invalid argument"); never NULL. */
+const char *sortd_strerror(sortd_status s);
+
+typedef enum sortd_key_type {
+        SORTD_KEY_U8,
+        SORTD_KEY_I8,
+        SORTD_KEY_U16,
+        SORTD_KEY_I16,
+        SORTD_KEY_U32,
+        SORTD_KEY_I32,
+        SORTD_KEY_F32,
+        SORTD_KEY_U64,
+        SORTD_KEY_I64,
+        SORTD_KEY_F64,
+        SORTD_KEY_TYPE_COUNT
+} sortd_key_type;
+
+typedef enum sortd_payload {
+        SORTD_PAYLOAD_NONE,      /* keys only */
+        SORTD_PAYLOAD_VALUES32,  /* 4-byte values move with their keys */
+        SORTD_PAYLOAD_VALUES64,  /* 8-byte values move with their keys */
+        SORTD_PAYLOAD_ARGSORT32, /* vals receives the u32 permutation (n <= 2^32) */
+        SORTD_PAYLOAD_ARGSORT64, /* vals receives the u64 permutation */
+        SORTD_PAYLOAD_COUNT
+} sortd_payload;
+
+typedef enum sortd_order { SORTD_ASCENDING, SORTD_DESCENDING, SORTD_ORDER_COUNT } sortd_order;
+
+typedef struct sortd_sort_desc {
+        sortd_key_type key_type;
+        sortd_payload payload;
+        sortd_order order;
+        unsigned begin_bit; /* first bit that decides the order */
+        unsigned end_bit;   /* one past the last; 0 = the key's width */
+} sortd_sort_desc;
+
+/* Width in bytes of a key type or payload element (0 for none or an unknown value). */
+size_t sortd_key_size(sortd_key_type t);
+size_t sortd_payload_size(sortd_payload p);
+/* Whether the payload is a permutation the sort writes rather than values that move. */
+int sortd_payload_is_argsort(sortd_payload p);
+/* Names as the command line and logs spell them ("u32", "argsort64"); "?" if unknown. */
+const char *sortd_key_type_name(sortd_key_type t);
+const char *sortd_payload_name(sortd_payload p);
+/* Parses a name as printed by the *_name functions; -1 if unknown. */
+int sortd_key_type_parse(const char *name);
+int sortd_payload_parse(const char *name);
+
+/*
+ * The checks every sort request passes, wherever it is made (client, daemon, engine): known
+ * key type, payload and order; a bit range inside the key; n within what u32 argsort indices
+ * can number. Returns SORTD_OK, or SORTD_E_INVAL with a message in why (when why_len > 0).
+ * Buffers, capacity and limits are the caller's to check.
+ */
+sortd_status sortd_sort_desc_check(const sortd_sort_desc *desc, uint64_t n, char *why,
+                                   size_t why_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
