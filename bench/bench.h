@@ -97,7 +97,7 @@ template <class F> void parallel_for(size_t n, unsigned threads, const F &f)
                 t.join();
 }
 
-/* Element i of an array of 4- or 8-byte words, zero-extended. */
+/* Element i of an array of 1-, 2-, 4- or 8-byte words, zero-extended. */
 uint64_t load_word(const void *base, size_t i, unsigned bytes);
 
 /* Hash of one (key bits, value) pair; a multiset hash is the sum over pairs. */

@@ -36,7 +36,7 @@ bool is_float(sortd_key_type t)
 
 bool is_signed(sortd_key_type t)
 {
-        return t == SORTD_KEY_I32 || t == SORTD_KEY_I64;
+        return t == SORTD_KEY_I8 || t == SORTD_KEY_I16 || t == SORTD_KEY_I32 || t == SORTD_KEY_I64;
 }
 
 /* The order-preserving unsigned image of a key: engine.h's key order. */
@@ -80,7 +80,7 @@ std::vector<uint32_t> reference_perm(const input &in, unsigned threads)
         const void *keys = in.keys.as<void>();
         std::vector<uint32_t> perm(in.n);
 
-        if (in.key_bytes == 4) {
+        if (in.key_bytes <= 4) {
                 std::vector<uint64_t> pairs(in.n);
                 parallel_for(in.n, threads, [&](size_t lo, size_t hi) {
                         for (size_t i = lo; i < hi; i++)
@@ -184,9 +184,16 @@ buffer::buffer(size_t bytes)
 
 uint64_t load_word(const void *base, size_t i, unsigned bytes)
 {
-        if (bytes == 4)
+        switch (bytes) {
+        case 1:
+                return static_cast<const uint8_t *>(base)[i];
+        case 2:
+                return static_cast<const uint16_t *>(base)[i];
+        case 4:
                 return static_cast<const uint32_t *>(base)[i];
-        return static_cast<const uint64_t *>(base)[i];
+        default:
+                return static_cast<const uint64_t *>(base)[i];
+        }
 }
 
 uint64_t pair_hash(uint64_t key_bits, uint64_t val)
