@@ -5,10 +5,13 @@
 #ifndef SORTD_BENCH_H
 #define SORTD_BENCH_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "datagen.h"
@@ -69,23 +72,59 @@ class run
         virtual bool verify(std::string &why) = 0;
 };
 
-/* Element i of an array of 4- or 8-byte words, zero-extended. */
+/*
+ * f(lo, hi) over [0, n) in up to `threads` contiguous parts, each on a thread
+ * of its own (the caller runs the first). The host work around a GPU sort of
+ * 2^28 keys (generating, the reference, checking) took longer than the sorts
+ * on one thread; parts under 2^16 items are not worth a thread.
+ */
+template <class F> void parallel_for(size_t n, unsigned threads, const F &f)
+{
+        const size_t min_part = size_t(1) << 16;
+        size_t parts = std::max<size_t>(1, std::min<size_t>(threads, n / min_part));
+        std::vector<std::thread> pool;
+
+        for (size_t p = 1; p < parts; p++) {
+                size_t lo = n * p / parts, hi = n * (p + 1) / parts;
+                try {
+                        pool.emplace_back([&f, lo, hi] { f(lo, hi); });
+                } catch (const std::system_error &) {
+                        f(lo, hi); /* no thread to be had: the part still gets done */
+                }
+        }
+        f(0, n / parts);
+        for (auto &t : pool)
+                t.join();
+}
+
+/* Element i of an array of 1-, 2-, 4- or 8-byte words, zero-extended. */
 uint64_t load_word(const void *base, size_t i, unsigned bytes);
 
 /* Hash of one (key bits, value) pair; a multiset hash is the sum over pairs. */
 uint64_t pair_hash(uint64_t key_bits, uint64_t val);
 
 /* The input's multiset hash: pairs (key, value), (key, index) for argsort, (key, 0) for none. */
-uint64_t input_hash(const input &in);
+uint64_t input_hash(const input &in, unsigned threads);
 
-/* Maps float NaNs to finite values (lowest exponent bit cleared); see --help. */
-void remove_nans(input &in);
+/* Maps the NaNs among keys [lo, hi) to finite values (lowest exponent bit cleared); see --help. */
+void remove_nans(input &in, size_t lo, size_t hi);
 
 /*
- * The stable order of the input by the engines' key order (totalOrder for
- * floats): perm[i] is the input position of the key that belongs at i.
+ * The one result a stable sort of the input in the engines' key order
+ * (totalOrder for floats) can have: its keys, and its values or argsort
+ * indices (empty without a payload), from the reference sort.
  */
-std::vector<uint32_t> reference_perm(const input &in, unsigned threads);
+struct sorted_result {
+        buffer keys;
+        buffer vals;
+};
+sorted_result stable_result(const input &in, unsigned threads);
+
+/* The byte offset of the first difference between a and b, or `bytes` if there is none. */
+size_t first_difference(const void *a, const void *b, size_t bytes, unsigned threads);
+
+/* Writes zeros over the buffer: its pages are faulted in before anything is timed. */
+void fault_in(buffer &b, unsigned threads);
 
 /* Bytes of the work buffer that fits any contestant's layout for this input. */
 size_t work_bytes(const input &in);
@@ -108,13 +147,15 @@ struct dist_spec {
         std::string name;
 };
 
-/* Generates a case's input (floats without NaNs, see remove_nans) and its hash. */
+/* Generates a case's input (floats without NaNs, see remove_nans) and its hash; the data
+   depends on the seed only, not on the number of threads. */
 void fill_input(input &in, sortd_key_type t, sortd_payload p, const dist_spec &d, size_t n,
-                uint64_t seed);
+                uint64_t seed, unsigned threads);
 
-/* One of our engines on in, sorting in work; verify demands the stable order ref exactly. */
-std::unique_ptr<run> make_engine_run(sortd_engine *e, const input &in,
-                                     const std::vector<uint32_t> &ref, void *work);
+/* One of our engines on in, sorting in work; verify demands the bytes of want exactly.
+   Loading and checking use `threads` threads. */
+std::unique_ptr<run> make_engine_run(sortd_engine *e, const input &in, const sorted_result &want,
+                                     void *work, unsigned threads);
 
 /* Memory traffic per key of an LSD sort with 8-bit digits (sortbench --help, "Bound"). */
 double bytes_per_key(const input &in);
@@ -150,7 +191,7 @@ struct gpu_request {
         std::vector<std::string> engines; /* "cuda", "cub", in --engines order */
         case_lists cases;
         unsigned repeats;
-        unsigned ref_threads; /* for the reference sort on the host */
+        unsigned host_threads; /* for generating, the reference sort and checking on the host */
         uint64_t seed;
         bool json;
 };

@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -35,7 +36,7 @@ bool is_float(sortd_key_type t)
 
 bool is_signed(sortd_key_type t)
 {
-        return t == SORTD_KEY_I32 || t == SORTD_KEY_I64;
+        return t == SORTD_KEY_I8 || t == SORTD_KEY_I16 || t == SORTD_KEY_I32 || t == SORTD_KEY_I64;
 }
 
 /* The order-preserving unsigned image of a key: engine.h's key order. */
@@ -69,6 +70,92 @@ struct wide_ref {
         }
 };
 
+/*
+ * The stable order of the input by the engines' key order: perm[i] is the
+ * input position of the key that belongs at i. (image, index) pairs are
+ * unique, so their sorted order is the stable order.
+ */
+std::vector<uint32_t> reference_perm(const input &in, unsigned threads)
+{
+        const void *keys = in.keys.as<void>();
+        std::vector<uint32_t> perm(in.n);
+
+        if (in.key_bytes <= 4) {
+                std::vector<uint64_t> pairs(in.n);
+                parallel_for(in.n, threads, [&](size_t lo, size_t hi) {
+                        for (size_t i = lo; i < hi; i++)
+                                pairs[i] = key_image(load_word(keys, i, in.key_bytes), in.type,
+                                                     in.key_bytes)
+                                                   << 32 |
+                                           i;
+                });
+                sort_unique(pairs, threads);
+                parallel_for(in.n, threads, [&](size_t lo, size_t hi) {
+                        for (size_t i = lo; i < hi; i++)
+                                perm[i] = uint32_t(pairs[i]);
+                });
+        } else {
+                std::vector<wide_ref> pairs(in.n);
+                parallel_for(in.n, threads, [&](size_t lo, size_t hi) {
+                        for (size_t i = lo; i < hi; i++)
+                                pairs[i] = {key_image(load_word(keys, i, 8), in.type, 8), i};
+                });
+                sort_unique(pairs, threads);
+                parallel_for(in.n, threads, [&](size_t lo, size_t hi) {
+                        for (size_t i = lo; i < hi; i++)
+                                perm[i] = uint32_t(pairs[i].index);
+                });
+        }
+        return perm;
+}
+
+/* dst[i] = src[perm[i]] for i in [lo, hi), T being the words' width. */
+template <class T>
+void gather(void *dst, const void *src, const uint32_t *perm, size_t lo, size_t hi)
+{
+        T *d = static_cast<T *>(dst);
+        const T *s = static_cast<const T *>(src);
+
+        for (size_t i = lo; i < hi; i++)
+                d[i] = s[perm[i]];
+}
+
+void gather_words(void *dst, const void *src, unsigned bytes, const uint32_t *perm, size_t lo,
+                  size_t hi)
+{
+        switch (bytes) {
+        case 1:
+                return gather<uint8_t>(dst, src, perm, lo, hi);
+        case 2:
+                return gather<uint16_t>(dst, src, perm, lo, hi);
+        case 4:
+                return gather<uint32_t>(dst, src, perm, lo, hi);
+        default:
+                return gather<uint64_t>(dst, src, perm, lo, hi);
+        }
+}
+
+/* An argsort's result: the permutation itself, as 4- or 8-byte indices. */
+void store_indices(void *dst, unsigned bytes, const uint32_t *perm, size_t lo, size_t hi)
+{
+        if (bytes == 4)
+                std::copy(perm + lo, perm + hi, static_cast<uint32_t *>(dst) + lo);
+        else
+                std::copy(perm + lo, perm + hi, static_cast<uint64_t *>(dst) + lo);
+}
+
+template <class T> void make_nans_finite(void *keys, size_t lo, size_t hi)
+{
+        const T sign = T(1) << (sizeof(T) * 8 - 1);
+        const T low = sizeof(T) == 4 ? T(0x00800000u) : T(0x0010000000000000u);
+        const T exp = sizeof(T) == 4 ? T(0x7f800000u) : T(0x7ff0000000000000u);
+        T *k = static_cast<T *>(keys);
+
+        for (size_t i = lo; i < hi; i++)
+                if ((k[i] & exp) == exp && (k[i] & ~(exp | sign)))
+                        k[i] &= ~low;
+}
+
 } // namespace
 
 void buffer::use_huge_pages(bool on)
@@ -97,9 +184,16 @@ buffer::buffer(size_t bytes)
 
 uint64_t load_word(const void *base, size_t i, unsigned bytes)
 {
-        if (bytes == 4)
+        switch (bytes) {
+        case 1:
+                return static_cast<const uint8_t *>(base)[i];
+        case 2:
+                return static_cast<const uint16_t *>(base)[i];
+        case 4:
                 return static_cast<const uint32_t *>(base)[i];
-        return static_cast<const uint64_t *>(base)[i];
+        default:
+                return static_cast<const uint64_t *>(base)[i];
+        }
 }
 
 uint64_t pair_hash(uint64_t key_bits, uint64_t val)
@@ -107,63 +201,73 @@ uint64_t pair_hash(uint64_t key_bits, uint64_t val)
         return mix(mix(key_bits + 0x9e3779b97f4a7c15u) ^ val);
 }
 
-uint64_t input_hash(const input &in)
+uint64_t input_hash(const input &in, unsigned threads)
 {
         const void *keys = in.keys.as<void>();
-        uint64_t h = 0;
+        std::atomic<uint64_t> h{0};
 
-        for (size_t i = 0; i < in.n; i++) {
-                uint64_t v = in.argsort     ? i
-                             : in.val_bytes ? load_word(in.vals.as<void>(), i, in.val_bytes)
-                                            : 0;
-                h += pair_hash(load_word(keys, i, in.key_bytes), v);
-        }
+        /* A sum, so the parts may add theirs in any order. */
+        parallel_for(in.n, threads, [&](size_t lo, size_t hi) {
+                uint64_t part = 0;
+                for (size_t i = lo; i < hi; i++) {
+                        uint64_t v = in.argsort     ? i
+                                     : in.val_bytes ? load_word(in.vals.as<void>(), i, in.val_bytes)
+                                                    : 0;
+                        part += pair_hash(load_word(keys, i, in.key_bytes), v);
+                }
+                h += part;
+        });
         return h;
 }
 
-void remove_nans(input &in)
+void remove_nans(input &in, size_t lo, size_t hi)
 {
-        if (in.type == SORTD_KEY_F32) {
-                uint32_t *k = in.keys.as<uint32_t>();
-                const uint32_t exp = 0x7f800000u, low = 0x00800000u;
-
-                for (size_t i = 0; i < in.n; i++)
-                        if ((k[i] & exp) == exp && (k[i] & ~(exp | 0x80000000u)))
-                                k[i] &= ~low;
-        } else if (in.type == SORTD_KEY_F64) {
-                uint64_t *k = in.keys.as<uint64_t>();
-                const uint64_t exp = 0x7ff0000000000000u, low = 0x0010000000000000u;
-
-                for (size_t i = 0; i < in.n; i++)
-                        if ((k[i] & exp) == exp && (k[i] & ~(exp | 0x8000000000000000u)))
-                                k[i] &= ~low;
-        }
+        if (in.type == SORTD_KEY_F32)
+                make_nans_finite<uint32_t>(in.keys.as<void>(), lo, hi);
+        else if (in.type == SORTD_KEY_F64)
+                make_nans_finite<uint64_t>(in.keys.as<void>(), lo, hi);
 }
 
-std::vector<uint32_t> reference_perm(const input &in, unsigned threads)
+sorted_result stable_result(const input &in, unsigned threads)
 {
-        const void *keys = in.keys.as<void>();
-        std::vector<uint32_t> perm(in.n);
+        std::vector<uint32_t> perm = reference_perm(in, threads);
+        sorted_result r{buffer(in.n * in.key_bytes), buffer(in.n * in.val_bytes)};
 
-        /* (image, index) pairs are unique, so their sorted order is the stable order. */
-        if (in.key_bytes == 4) {
-                std::vector<uint64_t> pairs(in.n);
+        parallel_for(in.n, threads, [&](size_t lo, size_t hi) {
+                gather_words(r.keys.as<void>(), in.keys.as<void>(), in.key_bytes, perm.data(), lo,
+                             hi);
+                if (in.argsort)
+                        store_indices(r.vals.as<void>(), in.val_bytes, perm.data(), lo, hi);
+                else if (in.val_bytes)
+                        gather_words(r.vals.as<void>(), in.vals.as<void>(), in.val_bytes,
+                                     perm.data(), lo, hi);
+        });
+        return r;
+}
 
-                for (size_t i = 0; i < in.n; i++)
-                        pairs[i] = key_image(load_word(keys, i, 4), in.type, 4) << 32 | i;
-                sort_unique(pairs, threads);
-                for (size_t i = 0; i < in.n; i++)
-                        perm[i] = uint32_t(pairs[i]);
-        } else {
-                std::vector<wide_ref> pairs(in.n);
+size_t first_difference(const void *a, const void *b, size_t bytes, unsigned threads)
+{
+        const unsigned char *x = static_cast<const unsigned char *>(a);
+        const unsigned char *y = static_cast<const unsigned char *>(b);
+        std::atomic<size_t> first{bytes};
 
-                for (size_t i = 0; i < in.n; i++)
-                        pairs[i] = {key_image(load_word(keys, i, 8), in.type, 8), i};
-                sort_unique(pairs, threads);
-                for (size_t i = 0; i < in.n; i++)
-                        perm[i] = uint32_t(pairs[i].index);
-        }
-        return perm;
+        parallel_for(bytes, threads, [&](size_t lo, size_t hi) {
+                if (memcmp(x + lo, y + lo, hi - lo) == 0)
+                        return;
+                size_t i = lo;
+                while (x[i] == y[i])
+                        i++;
+                size_t seen = first.load();
+                while (i < seen && !first.compare_exchange_weak(seen, i)) {
+                }
+        });
+        return first;
+}
+
+void fault_in(buffer &b, unsigned threads)
+{
+        parallel_for(b.bytes(), threads,
+                     [&](size_t lo, size_t hi) { memset(b.as<char>() + lo, 0, hi - lo); });
 }
 
 size_t work_bytes(const input &in)

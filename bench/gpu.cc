@@ -11,7 +11,6 @@
  */
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 
 #include "bench.h"
 
@@ -162,14 +161,14 @@ class gpu_bench
                 }
                 if (on.empty())
                         return;
-                fill_input(in, t, p, d, n, r_.seed);
-                std::vector<uint32_t> ref = reference_perm(in, r_.ref_threads);
+                fill_input(in, t, p, d, n, r_.seed, r_.host_threads);
+                sorted_result want = stable_result(in, r_.host_threads);
                 buffer work(work_bytes(in));
                 /* Fault the pages in now: argsort output is the first write to its part. */
-                memset(work.as<void>(), 0, work.bytes());
+                fault_in(work, r_.host_threads);
                 for (const gpu_engine *g : on) {
                         gpu_row row;
-                        if (measure(*g, in, ref, work, d.name, row))
+                        if (measure(*g, in, want, work, d.name, row))
                                 rows.push_back(row);
                 }
                 for (const auto &row : rows)
@@ -177,10 +176,11 @@ class gpu_bench
         }
 
         /* repeats + 1 sorts, the first untimed (module loading, first touch); all verified. */
-        bool measure(const gpu_engine &g, const input &in, const std::vector<uint32_t> &ref,
-                     buffer &work, const std::string &dist, gpu_row &row)
+        bool measure(const gpu_engine &g, const input &in, const sorted_result &want, buffer &work,
+                     const std::string &dist, gpu_row &row)
         {
-                std::unique_ptr<run> r = make_engine_run(g.e, in, ref, work.as<void>());
+                std::unique_ptr<run> r =
+                        make_engine_run(g.e, in, want, work.as<void>(), r_.host_threads);
                 std::vector<double> e2e, dev;
                 std::string why;
 

@@ -63,7 +63,8 @@ void usage(FILE *f)
               "Sorts the same generated data with our engines and the CPU sorting peers,\n"
               "and reports the median rate of --repeats timed sorts of each.\n"
               "\n"
-              "  --type LIST      u32,i32,f32,u64,i64,f64 (default u32)\n"
+              "  --type LIST      u8,i8,u16,i16,u32,i32,f32,u64,i64,f64 (default u32; the\n"
+              "                   peers sort 32- and 64-bit keys only)\n"
               "  --payload LIST   none,v32,v64,argsort32,argsort64 (default none)\n"
               "  --dist LIST      uniform,q2,q4,q8,q16,equal,sorted,reverse,few,negative,special\n"
               "                   (default uniform)\n"
@@ -115,7 +116,9 @@ void usage(FILE *f)
               "sweep of their own after the CPU cases, on the same data and device. Each is\n"
               "created once, for the largest n its limit and the device's memory allow;\n"
               "larger n are skipped with a note. Per case each sorts repeats + 1 times,\n"
-              "the first untimed, every result verified exactly as above. Reported\n"
+              "the first untimed, every result verified exactly as above. Generating the\n"
+              "data, the reference sort and every check use the largest --threads count\n"
+              "of host threads (default: the online CPUs). Reported\n"
               "(medians): e2e GKeys/s, host buffer to host buffer (PCIe copies included);\n"
               "kernel GKeys/s, the device time from the end of the upload to the start of\n"
               "the download (CUDA events, sortd_engine_last_device_seconds); vs cub, our\n"
@@ -236,7 +239,7 @@ options parse_options(int argc, char **argv)
                         o.cases.types.clear();
                         for (const auto &s : split(optarg)) {
                                 int t = sortd_key_type_parse(s.c_str());
-                                if (t < 0 || sortd_key_size(sortd_key_type(t)) < 4)
+                                if (t < 0)
                                         bad_option("type", s.c_str());
                                 o.cases.types.push_back(sortd_key_type(t));
                         }
@@ -395,8 +398,8 @@ class engine_cache
 struct bench_case {
         input in;
         std::string type, payload, dist;
-        std::vector<uint32_t> ref;
-        bool have_ref = false;
+        sorted_result want;
+        bool have_want = false;
 };
 
 class bench
@@ -408,10 +411,8 @@ class bench
 
         int main()
         {
-                unsigned max_threads = *std::max_element(o_.threads.begin(), o_.threads.end());
-
-                copy_gbps_ = copy_gb_per_s(max_threads);
-                print_bound(max_threads);
+                copy_gbps_ = copy_gb_per_s(max_threads());
+                print_bound(max_threads());
                 for (const auto &name : o_.engines)
                         for (auto t : o_.threads)
                                 if (is_ours(name))
@@ -443,6 +444,11 @@ class bench
                                copy_gbps_, threads);
         }
 
+        unsigned max_threads() const
+        {
+                return *std::max_element(o_.threads.begin(), o_.threads.end());
+        }
+
         size_t max_size() const
         {
                 return *std::max_element(o_.cases.sizes.begin(), o_.cases.sizes.end());
@@ -453,13 +459,13 @@ class bench
                 bench_case c;
                 std::vector<result> results;
 
-                fill_input(c.in, t, p, d, n, o_.seed);
+                fill_input(c.in, t, p, d, n, o_.seed, max_threads());
                 c.type = sortd_key_type_name(t);
                 c.payload = sortd_payload_name(p);
                 c.dist = d.name;
                 buffer work(work_bytes(c.in));
                 /* Fault the pages in now: argsort output is the first write to its part. */
-                memset(work.as<void>(), 0, work.bytes());
+                fault_in(work, max_threads());
 
                 for (size_t ti = 0; ti < o_.threads.size(); ti++) {
                         std::vector<contestant> field;
@@ -502,13 +508,11 @@ class bench
                 sortd_engine *e = engines_.get(name, threads, o_.json);
                 if (!e)
                         return nullptr;
-                if (!c.have_ref) {
-                        unsigned max_threads =
-                                *std::max_element(o_.threads.begin(), o_.threads.end());
-                        c.ref = reference_perm(c.in, max_threads);
-                        c.have_ref = true;
+                if (!c.have_want) {
+                        c.want = stable_result(c.in, max_threads());
+                        c.have_want = true;
                 }
-                return make_engine_run(e, c.in, c.ref, work.as<void>());
+                return make_engine_run(e, c.in, c.want, work.as<void>(), max_threads());
         }
 
         /* Times --repeats sorts of each contestant, verifying each. The
@@ -624,7 +628,7 @@ int run_all(options o)
         if (g.cases.sizes.empty())
                 g.cases.sizes.assign(std::begin(gpu_default_sizes), std::end(gpu_default_sizes));
         g.repeats = o.repeats;
-        g.ref_threads = *std::max_element(o.threads.begin(), o.threads.end());
+        g.host_threads = *std::max_element(o.threads.begin(), o.threads.end());
         g.seed = o.seed;
         g.json = o.json;
         return gpu_sweep(g) | rc;

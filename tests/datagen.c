@@ -4,6 +4,10 @@
  * into blocks, and lets the sparse entropy generator draw a varying number of words for one
  * output word without shifting the words of any other.
  *
+ * The ranged fills write any part of the array exactly as the whole fill writes it, so callers
+ * may cut the work among threads: pure words make that free, and the sorted distribution's one
+ * running state is computed for the first key of the part.
+ *
  * Keys are produced as 64-bit patterns in blocks and then narrowed to the key width, so each
  * distribution is written once for all ten key types. The entropy distribution is the exception:
  * its bits are independent of the key boundaries, so it fills the buffer as raw 64-bit words.
@@ -257,7 +261,8 @@ static uint64_t entropy_sparse(const struct entropy *e, uint64_t j)
         return w;
 }
 
-static void fill_entropy(void *keys, size_t bytes, unsigned q, uint64_t seed)
+/* Bytes [lo, hi) of the buffer; word j covers bytes [8j, 8j + 8), whatever the key width. */
+static void fill_entropy(void *keys, size_t lo, size_t hi, unsigned q, uint64_t seed)
 {
         struct entropy e;
         unsigned char *p = keys;
@@ -267,18 +272,21 @@ static void fill_entropy(void *keys, size_t bytes, unsigned q, uint64_t seed)
                 e.s[k] = stream_make(seed, STREAM_ENTROPY + k);
         for (unsigned i = 0; i <= 64; i++)
                 e.cdf[i] = (uint64_t)(-expm1(i * log1p(-ldexp(1, -(int)e.q))) * 0x1p64);
-        for (size_t j = 0; j < bytes; j += 8) {
+        for (size_t j = lo / 8 * 8; j < hi; j += 8) {
                 uint64_t w =
                         e.q <= ENTROPY_AND_MAX ? entropy_and(&e, j / 8) : entropy_sparse(&e, j / 8);
+                size_t from = j < lo ? lo : j, to = hi - j < 8 ? hi : j + 8;
 
-                memcpy(p + j, &w, bytes - j < 8 ? bytes - j : 8);
+                memcpy(p + from, (const unsigned char *)&w + (from - j), to - from);
         }
 }
 
-static void setup_sorted(struct gen *g, bool reverse)
+/* The running state for key `first` of the n, the first the fill generates. */
+static void setup_sorted(struct gen *g, bool reverse, size_t first)
 {
         uint64_t lo = 0, hi = g->mask;
-        unsigned __int128 range;
+        uint64_t k = reverse ? g->n - 1 - first : first;
+        unsigned __int128 range, at;
 
         if (g->kind == KIND_FLOAT) {
                 /* -inf .. +inf: by value, no NaNs */
@@ -294,13 +302,9 @@ static void setup_sorted(struct gen *g, bool reverse)
         g->step = range / g->n > UINT64_MAX ? UINT64_MAX : (uint64_t)(range / g->n);
         g->rem = (uint64_t)(range % g->n);
         g->reverse = reverse;
-        g->acc_q = g->acc_r = 0;
-        if (reverse) {
-                unsigned __int128 last = range * (g->n - 1); /* < 2^128: range <= 2^64 */
-
-                g->acc_q = (uint64_t)(last / g->n);
-                g->acc_r = (uint64_t)(last % g->n);
-        }
+        at = range * k; /* < 2^128: range <= 2^64, k < n */
+        g->acc_q = (uint64_t)(at / g->n);
+        g->acc_r = (uint64_t)(at % g->n);
 }
 
 /* Integers: min, max, 0, +-1 and their neighbours (in both signed and unsigned readings), and a
@@ -346,14 +350,14 @@ static void setup_special_float(struct gen *g)
                                                        c[k % 16].random};
 }
 
-void datagen_fill(void *keys, size_t n, sortd_key_type t, datagen_dist dist, unsigned param,
-                  uint64_t seed)
+void datagen_fill_range(void *keys, size_t n, size_t begin, size_t end, sortd_key_type t,
+                        datagen_dist dist, unsigned param, uint64_t seed)
 {
         struct gen g;
         gen_block_fn fn;
         uint64_t block[BLOCK];
 
-        if ((unsigned)t >= SORTD_KEY_TYPE_COUNT || n == 0)
+        if ((unsigned)t >= SORTD_KEY_TYPE_COUNT || end > n || begin >= end)
                 return;
         g = (struct gen){
                 .bits = key_info[t].bytes * 8,
@@ -367,14 +371,14 @@ void datagen_fill(void *keys, size_t n, sortd_key_type t, datagen_dist dist, uns
 
         switch (dist) {
         case DATAGEN_ENTROPY:
-                fill_entropy(keys, n * key_info[t].bytes, param, seed);
+                fill_entropy(keys, begin * key_info[t].bytes, end * key_info[t].bytes, param, seed);
                 return;
         case DATAGEN_EQUAL:
                 fn = gen_equal;
                 break;
         case DATAGEN_SORTED:
         case DATAGEN_REVERSE:
-                setup_sorted(&g, dist == DATAGEN_REVERSE);
+                setup_sorted(&g, dist == DATAGEN_REVERSE, begin);
                 fn = gen_sorted;
                 break;
         case DATAGEN_FEW:
@@ -394,28 +398,39 @@ void datagen_fill(void *keys, size_t n, sortd_key_type t, datagen_dist dist, uns
                 fn = gen_uniform;
                 break;
         }
-        for (size_t i = 0; i < n; i += BLOCK) {
-                size_t m = n - i < BLOCK ? n - i : BLOCK;
+        for (size_t i = begin; i < end; i += BLOCK) {
+                size_t m = end - i < BLOCK ? end - i : BLOCK;
 
                 fn(&g, block, i, m);
                 store_block(keys, i, block, m, key_info[t].bytes);
         }
 }
 
-void datagen_fill_values(void *vals, size_t n, unsigned bytes, uint64_t seed)
+void datagen_fill(void *keys, size_t n, sortd_key_type t, datagen_dist dist, unsigned param,
+                  uint64_t seed)
+{
+        datagen_fill_range(keys, n, 0, n, t, dist, param, seed);
+}
+
+void datagen_fill_values_range(void *vals, size_t begin, size_t end, unsigned bytes, uint64_t seed)
 {
         uint64_t s = stream_make(seed, STREAM_VALUES);
         uint64_t block[BLOCK];
 
         if (bytes != 4 && bytes != 8)
                 return;
-        for (size_t i = 0; i < n; i += BLOCK) {
-                size_t m = n - i < BLOCK ? n - i : BLOCK;
+        for (size_t i = begin; i < end; i += BLOCK) {
+                size_t m = end - i < BLOCK ? end - i : BLOCK;
 
                 for (size_t j = 0; j < m; j++)
                         block[j] = rnd(s, i + j);
                 store_block(vals, i, block, m, bytes);
         }
+}
+
+void datagen_fill_values(void *vals, size_t n, unsigned bytes, uint64_t seed)
+{
+        datagen_fill_values_range(vals, 0, n, bytes, seed);
 }
 
 static const char *const dist_names[DATAGEN_DIST_COUNT] = {

@@ -33,6 +33,15 @@ void datagen_fill(void *keys, size_t n, sortd_key_type t, datagen_dist dist, uns
 /* Fills n values of `bytes` (4 or 8) bytes with uniformly random bits. */
 void datagen_fill_values(void *vals, size_t n, unsigned bytes, uint64_t seed);
 
+/*
+ * Keys (values) [begin, end) of the n that datagen_fill (datagen_fill_values) writes to the
+ * same array, byte for byte, and nothing outside them: callers fill one array in parts on
+ * several threads, and the data stays the same for a seed whatever the parts.
+ */
+void datagen_fill_range(void *keys, size_t n, size_t begin, size_t end, sortd_key_type t,
+                        datagen_dist dist, unsigned param, uint64_t seed);
+void datagen_fill_values_range(void *vals, size_t begin, size_t end, unsigned bytes, uint64_t seed);
+
 /* "uniform", "q2".."q16" (entropy), "equal", "sorted", "reverse", "few",
    "negative", "special". Returns 0, or -1 if the name is unknown. */
 int datagen_parse(const char *name, datagen_dist *dist, unsigned *param);

@@ -104,6 +104,63 @@ START_TEST(values)
 }
 END_TEST
 
+/* Filled in parts, in any order, an array holds the bytes of the whole fill: what lets sortbench
+   cut generation among threads without the data depending on their number. */
+START_TEST(parts_match_whole)
+{
+        static const size_t cuts[] = {0, 1, 7, 13, 1023, 1025, 2048, 2999, 3000, 3001};
+        sortd_key_type t = (sortd_key_type)_i;
+        size_t kb = sortd_key_size(t), n = cuts[LEN(cuts) - 1];
+        unsigned char *a = malloc(n * kb + 8), *b = malloc(n * kb + 8);
+
+        ck_assert(a && b);
+        for (int d = 0; d <= DATAGEN_DIST_COUNT; d++) {
+                /* the entropy distribution once more with q = 12, its sparse path */
+                datagen_dist dist = d == DATAGEN_DIST_COUNT ? DATAGEN_ENTROPY : (datagen_dist)d;
+                unsigned param = d == DATAGEN_DIST_COUNT ? 12 : 4;
+
+                datagen_fill(a, n, t, dist, param, 42);
+                memset(b, 0x77, n * kb + 8);
+                datagen_fill_range(b, n, 5, 5, t, dist, param, 42);
+                datagen_fill_range(b, n, n - 1, n + 1, t, dist, param, 42);
+                for (size_t i = 0; i < n * kb + 8; i++)
+                        ck_assert_msg(b[i] == 0x77, "dist %d: an empty or overlong range wrote", d);
+                datagen_fill_range(b, n, 13, 1023, t, dist, param, 42);
+                for (size_t i = 0; i < n * kb + 8; i++) {
+                        bool inside = i >= 13 * kb && i < 1023 * kb;
+                        ck_assert_msg(inside ? b[i] == a[i] : b[i] == 0x77,
+                                      "%s dist %d: byte %zu of keys [13, 1023)",
+                                      sortd_key_type_name(t), d, i);
+                }
+                for (size_t c = LEN(cuts) - 1; c > 0; c--)
+                        datagen_fill_range(b, n, cuts[c - 1], cuts[c], t, dist, param, 42);
+                ck_assert_msg(memcmp(a, b, n * kb) == 0, "%s dist %d: parts differ from the whole",
+                              sortd_key_type_name(t), d);
+                for (int i = 0; i < 8; i++)
+                        ck_assert_uint_eq(b[n * kb + i], 0x77);
+        }
+        free(a);
+        free(b);
+}
+END_TEST
+
+START_TEST(values_in_parts)
+{
+        static const size_t cuts[] = {0, 3, 1024, 1031, 2500, 2501};
+        size_t n = cuts[LEN(cuts) - 1];
+        unsigned char a[2501 * 8 + 8], b[2501 * 8 + 8];
+
+        for (unsigned vb = 4; vb <= 8; vb += 4) {
+                datagen_fill_values(a, n, vb, 9);
+                memset(b, 0x77, sizeof(b));
+                for (size_t c = LEN(cuts) - 1; c > 0; c--)
+                        datagen_fill_values_range(b, cuts[c - 1], cuts[c], vb, 9);
+                ck_assert_mem_eq(a, b, n * vb);
+                ck_assert_uint_eq(b[n * vb], 0x77);
+        }
+}
+END_TEST
+
 /* Argsort of generated data in the given order is the identity: the data was already sorted. */
 static void expect_presorted(sortd_key_type t, datagen_dist dist, sortd_order o, size_t n)
 {
@@ -323,7 +380,9 @@ static Suite *datagen_suite(void)
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, names_round_trip);
         tcase_add_test(tc, values);
+        tcase_add_test(tc, values_in_parts);
         tcase_add_loop_test(tc, deterministic, 0, SORTD_KEY_TYPE_COUNT);
+        tcase_add_loop_test(tc, parts_match_whole, 0, SORTD_KEY_TYPE_COUNT);
         tcase_add_loop_test(tc, sorted_and_reverse, 0, SORTD_KEY_TYPE_COUNT);
         tcase_add_loop_test(tc, equal_few_negative, 0, SORTD_KEY_TYPE_COUNT);
         tcase_add_loop_test(tc, entropy, 0, SORTD_KEY_TYPE_COUNT);
