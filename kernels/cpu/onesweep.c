@@ -39,46 +39,6 @@
 #define EPOCH_SHIFT 48
 #define EPOCH_MAX 0xffffu
 
-/* Below this many bytes moved per pass, streaming stores would push data out
-   of the caches the next pass reads from. */
-#ifndef STREAM_MIN_BYTES
-#define STREAM_MIN_BYTES (16u << 20)
-#endif
-
-/* Tiles of a pass whose keys may overrun their buckets before a thread goes
-   back to counting first. */
-#define MAX_OVERRUNS 4
-
-/* Buckets pay from this many keys: below, a pass has a tile or two, and
-   planning them costs more than counting does. */
-#define BUCKETS_MIN_KEYS (2 * SORTD__CPU_TILE_KEYS)
-
-/* A place is ranked by buckets only while no digit expects more than this
-   share of a tile's keys (1 / this). */
-#ifndef BUCKETS_MAX_SHARE
-#define BUCKETS_MAX_SHARE 16
-#endif
-
-/* ... unless one digit holds all but this share (1 / this) of them. */
-#ifndef DOMINANT_MIN_SHARE
-#define DOMINANT_MIN_SHARE 16
-#endif
-
-/* Keys sampled at the start of a tile's part for one value that would make
-   up the part (histogram pass). */
-#define ONE_VALUE_SAMPLE 64u
-
-/* How far ahead of the ranking loops their source is prefetched, in keys.
-   The hardware's stream prefetcher alone let a loop that ranks a key in a
-   few cycles wait on DRAM. */
-#ifndef PREFETCH_KEYS
-#define PREFETCH_KEYS 512u
-#endif
-
-/* A thread per this many keys at most: below it fork-join costs more than
-   the work it shares. */
-#define KEYS_PER_THREAD (2 * SORTD__CPU_TILE_KEYS)
-
 struct pass {
         sortd__cpu_ctx *ctx;
         const unsigned char *src_k, *src_v;
@@ -195,7 +155,7 @@ static inline size_t stream_len(size_t len)
 
 static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
 {
-        size_t t = n / KEYS_PER_THREAD;
+        size_t t = n / SORTD__KEYS_PER_THREAD;
 
         if (t < 1)
                 return 1;
@@ -255,8 +215,7 @@ ALWAYS_INLINE void hist_part(const struct hist_job *j,
                              uint32_t (*p0)[SORTD__HIST_ROW], size_t begin, size_t end, unsigned kb,
                              bool tw, bool one, uint64_t value)
 {
-        /* Eight sets of 7 places of u64 keys would not fit in L1: four. */
-        const unsigned sets = kb == 8 ? SORTD__HIST_SETS / 2 : SORTD__HIST_SETS;
+        const unsigned sets = kb == 8 ? SORTD__HIST_SETS_U64 : SORTD__HIST_SETS;
         const struct key_map m = key_map_of(j);
         size_t i = begin;
 
@@ -315,10 +274,10 @@ static bool one_value(const struct hist_job *j, size_t begin, size_t end, uint64
         const bool tw = !sortd__twiddle_is_identity(j->tw);
         const struct key_map m = key_map_of(j);
 
-        if (end - begin < ONE_VALUE_SAMPLE)
+        if (end - begin < SORTD__ONE_VALUE_SAMPLE)
                 return false;
         *value = hist_key(m, begin, kb, tw);
-        for (size_t i = begin + 1; i < begin + ONE_VALUE_SAMPLE; i++)
+        for (size_t i = begin + 1; i < begin + SORTD__ONE_VALUE_SAMPLE; i++)
                 if (hist_key(m, i, kb, tw) != *value)
                         return false;
         return true;
@@ -417,7 +376,7 @@ static uint64_t wait_ready(_Atomic uint64_t *w, uint64_t epoch)
 
                 if (v >> EPOCH_SHIFT == epoch)
                         return v;
-                if (spins < 256)
+                if (spins < SORTD__SPINS_BEFORE_YIELD)
                         cpu_relax();
                 else
                         sched_yield();
@@ -638,16 +597,16 @@ ALWAYS_INLINE void prefetch_keys(const struct ranker r, size_t i, unsigned kb, u
 
 /* Ranks keys [0, len) of the tile in `parts` parts side by side, as
    stream_len() describes; next[k][d] is digit d's next slot in part k. Each
-   part's keys PREFETCH_KEYS ahead are prefetched a line at a time. */
+   part's keys SORTD__PREFETCH_KEYS ahead are prefetched a line at a time. */
 ALWAYS_INLINE void rank_parts(const struct ranker r, uint32_t (*next)[SORTD__RADIX], unsigned parts,
                               size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
 {
         const size_t q = len / parts, line = SORTD__LINE / kb;
         size_t j = 0;
 
-        for (; j + PREFETCH_KEYS + line <= q; j += line) {
+        for (; j + SORTD__PREFETCH_KEYS + line <= q; j += line) {
                 for (unsigned k = 0; k < parts; k++)
-                        prefetch_keys(r, k * q + j + PREFETCH_KEYS, kb, vb, gen);
+                        prefetch_keys(r, k * q + j + SORTD__PREFETCH_KEYS, kb, vb, gen);
                 for (size_t i = j; i < j + line; i++)
                         for (unsigned k = 0; k < parts; k++)
                                 rank_key(r, next[k], k * q + i, kb, vb, gen, tw);
@@ -824,8 +783,8 @@ split_dominant(const struct ranker *r, uint32_t *next, unsigned dom, size_t len,
         size_t n_others = 0, i = 0;
 
         for (; i + 16 <= len; i += 16) {
-                if (i + PREFETCH_KEYS < len)
-                        __builtin_prefetch(r->src_k + 4 * (i + PREFETCH_KEYS));
+                if (i + SORTD__PREFETCH_KEYS < len)
+                        __builtin_prefetch(r->src_k + 4 * (i + SORTD__PREFETCH_KEYS));
                 __m512i k = _mm512_loadu_si512(r->src_k + 4 * i);
                 __m512i digit = _mm512_and_si512(_mm512_srl_epi32(k, shift), mask);
                 __mmask16 is = _mm512_cmpeq_epi32_mask(digit, want);
@@ -1034,7 +993,7 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
                         }
                         /* Keys that overrun buckets again and again cluster:
                            stop trying for the rest of the pass. */
-                        if (++overruns == MAX_OVERRUNS)
+                        if (++overruns == SORTD__MAX_OVERRUNS)
                                 buckets = false;
                 }
                 if (p->precounted)
@@ -1145,6 +1104,14 @@ static uint32_t isqrt(uint64_t x)
         return (uint32_t)r;
 }
 
+/* The slots of a bucket whose digit a tile expects `expect` times. */
+static uint32_t bucket_cap(uint64_t expect)
+{
+        if (!expect)
+                return 0;
+        return (uint32_t)(expect + SORTD__BUCKET_SIGMAS * isqrt(expect) + SORTD__BUCKET_SLACK);
+}
+
 /*
  * Sizes the buckets of rank_buckets() for a place from its global histogram:
  * per digit, a full tile's expected count plus five standard deviations and a
@@ -1172,12 +1139,12 @@ static bool plan_buckets(const uint64_t *goff, size_t n, bool keys_only, uint32_
                         most = expect[d], top = d;
         }
         *dominant = -1;
-        dom = keys_only && most >= tile - tile / DOMINANT_MIN_SHARE ? (int)top : -1;
-        if (dom < 0 && most * BUCKETS_MAX_SHARE > tile)
+        dom = keys_only && most >= tile - tile / SORTD__DOMINANT_MIN_SHARE ? (int)top : -1;
+        if (dom < 0 && most * SORTD__BUCKETS_MAX_SHARE > tile)
                 return false;
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
                 start[d] = (uint32_t)sum;
-                cap[d] = expect[d] ? (uint32_t)(expect[d] + 5 * isqrt(expect[d]) + 16) : 0;
+                cap[d] = bucket_cap(expect[d]);
                 /* A dominant digit may well fill a tile: sorted by the place below,
                    a run of tiles can hold no other digit. */
                 if ((int)d == dom)
@@ -1268,7 +1235,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         .val_bytes = plan->val_bytes,
                         .gen_index = plan->argsort && i == 0,
                         .precounted = i == 0 && k == 0,
-                        .stream = moved >= STREAM_MIN_BYTES,
+                        .stream = moved >= SORTD__STREAM_MIN_BYTES,
                         .shift = shift,
                         .mask = place_mask(plan, k),
                         .load_tw = i == 0 ? tw : identity,
@@ -1282,7 +1249,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                    u32 uniform 1.03x, q8 1.18x with buckets, where the
                    AVX-512 split then applies). Its tiles' counts from the
                    histogram pass serve where buckets do not. */
-                if (n >= BUCKETS_MIN_KEYS &&
+                if (n >= SORTD__BUCKETS_MIN_KEYS &&
                     plan_buckets(goff[k], n, !p.val_bytes, bucket_start, bucket_cap, &p.dominant)) {
                         p.bucket_start = bucket_start;
                         p.bucket_cap = bucket_cap;
