@@ -28,9 +28,11 @@
 #endif
 
 #include "../keys.h"
+#include "histogram.h"
 #include "onesweep.h"
+#include "tile.h"
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define ALWAYS_INLINE SORTD__ALWAYS_INLINE
 
 #define FLAG_LOCAL 1u
 #define FLAG_INCLUSIVE 2u
@@ -63,16 +65,6 @@ struct pass {
         uint64_t epoch;
 };
 
-struct hist_job {
-        sortd__cpu_ctx *ctx;
-        const unsigned char *keys;
-        size_t n;
-        unsigned key_bytes;
-        unsigned begin_bit;
-        uint64_t range_mask; /* end_bit - begin_bit ones */
-        sortd__twiddle tw;
-};
-
 struct copy_job {
         const sortd__cpu_ctx *ctx;
         unsigned char *dst_k, *dst_v;
@@ -80,77 +72,9 @@ struct copy_job {
         unsigned key_bytes, val_bytes;
 };
 
-ALWAYS_INLINE uint64_t load_elem(const unsigned char *p, size_t i, unsigned eb)
-{
-        switch (eb) {
-        case 1:
-                return p[i];
-        case 2: {
-                uint16_t v;
-                memcpy(&v, p + 2 * i, 2);
-                return v;
-        }
-        case 4: {
-                uint32_t v;
-                memcpy(&v, p + 4 * i, 4);
-                return v;
-        }
-        default: {
-                uint64_t v;
-                memcpy(&v, p + 8 * i, 8);
-                return v;
-        }
-        }
-}
-
-ALWAYS_INLINE void store_elem(unsigned char *p, size_t i, unsigned eb, uint64_t x)
-{
-        switch (eb) {
-        case 1:
-                p[i] = (unsigned char)x;
-                break;
-        case 2: {
-                uint16_t v = (uint16_t)x;
-                memcpy(p + 2 * i, &v, 2);
-                break;
-        }
-        case 4: {
-                uint32_t v = (uint32_t)x;
-                memcpy(p + 4 * i, &v, 4);
-                break;
-        }
-        default:
-                memcpy(p + 8 * i, &x, 8);
-                break;
-        }
-}
-
 static size_t chunk_begin(size_t n, unsigned tid, unsigned nth)
 {
         return (size_t)((unsigned __int128)n * tid / nth);
-}
-
-static size_t tile_count(size_t n)
-{
-        return (n + SORTD__CPU_TILE_KEYS - 1) / SORTD__CPU_TILE_KEYS;
-}
-
-static size_t tile_len(size_t n, size_t t)
-{
-        size_t begin = t * SORTD__CPU_TILE_KEYS;
-
-        return n - begin < SORTD__CPU_TILE_KEYS ? n - begin : SORTD__CPU_TILE_KEYS;
-}
-
-/*
- * A tile is split into SORTD__STREAMS contiguous parts, counted and ranked
- * side by side with their own counters: a run of one digit (low-entropy
- * keys) then makes independent dependency chains instead of one long one,
- * and stability holds because part s precedes part s + 1 in the input.
- */
-static inline size_t stream_len(size_t len)
-{
-        return len / SORTD__STREAMS;
 }
 
 static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
@@ -160,196 +84,6 @@ static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
         if (t < 1)
                 return 1;
         return t < ctx->threads ? (unsigned)t : ctx->threads;
-}
-
-/* ---- histogram pass ---------------------------------------------------- */
-
-/* What the histogram pass reads of its job, held in registers: its loops
-   store through uint32_t pointers, which could alias fields of the job. */
-struct key_map {
-        const unsigned char *keys;
-        sortd__twiddle tw;
-        unsigned shift;
-        uint64_t range;
-};
-
-ALWAYS_INLINE struct key_map key_map_of(const struct hist_job *j)
-{
-        return (struct key_map){j->keys, j->tw, j->begin_bit, j->range_mask};
-}
-
-ALWAYS_INLINE uint64_t hist_key(const struct key_map m, size_t i, unsigned kb, bool tw)
-{
-        uint64_t x = load_elem(m.keys, i, kb);
-
-        return ((tw ? sortd__twiddle_forward(m.tw, x) : x) >> m.shift) & m.range;
-}
-
-ALWAYS_INLINE void hist_count(uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__HIST_ROW],
-                              uint32_t (*p0)[SORTD__HIST_ROW], unsigned set, uint64_t y,
-                              unsigned kb, uint32_t times)
-{
-        p0[set][y & 0xff] += times;
-        for (unsigned k = 1; k < kb; k++)
-                hc[set][k][(y >> (8 * k)) & 0xff] += times;
-}
-
-/*
- * The histogram pass counts the digits of every place at once. A key is first
- * shifted and masked to its bit range, so place k is simply byte k (places
- * above the range count zeros, which nobody reads). Every place goes to eight
- * counter sets taken in turn, so a run of equal digits (low-entropy keys) makes
- * eight dependency chains, not one: q = 8 keys took 1.26 ns/key with four sets
- * and 0.98 with eight, uniform keys 0.80 either way (one thread, 2^25 u32).
- * Place 0 is counted per part of a tile, so that the first binning pass, where
- * it sorts place 0 without buckets (a skewed place 0, or a tile that overruns
- * its buckets), starts from these counts instead of reading its tile once
- * more.
- *
- * A part whose sampled keys are all one value (all-equal or nearly all-equal
- * keys) counts that value's keys in a register behind a predicted branch
- * instead: the pass is then all there is to the sort, and memory-bound.
- */
-ALWAYS_INLINE void hist_part(const struct hist_job *j,
-                             uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__HIST_ROW],
-                             uint32_t (*p0)[SORTD__HIST_ROW], size_t begin, size_t end, unsigned kb,
-                             bool tw, bool one, uint64_t value)
-{
-        const unsigned sets = kb == 8 ? SORTD__HIST_SETS_U64 : SORTD__HIST_SETS;
-        const struct key_map m = key_map_of(j);
-        size_t i = begin;
-
-        if (one) {
-                uint32_t same = 0;
-
-                for (; i < end; i++) {
-                        uint64_t y = hist_key(m, i, kb, tw);
-
-                        if (__builtin_expect(y == value, 1))
-                                same++;
-                        else
-                                hist_count(hc, p0, 0, y, kb, 1);
-                }
-                hist_count(hc, p0, 0, value, kb, same);
-                return;
-        }
-        for (; i + sets <= end; i += sets)
-                for (unsigned set = 0; set < sets; set++)
-                        hist_count(hc, p0, set, hist_key(m, i + set, kb, tw), kb, 1);
-        for (; i < end; i++)
-                hist_count(hc, p0, 0, hist_key(m, i, kb, tw), kb, 1);
-}
-
-#define HIST_FN(KB, TW, ONE)                                                                       \
-        static void hist_##KB##_##TW##_##ONE(                                                      \
-                const struct hist_job *j, uint32_t(*hc)[SORTD__MAX_PLACES][SORTD__HIST_ROW],       \
-                uint32_t(*p0)[SORTD__HIST_ROW], size_t begin, size_t end, uint64_t value)          \
-        {                                                                                          \
-                hist_part(j, hc, p0, begin, end, KB, TW, ONE, value);                              \
-        }
-#define HIST_WIDTHS(TW, ONE)                                                                       \
-        HIST_FN(1, TW, ONE) HIST_FN(2, TW, ONE) HIST_FN(4, TW, ONE) HIST_FN(8, TW, ONE)
-HIST_WIDTHS(0, 0)
-HIST_WIDTHS(1, 0)
-HIST_WIDTHS(0, 1)
-HIST_WIDTHS(1, 1)
-
-typedef void (*hist_fn)(const struct hist_job *j,
-                        uint32_t (*hc)[SORTD__MAX_PLACES][SORTD__HIST_ROW],
-                        uint32_t (*p0)[SORTD__HIST_ROW], size_t begin, size_t end, uint64_t value);
-#define HIST_ROW(TW, ONE)                                                                          \
-        {                                                                                          \
-                hist_1_##TW##_##ONE, hist_2_##TW##_##ONE, hist_4_##TW##_##ONE, hist_8_##TW##_##ONE \
-        }
-/* Indexed [one value][twiddle][log2 key bytes]. */
-static const hist_fn hist_table[2][2][4] = {
-        {HIST_ROW(0, 0), HIST_ROW(1, 0)},
-        {HIST_ROW(0, 1), HIST_ROW(1, 1)},
-};
-
-/* Whether the first keys of [begin, end) all have one value, *value. */
-static bool one_value(const struct hist_job *j, size_t begin, size_t end, uint64_t *value)
-{
-        const unsigned kb = j->key_bytes;
-        const bool tw = !sortd__twiddle_is_identity(j->tw);
-        const struct key_map m = key_map_of(j);
-
-        if (end - begin < SORTD__ONE_VALUE_SAMPLE)
-                return false;
-        *value = hist_key(m, begin, kb, tw);
-        for (size_t i = begin + 1; i < begin + SORTD__ONE_VALUE_SAMPLE; i++)
-                if (hist_key(m, i, kb, tw) != *value)
-                        return false;
-        return true;
-}
-
-static unsigned log2_bytes(unsigned bytes)
-{
-        return bytes == 1 ? 0 : bytes == 2 ? 1 : bytes == 4 ? 2 : 3;
-}
-
-/* Adds the 32-bit counts of places 1 and up to the thread's histogram and clears them. */
-static void hist_flush(sortd__cpu_scratch *s, unsigned kb)
-{
-        for (unsigned k = 1; k < kb; k++)
-                for (unsigned d = 0; d < SORTD__RADIX; d++)
-                        for (unsigned set = 0; set < SORTD__HIST_SETS; set++) {
-                                s->hist[k][d] += s->hc[set][k][d];
-                                s->hc[set][k][d] = 0;
-                        }
-}
-
-/* Each thread takes whole tiles from the ticket, not a fixed share: the
-   vCPUs of a virtual machine need not run at one speed (one of two ran 20%
-   slower for minutes on the development VM, and a fixed share left the
-   other idle for that long at the end of the pass). */
-static void hist_worker(void *arg, unsigned tid, unsigned nth)
-{
-        const struct hist_job *j = arg;
-        sortd__cpu_ctx *ctx = j->ctx;
-        sortd__cpu_scratch *s = &ctx->scratch[tid];
-        const unsigned kb = j->key_bytes;
-        size_t ntiles = tile_count(j->n), unflushed = 0;
-        const bool tw = !sortd__twiddle_is_identity(j->tw);
-
-        memset(s->hist, 0, sizeof(s->hist));
-        /* s->hc is all zeros here: allocated so, and hist_flush() clears
-           every counter a pass used. */
-        for (;;) {
-                size_t t = atomic_fetch_add_explicit(&ctx->ticket, 1, memory_order_relaxed);
-
-                if (t >= ntiles)
-                        break;
-                size_t begin = t * SORTD__CPU_TILE_KEYS, len = tile_len(j->n, t);
-                size_t q = stream_len(len);
-
-                for (unsigned k = 0; k < SORTD__STREAMS; k++) {
-                        uint32_t p0[SORTD__HIST_SETS][SORTD__HIST_ROW] = {{0}};
-                        uint32_t *tc = ctx->tile_counts[t][k];
-
-                        size_t b = begin + k * q;
-                        size_t e = k == SORTD__STREAMS - 1 ? begin + len : b + q;
-                        uint64_t value = 0;
-                        bool one = one_value(j, b, e, &value);
-
-                        hist_table[one][tw][log2_bytes(kb)](j, s->hc, p0, b, e, value);
-                        for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                                uint32_t c = 0;
-
-                                for (unsigned set = 0; set < SORTD__HIST_SETS; set++)
-                                        c += p0[set][d];
-                                tc[d] = c;
-                                s->hist[0][d] += c;
-                        }
-                }
-                /* 32-bit counters: flush long before one could wrap. */
-                unflushed += len;
-                if (unflushed >= (size_t)1 << 30) {
-                        hist_flush(s, kb);
-                        unflushed = 0;
-                }
-        }
-        hist_flush(s, kb);
 }
 
 /* ---- chained scan over tiles ------------------------------------------- */
@@ -445,11 +179,6 @@ static void look_back_digit(const struct pass *p, sortd__cpu_scratch *s, size_t 
  * constant element sizes and no per-key branch on the request.
  */
 
-ALWAYS_INLINE unsigned digit_of(uint64_t y, unsigned shift, uint64_t mask)
-{
-        return (unsigned)((y >> shift) & mask);
-}
-
 static void sum_parts(sortd__cpu_scratch *s)
 {
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
@@ -468,13 +197,13 @@ ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_
         const sortd__twiddle ltw = p->load_tw;
         const unsigned shift = p->shift;
         const uint64_t mask = p->mask;
-        const size_t q = stream_len(len);
+        const size_t q = sortd__stream_len(len);
         uint32_t(*c)[SORTD__RADIX] = s->counts;
 
 #define LOAD_DIGIT(j)                                                                              \
-        digit_of(tw ? sortd__twiddle_forward(ltw, load_elem(src, (j), kb))                         \
-                    : load_elem(src, (j), kb),                                                     \
-                 shift, mask)
+        sortd__digit_of(tw ? sortd__twiddle_forward(ltw, sortd__load_elem(src, (j), kb))           \
+                           : sortd__load_elem(src, (j), kb),                                       \
+                        shift, mask)
         /* Two counter sets per part, alternating, halve the chains again. */
         uint32_t(*c2)[SORTD__RADIX] = s->counts2;
         size_t j = 0;
@@ -563,7 +292,7 @@ ALWAYS_INLINE struct ranker make_ranker(const struct pass *p, sortd__cpu_scratch
 
 ALWAYS_INLINE uint64_t rank_load(const struct ranker r, size_t i, unsigned kb, bool tw)
 {
-        uint64_t y = load_elem(r.src_k, i, kb);
+        uint64_t y = sortd__load_elem(r.src_k, i, kb);
 
         return tw ? sortd__twiddle_forward(r.load_tw, y) : y;
 }
@@ -572,9 +301,10 @@ ALWAYS_INLINE uint64_t rank_load(const struct ranker r, size_t i, unsigned kb, b
 ALWAYS_INLINE void rank_store(const struct ranker r, uint32_t j, uint64_t y, size_t i, unsigned kb,
                               unsigned vb, bool gen, bool tw)
 {
-        store_elem(r.local_k, j, kb, tw ? sortd__twiddle_inverse(r.store_tw, y) : y);
+        sortd__store_elem(r.local_k, j, kb, tw ? sortd__twiddle_inverse(r.store_tw, y) : y);
         if (vb)
-                store_elem(r.local_v, j, vb, gen ? r.begin + i : load_elem(r.src_v, i, vb));
+                sortd__store_elem(r.local_v, j, vb,
+                                  gen ? r.begin + i : sortd__load_elem(r.src_v, i, vb));
 }
 
 ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, unsigned kb,
@@ -582,7 +312,7 @@ ALWAYS_INLINE void rank_key(const struct ranker r, uint32_t *lofs, size_t i, uns
 {
         uint64_t y = rank_load(r, i, kb, tw);
 
-        rank_store(r, lofs[digit_of(y, r.shift, r.mask)]++, y, i, kb, vb, gen, tw);
+        rank_store(r, lofs[sortd__digit_of(y, r.shift, r.mask)]++, y, i, kb, vb, gen, tw);
 }
 
 /* Prefetches the line of keys from key i of the tile on, and their values. */
@@ -596,7 +326,7 @@ ALWAYS_INLINE void prefetch_keys(const struct ranker r, size_t i, unsigned kb, u
 }
 
 /* Ranks keys [0, len) of the tile in `parts` parts side by side, as
-   stream_len() describes; next[k][d] is digit d's next slot in part k. Each
+   sortd__stream_len() describes; next[k][d] is digit d's next slot in part k. Each
    part's keys SORTD__PREFETCH_KEYS ahead are prefetched a line at a time. */
 ALWAYS_INLINE void rank_parts(const struct ranker r, uint32_t (*next)[SORTD__RADIX], unsigned parts,
                               size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
@@ -670,7 +400,7 @@ ALWAYS_INLINE void stream_elem(unsigned char *p, size_t i, unsigned eb, uint64_t
                 return;
         }
 #endif
-        store_elem(p, i, eb, x);
+        sortd__store_elem(p, i, eb, x);
 }
 
 /*
@@ -686,7 +416,7 @@ ALWAYS_INLINE void rank_dominant_key(const struct ranker r, uint32_t *next, uint
                                      unsigned dom, size_t i, unsigned kb, bool tw, bool direct)
 {
         uint64_t y = rank_load(r, i, kb, tw);
-        unsigned d = digit_of(y, r.shift, r.mask);
+        unsigned d = sortd__digit_of(y, r.shift, r.mask);
 
         if (__builtin_expect(d != dom, 0))
                 rank_store(r, next[d]++, y, i, kb, 0, false, tw);
@@ -796,16 +526,16 @@ split_dominant(const struct ranker *r, uint32_t *next, unsigned dom, size_t len,
                 n_others += 16 - (size_t)__builtin_popcount(is);
         }
         for (; i < len; i++) {
-                uint32_t y = (uint32_t)load_elem(r->src_k, i, 4);
+                uint32_t y = (uint32_t)sortd__load_elem(r->src_k, i, 4);
 
-                if (digit_of(y, r->shift, r->mask) == dom)
+                if (sortd__digit_of(y, r->shift, r->mask) == dom)
                         local[at++] = y;
                 else
                         others[n_others++] = y;
         }
         next[dom] = at;
         for (size_t j = 0; j < n_others; j++)
-                local[next[digit_of(others[j], r->shift, r->mask)]++] = others[j];
+                local[next[sortd__digit_of(others[j], r->shift, r->mask)]++] = others[j];
 }
 #endif
 
@@ -845,8 +575,8 @@ ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, siz
 
                 if (p->direct)
                         aim_dominant(p, s, &rd, first[p->dominant], kb);
-                dominant_table[1][p->direct][tw][log2_bytes(kb)](&rd, lofs, (unsigned)p->dominant,
-                                                                 len);
+                dominant_table[1][p->direct][tw][sortd__log2_bytes(kb)](&rd, lofs,
+                                                                        (unsigned)p->dominant, len);
         } else {
                 rank_parts(r, lofs, SORTD__STREAMS, len, kb, vb, gen, tw);
         }
@@ -879,7 +609,7 @@ ALWAYS_INLINE uint32_t count_digit(const struct ranker r, unsigned d, size_t len
         }
 #endif
         for (; i < len; i++)
-                c += digit_of(rank_load(r, i, kb, tw), r.shift, r.mask) == d;
+                c += sortd__digit_of(rank_load(r, i, kb, tw), r.shift, r.mask) == d;
         return c;
 }
 
@@ -928,8 +658,8 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
                                 *scanned = (int)dom;
                                 aim_dominant(p, s, &rd, next[dom], kb);
                         }
-                        dominant_table[0][p->direct][tw][log2_bytes(kb)](&rd, s->local_off, dom,
-                                                                         len);
+                        dominant_table[0][p->direct][tw][sortd__log2_bytes(kb)](&rd, s->local_off,
+                                                                                dom, len);
                 }
         } else {
                 rank_parts(r, s->local_off, 1, len, kb, vb, gen, tw);
@@ -947,17 +677,18 @@ ALWAYS_INLINE void copy_tile(const struct pass *p, size_t begin, size_t len, uin
 {
         if (tw) {
                 for (size_t i = 0; i < len; i++) {
-                        uint64_t y = sortd__twiddle_forward(p->load_tw,
-                                                            load_elem(p->src_k, begin + i, kb));
+                        uint64_t y = sortd__twiddle_forward(
+                                p->load_tw, sortd__load_elem(p->src_k, begin + i, kb));
 
-                        store_elem(p->dst_k, at + i, kb, sortd__twiddle_inverse(p->store_tw, y));
+                        sortd__store_elem(p->dst_k, at + i, kb,
+                                          sortd__twiddle_inverse(p->store_tw, y));
                 }
         } else {
                 memcpy(p->dst_k + at * kb, p->src_k + begin * kb, len * kb);
         }
         if (vb && gen)
                 for (size_t i = 0; i < len; i++)
-                        store_elem(p->dst_v, at + i, vb, begin + i);
+                        sortd__store_elem(p->dst_v, at + i, vb, begin + i);
         else if (vb)
                 memcpy(p->dst_v + at * vb, p->src_v + begin * vb, len * vb);
 }
@@ -981,7 +712,7 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
 
                 if (t >= p->ntiles)
                         break;
-                size_t begin = t * SORTD__CPU_TILE_KEYS, len = tile_len(p->n, t);
+                size_t begin = t * SORTD__CPU_TILE_KEYS, len = sortd__tile_len(p->n, t);
 
                 int skip = -1; /* a digit whose chained scan the tile ran early */
 
@@ -1049,7 +780,7 @@ static void bin_worker(void *arg, unsigned tid, unsigned nth)
         const struct pass *p = arg;
         unsigned payload = p->val_bytes == 0 ? 0 : (p->val_bytes == 4 ? 1 : 3) + p->gen_index;
 
-        bin_table[p->twiddle][log2_bytes(p->key_bytes)][payload](p, &p->ctx->scratch[tid]);
+        bin_table[p->twiddle][sortd__log2_bytes(p->key_bytes)][payload](p, &p->ctx->scratch[tid]);
 }
 
 /* ---- the sort ---------------------------------------------------------- */
@@ -1089,7 +820,7 @@ static uint64_t place_mask(const sortd__plan *plan, unsigned k)
 static void fill_identity(unsigned char *vals, size_t n, unsigned eb)
 {
         for (size_t i = 0; i < n; i++)
-                store_elem(vals, i, eb, i);
+                sortd__store_elem(vals, i, eb, i);
 }
 
 /* floor(sqrt(x)) for x < 2^32, a bit at a time: planning runs per pass,
@@ -1195,17 +926,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
         unsigned places[SORTD__MAX_PLACES];
         const sortd__twiddle identity = sortd__twiddle_identity();
 
-        struct hist_job hj = {
-                .ctx = ctx,
-                .keys = keys,
-                .n = n,
-                .key_bytes = plan->key_bytes,
-                .begin_bit = plan->begin_bit,
-                .range_mask = bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1,
-                .tw = tw,
-        };
-        atomic_store_explicit(&ctx->ticket, 0, memory_order_relaxed);
-        sortd__pool_run(ctx->pool, nth, hist_worker, &hj);
+        sortd__histogram(ctx, nth, plan, keys, n);
         unsigned np = plan_places(ctx, nth, nplaces, goff, places);
 
         if (np == 0) {
@@ -1230,7 +951,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         .dst_k = buf_k[(i + 1) & 1],
                         .dst_v = buf_v[(i + 1) & 1],
                         .n = n,
-                        .ntiles = tile_count(n),
+                        .ntiles = sortd__tile_count(n),
                         .key_bytes = plan->key_bytes,
                         .val_bytes = plan->val_bytes,
                         .gen_index = plan->argsort && i == 0,
@@ -1298,7 +1019,7 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
 
         ctx->capacity = capacity;
         ctx->threads = threads;
-        ctx->max_tiles = tile_count(capacity);
+        ctx->max_tiles = sortd__tile_count(capacity);
         ctx->epoch = 0;
 #if HAVE_SPLIT
         ctx->split512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
