@@ -18,7 +18,6 @@
  * first pass applies the map when it loads, the last undoes it when it stores.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,41 +28,12 @@
 
 #include "../keys.h"
 #include "histogram.h"
+#include "lookback.h"
 #include "onesweep.h"
+#include "plan.h"
 #include "tile.h"
 
 #define ALWAYS_INLINE SORTD__ALWAYS_INLINE
-
-#define FLAG_LOCAL 1u
-#define FLAG_INCLUSIVE 2u
-#define COUNT_BITS 46
-#define COUNT_MASK (((uint64_t)1 << COUNT_BITS) - 1)
-#define EPOCH_SHIFT 48
-#define EPOCH_MAX 0xffffu
-
-struct pass {
-        sortd__cpu_ctx *ctx;
-        const unsigned char *src_k, *src_v;
-        unsigned char *dst_k, *dst_v;
-        size_t n, ntiles;
-        unsigned key_bytes, val_bytes;
-        bool gen_index;  /* argsort's first pass: values are the input positions */
-        bool stream;     /* full lines go out with non-temporal stores */
-        bool twiddle;    /* load_tw or store_tw is not the identity */
-        bool precounted; /* the tiles' counts are ctx->tile_counts (place 0, first pass) */
-        unsigned shift;
-        uint64_t mask;
-        sortd__twiddle load_tw, store_tw;
-        const uint64_t *goff; /* global exclusive offsets of this place */
-        /* Bucketed ranking (see rank_buckets()): per digit, the first slot and
-           the slots of its bucket in the local buffer; NULL when the pass
-           counts first. */
-        const uint32_t *bucket_start, *bucket_cap;
-        int dominant; /* the digit of nearly every key, or -1 */
-        bool direct;  /* its keys go straight to the output (rank_dominant()) */
-        bool split;   /* bucket tiles split them from the others (split_dominant()) */
-        uint64_t epoch;
-};
 
 struct copy_job {
         const sortd__cpu_ctx *ctx;
@@ -86,91 +56,6 @@ static unsigned threads_for(const sortd__cpu_ctx *ctx, size_t n)
         return t < ctx->threads ? (unsigned)t : ctx->threads;
 }
 
-/* ---- chained scan over tiles ------------------------------------------- */
-
-ALWAYS_INLINE uint64_t status_word(uint64_t epoch, unsigned flag, uint64_t count)
-{
-        return epoch << EPOCH_SHIFT | (uint64_t)flag << COUNT_BITS | count;
-}
-
-ALWAYS_INLINE void cpu_relax(void)
-{
-#if defined(__SSE2__)
-        _mm_pause();
-#endif
-}
-
-/* Spins until tile j's word for digit d belongs to this pass. A tile behind
-   us has already taken its ticket, so it is running; yielding keeps an
-   oversubscribed machine moving. */
-static uint64_t wait_ready(_Atomic uint64_t *w, uint64_t epoch)
-{
-        for (unsigned spins = 0;; spins++) {
-                uint64_t v = atomic_load_explicit(w, memory_order_acquire);
-
-                if (v >> EPOCH_SHIFT == epoch)
-                        return v;
-                if (spins < SORTD__SPINS_BEFORE_YIELD)
-                        cpu_relax();
-                else
-                        sched_yield();
-        }
-}
-
-ALWAYS_INLINE void publish(const struct pass *p, size_t t, unsigned d, unsigned flag,
-                           uint64_t count)
-{
-        atomic_store_explicit(&p->ctx->status[t * SORTD__RADIX + d],
-                              status_word(p->epoch, flag, count), memory_order_release);
-}
-
-/* Tile t's exclusive prefix of digit d: its predecessors' counts back to
-   the first inclusive one. */
-static uint64_t prefix_of(const struct pass *p, size_t t, unsigned d)
-{
-        uint64_t sum = 0;
-
-        if (t == 0)
-                return p->goff[d];
-        for (size_t j = t - 1;; j--) {
-                uint64_t v = wait_ready(&p->ctx->status[j * SORTD__RADIX + d], p->epoch);
-
-                sum += v & COUNT_MASK;
-                if ((v >> COUNT_BITS & 3) == FLAG_INCLUSIVE)
-                        return sum;
-        }
-}
-
-/* The chained scan of tile t for every digit but `skip` (-1: none), whose
-   prefix the tile found earlier (look_back_digit()). */
-static void look_back(const struct pass *p, sortd__cpu_scratch *s, size_t t, int skip)
-{
-        const uint32_t *cnt = s->total;
-
-        /* Every count is out before any prefix is sought, so successors can
-           sum past this tile without waiting on its own look-back. */
-        if (t > 0)
-                for (unsigned d = 0; d < SORTD__RADIX; d++)
-                        if ((int)d != skip)
-                                publish(p, t, d, FLAG_LOCAL, cnt[d]);
-        for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                if ((int)d == skip)
-                        continue;
-                s->excl[d] = prefix_of(p, t, d);
-                publish(p, t, d, FLAG_INCLUSIVE, s->excl[d] + cnt[d]);
-        }
-}
-
-/* The chained scan of tile t for digit d alone, which has cnt keys. */
-static void look_back_digit(const struct pass *p, sortd__cpu_scratch *s, size_t t, unsigned d,
-                            uint32_t cnt)
-{
-        if (t > 0)
-                publish(p, t, d, FLAG_LOCAL, cnt);
-        s->excl[d] = prefix_of(p, t, d);
-        publish(p, t, d, FLAG_INCLUSIVE, s->excl[d] + cnt);
-}
-
 /* ---- binning pass: one tile -------------------------------------------- */
 
 /*
@@ -190,7 +75,7 @@ static void sum_parts(sortd__cpu_scratch *s)
         }
 }
 
-ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin, size_t len,
+ALWAYS_INLINE void count_tile(const sortd__pass *p, sortd__cpu_scratch *s, size_t begin, size_t len,
                               unsigned kb, bool tw)
 {
         const unsigned char *src = p->src_k + begin * kb;
@@ -228,7 +113,7 @@ ALWAYS_INLINE void count_tile(const struct pass *p, sortd__cpu_scratch *s, size_
 }
 
 /* The tile's counts from the histogram pass (place 0 only). */
-static void load_counts(const struct pass *p, sortd__cpu_scratch *s, size_t t)
+static void load_counts(const sortd__pass *p, sortd__cpu_scratch *s, size_t t)
 {
         memcpy(s->counts, p->ctx->tile_counts[t], sizeof(s->counts));
         sum_parts(s);
@@ -274,7 +159,7 @@ struct ranker {
         uint32_t dom_first;
 };
 
-ALWAYS_INLINE struct ranker make_ranker(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
+ALWAYS_INLINE struct ranker make_ranker(const sortd__pass *p, sortd__cpu_scratch *s, size_t begin,
                                         unsigned kb, unsigned vb)
 {
         return (struct ranker){
@@ -362,7 +247,7 @@ ALWAYS_INLINE void prefetch_run_ends(unsigned char *dst, size_t bytes)
 
 /* Writes each digit's run of the local buffer, from the digit's first slot,
    to its place in the output. */
-ALWAYS_INLINE void write_runs(const struct pass *p, const sortd__cpu_scratch *s,
+ALWAYS_INLINE void write_runs(const sortd__pass *p, const sortd__cpu_scratch *s,
                               const uint32_t *first, int skip, unsigned kb, unsigned vb)
 {
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
@@ -541,7 +426,7 @@ split_dominant(const struct ranker *r, uint32_t *next, unsigned dom, size_t len,
 
 /* Sets r up to write the dominant digit's keys straight to the output, slot
    `first` to its place s->excl[dom]. */
-ALWAYS_INLINE void aim_dominant(const struct pass *p, const sortd__cpu_scratch *s, struct ranker *r,
+ALWAYS_INLINE void aim_dominant(const sortd__pass *p, const sortd__cpu_scratch *s, struct ranker *r,
                                 uint32_t first, unsigned kb)
 {
         r->dom_out = p->dst_k + s->excl[p->dominant] * kb;
@@ -553,7 +438,7 @@ ALWAYS_INLINE void aim_dominant(const struct pass *p, const sortd__cpu_scratch *
  * then writes each digit's run to its place: the per-digit staging that makes
  * global writes contiguous, whole cache lines but for the ends of each run.
  */
-ALWAYS_INLINE void scatter_tile(const struct pass *p, sortd__cpu_scratch *s, size_t begin,
+ALWAYS_INLINE void scatter_tile(const sortd__pass *p, sortd__cpu_scratch *s, size_t begin,
                                 size_t len, unsigned kb, unsigned vb, bool gen, bool tw)
 {
         uint32_t(*lofs)[SORTD__RADIX] = s->local_off;
@@ -627,7 +512,7 @@ ALWAYS_INLINE uint32_t count_digit(const struct ranker r, unsigned d, size_t len
  * memory) and runs the chained scan for it first; *scanned names it then,
  * and is -1 otherwise.
  */
-ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, size_t t, size_t begin,
+ALWAYS_INLINE bool rank_buckets(const sortd__pass *p, sortd__cpu_scratch *s, size_t t, size_t begin,
                                 size_t len, unsigned kb, unsigned vb, bool gen, bool tw,
                                 int *scanned)
 {
@@ -654,7 +539,8 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
 #endif
                 {
                         if (p->direct) {
-                                look_back_digit(p, s, t, dom, count_digit(r, dom, len, kb, tw));
+                                sortd__look_back_digit(p, s, t, dom,
+                                                       count_digit(r, dom, len, kb, tw));
                                 *scanned = (int)dom;
                                 aim_dominant(p, s, &rd, next[dom], kb);
                         }
@@ -672,7 +558,7 @@ ALWAYS_INLINE bool rank_buckets(const struct pass *p, sortd__cpu_scratch *s, siz
 }
 
 /* Every key of the tile has one digit: the tile moves as one block. */
-ALWAYS_INLINE void copy_tile(const struct pass *p, size_t begin, size_t len, uint64_t at,
+ALWAYS_INLINE void copy_tile(const sortd__pass *p, size_t begin, size_t len, uint64_t at,
                              unsigned kb, unsigned vb, bool gen, bool tw)
 {
         if (tw) {
@@ -701,7 +587,7 @@ static int single_digit(const sortd__cpu_scratch *s, size_t len)
         return -1;
 }
 
-ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsigned kb, unsigned vb,
+ALWAYS_INLINE void bin_tiles(const sortd__pass *p, sortd__cpu_scratch *s, unsigned kb, unsigned vb,
                              bool gen, bool tw)
 {
         bool buckets = p->bucket_start != NULL;
@@ -718,7 +604,7 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
 
                 if (buckets) {
                         if (rank_buckets(p, s, t, begin, len, kb, vb, gen, tw, &skip)) {
-                                look_back(p, s, t, skip);
+                                sortd__look_back(p, s, t, skip);
                                 write_runs(p, s, p->bucket_start, skip, kb, vb);
                                 continue;
                         }
@@ -731,7 +617,7 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
                         load_counts(p, s, t);
                 else
                         count_tile(p, s, begin, len, kb, tw);
-                look_back(p, s, t, skip);
+                sortd__look_back(p, s, t, skip);
                 int one = single_digit(s, len);
 
                 if (one >= 0)
@@ -750,10 +636,10 @@ ALWAYS_INLINE void bin_tiles(const struct pass *p, sortd__cpu_scratch *s, unsign
  * One function per (key width, payload, twiddle): each inner loop is compiled
  * on its own, so its invariants stay in registers.
  */
-typedef void (*bin_fn)(const struct pass *p, sortd__cpu_scratch *s);
+typedef void (*bin_fn)(const sortd__pass *p, sortd__cpu_scratch *s);
 
 #define BIN_FN(KB, VB, GEN, TW)                                                                    \
-        static void bin_##KB##_##VB##_##GEN##_##TW(const struct pass *p, sortd__cpu_scratch *s)    \
+        static void bin_##KB##_##VB##_##GEN##_##TW(const sortd__pass *p, sortd__cpu_scratch *s)    \
         {                                                                                          \
                 bin_tiles(p, s, KB, VB, GEN, TW);                                                  \
         }
@@ -777,7 +663,7 @@ static const bin_fn bin_table[2][4][5] = {
 
 static void bin_worker(void *arg, unsigned tid, unsigned nth)
 {
-        const struct pass *p = arg;
+        const sortd__pass *p = arg;
         unsigned payload = p->val_bytes == 0 ? 0 : (p->val_bytes == 4 ? 1 : 3) + p->gen_index;
 
         bin_table[p->twiddle][sortd__log2_bytes(p->key_bytes)][payload](p, &p->ctx->scratch[tid]);
@@ -796,16 +682,6 @@ static void copy_worker(void *arg, unsigned tid, unsigned nth)
                 memcpy(j->dst_v + b * j->val_bytes,
                        (unsigned char *)j->ctx->alt_vals + b * j->val_bytes,
                        (e - b) * j->val_bytes);
-}
-
-static void next_epoch(sortd__cpu_ctx *ctx)
-{
-        if (++ctx->epoch > EPOCH_MAX) {
-                /* Words of a wrapped epoch could look ready: start clean. */
-                memset((void *)ctx->status, 0, ctx->max_tiles * SORTD__RADIX * sizeof(uint64_t));
-                ctx->epoch = 1;
-        }
-        atomic_store_explicit(&ctx->ticket, 0, memory_order_relaxed);
 }
 
 /* Digit mask of place k: 8 bits, or fewer for the last place of a range. */
@@ -944,7 +820,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
         for (unsigned i = 0; i < np; i++) {
                 unsigned k = places[i];
                 unsigned shift = plan->begin_bit + 8 * k;
-                struct pass p = {
+                sortd__pass p = {
                         .ctx = ctx,
                         .src_k = buf_k[i & 1],
                         .src_v = buf_v[i & 1],
@@ -984,8 +860,8 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                    stage their keys. */
                 p.direct = p.dominant >= 0 && p.stream && p.key_bytes >= 4 &&
                            (uintptr_t)keys % p.key_bytes == 0 && !p.split;
-                next_epoch(ctx);
-                p.epoch = ctx->epoch;
+                p.epoch = sortd__look_back_start(ctx);
+                atomic_store_explicit(&ctx->ticket, 0, memory_order_relaxed);
                 sortd__pool_run(ctx->pool, nth, bin_worker, &p);
         }
         if (np & 1) {
