@@ -131,7 +131,7 @@ static int single_digit(const sortd__cpu_scratch *s, size_t len)
 SORTD__ALWAYS_INLINE void bin_tiles(const sortd__pass *p, sortd__cpu_scratch *s, unsigned kb,
                                     unsigned vb, bool gen, bool tw)
 {
-        bool buckets = p->bucket_start != NULL;
+        bool buckets = p->buckets;
         unsigned overruns = 0;
 
         for (;;) {

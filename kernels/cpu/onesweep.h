@@ -38,7 +38,7 @@ typedef struct sortd__cpu_ctx {
         _Atomic uint64_t *status;
         size_t max_tiles;
         uint64_t epoch; /* of the current pass; words of other epochs are "not ready" */
-        bool split512;  /* the CPU has AVX-512F (see split_dominant()) */
+        bool split512;  /* the CPU has AVX-512F (see sortd__split_dominant()) */
         _Alignas(SORTD__LINE) _Atomic size_t ticket;
         _Alignas(SORTD__LINE) sortd__cpu_scratch *scratch; /* one per thread */
         /* Per tile and part of a tile, the digit counts of place 0 (histogram pass). */

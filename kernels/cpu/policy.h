@@ -120,7 +120,7 @@
 /* Slots of a thread's local buffers: a tile ranked into buckets can overrun
    its last bucket by up to a tile before the overrun is seen, so buckets are
    planned to leave a tile free; for any histogram they take at most 1.26
-   tiles (plan_buckets()). */
+   tiles (plan.c). */
 #define SORTD__LOCAL_KEYS (5 * SORTD__CPU_TILE_KEYS / 2)
 
 /* ---- look-back ---------------------------------------------------------- */

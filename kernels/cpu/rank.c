@@ -112,7 +112,7 @@ const sortd__dominant_fn sortd__dominant_table[2][2][2][4] = {
  * the ranking: q = 8 keys sorted 1.56x faster with the split (2 threads,
  * 2^26 u32). Each store writes sixteen slots; those past the run are
  * garbage, overwritten when the others are ranked or never copied out
- * (plan_buckets() leaves a tile free past the buckets).
+ * (plan.c leaves a tile free past the buckets).
  */
 __attribute__((target("avx512f,popcnt"))) void sortd__split_dominant(const sortd__ranker *r,
                                                                      uint32_t *next, unsigned dom,
@@ -149,3 +149,12 @@ __attribute__((target("avx512f,popcnt"))) void sortd__split_dominant(const sortd
                 local[next[sortd__digit_of(others[j], r->shift, r->mask)]++] = others[j];
 }
 #endif
+
+bool sortd__can_split(void)
+{
+#if SORTD__HAVE_SPLIT
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
+#else
+        return false;
+#endif
+}

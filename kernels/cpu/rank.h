@@ -45,7 +45,7 @@ typedef struct sortd__ranker {
         uint64_t mask;
         size_t begin;
         /* Where the dominant digit's slot dom_first is in the output, when
-           its keys are written there straight (rank_dominant(), direct). */
+           its keys are written there straight (rank.c's rank_dominant()). */
         unsigned char *dom_out;
         uint32_t dom_first;
 } sortd__ranker;
@@ -206,6 +206,8 @@ void sortd__split_dominant(const sortd__ranker *r, uint32_t *next, unsigned dom,
 #else
 #define SORTD__HAVE_SPLIT 0
 #endif
+/* Whether this CPU can run sortd__split_dominant(). */
+bool sortd__can_split(void);
 
 /* Sets r up to write the dominant digit's keys straight to the output, slot
    `first` to its place s->excl[dom]. */
@@ -305,7 +307,7 @@ SORTD__ALWAYS_INLINE bool sortd__rank_buckets(const sortd__pass *p, sortd__cpu_s
 
         *scanned = -1;
         memcpy(next, p->bucket_start, SORTD__RADIX * sizeof(*next));
-        /* plan_buckets() names a dominant digit for keys only; testing vb, a
+        /* sortd__pass_make() names a dominant digit for keys only; testing vb, a
            constant, also keeps the second loop out of the variants that move
            values, where its mere presence cost the plain loop 15% (u32
            argsort, 2^25, 2 threads: 305 -> 258 Mkeys/s). */
