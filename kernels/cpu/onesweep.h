@@ -8,35 +8,8 @@
 #include <stdint.h>
 
 #include "../engine_impl.h"
+#include "policy.h"
 #include "pool.h"
-
-/* Keys per tile of a binning pass. A tile's keys stay in L2 between the
-   counting and the ranking phase; 128 Ki amortises the per-tile costs (look-
-   back over 256 digits, 256 runs written out): 2 threads, 2^26 u32, 32 Ki ->
-   128 Ki tiles took 345 -> 387 Mkeys/s, and 256 Ki gained 1% for u32 but lost
-   for u64. Overridable at build time for such measurements. */
-#ifndef SORTD__CPU_TILE_KEYS
-#define SORTD__CPU_TILE_KEYS 131072u
-#endif
-
-#define SORTD__RADIX 256u
-#define SORTD__STREAMS 4u
-#define SORTD__MAX_PLACES 8u
-#define SORTD__LINE 64u
-#define SORTD__HIST_SETS 8u /* counter sets of the histogram pass */
-/* A row of the histogram pass's counters: 256 and a line of padding, so the
-   counters of one digit in different sets and places never lie a multiple of
-   4 KiB apart. The core matches a load against pending stores by the low 12
-   address bits, so there a load waits on an unrelated store: q = 8 keys bump
-   digit 0 of every set and place, and their pass took 42 ms instead of 37
-   (2 threads, 2^26 u32). */
-#define SORTD__HIST_ROW (SORTD__RADIX + 16u)
-
-/* Slots of the local buffers: a tile ranked into buckets can overrun its last
-   bucket by up to a tile before the overrun is seen, so buckets are planned
-   to leave a tile free (plan_buckets()); for any histogram they take at most
-   1.26 tiles. */
-#define SORTD__LOCAL_KEYS (5 * SORTD__CPU_TILE_KEYS / 2)
 
 /* Per-thread working memory, reused by every tile the thread takes. */
 typedef struct sortd__cpu_scratch {
@@ -65,7 +38,7 @@ typedef struct sortd__cpu_ctx {
         _Atomic uint64_t *status;
         size_t max_tiles;
         uint64_t epoch; /* of the current pass; words of other epochs are "not ready" */
-        bool split512;  /* the CPU has AVX-512F (see split_dominant()) */
+        bool split512;  /* the CPU has AVX-512F (see sortd__split_dominant()) */
         _Alignas(SORTD__LINE) _Atomic size_t ticket;
         _Alignas(SORTD__LINE) sortd__cpu_scratch *scratch; /* one per thread */
         /* Per tile and part of a tile, the digit counts of place 0 (histogram pass). */
