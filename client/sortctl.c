@@ -2,6 +2,7 @@
  * sortctl: talks to sortd from the shell.
  *
  *   sortctl [--socket PATH] [--timeout MS] hello | ping | status | sort TYPE N [PAYLOAD] [desc]
+ *   sortctl --version
  *
  * `sort` generates N random keys of TYPE (u8 .. f64), sorts them through the daemon with the
  * payload (none, v32, v64, argsort32, argsort64) and prints the timings.
@@ -12,11 +13,12 @@
 #include <time.h>
 
 #include "sortd.h"
+#include "sortd_version.h"
 
 static int usage(void)
 {
         fprintf(stderr, "usage: sortctl [--socket PATH] [--timeout MS] hello | ping | status | "
-                        "sort TYPE N [PAYLOAD] [desc]\n");
+                        "sort TYPE N [PAYLOAD] [desc]\n       sortctl --version\n");
         return 2;
 }
 
@@ -112,6 +114,10 @@ int main(int argc, char **argv)
         char err[256];
         int i = 1, r;
 
+        if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+                printf("sortctl %s\n", SORTD_VERSION_STRING);
+                return 0;
+        }
         for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
                 if (i + 1 >= argc)
                         return usage();

@@ -16,9 +16,8 @@
 #include <uv.h>
 
 #include "engine.h"
+#include "sortd_version.h"
 #include "wire.h"
-
-#define SORTD_VERSION_STRING "0.1.0"
 
 /* ---- log.c ---- */
 
