@@ -15,6 +15,7 @@
 
 #include <uv.h>
 
+#include "counters.h"
 #include "engine.h"
 #include "sortd_version.h"
 #include "wire.h"
@@ -194,10 +195,11 @@ void sortd__worker_stop(sortd__worker *w);
 
 /* ---- server.c and conn.c ---- */
 
+/* The counters Status reports (counters.h); queued stays 0 here: it is the queue's length. */
 typedef struct sortd__stats {
-        uint64_t connections, connections_total, requests_total, sorts_ok, sorts_failed, rejected,
-                protocol_errors, cancelled, inflight_bytes, inflight_peak, bytes_in, bytes_out,
-                keys_sorted;
+#define SORTD__STAT(name, wire_type, label) uint64_t name;
+        SORTD_STATUS_COUNTERS(SORTD__STAT)
+#undef SORTD__STAT
 } sortd__stats;
 
 typedef struct sortd__server {

@@ -20,8 +20,9 @@
 
 void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__Wire__Limits *l)
 {
-        const sortd__stats *s = &srv->stats;
+        sortd__stats s = srv->stats;
 
+        s.queued = sortd__fq_length(&srv->queue);
         sortd__limits_fill(srv, l);
         r->server_version = SORTD_VERSION_STRING;
         r->engine = (char *)sortd_engine_kind(srv->engine);
@@ -29,20 +30,9 @@ void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__
         r->engine_reason = srv->engine_reason;
         r->capacity = sortd_engine_capacity(srv->engine);
         r->uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000;
-        r->connections = (uint32_t)s->connections;
-        r->connections_total = s->connections_total;
-        r->requests_total = s->requests_total;
-        r->sorts_ok = s->sorts_ok;
-        r->sorts_failed = s->sorts_failed;
-        r->rejected = s->rejected;
-        r->protocol_errors = s->protocol_errors;
-        r->cancelled = s->cancelled;
-        r->queued = sortd__fq_length(&srv->queue);
-        r->inflight_bytes = s->inflight_bytes;
-        r->inflight_peak = s->inflight_peak;
-        r->bytes_in = s->bytes_in;
-        r->bytes_out = s->bytes_out;
-        r->keys_sorted = s->keys_sorted;
+#define FILL(name, wire_type, label) r->name = s.name;
+        SORTD_STATUS_COUNTERS(FILL)
+#undef FILL
         r->limits = l;
 }
 
