@@ -19,7 +19,9 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
-#include "internal.h"
+#include "log.h"
+#include "server.h"
+#include "sortd_version.h"
 
 static void update_reading(sortd__conn *c);
 

@@ -14,7 +14,9 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "internal.h"
+#include "log.h"
+#include "server.h"
+#include "sortd_version.h"
 
 /* ---- status ---- */
 

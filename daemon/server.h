@@ -1,0 +1,77 @@
+/*
+ * The server (server.c) and its connections (conn.c): what both reach into. Everything here
+ * runs on the loop thread.
+ */
+#ifndef SORTD_DAEMON_SERVER_H
+#define SORTD_DAEMON_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "config.h"
+#include "engine.h"
+#include "frame.h"
+#include "job.h"
+#include "queue.h"
+#include "stats.h"
+#include "worker.h"
+
+typedef struct sortd__server {
+        uv_loop_t *loop;
+        sortd__config cfg;
+        sortd_engine *engine;
+        char engine_reason[1024]; /* how it was chosen and its self-check: logs, Status */
+        sortd__fair_queue queue;
+        sortd__worker worker;
+        uv_pipe_t listener;
+        bool listening;
+        uv_signal_t sigterm, sigint;
+        uv_timer_t watchdog, drain_timer;
+        bool watchdog_on, draining;
+        uint64_t started_ns;
+        struct sortd__conn *conns;     /* every open connection */
+        struct sortd__conn *wait_head; /* waiting for in-flight memory, first come first served */
+        struct sortd__conn *wait_tail;
+        sortd__stats stats;
+} sortd__server;
+
+typedef struct sortd__conn {
+        uv_pipe_t pipe;
+        sortd__server *srv;
+        struct sortd__conn *prev, *next; /* srv->conns */
+        struct sortd__conn *wait_next;
+        bool waiting_memory;
+        char name[64]; /* "pid 123 uid 1000" for logs */
+        sortd__frame_reader fr;
+        sortd__flow flow;
+        sortd__job *pipe_head, *pipe_tail; /* requests not yet replied to, in order */
+        sortd__job *reading;               /* the sort whose payload is arriving */
+        size_t pipelined;                  /* jobs in the pipeline */
+        size_t in_engine;                  /* jobs the engine thread holds */
+        size_t writes;                     /* replies handed to uv_write */
+        uint64_t fr_started;               /* when the current frame's first byte came */
+        bool reading_on, closing, closed, close_after_flush;
+} sortd__conn;
+
+/* Accepts one connection from the listener. */
+void sortd__conn_accept(sortd__server *srv);
+/* A job came back from the engine thread. */
+void sortd__conn_complete(sortd__job *j, void *arg);
+/* Re-evaluates whether c should read (limits, memory, draining). */
+void sortd__conn_update(sortd__conn *c);
+/* Starts the close of c (idempotent). */
+void sortd__conn_close(sortd__conn *c);
+/* Memory was released: admit connections waiting for it. */
+void sortd__server_memory_freed(sortd__server *srv);
+/* A connection went away: finish the drain when it was the last. */
+void sortd__server_conn_gone(sortd__server *srv);
+void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__Wire__Limits *l);
+void sortd__limits_fill(const sortd__server *srv, Sortd__Wire__Limits *l);
+
+/* main.c's whole body. */
+int sortd__run(int argc, char **argv);
+
+#endif
