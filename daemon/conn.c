@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include "log.h"
@@ -24,58 +23,6 @@
 #include "sortd_version.h"
 
 static void update_reading(sortd__conn *c);
-
-/* ---- memory accounting ---- */
-
-static void charge(sortd__server *srv, sortd__job *j, size_t bytes)
-{
-        j->charged = bytes;
-        srv->stats.inflight_bytes += bytes;
-        if (srv->stats.inflight_bytes > srv->stats.inflight_peak)
-                srv->stats.inflight_peak = srv->stats.inflight_bytes;
-}
-
-/*
- * Request buffers of 4 MiB and more are their own mappings with transparent huge pages asked
- * for: the engine's passes over them then miss the TLB far less, and a freed one goes back to
- * the system at once (the RSS follows the in-flight bytes).
- */
-#define MAPPED_MIN (4u << 20)
-
-static uint8_t *buffer_alloc(size_t n)
-{
-        void *p;
-
-        if (n < MAPPED_MIN)
-                return aligned_alloc(64, (n + 63) & ~(size_t)63);
-        p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-                return NULL;
-        madvise(p, n, MADV_HUGEPAGE);
-        return p;
-}
-
-static void buffer_free(uint8_t *p, size_t n)
-{
-        if (!p)
-                return;
-        if (n < MAPPED_MIN)
-                free(p);
-        else
-                munmap(p, n);
-}
-
-static void job_free(sortd__server *srv, sortd__job *j)
-{
-        size_t released = j->charged;
-
-        srv->stats.inflight_bytes -= j->charged;
-        buffer_free(j->buf, j->buf_bytes);
-        free(j->out);
-        free(j);
-        if (released)
-                sortd__server_memory_freed(srv);
-}
 
 /* ---- the pipeline ---- */
 
@@ -216,7 +163,7 @@ static void on_write(uv_write_t *req, int status)
         if (status == 0)
                 srv->stats.bytes_out +=
                         j->out_len + (j->status == SORTD_OK ? j->sizes.reply_len : 0);
-        job_free(srv, j);
+        sortd__adm_release(&srv->adm, j);
         if (status < 0 && !c->closing) {
                 sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name, uv_strerror(status));
                 sortd__conn_close(c);
@@ -260,7 +207,7 @@ static void write_job(sortd__conn *c, sortd__job *j)
         if (j->is_sort)
                 pack_sort_reply(j);
         if (j->out_len == 0) { /* no memory for the reply: the stream would lose sync */
-                job_free(c->srv, j);
+                sortd__adm_release(&c->srv->adm, j);
                 c->close_after_flush = true;
                 return;
         }
@@ -275,7 +222,7 @@ static void write_job(sortd__conn *c, sortd__job *j)
         r = uv_write(&j->wreq, (uv_stream_t *)&c->pipe, bufs, nbufs, on_write);
         if (r < 0) {
                 sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name, uv_strerror(r));
-                job_free(c->srv, j);
+                sortd__adm_release(&c->srv->adm, j);
                 sortd__conn_close(c);
                 return;
         }
@@ -360,85 +307,32 @@ static void on_ping(sortd__conn *c, uint64_t id, const Sortd__Wire__Ping *ping)
         reply_ready(c, id, &r);
 }
 
-static size_t buffer_bytes(const sortd__job *j, size_t *vals_off)
+/*
+ * The reading sort has its memory: its payload goes to its buffer, or is dropped when there
+ * was no buffer to be had (the sort is then answered with SORTD_E_NOMEM).
+ */
+static void take_payload(sortd__conn *c)
 {
-        /* Values start 8-aligned: u8 keys may leave the keys an odd length. */
-        *vals_off = (size_t)((j->sizes.keys_bytes + 7) & ~(uint64_t)7);
-        return *vals_off + (size_t)j->sizes.vals_bytes;
-}
-
-/* Gives the reading sort its buffer; false if the in-flight limit says wait. */
-static bool try_admit(sortd__conn *c)
-{
-        sortd__server *srv = c->srv;
         sortd__job *j = c->reading;
-        size_t need = buffer_bytes(j, &j->vals_off);
         bool moves_vals = j->desc.payload == SORTD_PAYLOAD_VALUES32 ||
                           j->desc.payload == SORTD_PAYLOAD_VALUES64;
 
-        /* With nothing in flight a request always goes: progress is guaranteed. */
-        if (srv->stats.inflight_bytes &&
-            srv->stats.inflight_bytes + need > srv->cfg.max_inflight_bytes)
-                return false;
-        j->buf = buffer_alloc(need);
-        j->buf_bytes = need;
         if (!j->buf) {
-                j->status = SORTD_E_NOMEM;
-                snprintf(j->why, sizeof(j->why), "cannot allocate %zu bytes", need);
-                j->state = SORTD__JOB_DONE;
                 c->reading = NULL;
                 sortd__fr_discard(&c->fr);
-                return true;
+                return;
         }
-        charge(srv, j, need);
         sortd__fr_sink(&c->fr, j->buf, (size_t)j->sizes.keys_bytes,
                        moves_vals ? j->buf + j->vals_off : NULL,
                        moves_vals ? (size_t)j->sizes.vals_bytes : 0);
-        return true;
 }
 
-static void wait_for_memory(sortd__conn *c)
+void sortd__conn_admitted(sortd__waiter *w)
 {
-        sortd__server *srv = c->srv;
+        sortd__conn *c = SORTD__CONTAINER_OF(w, sortd__conn, wait);
 
-        c->waiting_memory = true;
-        c->wait_next = NULL;
-        if (srv->wait_tail)
-                srv->wait_tail->wait_next = c;
-        else
-                srv->wait_head = c;
-        srv->wait_tail = c;
-}
-
-static void wait_remove(sortd__conn *c)
-{
-        sortd__server *srv = c->srv;
-        sortd__conn **pp = &srv->wait_head, *prev = NULL;
-
-        while (*pp && *pp != c) {
-                prev = *pp;
-                pp = &(*pp)->wait_next;
-        }
-        if (*pp) {
-                *pp = c->wait_next;
-                if (srv->wait_tail == c)
-                        srv->wait_tail = prev;
-        }
-        c->waiting_memory = false;
-        c->wait_next = NULL;
-}
-
-void sortd__server_memory_freed(sortd__server *srv)
-{
-        /* First come, first served: a large request is not overtaken forever by small ones. */
-        while (srv->wait_head) {
-                sortd__conn *c = srv->wait_head;
-
-                if (!try_admit(c))
-                        return;
-                wait_remove(c);
-                update_reading(c);
-        }
+        take_payload(c);
+        update_reading(c);
 }
 
 static void on_sort(sortd__conn *c, uint64_t id, const Sortd__Wire__Sort *s)
@@ -498,9 +392,8 @@ static void on_sort(sortd__conn *c, uint64_t id, const Sortd__Wire__Sort *s)
                 return; /* done: nothing to read or sort */
         j->state = SORTD__JOB_READING;
         c->reading = j;
-        if (!srv->wait_head && try_admit(c))
-                return;
-        wait_for_memory(c);
+        if (sortd__adm_admit(&srv->adm, &c->wait, j))
+                take_payload(c);
 }
 
 static void on_message(sortd__conn *c)
@@ -644,7 +537,7 @@ static void update_reading(sortd__conn *c)
 
         if (c->closing)
                 return;
-        want = !c->close_after_flush && !c->waiting_memory && c->pipelined < cfg->max_pipeline &&
+        want = !c->close_after_flush && !c->wait.job && c->pipelined < cfg->max_pipeline &&
                uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= cfg->max_write_queue &&
                !drained(c) && c->fr.state != SORTD__FR_AWAIT_SINK &&
                c->fr.state != SORTD__FR_FAILED;
@@ -689,7 +582,7 @@ void sortd__conn_complete(sortd__job *j, void *arg)
         }
         if (c->closing) {
                 srv->stats.cancelled++;
-                job_free(srv, j);
+                sortd__adm_release(&srv->adm, j);
                 if (c->closed && c->in_engine == 0)
                         conn_free(c);
                 return;
@@ -725,8 +618,7 @@ void sortd__conn_close(sortd__conn *c)
                 return;
         c->closing = true;
         sortd__log(SORTD__LOG_DEBUG, "%s: closing", c->name);
-        if (c->waiting_memory)
-                wait_remove(c);
+        sortd__adm_leave(&srv->adm, &c->wait);
         if (c->reading_on)
                 uv_read_stop((uv_stream_t *)&c->pipe);
         c->reading_on = false;
@@ -741,7 +633,7 @@ void sortd__conn_close(sortd__conn *c)
                 next = j->next;
                 if (j->state == SORTD__JOB_QUEUED && !j->cancelled)
                         continue; /* sortd__conn_complete frees it */
-                job_free(srv, j);
+                sortd__adm_release(&srv->adm, j);
         }
         c->pipe_head = c->pipe_tail = NULL;
         c->reading = NULL;

@@ -9,6 +9,7 @@
 #ifndef SORTD_DAEMON_INTERNAL_H
 #define SORTD_DAEMON_INTERNAL_H
 
+#include "admission.h"
 #include "config.h"
 #include "frame.h"
 #include "job.h"

@@ -348,6 +348,7 @@ static int run_loop(sortd__server *srv)
         uv_loop_t loop;
         int r;
 
+        sortd__adm_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->stats, sortd__conn_admitted);
         if (sortd__fq_init(&srv->queue) < 0) {
                 sortd__log(SORTD__LOG_ERR, "cannot initialise the queue");
                 return -1;

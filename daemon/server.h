@@ -11,6 +11,7 @@
 
 #include <uv.h>
 
+#include "admission.h"
 #include "config.h"
 #include "engine.h"
 #include "frame.h"
@@ -32,9 +33,8 @@ typedef struct sortd__server {
         uv_timer_t watchdog, drain_timer;
         bool watchdog_on, draining;
         uint64_t started_ns;
-        struct sortd__conn *conns;     /* every open connection */
-        struct sortd__conn *wait_head; /* waiting for in-flight memory, first come first served */
-        struct sortd__conn *wait_tail;
+        struct sortd__conn *conns; /* every open connection */
+        sortd__admission adm;
         sortd__stats stats;
 } sortd__server;
 
@@ -42,11 +42,10 @@ typedef struct sortd__conn {
         uv_pipe_t pipe;
         sortd__server *srv;
         struct sortd__conn *prev, *next; /* srv->conns */
-        struct sortd__conn *wait_next;
-        bool waiting_memory;
-        char name[64]; /* "pid 123 uid 1000" for logs */
+        char name[64];                   /* "pid 123 uid 1000" for logs */
         sortd__frame_reader fr;
         sortd__flow flow;
+        sortd__waiter wait;                /* in line for in-flight memory */
         sortd__job *pipe_head, *pipe_tail; /* requests not yet replied to, in order */
         sortd__job *reading;               /* the sort whose payload is arriving */
         size_t pipelined;                  /* jobs in the pipeline */
@@ -64,8 +63,8 @@ void sortd__conn_complete(sortd__job *j, void *arg);
 void sortd__conn_update(sortd__conn *c);
 /* Starts the close of c (idempotent). */
 void sortd__conn_close(sortd__conn *c);
-/* Memory was released: admit connections waiting for it. */
-void sortd__server_memory_freed(sortd__server *srv);
+/* The admission's callback: c's reading sort got its memory. */
+void sortd__conn_admitted(sortd__waiter *w);
 /* A connection went away: finish the drain when it was the last. */
 void sortd__server_conn_gone(sortd__server *srv);
 void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__Wire__Limits *l);
