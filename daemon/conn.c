@@ -19,84 +19,26 @@
 #include <sys/socket.h>
 
 #include "log.h"
+#include "reply.h"
 #include "server.h"
 #include "sortd_version.h"
 
 static void update_reading(sortd__conn *c);
 
-/* ---- the pipeline ---- */
-
-static sortd__job *job_new(sortd__conn *c, uint64_t id)
-{
-        sortd__job *j = calloc(1, sizeof(*j));
-
-        if (!j)
-                return NULL;
-        j->conn = c;
-        j->id = id;
-        j->state = SORTD__JOB_DONE;
-        if (c->pipe_tail)
-                c->pipe_tail->next = j;
-        else
-                c->pipe_head = j;
-        c->pipe_tail = j;
-        c->pipelined++;
-        return j;
-}
-
-/* Packs the header and message of r (followed by payload_len bytes) into j->out. */
-static int pack_reply(sortd__job *j, const Sortd__Wire__Reply *r, uint64_t payload_len)
-{
-        size_t len = sortd__wire__reply__get_packed_size(r);
-        sortd__wire_header h = {
-                .magic = SORTD__WIRE_MAGIC,
-                .version = SORTD__WIRE_VERSION,
-                .message_len = (uint32_t)len,
-                .payload_len = payload_len,
-        };
-
-        j->out = malloc(SORTD__WIRE_HEADER_SIZE + len);
-        if (!j->out)
-                return -1;
-        sortd__wire_header_pack(&h, j->out);
-        sortd__wire__reply__pack(r, j->out + SORTD__WIRE_HEADER_SIZE);
-        j->out_len = SORTD__WIRE_HEADER_SIZE + len;
-        return 0;
-}
-
-static void fatal(sortd__conn *c, sortd_status s, const char *why);
-
-/* Queues a ready reply; on allocation failure the connection is closed. */
-static void reply_ready(sortd__conn *c, uint64_t id, Sortd__Wire__Reply *r)
-{
-        sortd__job *j = job_new(c, id);
-
-        if (!j || pack_reply(j, r, 0) < 0) {
-                sortd__log(SORTD__LOG_ERR, "%s: out of memory for a reply", c->name);
-                c->close_after_flush = true;
-                if (j)
-                        j->out_len = 0; /* written as nothing */
-        }
-}
+/* ---- requests ---- */
 
 static void reply_error(sortd__conn *c, uint64_t id, sortd_status s, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 
 static void reply_error(sortd__conn *c, uint64_t id, sortd_status s, const char *fmt, ...)
 {
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
         char why[256];
         va_list ap;
 
         va_start(ap, fmt);
         vsnprintf(why, sizeof(why), fmt, ap);
         va_end(ap);
-        sortd__log(SORTD__LOG_INFO, "%s: request %llu: %s: %s", c->name, (unsigned long long)id,
-                   sortd_strerror(s), why);
-        r.id = id;
-        r.status = sortd__wire_status(s);
-        r.error = why;
-        reply_ready(c, id, &r);
+        sortd__pipe_refuse(&c->out, id, s, why);
 }
 
 /* A stream we can no longer parse: say why, answer what came before, then close. */
@@ -105,7 +47,7 @@ static void fatal(sortd__conn *c, sortd_status s, const char *why)
         c->srv->stats.protocol_errors++;
         sortd__log(SORTD__LOG_WARNING, "%s: closing: %s", c->name, why);
         reply_error(c, 0, s, "%s", why);
-        c->close_after_flush = true;
+        c->out.close_after_flush = true;
 }
 
 /* A refused request whose frame is still in sync: drop its payload, or close if it is huge. */
@@ -121,7 +63,7 @@ static void skip_payload(sortd__conn *c)
         }
         sortd__log(SORTD__LOG_WARNING, "%s: closing rather than draining a %llu-byte payload",
                    c->name, (unsigned long long)len);
-        c->close_after_flush = true;
+        c->out.close_after_flush = true;
 }
 
 /* ---- writing replies ---- */
@@ -145,121 +87,15 @@ static bool drained(sortd__conn *c)
 
 static void maybe_finish(sortd__conn *c)
 {
-        bool idle = !c->pipe_head && c->writes == 0;
-
-        if (c->closing || !idle)
+        if (c->closing || !sortd__pipe_idle(&c->out))
                 return;
-        if (c->close_after_flush || drained(c))
+        if (c->out.close_after_flush || drained(c))
                 sortd__conn_close(c);
-}
-
-static void on_write(uv_write_t *req, int status)
-{
-        sortd__job *j = req->data;
-        sortd__conn *c = j->conn;
-        sortd__server *srv = c->srv;
-
-        c->writes--;
-        if (status == 0)
-                srv->stats.bytes_out +=
-                        j->out_len + (j->status == SORTD_OK ? j->sizes.reply_len : 0);
-        sortd__adm_release(&srv->adm, j);
-        if (status < 0 && !c->closing) {
-                sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name, uv_strerror(status));
-                sortd__conn_close(c);
-                return;
-        }
-        update_reading(c);
-        maybe_finish(c);
-}
-
-static void pack_sort_reply(sortd__job *j)
-{
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
-        Sortd__Wire__SortReply sr = SORTD__WIRE__SORT_REPLY__INIT;
-        Sortd__Wire__Timings t = SORTD__WIRE__TIMINGS__INIT;
-        bool ok = j->status == SORTD_OK;
-
-        r.id = j->id;
-        r.status = sortd__wire_status(j->status);
-        r.error = j->why;
-        if (ok) {
-                sr.n = j->n;
-                if (j->n) {
-                        t.transfer_ns = j->t_read - j->t_frame;
-                        t.queued_ns = j->t_sort - j->t_read;
-                        t.sort_ns = j->t_done - j->t_sort;
-                }
-                sr.timings = &t;
-                r.body_case = SORTD__WIRE__REPLY__BODY_SORT;
-                r.sort = &sr;
-        }
-        if (pack_reply(j, &r, ok ? j->sizes.reply_len : 0) < 0)
-                j->out_len = 0;
-}
-
-static void write_job(sortd__conn *c, sortd__job *j)
-{
-        uv_buf_t bufs[3];
-        unsigned nbufs = 0;
-        int r;
-
-        if (j->is_sort)
-                pack_sort_reply(j);
-        if (j->out_len == 0) { /* no memory for the reply: the stream would lose sync */
-                sortd__adm_release(&c->srv->adm, j);
-                c->close_after_flush = true;
-                return;
-        }
-        bufs[nbufs++] = (uv_buf_t){.base = (char *)j->out, .len = j->out_len};
-        if (j->is_sort && j->status == SORTD_OK && j->n) {
-                bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf, .len = j->sizes.keys_bytes};
-                if (j->sizes.vals_bytes)
-                        bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf + j->vals_off,
-                                                   .len = j->sizes.vals_bytes};
-        }
-        j->wreq.data = j;
-        r = uv_write(&j->wreq, (uv_stream_t *)&c->pipe, bufs, nbufs, on_write);
-        if (r < 0) {
-                sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name, uv_strerror(r));
-                sortd__adm_release(&c->srv->adm, j);
-                sortd__conn_close(c);
-                return;
-        }
-        c->writes++;
-}
-
-/* Writes every reply at the head of the pipeline that is ready, in request order. */
-static void flush(sortd__conn *c)
-{
-        while (!c->closing && c->pipe_head && c->pipe_head->state == SORTD__JOB_DONE) {
-                sortd__job *j = c->pipe_head;
-
-                c->pipe_head = j->next;
-                if (!c->pipe_head)
-                        c->pipe_tail = NULL;
-                c->pipelined--;
-                j->next = NULL;
-                write_job(c, j);
-        }
-}
-
-/* ---- requests ---- */
-
-void sortd__limits_fill(const sortd__server *srv, Sortd__Wire__Limits *l)
-{
-        l->max_message_bytes = SORTD__WIRE_MAX_MESSAGE;
-        l->max_request_bytes = srv->cfg.max_request_bytes;
-        l->max_inflight_bytes = srv->cfg.max_inflight_bytes;
-        l->max_connections = (uint32_t)srv->cfg.max_connections;
 }
 
 static void on_hello(sortd__conn *c, uint64_t id, const Sortd__Wire__Hello *hello)
 {
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
-        Sortd__Wire__HelloReply hr = SORTD__WIRE__HELLO_REPLY__INIT;
-        Sortd__Wire__Limits l = SORTD__WIRE__LIMITS__INIT;
-        sortd__server *srv = c->srv;
+        sortd__reply m;
 
         if (hello->protocol_version != SORTD__WIRE_VERSION) {
                 reply_error(c, id, SORTD_E_PROTOCOL,
@@ -269,42 +105,24 @@ static void on_hello(sortd__conn *c, uint64_t id, const Sortd__Wire__Hello *hell
         }
         if (hello->client_name && *hello->client_name)
                 sortd__log(SORTD__LOG_DEBUG, "%s: hello from '%.64s'", c->name, hello->client_name);
-        sortd__limits_fill(srv, &l);
-        hr.protocol_version = SORTD__WIRE_VERSION;
-        hr.server_version = SORTD_VERSION_STRING;
-        hr.engine = (char *)sortd_engine_kind(srv->engine);
-        hr.device = (char *)sortd_engine_device(srv->engine);
-        hr.capacity = sortd_engine_capacity(srv->engine);
-        hr.limits = &l;
-        r.id = id;
-        r.body_case = SORTD__WIRE__REPLY__BODY_HELLO;
-        r.hello = &hr;
-        reply_ready(c, id, &r);
+        sortd__reply_hello(&m, id, c->srv);
+        sortd__pipe_answer(&c->out, id, &m.r);
 }
 
 static void on_status(sortd__conn *c, uint64_t id)
 {
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
-        Sortd__Wire__StatusReply sr = SORTD__WIRE__STATUS_REPLY__INIT;
-        Sortd__Wire__Limits l = SORTD__WIRE__LIMITS__INIT;
+        sortd__reply m;
 
-        sortd__status_fill(c->srv, &sr, &l);
-        r.id = id;
-        r.body_case = SORTD__WIRE__REPLY__BODY_STATUS_REPLY;
-        r.status_reply = &sr;
-        reply_ready(c, id, &r);
+        sortd__reply_status(&m, id, c->srv);
+        sortd__pipe_answer(&c->out, id, &m.r);
 }
 
 static void on_ping(sortd__conn *c, uint64_t id, const Sortd__Wire__Ping *ping)
 {
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
-        Sortd__Wire__PingReply pr = SORTD__WIRE__PING_REPLY__INIT;
+        sortd__reply m;
 
-        pr.nonce = ping->nonce;
-        r.id = id;
-        r.body_case = SORTD__WIRE__REPLY__BODY_PING;
-        r.ping = &pr;
-        reply_ready(c, id, &r);
+        sortd__reply_ping(&m, id, ping->nonce);
+        sortd__pipe_answer(&c->out, id, &m.r);
 }
 
 /*
@@ -378,11 +196,12 @@ static void on_sort(sortd__conn *c, uint64_t id, const Sortd__Wire__Sort *s)
                 skip_payload(c);
                 return;
         }
-        j = job_new(c, id);
+        j = sortd__pipe_push(&c->out, id);
         if (!j) {
                 fatal(c, SORTD_E_NOMEM, "out of memory");
                 return;
         }
+        j->conn = c;
         j->is_sort = true;
         j->desc = desc;
         j->n = s->n;
@@ -457,6 +276,23 @@ static void on_payload(sortd__conn *c)
         sortd__fq_push(&c->srv->queue, &c->flow, j);
 }
 
+/* The pipeline's callback: a reply was written, or failed to be. */
+static void on_written(sortd__pipeline *p, int status)
+{
+        sortd__conn *c = SORTD__CONTAINER_OF(p, sortd__conn, out);
+
+        if (status < 0) {
+                if (!c->closing) {
+                        sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name,
+                                   uv_strerror(status));
+                        sortd__conn_close(c);
+                }
+                return;
+        }
+        update_reading(c);
+        maybe_finish(c);
+}
+
 /* ---- reading ---- */
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -476,7 +312,7 @@ static void on_eof(sortd__conn *c, ssize_t err)
 {
         if (err == UV_EOF && sortd__fr_at_boundary(&c->fr) && !c->reading) {
                 /* A half-close: answer what was asked, then close. */
-                c->close_after_flush = true;
+                c->out.close_after_flush = true;
                 return;
         }
         if (err == UV_EOF) {
@@ -501,7 +337,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
                 on_eof(c, nread);
                 if (!c->closing) {
                         update_reading(c);
-                        flush(c);
+                        sortd__pipe_flush(&c->out);
                         maybe_finish(c);
                 }
                 return;
@@ -524,7 +360,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
                 fatal(c, c->fr.status, c->fr.why);
                 break;
         }
-        flush(c);
+        sortd__pipe_flush(&c->out);
         update_reading(c);
         maybe_finish(c);
 }
@@ -537,7 +373,7 @@ static void update_reading(sortd__conn *c)
 
         if (c->closing)
                 return;
-        want = !c->close_after_flush && !c->wait.job && c->pipelined < cfg->max_pipeline &&
+        want = !c->out.close_after_flush && !c->wait.job && c->out.length < cfg->max_pipeline &&
                uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= cfg->max_write_queue &&
                !drained(c) && c->fr.state != SORTD__FR_AWAIT_SINK &&
                c->fr.state != SORTD__FR_FAILED;
@@ -556,7 +392,7 @@ static void update_reading(sortd__conn *c)
 void sortd__conn_update(sortd__conn *c)
 {
         update_reading(c);
-        flush(c);
+        sortd__pipe_flush(&c->out);
         maybe_finish(c);
 }
 
@@ -612,7 +448,7 @@ static void on_close(uv_handle_t *h)
 void sortd__conn_close(sortd__conn *c)
 {
         sortd__server *srv = c->srv;
-        sortd__job *j, *next, *cancelled;
+        sortd__job *j, *cancelled;
 
         if (c->closing)
                 return;
@@ -628,16 +464,8 @@ void sortd__conn_close(sortd__conn *c)
                 c->in_engine--;
                 srv->stats.cancelled++;
         }
-        /* Free the pipeline except the one job the engine thread may hold right now. */
-        for (j = c->pipe_head; j; j = next) {
-                next = j->next;
-                if (j->state == SORTD__JOB_QUEUED && !j->cancelled)
-                        continue; /* sortd__conn_complete frees it */
-                sortd__adm_release(&srv->adm, j);
-        }
-        c->pipe_head = c->pipe_tail = NULL;
+        sortd__pipe_close(&c->out);
         c->reading = NULL;
-        c->pipelined = 0;
         uv_close((uv_handle_t *)&c->pipe, on_close);
 }
 
@@ -671,6 +499,8 @@ void sortd__conn_accept(sortd__server *srv)
         c->srv = srv;
         uv_pipe_init(srv->loop, &c->pipe, 0);
         c->pipe.data = c;
+        sortd__pipe_init(&c->out, (uv_stream_t *)&c->pipe, c->name, &srv->adm, &srv->stats,
+                         on_written);
         r = uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->pipe);
         c->next = srv->conns;
         if (srv->conns)
@@ -692,7 +522,7 @@ void sortd__conn_accept(sortd__server *srv)
                 srv->stats.rejected++;
                 reply_error(c, 0, SORTD_E_BUSY, "too many connections (max-connections = %llu)",
                             (unsigned long long)srv->cfg.max_connections);
-                c->close_after_flush = true;
+                c->out.close_after_flush = true;
         }
         sortd__conn_update(c);
 }

@@ -18,26 +18,6 @@
 #include "server.h"
 #include "sortd_version.h"
 
-/* ---- status ---- */
-
-void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__Wire__Limits *l)
-{
-        sortd__stats s = srv->stats;
-
-        s.queued = sortd__fq_length(&srv->queue);
-        sortd__limits_fill(srv, l);
-        r->server_version = SORTD_VERSION_STRING;
-        r->engine = (char *)sortd_engine_kind(srv->engine);
-        r->device = (char *)sortd_engine_device(srv->engine);
-        r->engine_reason = srv->engine_reason;
-        r->capacity = sortd_engine_capacity(srv->engine);
-        r->uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000;
-#define FILL(name, wire_type, label) r->name = s.name;
-        SORTD_STATUS_COUNTERS(FILL)
-#undef FILL
-        r->limits = l;
-}
-
 /* ---- engine ---- */
 
 /*

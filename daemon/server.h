@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "frame.h"
 #include "job.h"
+#include "pipeline.h"
 #include "queue.h"
 #include "stats.h"
 #include "worker.h"
@@ -45,14 +46,12 @@ typedef struct sortd__conn {
         char name[64];                   /* "pid 123 uid 1000" for logs */
         sortd__frame_reader fr;
         sortd__flow flow;
-        sortd__waiter wait;                /* in line for in-flight memory */
-        sortd__job *pipe_head, *pipe_tail; /* requests not yet replied to, in order */
-        sortd__job *reading;               /* the sort whose payload is arriving */
-        size_t pipelined;                  /* jobs in the pipeline */
-        size_t in_engine;                  /* jobs the engine thread holds */
-        size_t writes;                     /* replies handed to uv_write */
-        uint64_t fr_started;               /* when the current frame's first byte came */
-        bool reading_on, closing, closed, close_after_flush;
+        sortd__waiter wait;  /* in line for in-flight memory */
+        sortd__pipeline out; /* its requests, in order, until their replies are written */
+        sortd__job *reading; /* the sort whose payload is arriving */
+        size_t in_engine;    /* jobs the engine thread holds */
+        uint64_t fr_started; /* when the current frame's first byte came */
+        bool reading_on, closing, closed;
 } sortd__conn;
 
 /* Accepts one connection from the listener. */
@@ -67,8 +66,6 @@ void sortd__conn_close(sortd__conn *c);
 void sortd__conn_admitted(sortd__waiter *w);
 /* A connection went away: finish the drain when it was the last. */
 void sortd__server_conn_gone(sortd__server *srv);
-void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__Wire__Limits *l);
-void sortd__limits_fill(const sortd__server *srv, Sortd__Wire__Limits *l);
 
 /* main.c's whole body. */
 int sortd__run(int argc, char **argv);
