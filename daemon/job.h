@@ -48,7 +48,6 @@ typedef struct sortd__job {
         /* the reply: its packed header and message (the payload is buf) */
         uint8_t *out;
         size_t out_len;
-        Sortd__Wire__Reply *reply; /* a non-sort reply built at dispatch; freed after packing */
         uv_write_t wreq;
 } sortd__job;
 
