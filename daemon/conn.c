@@ -1,6 +1,8 @@
 /*
- * A client connection: reads frames, dispatches requests, admits sorts against the memory
- * limits, and writes replies in request order.
+ * A client connection, the socket end of the data path: it reads frames (frame.c), has each
+ * request decoded and checked (request.c), admits sorts against the memory limits
+ * (admission.c), queues them for the engine (queue.c) and leaves the replies to its pipeline
+ * (pipeline.c), which writes them in request order.
  *
  * Lifecycle: accept -> reading (frames) -> [close_after_flush: replies go out, reads stop]
  * -> conn_close (queued sorts cancelled, reads stopped, uv_close) -> on_close -> freed once
@@ -11,42 +13,26 @@
  * requests unanswered, or has more than max-write-queue reply bytes queued; buffers never grow
  * to absorb a fast writer or a slow reader.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "log.h"
 #include "reply.h"
+#include "request.h"
 #include "server.h"
-#include "sortd_version.h"
 
 static void update_reading(sortd__conn *c);
 
 /* ---- requests ---- */
-
-static void reply_error(sortd__conn *c, uint64_t id, sortd_status s, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
-static void reply_error(sortd__conn *c, uint64_t id, sortd_status s, const char *fmt, ...)
-{
-        char why[256];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(why, sizeof(why), fmt, ap);
-        va_end(ap);
-        sortd__pipe_refuse(&c->out, id, s, why);
-}
 
 /* A stream we can no longer parse: say why, answer what came before, then close. */
 static void fatal(sortd__conn *c, sortd_status s, const char *why)
 {
         c->srv->stats.protocol_errors++;
         sortd__log(SORTD__LOG_WARNING, "%s: closing: %s", c->name, why);
-        reply_error(c, 0, s, "%s", why);
+        sortd__pipe_refuse(&c->out, 0, s, why);
         c->out.close_after_flush = true;
 }
 
@@ -64,65 +50,6 @@ static void skip_payload(sortd__conn *c)
         sortd__log(SORTD__LOG_WARNING, "%s: closing rather than draining a %llu-byte payload",
                    c->name, (unsigned long long)len);
         c->out.close_after_flush = true;
-}
-
-/* ---- writing replies ---- */
-
-/*
- * Draining (SIGTERM) and between frames with nothing more already received: this connection
- * takes no new request. What a client sent before it learnt of the shutdown is still read
- * and answered; what arrives later is not (the close tells it).
- */
-static bool drained(sortd__conn *c)
-{
-        uv_os_fd_t fd;
-        int unread = 0;
-
-        if (!c->srv->draining || !sortd__fr_at_boundary(&c->fr) || c->reading)
-                return false;
-        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 && ioctl(fd, FIONREAD, &unread) < 0)
-                unread = 0;
-        return unread == 0;
-}
-
-static void maybe_finish(sortd__conn *c)
-{
-        if (c->closing || !sortd__pipe_idle(&c->out))
-                return;
-        if (c->out.close_after_flush || drained(c))
-                sortd__conn_close(c);
-}
-
-static void on_hello(sortd__conn *c, uint64_t id, const Sortd__Wire__Hello *hello)
-{
-        sortd__reply m;
-
-        if (hello->protocol_version != SORTD__WIRE_VERSION) {
-                reply_error(c, id, SORTD_E_PROTOCOL,
-                            "client speaks protocol version %u, sortd %s speaks version %u",
-                            hello->protocol_version, SORTD_VERSION_STRING, SORTD__WIRE_VERSION);
-                return;
-        }
-        if (hello->client_name && *hello->client_name)
-                sortd__log(SORTD__LOG_DEBUG, "%s: hello from '%.64s'", c->name, hello->client_name);
-        sortd__reply_hello(&m, id, c->srv);
-        sortd__pipe_answer(&c->out, id, &m.r);
-}
-
-static void on_status(sortd__conn *c, uint64_t id)
-{
-        sortd__reply m;
-
-        sortd__reply_status(&m, id, c->srv);
-        sortd__pipe_answer(&c->out, id, &m.r);
-}
-
-static void on_ping(sortd__conn *c, uint64_t id, const Sortd__Wire__Ping *ping)
-{
-        sortd__reply m;
-
-        sortd__reply_ping(&m, id, ping->nonce);
-        sortd__pipe_answer(&c->out, id, &m.r);
 }
 
 /*
@@ -153,114 +80,70 @@ void sortd__conn_admitted(sortd__waiter *w)
         update_reading(c);
 }
 
-static void on_sort(sortd__conn *c, uint64_t id, const Sortd__Wire__Sort *s)
+static void start_sort(sortd__conn *c, const sortd__request *rq)
 {
-        sortd__server *srv = c->srv;
-        sortd__wire_sizes sizes;
-        sortd_sort_desc desc;
-        sortd__job *j;
-        sortd_status st;
-        char why[200];
-        size_t cap = sortd_engine_capacity(srv->engine);
+        sortd__job *j = sortd__pipe_push(&c->out, rq->id);
 
-        st = sortd__wire_sort_check(s, &desc, &sizes, why, sizeof(why));
-        if (st != SORTD_OK) {
-                srv->stats.sorts_failed++;
-                reply_error(c, id, st, "%s", why);
-                skip_payload(c);
-                return;
-        }
-        if (s->n > cap) {
-                srv->stats.rejected++;
-                reply_error(c, id, SORTD_E_CAPACITY, "n = %llu above the engine's capacity %zu",
-                            (unsigned long long)s->n, cap);
-                skip_payload(c);
-                return;
-        }
-        if (sizes.reply_len > srv->cfg.max_request_bytes) {
-                srv->stats.rejected++;
-                reply_error(c, id, SORTD_E_CAPACITY,
-                            "request of %llu bytes above max-request-bytes %llu",
-                            (unsigned long long)sizes.reply_len,
-                            (unsigned long long)srv->cfg.max_request_bytes);
-                skip_payload(c);
-                return;
-        }
-        if (c->fr.h.payload_len != sizes.request_len) {
-                srv->stats.protocol_errors++;
-                reply_error(c, id, SORTD_E_INVAL,
-                            "payload of %llu bytes, but %llu %s keys with payload %s need %llu",
-                            (unsigned long long)c->fr.h.payload_len, (unsigned long long)s->n,
-                            sortd_key_type_name(desc.key_type), sortd_payload_name(desc.payload),
-                            (unsigned long long)sizes.request_len);
-                skip_payload(c);
-                return;
-        }
-        j = sortd__pipe_push(&c->out, id);
         if (!j) {
                 fatal(c, SORTD_E_NOMEM, "out of memory");
                 return;
         }
         j->conn = c;
         j->is_sort = true;
-        j->desc = desc;
-        j->n = s->n;
-        j->sizes = sizes;
+        j->desc = rq->desc;
+        j->n = rq->n;
+        j->sizes = rq->sizes;
         j->t_frame = c->fr_started;
-        if (s->n == 0)
+        if (rq->n == 0)
                 return; /* done: nothing to read or sort */
         j->state = SORTD__JOB_READING;
         c->reading = j;
-        if (sortd__adm_admit(&srv->adm, &c->wait, j))
+        if (sortd__adm_admit(&c->srv->adm, &c->wait, j))
                 take_payload(c);
+}
+
+static void answer(sortd__conn *c, const sortd__request *rq)
+{
+        sortd__reply m;
+
+        switch (rq->kind) {
+        case SORTD__REQ_HELLO:
+                if (rq->client_name[0])
+                        sortd__log(SORTD__LOG_DEBUG, "%s: hello from '%s'", c->name,
+                                   rq->client_name);
+                sortd__reply_hello(&m, rq->id, c->srv);
+                break;
+        case SORTD__REQ_STATUS:
+                sortd__reply_status(&m, rq->id, c->srv);
+                break;
+        case SORTD__REQ_PING:
+                sortd__reply_ping(&m, rq->id, rq->nonce);
+                break;
+        case SORTD__REQ_SORT:
+                start_sort(c, rq);
+                return;
+        case SORTD__REQ_NONE:
+                return;
+        }
+        sortd__pipe_answer(&c->out, rq->id, &m.r);
 }
 
 static void on_message(sortd__conn *c)
 {
         sortd__server *srv = c->srv;
-        Sortd__Wire__Request *req;
-        bool takes_payload = false;
+        sortd__request_limits lim = {
+                .capacity = sortd_engine_capacity(srv->engine),
+                .max_request_bytes = srv->cfg.max_request_bytes,
+        };
+        sortd__request rq;
 
-        srv->stats.requests_total++;
-        req = sortd__wire__request__unpack(NULL, c->fr.h.message_len, c->fr.msg);
-        if (!req) {
-                srv->stats.protocol_errors++;
-                reply_error(c, 0, SORTD_E_PROTOCOL, "unparsable request message (%u bytes)",
-                            c->fr.h.message_len);
+        sortd__request_decode(c->fr.msg, c->fr.h.message_len, c->fr.h.payload_len, &lim,
+                              &srv->stats, &rq);
+        answer(c, &rq);
+        for (unsigned i = 0; i < rq.refusals; i++)
+                sortd__pipe_refuse(&c->out, rq.id, rq.refusal[i].status, rq.refusal[i].why);
+        if (rq.kind != SORTD__REQ_SORT)
                 skip_payload(c);
-                return;
-        }
-        switch (req->body_case) {
-        case SORTD__WIRE__REQUEST__BODY_HELLO:
-                on_hello(c, req->id, req->hello);
-                break;
-        case SORTD__WIRE__REQUEST__BODY_STATUS:
-                on_status(c, req->id);
-                break;
-        case SORTD__WIRE__REQUEST__BODY_PING:
-                on_ping(c, req->id, req->ping);
-                break;
-        case SORTD__WIRE__REQUEST__BODY_SORT:
-                takes_payload = true;
-                on_sort(c, req->id, req->sort);
-                break;
-        case SORTD__WIRE__REQUEST__BODY_REGISTER_REGION:
-        case SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION:
-                reply_error(c, req->id, SORTD_E_UNSUPPORTED,
-                            "memory regions are not supported yet (inline sorts only)");
-                break;
-        default:
-                srv->stats.protocol_errors++;
-                reply_error(c, req->id, SORTD_E_PROTOCOL, "request of an unknown kind");
-                break;
-        }
-        if (!takes_payload && c->fr.h.payload_len) {
-                srv->stats.protocol_errors++;
-                reply_error(c, req->id, SORTD_E_PROTOCOL, "unexpected payload of %llu bytes",
-                            (unsigned long long)c->fr.h.payload_len);
-                skip_payload(c);
-        }
-        sortd__wire__request__free_unpacked(req, NULL);
 }
 
 static void on_payload(sortd__conn *c)
@@ -274,6 +157,33 @@ static void on_payload(sortd__conn *c)
         j->state = SORTD__JOB_QUEUED;
         c->in_engine++;
         sortd__fq_push(&c->srv->queue, &c->flow, j);
+}
+
+/* ---- read flow control ---- */
+
+/*
+ * Draining (SIGTERM) and between frames with nothing more already received: this connection
+ * takes no new request. What a client sent before it learnt of the shutdown is still read
+ * and answered; what arrives later is not (the close tells it).
+ */
+static bool drained(sortd__conn *c)
+{
+        uv_os_fd_t fd;
+        int unread = 0;
+
+        if (!c->srv->draining || !sortd__fr_at_boundary(&c->fr) || c->reading)
+                return false;
+        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 && ioctl(fd, FIONREAD, &unread) < 0)
+                unread = 0;
+        return unread == 0;
+}
+
+static void maybe_finish(sortd__conn *c)
+{
+        if (c->closing || !sortd__pipe_idle(&c->out))
+                return;
+        if (c->out.close_after_flush || drained(c))
+                sortd__conn_close(c);
 }
 
 /* The pipeline's callback: a reply was written, or failed to be. */
@@ -484,6 +394,18 @@ static void peer_name(sortd__conn *c)
                          (unsigned)cred.uid, (unsigned)cred.gid);
 }
 
+/* One connection too many: it is told why, then closed. */
+static void refuse_busy(sortd__conn *c)
+{
+        char why[96];
+
+        c->srv->stats.rejected++;
+        snprintf(why, sizeof(why), "too many connections (max-connections = %llu)",
+                 (unsigned long long)c->srv->cfg.max_connections);
+        sortd__pipe_refuse(&c->out, 0, SORTD_E_BUSY, why);
+        c->out.close_after_flush = true;
+}
+
 void sortd__conn_accept(sortd__server *srv)
 {
         sortd__conn *c = calloc(1, sizeof(*c));
@@ -520,9 +442,7 @@ void sortd__conn_accept(sortd__server *srv)
         sortd__log(SORTD__LOG_INFO, "%s: connected", c->name);
         if (srv->stats.connections > srv->cfg.max_connections) {
                 srv->stats.rejected++;
-                reply_error(c, 0, SORTD_E_BUSY, "too many connections (max-connections = %llu)",
-                            (unsigned long long)srv->cfg.max_connections);
-                c->out.close_after_flush = true;
+                refuse_busy(c);
         }
         sortd__conn_update(c);
 }

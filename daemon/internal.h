@@ -17,6 +17,7 @@
 #include "pipeline.h"
 #include "queue.h"
 #include "reply.h"
+#include "request.h"
 #include "server.h"
 #include "stats.h"
 #include "worker.h"
