@@ -1,8 +1,8 @@
 /*
- * A client connection, the socket end of the data path: it reads frames (frame.c), has each
- * request decoded and checked (request.c), admits sorts against the memory limits
- * (admission.c), queues them for the engine (queue.c) and leaves the replies to its pipeline
- * (pipeline.c), which writes them in request order.
+ * A client connection, the socket end of the data path: it accepts, reads frames (frame.c)
+ * and hands what they bring to dispatch.c (request -> admission -> queue), while its pipeline
+ * (pipeline.c) writes the replies in request order. What stays here is the socket: reads, the
+ * decision to read or not, and the close.
  *
  * Lifecycle: accept -> reading (frames) -> [close_after_flush: replies go out, reads stop]
  * -> conn_close (queued sorts cancelled, reads stopped, uv_close) -> on_close -> freed once
@@ -18,190 +18,13 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "conn.h"
+#include "dispatch.h"
 #include "log.h"
-#include "reply.h"
-#include "request.h"
 #include "server.h"
 
 static void update_reading(sortd__conn *c);
-
-/* ---- requests ---- */
-
-/* A stream we can no longer parse: say why, answer what came before, then close. */
-static void fatal(sortd__conn *c, sortd_status s, const char *why)
-{
-        c->srv->stats.protocol_errors++;
-        sortd__log(SORTD__LOG_WARNING, "%s: closing: %s", c->name, why);
-        sortd__pipe_refuse(&c->out, 0, s, why);
-        c->out.close_after_flush = true;
-}
-
-/* A refused request whose frame is still in sync: drop its payload, or close if it is huge. */
-static void skip_payload(sortd__conn *c)
-{
-        uint64_t len = c->fr.h.payload_len;
-
-        if (len == 0)
-                return;
-        if (len <= c->srv->cfg.max_drain_bytes) {
-                sortd__fr_discard(&c->fr);
-                return;
-        }
-        sortd__log(SORTD__LOG_WARNING, "%s: closing rather than draining a %llu-byte payload",
-                   c->name, (unsigned long long)len);
-        c->out.close_after_flush = true;
-}
-
-/*
- * The reading sort has its memory: its payload goes to its buffer, or is dropped when there
- * was no buffer to be had (the sort is then answered with SORTD_E_NOMEM).
- */
-static void take_payload(sortd__conn *c)
-{
-        sortd__job *j = c->reading;
-        bool moves_vals = j->desc.payload == SORTD_PAYLOAD_VALUES32 ||
-                          j->desc.payload == SORTD_PAYLOAD_VALUES64;
-
-        if (!j->buf) {
-                c->reading = NULL;
-                sortd__fr_discard(&c->fr);
-                return;
-        }
-        sortd__fr_sink(&c->fr, j->buf, (size_t)j->sizes.keys_bytes,
-                       moves_vals ? j->buf + j->vals_off : NULL,
-                       moves_vals ? (size_t)j->sizes.vals_bytes : 0);
-}
-
-void sortd__conn_admitted(sortd__waiter *w)
-{
-        sortd__conn *c = SORTD__CONTAINER_OF(w, sortd__conn, wait);
-
-        take_payload(c);
-        update_reading(c);
-}
-
-static void start_sort(sortd__conn *c, const sortd__request *rq)
-{
-        sortd__job *j = sortd__pipe_push(&c->out, rq->id);
-
-        if (!j) {
-                fatal(c, SORTD_E_NOMEM, "out of memory");
-                return;
-        }
-        j->conn = c;
-        j->is_sort = true;
-        j->desc = rq->desc;
-        j->n = rq->n;
-        j->sizes = rq->sizes;
-        j->t_frame = c->fr_started;
-        if (rq->n == 0)
-                return; /* done: nothing to read or sort */
-        j->state = SORTD__JOB_READING;
-        c->reading = j;
-        if (sortd__adm_admit(&c->srv->adm, &c->wait, j))
-                take_payload(c);
-}
-
-static void answer(sortd__conn *c, const sortd__request *rq)
-{
-        sortd__reply m;
-
-        switch (rq->kind) {
-        case SORTD__REQ_HELLO:
-                if (rq->client_name[0])
-                        sortd__log(SORTD__LOG_DEBUG, "%s: hello from '%s'", c->name,
-                                   rq->client_name);
-                sortd__reply_hello(&m, rq->id, c->srv);
-                break;
-        case SORTD__REQ_STATUS:
-                sortd__reply_status(&m, rq->id, c->srv);
-                break;
-        case SORTD__REQ_PING:
-                sortd__reply_ping(&m, rq->id, rq->nonce);
-                break;
-        case SORTD__REQ_SORT:
-                start_sort(c, rq);
-                return;
-        case SORTD__REQ_NONE:
-                return;
-        }
-        sortd__pipe_answer(&c->out, rq->id, &m.r);
-}
-
-static void on_message(sortd__conn *c)
-{
-        sortd__server *srv = c->srv;
-        sortd__request_limits lim = {
-                .capacity = sortd_engine_capacity(srv->engine),
-                .max_request_bytes = srv->cfg.max_request_bytes,
-        };
-        sortd__request rq;
-
-        sortd__request_decode(c->fr.msg, c->fr.h.message_len, c->fr.h.payload_len, &lim,
-                              &srv->stats, &rq);
-        answer(c, &rq);
-        for (unsigned i = 0; i < rq.refusals; i++)
-                sortd__pipe_refuse(&c->out, rq.id, rq.refusal[i].status, rq.refusal[i].why);
-        if (rq.kind != SORTD__REQ_SORT)
-                skip_payload(c);
-}
-
-static void on_payload(sortd__conn *c)
-{
-        sortd__job *j = c->reading;
-
-        c->reading = NULL;
-        if (!j)
-                return;
-        j->t_read = uv_hrtime();
-        j->state = SORTD__JOB_QUEUED;
-        c->in_engine++;
-        sortd__fq_push(&c->srv->queue, &c->flow, j);
-}
-
-/* ---- read flow control ---- */
-
-/*
- * Draining (SIGTERM) and between frames with nothing more already received: this connection
- * takes no new request. What a client sent before it learnt of the shutdown is still read
- * and answered; what arrives later is not (the close tells it).
- */
-static bool drained(sortd__conn *c)
-{
-        uv_os_fd_t fd;
-        int unread = 0;
-
-        if (!c->srv->draining || !sortd__fr_at_boundary(&c->fr) || c->reading)
-                return false;
-        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 && ioctl(fd, FIONREAD, &unread) < 0)
-                unread = 0;
-        return unread == 0;
-}
-
-static void maybe_finish(sortd__conn *c)
-{
-        if (c->closing || !sortd__pipe_idle(&c->out))
-                return;
-        if (c->out.close_after_flush || drained(c))
-                sortd__conn_close(c);
-}
-
-/* The pipeline's callback: a reply was written, or failed to be. */
-static void on_written(sortd__pipeline *p, int status)
-{
-        sortd__conn *c = SORTD__CONTAINER_OF(p, sortd__conn, out);
-
-        if (status < 0) {
-                if (!c->closing) {
-                        sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name,
-                                   uv_strerror(status));
-                        sortd__conn_close(c);
-                }
-                return;
-        }
-        update_reading(c);
-        maybe_finish(c);
-}
+static void maybe_finish(sortd__conn *c);
 
 /* ---- reading ---- */
 
@@ -257,22 +80,37 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         if (sortd__fr_at_boundary(&c->fr))
                 c->fr_started = uv_hrtime();
         c->srv->stats.bytes_in += (uint64_t)nread;
-        switch (sortd__fr_consumed(&c->fr, (size_t)nread)) {
-        case SORTD__FR_MORE:
-                break;
-        case SORTD__FR_MESSAGE:
-                on_message(c);
-                break;
-        case SORTD__FR_PAYLOAD:
-                on_payload(c);
-                break;
-        case SORTD__FR_ERROR:
-                fatal(c, c->fr.status, c->fr.why);
-                break;
-        }
+        sortd__dispatch(c, sortd__fr_consumed(&c->fr, (size_t)nread));
         sortd__pipe_flush(&c->out);
         update_reading(c);
         maybe_finish(c);
+}
+
+/* ---- read flow control ---- */
+
+/*
+ * Draining (SIGTERM) and between frames with nothing more already received: this connection
+ * takes no new request. What a client sent before it learnt of the shutdown is still read
+ * and answered; what arrives later is not (the close tells it).
+ */
+static bool drained(sortd__conn *c)
+{
+        uv_os_fd_t fd;
+        int unread = 0;
+
+        if (!c->srv->draining || !sortd__fr_at_boundary(&c->fr) || c->reading)
+                return false;
+        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 && ioctl(fd, FIONREAD, &unread) < 0)
+                unread = 0;
+        return unread == 0;
+}
+
+static void maybe_finish(sortd__conn *c)
+{
+        if (c->closing || !sortd__pipe_idle(&c->out))
+                return;
+        if (c->out.close_after_flush || drained(c))
+                sortd__conn_close(c);
 }
 
 static void update_reading(sortd__conn *c)
@@ -304,6 +142,33 @@ void sortd__conn_update(sortd__conn *c)
         update_reading(c);
         sortd__pipe_flush(&c->out);
         maybe_finish(c);
+}
+
+/* ---- resuming: the pipeline's and the admission's callbacks ---- */
+
+/* The pipeline's callback: a reply was written, or failed to be. */
+static void on_written(sortd__pipeline *p, int status)
+{
+        sortd__conn *c = SORTD__CONTAINER_OF(p, sortd__conn, out);
+
+        if (status < 0) {
+                if (!c->closing) {
+                        sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name,
+                                   uv_strerror(status));
+                        sortd__conn_close(c);
+                }
+                return;
+        }
+        update_reading(c);
+        maybe_finish(c);
+}
+
+void sortd__conn_admitted(sortd__waiter *w)
+{
+        sortd__conn *c = SORTD__CONTAINER_OF(w, sortd__conn, wait);
+
+        sortd__dispatch_admitted(c);
+        update_reading(c);
 }
 
 /* ---- completion and close ---- */
@@ -341,6 +206,7 @@ static void on_close(uv_handle_t *h)
 {
         sortd__conn *c = h->data;
         sortd__server *srv = c->srv;
+        sortd__conn_gone_fn gone;
 
         c->closed = true;
         if (c->prev)
@@ -350,9 +216,10 @@ static void on_close(uv_handle_t *h)
         if (c->next)
                 c->next->prev = c->prev;
         srv->stats.connections--;
+        gone = c->gone; /* c may be freed next */
         if (c->in_engine == 0)
                 conn_free(c);
-        sortd__server_conn_gone(srv);
+        gone(srv);
 }
 
 void sortd__conn_close(sortd__conn *c)
@@ -406,7 +273,7 @@ static void refuse_busy(sortd__conn *c)
         c->out.close_after_flush = true;
 }
 
-void sortd__conn_accept(sortd__server *srv)
+void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
 {
         sortd__conn *c = calloc(1, sizeof(*c));
         int r;
@@ -419,6 +286,7 @@ void sortd__conn_accept(sortd__server *srv)
                 return;
         }
         c->srv = srv;
+        c->gone = gone;
         uv_pipe_init(srv->loop, &c->pipe, 0);
         c->pipe.data = c;
         sortd__pipe_init(&c->out, (uv_stream_t *)&c->pipe, c->name, &srv->adm, &srv->stats,

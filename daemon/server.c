@@ -14,6 +14,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "conn.h"
 #include "log.h"
 #include "server.h"
 #include "sortd_version.h"
@@ -92,6 +93,8 @@ static sortd_status create_engine(sortd__server *srv)
 
 /* ---- listening ---- */
 
+static void on_conn_gone(sortd__server *srv);
+
 static void on_connection(uv_stream_t *listener, int status)
 {
         sortd__server *srv = listener->data;
@@ -100,7 +103,7 @@ static void on_connection(uv_stream_t *listener, int status)
                 sortd__log(SORTD__LOG_WARNING, "listen error: %s", uv_strerror(status));
                 return;
         }
-        sortd__conn_accept(srv);
+        sortd__conn_accept(srv, on_conn_gone);
 }
 
 /* A socket file is stale when nobody accepts on it; 1 = stale, 0 = live, <0 = error. */
@@ -226,7 +229,8 @@ static void finish(sortd__server *srv)
         sortd__worker_stop(&srv->worker);
 }
 
-void sortd__server_conn_gone(sortd__server *srv)
+/* A connection has gone: the last one ends a drain. */
+static void on_conn_gone(sortd__server *srv)
 {
         if (srv->draining && !srv->conns)
                 finish(srv);
@@ -259,7 +263,7 @@ static void on_signal(uv_signal_t *s, int signum)
                 next = c->next;
                 sortd__conn_update(c);
         }
-        sortd__server_conn_gone(srv);
+        on_conn_gone(srv);
 }
 
 static void on_watchdog(uv_timer_t *t)
