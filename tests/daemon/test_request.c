@@ -261,19 +261,26 @@ static void check_refusals(const struct request_case *k, const sortd__request *r
         }
 }
 
+/* Packs m as a client would and decodes it as the connection does. */
+static void pack_and_decode(const message *m, uint64_t payload_len, sortd__stats *stats,
+                            sortd__request *rq)
+{
+        uint8_t buf[256];
+        size_t len = sortd__wire__request__pack(&m->req, buf);
+
+        sortd__request_decode(buf, len, payload_len, &limits, stats, rq);
+}
+
 START_TEST(decode)
 {
         const struct request_case *k = &cases[_i];
         sortd__stats stats = {0};
         sortd__request rq;
         message m;
-        uint8_t buf[256];
-        size_t len;
 
         message_init(&m, 1000 + (uint64_t)_i);
         k->build(&m);
-        len = sortd__wire__request__pack(&m.req, buf);
-        sortd__request_decode(buf, len, k->payload_len, &limits, &stats, &rq);
+        pack_and_decode(&m, k->payload_len, &stats, &rq);
         ck_assert_msg(rq.kind == k->kind, "%s: kind %d, expected %d", k->name, (int)rq.kind,
                       (int)k->kind);
         ck_assert_uint_eq(rq.id, 1000 + (uint64_t)_i);
@@ -290,16 +297,13 @@ START_TEST(sort_fields)
         sortd__stats stats = {0};
         sortd__request rq;
         message m;
-        uint8_t buf[256];
-        size_t len;
 
         message_init(&m, 7);
         sort(&m, SORTD__WIRE__KEY_TYPE__KEY_F64, SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES32, 50);
         m.sort.order = SORTD__WIRE__ORDER__DESCENDING;
         m.sort.begin_bit = 3;
         m.sort.end_bit = 60;
-        len = sortd__wire__request__pack(&m.req, buf);
-        sortd__request_decode(buf, len, 50 * 12, &limits, &stats, &rq);
+        pack_and_decode(&m, 50 * 12, &stats, &rq);
         ck_assert_int_eq(rq.kind, SORTD__REQ_SORT);
         ck_assert_int_eq(rq.desc.key_type, SORTD_KEY_F64);
         ck_assert_int_eq(rq.desc.payload, SORTD_PAYLOAD_VALUES32);
@@ -319,18 +323,14 @@ START_TEST(hello_and_ping_fields)
         sortd__stats stats = {0};
         sortd__request rq;
         message m;
-        uint8_t buf[256];
-        size_t len;
 
         message_init(&m, 1);
         b_hello(&m);
-        len = sortd__wire__request__pack(&m.req, buf);
-        sortd__request_decode(buf, len, 0, &limits, &stats, &rq);
+        pack_and_decode(&m, 0, &stats, &rq);
         ck_assert_str_eq(rq.client_name, "unit test");
         message_init(&m, 2);
         b_ping(&m);
-        len = sortd__wire__request__pack(&m.req, buf);
-        sortd__request_decode(buf, len, 0, &limits, &stats, &rq);
+        pack_and_decode(&m, 0, &stats, &rq);
         ck_assert_uint_eq(rq.nonce, 0xfeed);
         ck_assert_uint_eq(stats.requests_total, 2);
 }
