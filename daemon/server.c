@@ -361,7 +361,7 @@ int sortd__run(int argc, char **argv)
         sortd__log_set_level(srv.cfg.log_level);
         signal(SIGPIPE, SIG_IGN);
         /* Reply and request buffers from 1 to 4 MiB come from mmap too (larger ones are mapped
-           by conn.c itself): a freed buffer goes back to the system at once, so the RSS
+           by admission.c): a freed buffer goes back to the system at once, so the RSS
            follows the bytes in flight instead of their high-water mark. */
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
         srv.started_ns = uv_hrtime();

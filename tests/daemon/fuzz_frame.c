@@ -1,6 +1,6 @@
 /*
  * Fuzz target for the bytes sortd reads from a client: the frame reader, then each message
- * through daemon/request.c, the decoding and checks daemon/conn.c uses (protobuf-c's unpack
+ * through daemon/request.c, the decoding and checks the daemon uses (protobuf-c's unpack
  * under our message cap, the Sort checks, the limits), driven the way the connection drives
  * them: a payload goes to a sink when its request is an admissible sort, else it is discarded.
  *
