@@ -469,23 +469,11 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
         if (s != SORTD_OK)
                 return s;
         x = r->status_reply;
-        *st = (sortd_server_status){
-                .capacity = x->capacity,
-                .uptime_ms = x->uptime_ms,
-                .connections = x->connections,
-                .connections_total = x->connections_total,
-                .requests_total = x->requests_total,
-                .sorts_ok = x->sorts_ok,
-                .sorts_failed = x->sorts_failed,
-                .rejected = x->rejected,
-                .protocol_errors = x->protocol_errors,
-                .cancelled = x->cancelled,
-                .queued = x->queued,
-                .inflight_bytes = x->inflight_bytes,
-                .inflight_peak = x->inflight_peak,
-                .bytes_in = x->bytes_in,
-                .bytes_out = x->bytes_out,
-                .keys_sorted = x->keys_sorted,
+        *st = (sortd_server_status){.capacity = x->capacity,
+                                    .uptime_ms = x->uptime_ms,
+#define COPY(name, wire_type, label) .name = x->name,
+                                    SORTD_STATUS_COUNTERS(COPY)
+#undef COPY
         };
         copy_str(st->engine, sizeof(st->engine), x->engine);
         copy_str(st->device, sizeof(st->device), x->device);

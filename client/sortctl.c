@@ -2,6 +2,7 @@
  * sortctl: talks to sortd from the shell.
  *
  *   sortctl [--socket PATH] [--timeout MS] hello | ping | status | sort TYPE N [PAYLOAD] [desc]
+ *   sortctl --version
  *
  * `sort` generates N random keys of TYPE (u8 .. f64), sorts them through the daemon with the
  * payload (none, v32, v64, argsort32, argsort64) and prints the timings.
@@ -12,11 +13,12 @@
 #include <time.h>
 
 #include "sortd.h"
+#include "sortd_version.h"
 
 static int usage(void)
 {
         fprintf(stderr, "usage: sortctl [--socket PATH] [--timeout MS] hello | ping | status | "
-                        "sort TYPE N [PAYLOAD] [desc]\n");
+                        "sort TYPE N [PAYLOAD] [desc]\n       sortctl --version\n");
         return 2;
 }
 
@@ -27,21 +29,12 @@ static int print_status(sortd_conn *c)
         if (sortd_query_status(c, &st) != SORTD_OK)
                 return -1;
         printf("engine             %s (%s)\nengine chosen      %s\ncapacity           %llu\n"
-               "uptime             %.1f s\n"
-               "connections        %llu (%llu in total)\nrequests           %llu\n"
-               "sorts              %llu ok, %llu failed, %llu rejected, %llu cancelled\n"
-               "protocol errors    %llu\nqueued             %llu\n"
-               "in flight          %llu bytes (peak %llu)\nbytes in / out     %llu / %llu\n"
-               "keys sorted        %llu\n",
+               "uptime             %.1f s\n",
                st.engine, st.device, st.engine_reason, (unsigned long long)st.capacity,
-               st.uptime_ms / 1e3, (unsigned long long)st.connections,
-               (unsigned long long)st.connections_total, (unsigned long long)st.requests_total,
-               (unsigned long long)st.sorts_ok, (unsigned long long)st.sorts_failed,
-               (unsigned long long)st.rejected, (unsigned long long)st.cancelled,
-               (unsigned long long)st.protocol_errors, (unsigned long long)st.queued,
-               (unsigned long long)st.inflight_bytes, (unsigned long long)st.inflight_peak,
-               (unsigned long long)st.bytes_in, (unsigned long long)st.bytes_out,
-               (unsigned long long)st.keys_sorted);
+               st.uptime_ms / 1e3);
+#define PRINT(name, wire_type, label) printf("%-18s %llu\n", label, (unsigned long long)st.name);
+        SORTD_STATUS_COUNTERS(PRINT)
+#undef PRINT
         return 0;
 }
 
@@ -112,6 +105,10 @@ int main(int argc, char **argv)
         char err[256];
         int i = 1, r;
 
+        if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+                printf("sortctl %s\n", SORTD_VERSION_STRING);
+                return 0;
+        }
         for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
                 if (i + 1 >= argc)
                         return usage();

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sortd_counters.h"
 #include "sortd_types.h"
 
 #ifdef __cplusplus
@@ -98,10 +99,11 @@ typedef struct sortd_server_status {
         char engine[32];
         char device[128];
         uint64_t capacity, uptime_ms;
-        uint64_t connections, connections_total, requests_total;
-        uint64_t sorts_ok, sorts_failed, rejected, protocol_errors, cancelled;
-        uint64_t queued, inflight_bytes, inflight_peak;
-        uint64_t bytes_in, bytes_out, keys_sorted;
+        /* connections, connections_total, requests_total, sorts_ok, ... keys_sorted: one
+           uint64_t each, named and ordered as sortd_counters.h lists them */
+#define SORTD_COUNTER_MEMBER_(name, wire_type, label) uint64_t name;
+        SORTD_STATUS_COUNTERS(SORTD_COUNTER_MEMBER_)
+#undef SORTD_COUNTER_MEMBER_
         /* how the engine was chosen, and its self-check's outcome */
         char engine_reason[512];
 } sortd_server_status;

@@ -10,7 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "config.h"
+#include "log.h"
+#include "sortd_version.h"
+#include "wire.h"
 
 enum opt_type { OPT_STRING, OPT_SIZE, OPT_COUNT, OPT_LOG_LEVEL };
 

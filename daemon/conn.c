@@ -1,6 +1,8 @@
 /*
- * A client connection: reads frames, dispatches requests, admits sorts against the memory
- * limits, and writes replies in request order.
+ * A client connection, the socket end of the data path: it accepts, reads frames (frame.c)
+ * and hands what they bring to dispatch.c (request -> admission -> queue), while its pipeline
+ * (pipeline.c) writes the replies in request order. What stays here is the socket: reads, the
+ * decision to read or not, and the close.
  *
  * Lifecycle: accept -> reading (frames) -> [close_after_flush: replies go out, reads stop]
  * -> conn_close (queued sorts cancelled, reads stopped, uv_close) -> on_close -> freed once
@@ -11,556 +13,18 @@
  * requests unanswered, or has more than max-write-queue reply bytes queued; buffers never grow
  * to absorb a fast writer or a slow reader.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 
-#include "internal.h"
+#include "conn.h"
+#include "dispatch.h"
+#include "log.h"
+#include "server.h"
 
 static void update_reading(sortd__conn *c);
-
-/* ---- memory accounting ---- */
-
-static void charge(sortd__server *srv, sortd__job *j, size_t bytes)
-{
-        j->charged = bytes;
-        srv->stats.inflight_bytes += bytes;
-        if (srv->stats.inflight_bytes > srv->stats.inflight_peak)
-                srv->stats.inflight_peak = srv->stats.inflight_bytes;
-}
-
-/*
- * Request buffers of 4 MiB and more are their own mappings with transparent huge pages asked
- * for: the engine's passes over them then miss the TLB far less, and a freed one goes back to
- * the system at once (the RSS follows the in-flight bytes).
- */
-#define MAPPED_MIN (4u << 20)
-
-static uint8_t *buffer_alloc(size_t n)
-{
-        void *p;
-
-        if (n < MAPPED_MIN)
-                return aligned_alloc(64, (n + 63) & ~(size_t)63);
-        p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-                return NULL;
-        madvise(p, n, MADV_HUGEPAGE);
-        return p;
-}
-
-static void buffer_free(uint8_t *p, size_t n)
-{
-        if (!p)
-                return;
-        if (n < MAPPED_MIN)
-                free(p);
-        else
-                munmap(p, n);
-}
-
-static void job_free(sortd__server *srv, sortd__job *j)
-{
-        size_t released = j->charged;
-
-        srv->stats.inflight_bytes -= j->charged;
-        buffer_free(j->buf, j->buf_bytes);
-        free(j->out);
-        free(j);
-        if (released)
-                sortd__server_memory_freed(srv);
-}
-
-/* ---- the pipeline ---- */
-
-static sortd__job *job_new(sortd__conn *c, uint64_t id)
-{
-        sortd__job *j = calloc(1, sizeof(*j));
-
-        if (!j)
-                return NULL;
-        j->conn = c;
-        j->id = id;
-        j->state = SORTD__JOB_DONE;
-        if (c->pipe_tail)
-                c->pipe_tail->next = j;
-        else
-                c->pipe_head = j;
-        c->pipe_tail = j;
-        c->pipelined++;
-        return j;
-}
-
-/* Packs the header and message of r (followed by payload_len bytes) into j->out. */
-static int pack_reply(sortd__job *j, const Sortd__Wire__Reply *r, uint64_t payload_len)
-{
-        size_t len = sortd__wire__reply__get_packed_size(r);
-        sortd__wire_header h = {
-                .magic = SORTD__WIRE_MAGIC,
-                .version = SORTD__WIRE_VERSION,
-                .message_len = (uint32_t)len,
-                .payload_len = payload_len,
-        };
-
-        j->out = malloc(SORTD__WIRE_HEADER_SIZE + len);
-        if (!j->out)
-                return -1;
-        sortd__wire_header_pack(&h, j->out);
-        sortd__wire__reply__pack(r, j->out + SORTD__WIRE_HEADER_SIZE);
-        j->out_len = SORTD__WIRE_HEADER_SIZE + len;
-        return 0;
-}
-
-static void fatal(sortd__conn *c, sortd_status s, const char *why);
-
-/* Queues a ready reply; on allocation failure the connection is closed. */
-static void reply_ready(sortd__conn *c, uint64_t id, Sortd__Wire__Reply *r)
-{
-        sortd__job *j = job_new(c, id);
-
-        if (!j || pack_reply(j, r, 0) < 0) {
-                sortd__log(SORTD__LOG_ERR, "%s: out of memory for a reply", c->name);
-                c->close_after_flush = true;
-                if (j)
-                        j->out_len = 0; /* written as nothing */
-        }
-}
-
-static void reply_error(sortd__conn *c, uint64_t id, sortd_status s, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
-static void reply_error(sortd__conn *c, uint64_t id, sortd_status s, const char *fmt, ...)
-{
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
-        char why[256];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(why, sizeof(why), fmt, ap);
-        va_end(ap);
-        sortd__log(SORTD__LOG_INFO, "%s: request %llu: %s: %s", c->name, (unsigned long long)id,
-                   sortd_strerror(s), why);
-        r.id = id;
-        r.status = sortd__wire_status(s);
-        r.error = why;
-        reply_ready(c, id, &r);
-}
-
-/* A stream we can no longer parse: say why, answer what came before, then close. */
-static void fatal(sortd__conn *c, sortd_status s, const char *why)
-{
-        c->srv->stats.protocol_errors++;
-        sortd__log(SORTD__LOG_WARNING, "%s: closing: %s", c->name, why);
-        reply_error(c, 0, s, "%s", why);
-        c->close_after_flush = true;
-}
-
-/* A refused request whose frame is still in sync: drop its payload, or close if it is huge. */
-static void skip_payload(sortd__conn *c)
-{
-        uint64_t len = c->fr.h.payload_len;
-
-        if (len == 0)
-                return;
-        if (len <= c->srv->cfg.max_drain_bytes) {
-                sortd__fr_discard(&c->fr);
-                return;
-        }
-        sortd__log(SORTD__LOG_WARNING, "%s: closing rather than draining a %llu-byte payload",
-                   c->name, (unsigned long long)len);
-        c->close_after_flush = true;
-}
-
-/* ---- writing replies ---- */
-
-/*
- * Draining (SIGTERM) and between frames with nothing more already received: this connection
- * takes no new request. What a client sent before it learnt of the shutdown is still read
- * and answered; what arrives later is not (the close tells it).
- */
-static bool drained(sortd__conn *c)
-{
-        uv_os_fd_t fd;
-        int unread = 0;
-
-        if (!c->srv->draining || !sortd__fr_at_boundary(&c->fr) || c->reading)
-                return false;
-        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 && ioctl(fd, FIONREAD, &unread) < 0)
-                unread = 0;
-        return unread == 0;
-}
-
-static void maybe_finish(sortd__conn *c)
-{
-        bool idle = !c->pipe_head && c->writes == 0;
-
-        if (c->closing || !idle)
-                return;
-        if (c->close_after_flush || drained(c))
-                sortd__conn_close(c);
-}
-
-static void on_write(uv_write_t *req, int status)
-{
-        sortd__job *j = req->data;
-        sortd__conn *c = j->conn;
-        sortd__server *srv = c->srv;
-
-        c->writes--;
-        if (status == 0)
-                srv->stats.bytes_out +=
-                        j->out_len + (j->status == SORTD_OK ? j->sizes.reply_len : 0);
-        job_free(srv, j);
-        if (status < 0 && !c->closing) {
-                sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name, uv_strerror(status));
-                sortd__conn_close(c);
-                return;
-        }
-        update_reading(c);
-        maybe_finish(c);
-}
-
-static void pack_sort_reply(sortd__job *j)
-{
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
-        Sortd__Wire__SortReply sr = SORTD__WIRE__SORT_REPLY__INIT;
-        Sortd__Wire__Timings t = SORTD__WIRE__TIMINGS__INIT;
-        bool ok = j->status == SORTD_OK;
-
-        r.id = j->id;
-        r.status = sortd__wire_status(j->status);
-        r.error = j->why;
-        if (ok) {
-                sr.n = j->n;
-                if (j->n) {
-                        t.transfer_ns = j->t_read - j->t_frame;
-                        t.queued_ns = j->t_sort - j->t_read;
-                        t.sort_ns = j->t_done - j->t_sort;
-                }
-                sr.timings = &t;
-                r.body_case = SORTD__WIRE__REPLY__BODY_SORT;
-                r.sort = &sr;
-        }
-        if (pack_reply(j, &r, ok ? j->sizes.reply_len : 0) < 0)
-                j->out_len = 0;
-}
-
-static void write_job(sortd__conn *c, sortd__job *j)
-{
-        uv_buf_t bufs[3];
-        unsigned nbufs = 0;
-        int r;
-
-        if (j->is_sort)
-                pack_sort_reply(j);
-        if (j->out_len == 0) { /* no memory for the reply: the stream would lose sync */
-                job_free(c->srv, j);
-                c->close_after_flush = true;
-                return;
-        }
-        bufs[nbufs++] = (uv_buf_t){.base = (char *)j->out, .len = j->out_len};
-        if (j->is_sort && j->status == SORTD_OK && j->n) {
-                bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf, .len = j->sizes.keys_bytes};
-                if (j->sizes.vals_bytes)
-                        bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf + j->vals_off,
-                                                   .len = j->sizes.vals_bytes};
-        }
-        j->wreq.data = j;
-        r = uv_write(&j->wreq, (uv_stream_t *)&c->pipe, bufs, nbufs, on_write);
-        if (r < 0) {
-                sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name, uv_strerror(r));
-                job_free(c->srv, j);
-                sortd__conn_close(c);
-                return;
-        }
-        c->writes++;
-}
-
-/* Writes every reply at the head of the pipeline that is ready, in request order. */
-static void flush(sortd__conn *c)
-{
-        while (!c->closing && c->pipe_head && c->pipe_head->state == SORTD__JOB_DONE) {
-                sortd__job *j = c->pipe_head;
-
-                c->pipe_head = j->next;
-                if (!c->pipe_head)
-                        c->pipe_tail = NULL;
-                c->pipelined--;
-                j->next = NULL;
-                write_job(c, j);
-        }
-}
-
-/* ---- requests ---- */
-
-void sortd__limits_fill(const sortd__server *srv, Sortd__Wire__Limits *l)
-{
-        l->max_message_bytes = SORTD__WIRE_MAX_MESSAGE;
-        l->max_request_bytes = srv->cfg.max_request_bytes;
-        l->max_inflight_bytes = srv->cfg.max_inflight_bytes;
-        l->max_connections = (uint32_t)srv->cfg.max_connections;
-}
-
-static void on_hello(sortd__conn *c, uint64_t id, const Sortd__Wire__Hello *hello)
-{
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
-        Sortd__Wire__HelloReply hr = SORTD__WIRE__HELLO_REPLY__INIT;
-        Sortd__Wire__Limits l = SORTD__WIRE__LIMITS__INIT;
-        sortd__server *srv = c->srv;
-
-        if (hello->protocol_version != SORTD__WIRE_VERSION) {
-                reply_error(c, id, SORTD_E_PROTOCOL,
-                            "client speaks protocol version %u, sortd %s speaks version %u",
-                            hello->protocol_version, SORTD_VERSION_STRING, SORTD__WIRE_VERSION);
-                return;
-        }
-        if (hello->client_name && *hello->client_name)
-                sortd__log(SORTD__LOG_DEBUG, "%s: hello from '%.64s'", c->name, hello->client_name);
-        sortd__limits_fill(srv, &l);
-        hr.protocol_version = SORTD__WIRE_VERSION;
-        hr.server_version = SORTD_VERSION_STRING;
-        hr.engine = (char *)sortd_engine_kind(srv->engine);
-        hr.device = (char *)sortd_engine_device(srv->engine);
-        hr.capacity = sortd_engine_capacity(srv->engine);
-        hr.limits = &l;
-        r.id = id;
-        r.body_case = SORTD__WIRE__REPLY__BODY_HELLO;
-        r.hello = &hr;
-        reply_ready(c, id, &r);
-}
-
-static void on_status(sortd__conn *c, uint64_t id)
-{
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
-        Sortd__Wire__StatusReply sr = SORTD__WIRE__STATUS_REPLY__INIT;
-        Sortd__Wire__Limits l = SORTD__WIRE__LIMITS__INIT;
-
-        sortd__status_fill(c->srv, &sr, &l);
-        r.id = id;
-        r.body_case = SORTD__WIRE__REPLY__BODY_STATUS_REPLY;
-        r.status_reply = &sr;
-        reply_ready(c, id, &r);
-}
-
-static void on_ping(sortd__conn *c, uint64_t id, const Sortd__Wire__Ping *ping)
-{
-        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
-        Sortd__Wire__PingReply pr = SORTD__WIRE__PING_REPLY__INIT;
-
-        pr.nonce = ping->nonce;
-        r.id = id;
-        r.body_case = SORTD__WIRE__REPLY__BODY_PING;
-        r.ping = &pr;
-        reply_ready(c, id, &r);
-}
-
-static size_t buffer_bytes(const sortd__job *j, size_t *vals_off)
-{
-        /* Values start 8-aligned: u8 keys may leave the keys an odd length. */
-        *vals_off = (size_t)((j->sizes.keys_bytes + 7) & ~(uint64_t)7);
-        return *vals_off + (size_t)j->sizes.vals_bytes;
-}
-
-/* Gives the reading sort its buffer; false if the in-flight limit says wait. */
-static bool try_admit(sortd__conn *c)
-{
-        sortd__server *srv = c->srv;
-        sortd__job *j = c->reading;
-        size_t need = buffer_bytes(j, &j->vals_off);
-        bool moves_vals = j->desc.payload == SORTD_PAYLOAD_VALUES32 ||
-                          j->desc.payload == SORTD_PAYLOAD_VALUES64;
-
-        /* With nothing in flight a request always goes: progress is guaranteed. */
-        if (srv->stats.inflight_bytes &&
-            srv->stats.inflight_bytes + need > srv->cfg.max_inflight_bytes)
-                return false;
-        j->buf = buffer_alloc(need);
-        j->buf_bytes = need;
-        if (!j->buf) {
-                j->status = SORTD_E_NOMEM;
-                snprintf(j->why, sizeof(j->why), "cannot allocate %zu bytes", need);
-                j->state = SORTD__JOB_DONE;
-                c->reading = NULL;
-                sortd__fr_discard(&c->fr);
-                return true;
-        }
-        charge(srv, j, need);
-        sortd__fr_sink(&c->fr, j->buf, (size_t)j->sizes.keys_bytes,
-                       moves_vals ? j->buf + j->vals_off : NULL,
-                       moves_vals ? (size_t)j->sizes.vals_bytes : 0);
-        return true;
-}
-
-static void wait_for_memory(sortd__conn *c)
-{
-        sortd__server *srv = c->srv;
-
-        c->waiting_memory = true;
-        c->wait_next = NULL;
-        if (srv->wait_tail)
-                srv->wait_tail->wait_next = c;
-        else
-                srv->wait_head = c;
-        srv->wait_tail = c;
-}
-
-static void wait_remove(sortd__conn *c)
-{
-        sortd__server *srv = c->srv;
-        sortd__conn **pp = &srv->wait_head, *prev = NULL;
-
-        while (*pp && *pp != c) {
-                prev = *pp;
-                pp = &(*pp)->wait_next;
-        }
-        if (*pp) {
-                *pp = c->wait_next;
-                if (srv->wait_tail == c)
-                        srv->wait_tail = prev;
-        }
-        c->waiting_memory = false;
-        c->wait_next = NULL;
-}
-
-void sortd__server_memory_freed(sortd__server *srv)
-{
-        /* First come, first served: a large request is not overtaken forever by small ones. */
-        while (srv->wait_head) {
-                sortd__conn *c = srv->wait_head;
-
-                if (!try_admit(c))
-                        return;
-                wait_remove(c);
-                update_reading(c);
-        }
-}
-
-static void on_sort(sortd__conn *c, uint64_t id, const Sortd__Wire__Sort *s)
-{
-        sortd__server *srv = c->srv;
-        sortd__wire_sizes sizes;
-        sortd_sort_desc desc;
-        sortd__job *j;
-        sortd_status st;
-        char why[200];
-        size_t cap = sortd_engine_capacity(srv->engine);
-
-        st = sortd__wire_sort_check(s, &desc, &sizes, why, sizeof(why));
-        if (st != SORTD_OK) {
-                srv->stats.sorts_failed++;
-                reply_error(c, id, st, "%s", why);
-                skip_payload(c);
-                return;
-        }
-        if (s->n > cap) {
-                srv->stats.rejected++;
-                reply_error(c, id, SORTD_E_CAPACITY, "n = %llu above the engine's capacity %zu",
-                            (unsigned long long)s->n, cap);
-                skip_payload(c);
-                return;
-        }
-        if (sizes.reply_len > srv->cfg.max_request_bytes) {
-                srv->stats.rejected++;
-                reply_error(c, id, SORTD_E_CAPACITY,
-                            "request of %llu bytes above max-request-bytes %llu",
-                            (unsigned long long)sizes.reply_len,
-                            (unsigned long long)srv->cfg.max_request_bytes);
-                skip_payload(c);
-                return;
-        }
-        if (c->fr.h.payload_len != sizes.request_len) {
-                srv->stats.protocol_errors++;
-                reply_error(c, id, SORTD_E_INVAL,
-                            "payload of %llu bytes, but %llu %s keys with payload %s need %llu",
-                            (unsigned long long)c->fr.h.payload_len, (unsigned long long)s->n,
-                            sortd_key_type_name(desc.key_type), sortd_payload_name(desc.payload),
-                            (unsigned long long)sizes.request_len);
-                skip_payload(c);
-                return;
-        }
-        j = job_new(c, id);
-        if (!j) {
-                fatal(c, SORTD_E_NOMEM, "out of memory");
-                return;
-        }
-        j->is_sort = true;
-        j->desc = desc;
-        j->n = s->n;
-        j->sizes = sizes;
-        j->t_frame = c->fr_started;
-        if (s->n == 0)
-                return; /* done: nothing to read or sort */
-        j->state = SORTD__JOB_READING;
-        c->reading = j;
-        if (!srv->wait_head && try_admit(c))
-                return;
-        wait_for_memory(c);
-}
-
-static void on_message(sortd__conn *c)
-{
-        sortd__server *srv = c->srv;
-        Sortd__Wire__Request *req;
-        bool takes_payload = false;
-
-        srv->stats.requests_total++;
-        req = sortd__wire__request__unpack(NULL, c->fr.h.message_len, c->fr.msg);
-        if (!req) {
-                srv->stats.protocol_errors++;
-                reply_error(c, 0, SORTD_E_PROTOCOL, "unparsable request message (%u bytes)",
-                            c->fr.h.message_len);
-                skip_payload(c);
-                return;
-        }
-        switch (req->body_case) {
-        case SORTD__WIRE__REQUEST__BODY_HELLO:
-                on_hello(c, req->id, req->hello);
-                break;
-        case SORTD__WIRE__REQUEST__BODY_STATUS:
-                on_status(c, req->id);
-                break;
-        case SORTD__WIRE__REQUEST__BODY_PING:
-                on_ping(c, req->id, req->ping);
-                break;
-        case SORTD__WIRE__REQUEST__BODY_SORT:
-                takes_payload = true;
-                on_sort(c, req->id, req->sort);
-                break;
-        case SORTD__WIRE__REQUEST__BODY_REGISTER_REGION:
-        case SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION:
-                reply_error(c, req->id, SORTD_E_UNSUPPORTED,
-                            "memory regions are not supported yet (inline sorts only)");
-                break;
-        default:
-                srv->stats.protocol_errors++;
-                reply_error(c, req->id, SORTD_E_PROTOCOL, "request of an unknown kind");
-                break;
-        }
-        if (!takes_payload && c->fr.h.payload_len) {
-                srv->stats.protocol_errors++;
-                reply_error(c, req->id, SORTD_E_PROTOCOL, "unexpected payload of %llu bytes",
-                            (unsigned long long)c->fr.h.payload_len);
-                skip_payload(c);
-        }
-        sortd__wire__request__free_unpacked(req, NULL);
-}
-
-static void on_payload(sortd__conn *c)
-{
-        sortd__job *j = c->reading;
-
-        c->reading = NULL;
-        if (!j)
-                return;
-        j->t_read = uv_hrtime();
-        j->state = SORTD__JOB_QUEUED;
-        c->in_engine++;
-        sortd__fq_push(&c->srv->queue, &c->flow, j);
-}
+static void maybe_finish(sortd__conn *c);
 
 /* ---- reading ---- */
 
@@ -581,7 +45,7 @@ static void on_eof(sortd__conn *c, ssize_t err)
 {
         if (err == UV_EOF && sortd__fr_at_boundary(&c->fr) && !c->reading) {
                 /* A half-close: answer what was asked, then close. */
-                c->close_after_flush = true;
+                c->out.close_after_flush = true;
                 return;
         }
         if (err == UV_EOF) {
@@ -606,7 +70,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
                 on_eof(c, nread);
                 if (!c->closing) {
                         update_reading(c);
-                        flush(c);
+                        sortd__pipe_flush(&c->out);
                         maybe_finish(c);
                 }
                 return;
@@ -616,22 +80,37 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         if (sortd__fr_at_boundary(&c->fr))
                 c->fr_started = uv_hrtime();
         c->srv->stats.bytes_in += (uint64_t)nread;
-        switch (sortd__fr_consumed(&c->fr, (size_t)nread)) {
-        case SORTD__FR_MORE:
-                break;
-        case SORTD__FR_MESSAGE:
-                on_message(c);
-                break;
-        case SORTD__FR_PAYLOAD:
-                on_payload(c);
-                break;
-        case SORTD__FR_ERROR:
-                fatal(c, c->fr.status, c->fr.why);
-                break;
-        }
-        flush(c);
+        sortd__dispatch(c, sortd__fr_consumed(&c->fr, (size_t)nread));
+        sortd__pipe_flush(&c->out);
         update_reading(c);
         maybe_finish(c);
+}
+
+/* ---- read flow control ---- */
+
+/*
+ * Draining (SIGTERM) and between frames with nothing more already received: this connection
+ * takes no new request. What a client sent before it learnt of the shutdown is still read
+ * and answered; what arrives later is not (the close tells it).
+ */
+static bool drained(sortd__conn *c)
+{
+        uv_os_fd_t fd;
+        int unread = 0;
+
+        if (!c->srv->draining || !sortd__fr_at_boundary(&c->fr) || c->reading)
+                return false;
+        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 && ioctl(fd, FIONREAD, &unread) < 0)
+                unread = 0;
+        return unread == 0;
+}
+
+static void maybe_finish(sortd__conn *c)
+{
+        if (c->closing || !sortd__pipe_idle(&c->out))
+                return;
+        if (c->out.close_after_flush || drained(c))
+                sortd__conn_close(c);
 }
 
 static void update_reading(sortd__conn *c)
@@ -642,7 +121,7 @@ static void update_reading(sortd__conn *c)
 
         if (c->closing)
                 return;
-        want = !c->close_after_flush && !c->waiting_memory && c->pipelined < cfg->max_pipeline &&
+        want = !c->out.close_after_flush && !c->wait.job && c->out.length < cfg->max_pipeline &&
                uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= cfg->max_write_queue &&
                !drained(c) && c->fr.state != SORTD__FR_AWAIT_SINK &&
                c->fr.state != SORTD__FR_FAILED;
@@ -661,8 +140,35 @@ static void update_reading(sortd__conn *c)
 void sortd__conn_update(sortd__conn *c)
 {
         update_reading(c);
-        flush(c);
+        sortd__pipe_flush(&c->out);
         maybe_finish(c);
+}
+
+/* ---- resuming: the pipeline's and the admission's callbacks ---- */
+
+/* The pipeline's callback: a reply was written, or failed to be. */
+static void on_written(sortd__pipeline *p, int status)
+{
+        sortd__conn *c = SORTD__CONTAINER_OF(p, sortd__conn, out);
+
+        if (status < 0) {
+                if (!c->closing) {
+                        sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name,
+                                   uv_strerror(status));
+                        sortd__conn_close(c);
+                }
+                return;
+        }
+        update_reading(c);
+        maybe_finish(c);
+}
+
+void sortd__conn_admitted(sortd__waiter *w)
+{
+        sortd__conn *c = SORTD__CONTAINER_OF(w, sortd__conn, wait);
+
+        sortd__dispatch_admitted(c);
+        update_reading(c);
 }
 
 /* ---- completion and close ---- */
@@ -687,7 +193,7 @@ void sortd__conn_complete(sortd__job *j, void *arg)
         }
         if (c->closing) {
                 srv->stats.cancelled++;
-                job_free(srv, j);
+                sortd__adm_release(&srv->adm, j);
                 if (c->closed && c->in_engine == 0)
                         conn_free(c);
                 return;
@@ -700,6 +206,7 @@ static void on_close(uv_handle_t *h)
 {
         sortd__conn *c = h->data;
         sortd__server *srv = c->srv;
+        sortd__conn_gone_fn gone;
 
         c->closed = true;
         if (c->prev)
@@ -709,22 +216,22 @@ static void on_close(uv_handle_t *h)
         if (c->next)
                 c->next->prev = c->prev;
         srv->stats.connections--;
+        gone = c->gone; /* c may be freed next */
         if (c->in_engine == 0)
                 conn_free(c);
-        sortd__server_conn_gone(srv);
+        gone(srv);
 }
 
 void sortd__conn_close(sortd__conn *c)
 {
         sortd__server *srv = c->srv;
-        sortd__job *j, *next, *cancelled;
+        sortd__job *j, *cancelled;
 
         if (c->closing)
                 return;
         c->closing = true;
         sortd__log(SORTD__LOG_DEBUG, "%s: closing", c->name);
-        if (c->waiting_memory)
-                wait_remove(c);
+        sortd__adm_leave(&srv->adm, &c->wait);
         if (c->reading_on)
                 uv_read_stop((uv_stream_t *)&c->pipe);
         c->reading_on = false;
@@ -734,16 +241,8 @@ void sortd__conn_close(sortd__conn *c)
                 c->in_engine--;
                 srv->stats.cancelled++;
         }
-        /* Free the pipeline except the one job the engine thread may hold right now. */
-        for (j = c->pipe_head; j; j = next) {
-                next = j->next;
-                if (j->state == SORTD__JOB_QUEUED && !j->cancelled)
-                        continue; /* sortd__conn_complete frees it */
-                job_free(srv, j);
-        }
-        c->pipe_head = c->pipe_tail = NULL;
+        sortd__pipe_close(&c->out);
         c->reading = NULL;
-        c->pipelined = 0;
         uv_close((uv_handle_t *)&c->pipe, on_close);
 }
 
@@ -762,7 +261,19 @@ static void peer_name(sortd__conn *c)
                          (unsigned)cred.uid, (unsigned)cred.gid);
 }
 
-void sortd__conn_accept(sortd__server *srv)
+/* One connection too many: it is told why, then closed. */
+static void refuse_busy(sortd__conn *c)
+{
+        char why[96];
+
+        c->srv->stats.rejected++;
+        snprintf(why, sizeof(why), "too many connections (max-connections = %llu)",
+                 (unsigned long long)c->srv->cfg.max_connections);
+        sortd__pipe_refuse(&c->out, 0, SORTD_E_BUSY, why);
+        c->out.close_after_flush = true;
+}
+
+void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
 {
         sortd__conn *c = calloc(1, sizeof(*c));
         int r;
@@ -775,8 +286,11 @@ void sortd__conn_accept(sortd__server *srv)
                 return;
         }
         c->srv = srv;
+        c->gone = gone;
         uv_pipe_init(srv->loop, &c->pipe, 0);
         c->pipe.data = c;
+        sortd__pipe_init(&c->out, (uv_stream_t *)&c->pipe, c->name, &srv->adm, &srv->stats,
+                         on_written);
         r = uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->pipe);
         c->next = srv->conns;
         if (srv->conns)
@@ -796,9 +310,7 @@ void sortd__conn_accept(sortd__server *srv)
         sortd__log(SORTD__LOG_INFO, "%s: connected", c->name);
         if (srv->stats.connections > srv->cfg.max_connections) {
                 srv->stats.rejected++;
-                reply_error(c, 0, SORTD_E_BUSY, "too many connections (max-connections = %llu)",
-                            (unsigned long long)srv->cfg.max_connections);
-                c->close_after_flush = true;
+                refuse_busy(c);
         }
         sortd__conn_update(c);
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "frame.h"
 
 int sortd__fr_init(sortd__frame_reader *fr, uint32_t max_message)
 {

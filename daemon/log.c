@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "log.h"
 
 static int max_level = SORTD__LOG_INFO;
 

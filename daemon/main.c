@@ -1,5 +1,5 @@
 /* sortd: the sort daemon. Everything is in sortd__run (server.c). */
-#include "internal.h"
+#include "server.h"
 
 int main(int argc, char **argv)
 {

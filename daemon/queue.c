@@ -3,7 +3,7 @@
  * and the engine thread takes one job from the ring's head flow, then moves that flow to the
  * tail. A client that pipelines a thousand sorts gets one turn in n, not the engine.
  */
-#include "internal.h"
+#include "queue.h"
 
 int sortd__fq_init(sortd__fair_queue *q)
 {

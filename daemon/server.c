@@ -14,37 +14,10 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "internal.h"
-
-/* ---- status ---- */
-
-void sortd__status_fill(sortd__server *srv, Sortd__Wire__StatusReply *r, Sortd__Wire__Limits *l)
-{
-        const sortd__stats *s = &srv->stats;
-
-        sortd__limits_fill(srv, l);
-        r->server_version = SORTD_VERSION_STRING;
-        r->engine = (char *)sortd_engine_kind(srv->engine);
-        r->device = (char *)sortd_engine_device(srv->engine);
-        r->engine_reason = srv->engine_reason;
-        r->capacity = sortd_engine_capacity(srv->engine);
-        r->uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000;
-        r->connections = (uint32_t)s->connections;
-        r->connections_total = s->connections_total;
-        r->requests_total = s->requests_total;
-        r->sorts_ok = s->sorts_ok;
-        r->sorts_failed = s->sorts_failed;
-        r->rejected = s->rejected;
-        r->protocol_errors = s->protocol_errors;
-        r->cancelled = s->cancelled;
-        r->queued = sortd__fq_length(&srv->queue);
-        r->inflight_bytes = s->inflight_bytes;
-        r->inflight_peak = s->inflight_peak;
-        r->bytes_in = s->bytes_in;
-        r->bytes_out = s->bytes_out;
-        r->keys_sorted = s->keys_sorted;
-        r->limits = l;
-}
+#include "conn.h"
+#include "log.h"
+#include "server.h"
+#include "sortd_version.h"
 
 /* ---- engine ---- */
 
@@ -120,6 +93,8 @@ static sortd_status create_engine(sortd__server *srv)
 
 /* ---- listening ---- */
 
+static void on_conn_gone(sortd__server *srv);
+
 static void on_connection(uv_stream_t *listener, int status)
 {
         sortd__server *srv = listener->data;
@@ -128,7 +103,7 @@ static void on_connection(uv_stream_t *listener, int status)
                 sortd__log(SORTD__LOG_WARNING, "listen error: %s", uv_strerror(status));
                 return;
         }
-        sortd__conn_accept(srv);
+        sortd__conn_accept(srv, on_conn_gone);
 }
 
 /* A socket file is stale when nobody accepts on it; 1 = stale, 0 = live, <0 = error. */
@@ -254,7 +229,8 @@ static void finish(sortd__server *srv)
         sortd__worker_stop(&srv->worker);
 }
 
-void sortd__server_conn_gone(sortd__server *srv)
+/* A connection has gone: the last one ends a drain. */
+static void on_conn_gone(sortd__server *srv)
 {
         if (srv->draining && !srv->conns)
                 finish(srv);
@@ -287,7 +263,7 @@ static void on_signal(uv_signal_t *s, int signum)
                 next = c->next;
                 sortd__conn_update(c);
         }
-        sortd__server_conn_gone(srv);
+        on_conn_gone(srv);
 }
 
 static void on_watchdog(uv_timer_t *t)
@@ -356,6 +332,7 @@ static int run_loop(sortd__server *srv)
         uv_loop_t loop;
         int r;
 
+        sortd__adm_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->stats, sortd__conn_admitted);
         if (sortd__fq_init(&srv->queue) < 0) {
                 sortd__log(SORTD__LOG_ERR, "cannot initialise the queue");
                 return -1;
@@ -384,7 +361,7 @@ int sortd__run(int argc, char **argv)
         sortd__log_set_level(srv.cfg.log_level);
         signal(SIGPIPE, SIG_IGN);
         /* Reply and request buffers from 1 to 4 MiB come from mmap too (larger ones are mapped
-           by conn.c itself): a freed buffer goes back to the system at once, so the RSS
+           by admission.c): a freed buffer goes back to the system at once, so the RSS
            follows the bytes in flight instead of their high-water mark. */
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
         srv.started_ns = uv_hrtime();

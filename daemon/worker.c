@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "worker.h"
 
 static void run_job(sortd__worker *w, sortd__job *j)
 {

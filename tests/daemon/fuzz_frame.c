@@ -1,13 +1,14 @@
 /*
- * Fuzz target for the bytes sortd reads from a client: the frame reader, protobuf-c's unpack
- * under our message cap, and the Sort checks, driven the way daemon/conn.c drives them (a
- * payload goes to a sink when its request is admissible, else it is discarded).
+ * Fuzz target for the bytes sortd reads from a client: the frame reader, then each message
+ * through daemon/request.c, the decoding and checks the daemon uses (protobuf-c's unpack
+ * under our message cap, the Sort checks, the limits), driven the way the connection drives
+ * them: a payload goes to a sink when its request is an admissible sort, else it is discarded.
  *
  * libFuzzer:  clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *               -Idaemon -Iproto -Ikernels -I<build>/proto -DSORTD_FUZZ_LIBFUZZER
- * tests/daemon/fuzz_frame.c \
- *               daemon/frame.c proto/wire.c <build>/proto/sortd.pb-c.c -lprotobuf-c \
- *               -o fuzz_frame
+ *               -Idaemon -Iproto -Ikernels -I<build>/proto -DSORTD_FUZZ_LIBFUZZER \
+ *               tests/daemon/fuzz_frame.c daemon/frame.c daemon/request.c proto/wire.c \
+ *               <build>/proto/sortd.pb-c.c <build>/kernels/libsortd-engine.a -lprotobuf-c \
+ *               -lm -pthread -o fuzz_frame
  *             ./fuzz_frame -dict=tests/daemon/fuzz_frame.dict tests/daemon/corpus
  * Without -DSORTD_FUZZ_LIBFUZZER it builds a driver that runs the files (or directories of
  * files) named on its command line once each: how `meson test` replays the committed corpus.
@@ -25,6 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static uint8_t sink[1 << 16];
+        /* An admitted sort moves at most sizeof(sink) bytes: both halves of its payload fit
+           where they are sunk below. */
+        static const sortd__request_limits limits = {
+                .capacity = UINT64_MAX,
+                .max_request_bytes = sizeof(sink),
+        };
+        sortd__stats stats = {0};
         sortd__frame_reader fr;
         size_t piece;
 
@@ -37,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 uint8_t *dst;
                 size_t room;
                 sortd__fr_event ev;
+                sortd__request rq;
 
                 sortd__fr_buffer(&fr, &dst, &room);
                 if (room == 0)
@@ -51,22 +60,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         break;
                 if (ev != SORTD__FR_MESSAGE)
                         continue;
-                Sortd__Wire__Request *req =
-                        sortd__wire__request__unpack(NULL, fr.h.message_len, fr.msg);
-                bool admit = false;
-
-                if (req && req->body_case == SORTD__WIRE__REQUEST__BODY_SORT) {
-                        sortd__wire_sizes z;
-                        sortd_sort_desc d;
-                        char why[200];
-
-                        admit = sortd__wire_sort_check(req->sort, &d, &z, why, sizeof(why)) ==
-                                        SORTD_OK &&
-                                z.request_len == fr.h.payload_len && z.request_len <= sizeof(sink);
-                }
-                if (req)
-                        sortd__wire__request__free_unpacked(req, NULL);
-                if (fr.h.payload_len && admit)
+                sortd__request_decode(fr.msg, fr.h.message_len, fr.h.payload_len, &limits, &stats,
+                                      &rq);
+                /* What the connection relies on: an admitted sort's payload is its size. */
+                if (rq.kind == SORTD__REQ_SORT && rq.sizes.request_len != fr.h.payload_len)
+                        abort();
+                if (fr.h.payload_len && rq.kind == SORTD__REQ_SORT)
                         sortd__fr_sink(&fr, sink, (size_t)fr.h.payload_len / 2, sink + 4096,
                                        (size_t)fr.h.payload_len - (size_t)fr.h.payload_len / 2);
                 else if (fr.h.payload_len)

@@ -1,0 +1,141 @@
+/*
+ * Admission: request buffers and the bytes in flight. First come, first served: a sort that
+ * finds others in line queues behind them, so a large request is not overtaken forever by
+ * small ones; and with nothing in flight a request always goes, so progress is guaranteed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "admission.h"
+
+/*
+ * Request buffers of 4 MiB and more are their own mappings with transparent huge pages asked
+ * for: the engine's passes over them then miss the TLB far less, and a freed one goes back to
+ * the system at once (the RSS follows the in-flight bytes).
+ */
+#define MAPPED_MIN (4u << 20)
+
+static uint8_t *buffer_alloc(size_t n)
+{
+        void *p;
+
+        if (n < MAPPED_MIN)
+                return aligned_alloc(64, (n + 63) & ~(size_t)63);
+        p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return NULL;
+        madvise(p, n, MADV_HUGEPAGE);
+        return p;
+}
+
+static void buffer_free(uint8_t *p, size_t n)
+{
+        if (!p)
+                return;
+        if (n < MAPPED_MIN)
+                free(p);
+        else
+                munmap(p, n);
+}
+
+static size_t buffer_bytes(const sortd__job *j, size_t *vals_off)
+{
+        /* Values start 8-aligned: u8 keys may leave the keys an odd length. */
+        *vals_off = (size_t)((j->sizes.keys_bytes + 7) & ~(uint64_t)7);
+        return *vals_off + (size_t)j->sizes.vals_bytes;
+}
+
+static void charge(sortd__admission *a, sortd__job *j, size_t bytes)
+{
+        j->charged = bytes;
+        a->stats->inflight_bytes += bytes;
+        if (a->stats->inflight_bytes > a->stats->inflight_peak)
+                a->stats->inflight_peak = a->stats->inflight_bytes;
+}
+
+/* Gives j its buffer; false if the in-flight limit says wait. */
+static bool try_charge(sortd__admission *a, sortd__job *j)
+{
+        size_t need = buffer_bytes(j, &j->vals_off);
+
+        if (a->stats->inflight_bytes && a->stats->inflight_bytes + need > a->max_inflight_bytes)
+                return false;
+        j->buf = buffer_alloc(need);
+        j->buf_bytes = need;
+        if (!j->buf) {
+                j->status = SORTD_E_NOMEM;
+                snprintf(j->why, sizeof(j->why), "cannot allocate %zu bytes", need);
+                j->state = SORTD__JOB_DONE;
+                return true;
+        }
+        charge(a, j, need);
+        return true;
+}
+
+void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__stats *stats,
+                     sortd__admitted_fn admitted)
+{
+        *a = (sortd__admission){
+                .max_inflight_bytes = max_inflight_bytes,
+                .stats = stats,
+                .admitted = admitted,
+        };
+}
+
+bool sortd__adm_admit(sortd__admission *a, sortd__waiter *w, sortd__job *j)
+{
+        if (!a->head && try_charge(a, j))
+                return true;
+        w->job = j;
+        w->next = NULL;
+        if (a->tail)
+                a->tail->next = w;
+        else
+                a->head = w;
+        a->tail = w;
+        return false;
+}
+
+void sortd__adm_leave(sortd__admission *a, sortd__waiter *w)
+{
+        sortd__waiter **pp = &a->head, *prev = NULL;
+
+        if (!w->job)
+                return;
+        while (*pp && *pp != w) {
+                prev = *pp;
+                pp = &(*pp)->next;
+        }
+        if (*pp) {
+                *pp = w->next;
+                if (a->tail == w)
+                        a->tail = prev;
+        }
+        w->job = NULL;
+        w->next = NULL;
+}
+
+static void admit_waiting(sortd__admission *a)
+{
+        while (a->head) {
+                sortd__waiter *w = a->head;
+
+                if (!try_charge(a, w->job))
+                        return;
+                sortd__adm_leave(a, w);
+                a->admitted(w);
+        }
+}
+
+void sortd__adm_release(sortd__admission *a, sortd__job *j)
+{
+        size_t released = j->charged;
+
+        a->stats->inflight_bytes -= j->charged;
+        buffer_free(j->buf, j->buf_bytes);
+        free(j->out);
+        free(j);
+        if (released)
+                admit_waiting(a);
+}

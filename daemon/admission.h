@@ -1,0 +1,47 @@
+/*
+ * Admission (admission.c): request buffers, the bytes in flight they hold, and the line of
+ * connections waiting for them. A sort's payload is read only into a buffer charged against
+ * max-inflight-bytes; while the limit says no, its connection waits in line (reads stopped),
+ * and buffers never grow to absorb a fast writer.
+ */
+#ifndef SORTD_DAEMON_ADMISSION_H
+#define SORTD_DAEMON_ADMISSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "job.h"
+#include "stats.h"
+
+/* A place in the line, embedded in its owner (the connection). */
+typedef struct sortd__waiter {
+        struct sortd__waiter *next;
+        sortd__job *job; /* the sort waiting for its buffer; NULL when not in line */
+} sortd__waiter;
+
+/*
+ * Memory came back and w's job, first in line, took it: w has left the line. job->buf is its
+ * buffer, or NULL when the allocation failed (the job is then done, with SORTD_E_NOMEM).
+ */
+typedef void (*sortd__admitted_fn)(sortd__waiter *w);
+
+typedef struct sortd__admission {
+        uint64_t max_inflight_bytes;
+        sortd__stats *stats; /* inflight_bytes and inflight_peak are kept here */
+        sortd__waiter *head, *tail;
+        sortd__admitted_fn admitted;
+} sortd__admission;
+
+void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__stats *stats,
+                     sortd__admitted_fn admitted);
+/*
+ * Gives the sort j its buffer now and returns true (j->buf NULL and j done with
+ * SORTD_E_NOMEM when the allocation failed), or puts w in line for it and returns false.
+ */
+bool sortd__adm_admit(sortd__admission *a, sortd__waiter *w, sortd__job *j);
+/* Takes w out of the line; nothing when it is not in it. */
+void sortd__adm_leave(sortd__admission *a, sortd__waiter *w);
+/* Frees j with its buffer and reply; the bytes it held may admit those in line. */
+void sortd__adm_release(sortd__admission *a, sortd__job *j);
+
+#endif

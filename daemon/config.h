@@ -1,0 +1,28 @@
+/* The daemon's settings (config.c): one table feeds the defaults, the file and the command line. */
+#ifndef SORTD_DAEMON_CONFIG_H
+#define SORTD_DAEMON_CONFIG_H
+
+#include <stdint.h>
+
+typedef struct sortd__config {
+        char socket[256];
+        char engine[16];
+        uint64_t capacity;
+        uint64_t threads;
+        uint64_t max_request_bytes;
+        uint64_t max_inflight_bytes;
+        uint64_t max_connections;
+        uint64_t max_pipeline;    /* requests read but not yet answered, per connection */
+        uint64_t max_write_queue; /* reply bytes queued to one connection before reads stop */
+        uint64_t max_drain_bytes; /* a refused payload up to this size is read and dropped */
+        uint64_t drain_timeout_ms;
+        int log_level;
+} sortd__config;
+
+/*
+ * Fills cfg from the defaults, then --config FILE, then the command line. Returns 0, 1 when
+ * the program should exit 0 (--help, --version) or -1 on error (already reported on stderr).
+ */
+int sortd__config_load(sortd__config *cfg, int argc, char **argv);
+
+#endif

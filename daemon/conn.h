@@ -1,0 +1,52 @@
+/*
+ * A client connection (conn.c): accept, reads, read flow control, close. The server owns the
+ * list of them and wires their callbacks; a connection tells the server only through those.
+ */
+#ifndef SORTD_DAEMON_CONN_H
+#define SORTD_DAEMON_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "admission.h"
+#include "frame.h"
+#include "job.h"
+#include "pipeline.h"
+#include "queue.h"
+
+struct sortd__server;
+
+/* A connection has gone (its handle is closed): the server may finish a drain. */
+typedef void (*sortd__conn_gone_fn)(struct sortd__server *srv);
+
+typedef struct sortd__conn {
+        uv_pipe_t pipe;
+        struct sortd__server *srv;
+        struct sortd__conn *prev, *next; /* srv->conns */
+        sortd__conn_gone_fn gone;
+        char name[64]; /* "pid 123 uid 1000" for logs */
+        sortd__frame_reader fr;
+        sortd__flow flow;
+        sortd__waiter wait;  /* in line for in-flight memory */
+        sortd__pipeline out; /* its requests, in order, until their replies are written */
+        sortd__job *reading; /* the sort whose payload is arriving */
+        size_t in_engine;    /* jobs the engine thread holds */
+        uint64_t fr_started; /* when the current frame's first byte came */
+        bool reading_on, closing, closed;
+} sortd__conn;
+
+/* Accepts one connection from srv's listener; gone is called once it has closed. */
+void sortd__conn_accept(struct sortd__server *srv, sortd__conn_gone_fn gone);
+/* The worker's callback: a job came back from the engine thread (arg: the server). */
+void sortd__conn_complete(sortd__job *j, void *arg);
+/* The admission's callback: a connection's reading sort got its memory. */
+void sortd__conn_admitted(sortd__waiter *w);
+/* Re-evaluates whether c should read (limits, memory, draining), writes what is ready. */
+void sortd__conn_update(sortd__conn *c);
+/* Starts the close of c (idempotent). */
+void sortd__conn_close(sortd__conn *c);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * Dispatch (see dispatch.h). A refused request's payload is read and dropped while the stream
+ * stays in sync, unless it is too large to be worth reading (max-drain-bytes).
+ */
+#include <stdbool.h>
+
+#include "dispatch.h"
+#include "log.h"
+#include "reply.h"
+#include "request.h"
+#include "server.h"
+
+/* A stream we can no longer parse: say why, answer what came before, then close. */
+static void fatal(sortd__conn *c, sortd_status s, const char *why)
+{
+        c->srv->stats.protocol_errors++;
+        sortd__log(SORTD__LOG_WARNING, "%s: closing: %s", c->name, why);
+        sortd__pipe_refuse(&c->out, 0, s, why);
+        c->out.close_after_flush = true;
+}
+
+/* A refused request whose frame is still in sync: drop its payload, or close if it is huge. */
+static void skip_payload(sortd__conn *c)
+{
+        uint64_t len = c->fr.h.payload_len;
+
+        if (len == 0)
+                return;
+        if (len <= c->srv->cfg.max_drain_bytes) {
+                sortd__fr_discard(&c->fr);
+                return;
+        }
+        sortd__log(SORTD__LOG_WARNING, "%s: closing rather than draining a %llu-byte payload",
+                   c->name, (unsigned long long)len);
+        c->out.close_after_flush = true;
+}
+
+/*
+ * The reading sort has its memory: its payload goes to its buffer, or is dropped when there
+ * was no buffer to be had (the sort is then answered with SORTD_E_NOMEM).
+ */
+void sortd__dispatch_admitted(sortd__conn *c)
+{
+        sortd__job *j = c->reading;
+        bool moves_vals = j->desc.payload == SORTD_PAYLOAD_VALUES32 ||
+                          j->desc.payload == SORTD_PAYLOAD_VALUES64;
+
+        if (!j->buf) {
+                c->reading = NULL;
+                sortd__fr_discard(&c->fr);
+                return;
+        }
+        sortd__fr_sink(&c->fr, j->buf, (size_t)j->sizes.keys_bytes,
+                       moves_vals ? j->buf + j->vals_off : NULL,
+                       moves_vals ? (size_t)j->sizes.vals_bytes : 0);
+}
+
+static void start_sort(sortd__conn *c, const sortd__request *rq)
+{
+        sortd__job *j = sortd__pipe_push(&c->out, rq->id);
+
+        if (!j) {
+                fatal(c, SORTD_E_NOMEM, "out of memory");
+                return;
+        }
+        j->conn = c;
+        j->is_sort = true;
+        j->desc = rq->desc;
+        j->n = rq->n;
+        j->sizes = rq->sizes;
+        j->t_frame = c->fr_started;
+        if (rq->n == 0)
+                return; /* done: nothing to read or sort */
+        j->state = SORTD__JOB_READING;
+        c->reading = j;
+        if (sortd__adm_admit(&c->srv->adm, &c->wait, j))
+                sortd__dispatch_admitted(c);
+}
+
+static void answer(sortd__conn *c, const sortd__request *rq)
+{
+        sortd__reply m;
+
+        switch (rq->kind) {
+        case SORTD__REQ_HELLO:
+                if (rq->client_name[0])
+                        sortd__log(SORTD__LOG_DEBUG, "%s: hello from '%s'", c->name,
+                                   rq->client_name);
+                sortd__reply_hello(&m, rq->id, c->srv);
+                break;
+        case SORTD__REQ_STATUS:
+                sortd__reply_status(&m, rq->id, c->srv);
+                break;
+        case SORTD__REQ_PING:
+                sortd__reply_ping(&m, rq->id, rq->nonce);
+                break;
+        case SORTD__REQ_SORT:
+                start_sort(c, rq);
+                return;
+        case SORTD__REQ_NONE:
+                return;
+        }
+        sortd__pipe_answer(&c->out, rq->id, &m.r);
+}
+
+static void on_message(sortd__conn *c)
+{
+        sortd__server *srv = c->srv;
+        sortd__request_limits lim = {
+                .capacity = sortd_engine_capacity(srv->engine),
+                .max_request_bytes = srv->cfg.max_request_bytes,
+        };
+        sortd__request rq;
+
+        sortd__request_decode(c->fr.msg, c->fr.h.message_len, c->fr.h.payload_len, &lim,
+                              &srv->stats, &rq);
+        answer(c, &rq);
+        for (unsigned i = 0; i < rq.refusals; i++)
+                sortd__pipe_refuse(&c->out, rq.id, rq.refusal[i].status, rq.refusal[i].why);
+        if (rq.kind != SORTD__REQ_SORT)
+                skip_payload(c);
+}
+
+static void on_payload(sortd__conn *c)
+{
+        sortd__job *j = c->reading;
+
+        c->reading = NULL;
+        if (!j)
+                return;
+        j->t_read = uv_hrtime();
+        j->state = SORTD__JOB_QUEUED;
+        c->in_engine++;
+        sortd__fq_push(&c->srv->queue, &c->flow, j);
+}
+
+void sortd__dispatch(sortd__conn *c, sortd__fr_event ev)
+{
+        switch (ev) {
+        case SORTD__FR_MORE:
+                break;
+        case SORTD__FR_MESSAGE:
+                on_message(c);
+                break;
+        case SORTD__FR_PAYLOAD:
+                on_payload(c);
+                break;
+        case SORTD__FR_ERROR:
+                fatal(c, c->fr.status, c->fr.why);
+                break;
+        }
+}

@@ -1,0 +1,17 @@
+/*
+ * A connection's frames to their steps (dispatch.c): a request decoded (request.c) is answered
+ * through the pipeline or, a sort, admitted (admission.c); its payload then goes to the fair
+ * queue. The connection calls in; nothing here calls the connection back.
+ */
+#ifndef SORTD_DAEMON_DISPATCH_H
+#define SORTD_DAEMON_DISPATCH_H
+
+#include "conn.h"
+#include "frame.h"
+
+/* What c's frame reader reported after a read. */
+void sortd__dispatch(sortd__conn *c, sortd__fr_event ev);
+/* c's reading sort got its memory: its payload is read into its buffer, or dropped. */
+void sortd__dispatch_admitted(sortd__conn *c);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * The unit of work: one request in a connection's pipeline, from its frame to its reply. A
+ * sort travels the whole data path in it: admission gives it a buffer, the fair queue and the
+ * engine thread take it, the pipeline writes its reply.
+ */
+#ifndef SORTD_DAEMON_JOB_H
+#define SORTD_DAEMON_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "engine.h"
+#include "wire.h"
+
+/* The struct that holds member m at p: how a callback handed a member finds its owner. */
+#define SORTD__CONTAINER_OF(p, type, m) ((type *)(void *)((char *)(p)-offsetof(type, m)))
+
+struct sortd__conn;
+
+typedef enum sortd__job_state {
+        SORTD__JOB_READING, /* its payload is arriving */
+        SORTD__JOB_QUEUED,  /* in the fair queue or on the engine thread */
+        SORTD__JOB_DONE,    /* its reply can be written */
+} sortd__job_state;
+
+typedef struct sortd__job {
+        struct sortd__job *next;  /* the connection's pipeline, in request order */
+        struct sortd__job *qnext; /* fair queue or completion list (queue.c, worker.c) */
+        struct sortd__conn *conn;
+        sortd__job_state state;
+        uint64_t id;
+        bool is_sort;
+        bool cancelled; /* its connection went away while the engine had it */
+        sortd_status status;
+        char why[200];
+        /* a sort */
+        sortd_sort_desc desc;
+        uint64_t n;
+        sortd__wire_sizes sizes;
+        uint8_t *buf; /* keys, then values at vals_off */
+        size_t vals_off;
+        size_t buf_bytes;
+        size_t charged; /* bytes counted against max-inflight-bytes */
+        uint64_t t_frame, t_read, t_sort, t_done;
+        /* the reply: its packed header and message (the payload is buf) */
+        uint8_t *out;
+        size_t out_len;
+        uv_write_t wreq;
+} sortd__job;
+
+#endif

@@ -1,0 +1,18 @@
+/* The daemon's log (log.c): one line per event on stderr, at syslog's levels. */
+#ifndef SORTD_DAEMON_LOG_H
+#define SORTD_DAEMON_LOG_H
+
+enum {
+        SORTD__LOG_ERR = 3,
+        SORTD__LOG_WARNING = 4,
+        SORTD__LOG_NOTICE = 5,
+        SORTD__LOG_INFO = 6,
+        SORTD__LOG_DEBUG = 7
+};
+
+void sortd__log_set_level(int level);
+void sortd__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "error", "warning", "notice", "info", "debug"; -1 if unknown. */
+int sortd__log_level_parse(const char *name);
+
+#endif

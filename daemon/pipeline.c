@@ -1,0 +1,135 @@
+/* The in-order write pipeline (see pipeline.h). */
+#include <stdlib.h>
+
+#include "log.h"
+#include "pipeline.h"
+#include "reply.h"
+
+void sortd__pipe_init(sortd__pipeline *p, uv_stream_t *stream, const char *name,
+                      sortd__admission *adm, sortd__stats *stats, sortd__written_fn written)
+{
+        *p = (sortd__pipeline){
+                .stream = stream,
+                .name = name,
+                .adm = adm,
+                .stats = stats,
+                .written = written,
+        };
+}
+
+sortd__job *sortd__pipe_push(sortd__pipeline *p, uint64_t id)
+{
+        sortd__job *j = calloc(1, sizeof(*j));
+
+        if (!j)
+                return NULL;
+        j->id = id;
+        j->state = SORTD__JOB_DONE;
+        if (p->tail)
+                p->tail->next = j;
+        else
+                p->head = j;
+        p->tail = j;
+        p->length++;
+        return j;
+}
+
+void sortd__pipe_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Reply *r)
+{
+        sortd__job *j = sortd__pipe_push(p, id);
+
+        if (!j || sortd__reply_pack(j, r, 0) < 0) {
+                sortd__log(SORTD__LOG_ERR, "%s: out of memory for a reply", p->name);
+                p->close_after_flush = true;
+                if (j)
+                        j->out_len = 0; /* written as nothing */
+        }
+}
+
+void sortd__pipe_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const char *why)
+{
+        sortd__reply m;
+
+        sortd__log(SORTD__LOG_INFO, "%s: request %llu: %s: %s", p->name, (unsigned long long)id,
+                   sortd_strerror(s), why);
+        sortd__reply_error(&m, id, s, why);
+        sortd__pipe_answer(p, id, &m.r);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+        sortd__pipeline *p = req->data;
+        sortd__job *j = SORTD__CONTAINER_OF(req, sortd__job, wreq);
+
+        p->writes--;
+        if (status == 0)
+                p->stats->bytes_out +=
+                        j->out_len + (j->status == SORTD_OK ? j->sizes.reply_len : 0);
+        sortd__adm_release(p->adm, j);
+        p->written(p, status);
+}
+
+static void write_job(sortd__pipeline *p, sortd__job *j)
+{
+        uv_buf_t bufs[3];
+        unsigned nbufs = 0;
+        int r;
+
+        if (j->is_sort && sortd__reply_pack_sort(j) < 0)
+                j->out_len = 0;
+        if (j->out_len == 0) { /* no memory for the reply: the stream would lose sync */
+                sortd__adm_release(p->adm, j);
+                p->close_after_flush = true;
+                return;
+        }
+        bufs[nbufs++] = (uv_buf_t){.base = (char *)j->out, .len = j->out_len};
+        if (j->is_sort && j->status == SORTD_OK && j->n) {
+                bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf, .len = j->sizes.keys_bytes};
+                if (j->sizes.vals_bytes)
+                        bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf + j->vals_off,
+                                                   .len = j->sizes.vals_bytes};
+        }
+        j->wreq.data = p;
+        r = uv_write(&j->wreq, p->stream, bufs, nbufs, on_write);
+        if (r < 0) {
+                sortd__adm_release(p->adm, j);
+                p->written(p, r);
+                return;
+        }
+        p->writes++;
+}
+
+void sortd__pipe_flush(sortd__pipeline *p)
+{
+        while (!p->closed && p->head && p->head->state == SORTD__JOB_DONE) {
+                sortd__job *j = p->head;
+
+                p->head = j->next;
+                if (!p->head)
+                        p->tail = NULL;
+                p->length--;
+                j->next = NULL;
+                write_job(p, j);
+        }
+}
+
+bool sortd__pipe_idle(const sortd__pipeline *p)
+{
+        return !p->head && p->writes == 0;
+}
+
+void sortd__pipe_close(sortd__pipeline *p)
+{
+        sortd__job *j, *next;
+
+        p->closed = true;
+        /* The engine thread may hold one job right now: its completion frees it. */
+        for (j = p->head; j; j = next) {
+                next = j->next;
+                if (j->state == SORTD__JOB_QUEUED && !j->cancelled)
+                        continue;
+                sortd__adm_release(p->adm, j);
+        }
+        p->head = p->tail = NULL;
+        p->length = 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * The write pipeline (pipeline.c): one connection's requests in arrival order, each answered
+ * once its reply is ready and every earlier one has been handed to uv_write. A sort's reply
+ * goes out from its own buffer, with no copy.
+ */
+#ifndef SORTD_DAEMON_PIPELINE_H
+#define SORTD_DAEMON_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "admission.h"
+#include "job.h"
+#include "stats.h"
+
+struct sortd__pipeline;
+
+/* A write ended, its job already freed; status < 0: it failed, and the owner closes. */
+typedef void (*sortd__written_fn)(struct sortd__pipeline *p, int status);
+
+typedef struct sortd__pipeline {
+        uv_stream_t *stream;
+        const char *name;      /* the peer, for logs */
+        sortd__admission *adm; /* takes back a written job's memory */
+        sortd__stats *stats;   /* bytes_out */
+        sortd__written_fn written;
+        sortd__job *head, *tail; /* requests not yet replied to, in order */
+        size_t length;           /* jobs in it */
+        size_t writes;           /* replies handed to uv_write and not yet written */
+        /* No request is taken after those queued: the owner closes once they are out (a bad
+           stream, or a reply that could not be packed and would leave the client out of step). */
+        bool close_after_flush;
+        bool closed; /* nothing more is written */
+} sortd__pipeline;
+
+void sortd__pipe_init(sortd__pipeline *p, uv_stream_t *stream, const char *name,
+                      sortd__admission *adm, sortd__stats *stats, sortd__written_fn written);
+/* Appends a job for request id, done with nothing packed (a sort fills it in); NULL if no memory.
+ */
+sortd__job *sortd__pipe_push(sortd__pipeline *p, uint64_t id);
+/* Appends request id's reply r, packed now. Without memory the stream ends after what is queued. */
+void sortd__pipe_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Reply *r);
+/* Appends an error reply to request id, and logs it. */
+void sortd__pipe_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const char *why);
+/* Writes every reply at the head that is ready, in request order. */
+void sortd__pipe_flush(sortd__pipeline *p);
+/* Every reply is written and none waits. */
+bool sortd__pipe_idle(const sortd__pipeline *p);
+/* Writes nothing more; frees every job but those the engine thread holds (their completion
+   frees them). In-flight writes still end through written. */
+void sortd__pipe_close(sortd__pipeline *p);
+
+#endif

@@ -1,0 +1,119 @@
+/* Reply messages and their packing (see reply.h). */
+#include <stdlib.h>
+
+#include "reply.h"
+#include "server.h"
+#include "sortd_version.h"
+
+static void reply_init(sortd__reply *m, uint64_t id)
+{
+        *m = (sortd__reply){.r = SORTD__WIRE__REPLY__INIT, .limits = SORTD__WIRE__LIMITS__INIT};
+        m->r.id = id;
+}
+
+static void limits_fill(const sortd__server *srv, Sortd__Wire__Limits *l)
+{
+        l->max_message_bytes = SORTD__WIRE_MAX_MESSAGE;
+        l->max_request_bytes = srv->cfg.max_request_bytes;
+        l->max_inflight_bytes = srv->cfg.max_inflight_bytes;
+        l->max_connections = (uint32_t)srv->cfg.max_connections;
+}
+
+void sortd__reply_hello(sortd__reply *m, uint64_t id, const sortd__server *srv)
+{
+        Sortd__Wire__HelloReply *hr = &m->body.hello;
+
+        reply_init(m, id);
+        *hr = (Sortd__Wire__HelloReply)SORTD__WIRE__HELLO_REPLY__INIT;
+        limits_fill(srv, &m->limits);
+        hr->protocol_version = SORTD__WIRE_VERSION;
+        hr->server_version = SORTD_VERSION_STRING;
+        hr->engine = (char *)sortd_engine_kind(srv->engine);
+        hr->device = (char *)sortd_engine_device(srv->engine);
+        hr->capacity = sortd_engine_capacity(srv->engine);
+        hr->limits = &m->limits;
+        m->r.body_case = SORTD__WIRE__REPLY__BODY_HELLO;
+        m->r.hello = hr;
+}
+
+void sortd__reply_status(sortd__reply *m, uint64_t id, sortd__server *srv)
+{
+        Sortd__Wire__StatusReply *r = &m->body.status;
+        sortd__stats s = srv->stats;
+
+        reply_init(m, id);
+        *r = (Sortd__Wire__StatusReply)SORTD__WIRE__STATUS_REPLY__INIT;
+        s.queued = sortd__fq_length(&srv->queue);
+        limits_fill(srv, &m->limits);
+        r->server_version = SORTD_VERSION_STRING;
+        r->engine = (char *)sortd_engine_kind(srv->engine);
+        r->device = (char *)sortd_engine_device(srv->engine);
+        r->engine_reason = srv->engine_reason;
+        r->capacity = sortd_engine_capacity(srv->engine);
+        r->uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000;
+#define FILL(name, wire_type, label) r->name = s.name;
+        SORTD_STATUS_COUNTERS(FILL)
+#undef FILL
+        r->limits = &m->limits;
+        m->r.body_case = SORTD__WIRE__REPLY__BODY_STATUS_REPLY;
+        m->r.status_reply = r;
+}
+
+void sortd__reply_ping(sortd__reply *m, uint64_t id, uint64_t nonce)
+{
+        reply_init(m, id);
+        m->body.ping = (Sortd__Wire__PingReply)SORTD__WIRE__PING_REPLY__INIT;
+        m->body.ping.nonce = nonce;
+        m->r.body_case = SORTD__WIRE__REPLY__BODY_PING;
+        m->r.ping = &m->body.ping;
+}
+
+void sortd__reply_error(sortd__reply *m, uint64_t id, sortd_status s, const char *why)
+{
+        reply_init(m, id);
+        m->r.status = sortd__wire_status(s);
+        m->r.error = (char *)why;
+}
+
+int sortd__reply_pack(sortd__job *j, const Sortd__Wire__Reply *r, uint64_t payload_len)
+{
+        size_t len = sortd__wire__reply__get_packed_size(r);
+        sortd__wire_header h = {
+                .magic = SORTD__WIRE_MAGIC,
+                .version = SORTD__WIRE_VERSION,
+                .message_len = (uint32_t)len,
+                .payload_len = payload_len,
+        };
+
+        j->out = malloc(SORTD__WIRE_HEADER_SIZE + len);
+        if (!j->out)
+                return -1;
+        sortd__wire_header_pack(&h, j->out);
+        sortd__wire__reply__pack(r, j->out + SORTD__WIRE_HEADER_SIZE);
+        j->out_len = SORTD__WIRE_HEADER_SIZE + len;
+        return 0;
+}
+
+int sortd__reply_pack_sort(sortd__job *j)
+{
+        Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
+        Sortd__Wire__SortReply sr = SORTD__WIRE__SORT_REPLY__INIT;
+        Sortd__Wire__Timings t = SORTD__WIRE__TIMINGS__INIT;
+        bool ok = j->status == SORTD_OK;
+
+        r.id = j->id;
+        r.status = sortd__wire_status(j->status);
+        r.error = j->why;
+        if (ok) {
+                sr.n = j->n;
+                if (j->n) {
+                        t.transfer_ns = j->t_read - j->t_frame;
+                        t.queued_ns = j->t_sort - j->t_read;
+                        t.sort_ns = j->t_done - j->t_sort;
+                }
+                sr.timings = &t;
+                r.body_case = SORTD__WIRE__REPLY__BODY_SORT;
+                r.sort = &sr;
+        }
+        return sortd__reply_pack(j, &r, ok ? j->sizes.reply_len : 0);
+}

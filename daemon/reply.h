@@ -1,0 +1,41 @@
+/*
+ * Replies (reply.c): each kind of Reply message, and the packing of a reply's header and
+ * message into its job. Nothing here writes: the pipeline does, in request order.
+ */
+#ifndef SORTD_DAEMON_REPLY_H
+#define SORTD_DAEMON_REPLY_H
+
+#include <stdint.h>
+
+#include "job.h"
+
+struct sortd__server;
+
+/*
+ * A Reply with room for every part it may point to. It points into itself: build it in
+ * place, pack it, let it go; never copy it.
+ */
+typedef struct sortd__reply {
+        Sortd__Wire__Reply r;
+        union {
+                Sortd__Wire__HelloReply hello;
+                Sortd__Wire__StatusReply status;
+                Sortd__Wire__PingReply ping;
+        } body;
+        Sortd__Wire__Limits limits;
+} sortd__reply;
+
+void sortd__reply_hello(sortd__reply *m, uint64_t id, const struct sortd__server *srv);
+/* The status counters, the engine and the limits, as they stand now. */
+void sortd__reply_status(sortd__reply *m, uint64_t id, struct sortd__server *srv);
+void sortd__reply_ping(sortd__reply *m, uint64_t id, uint64_t nonce);
+/* why must outlive m. */
+void sortd__reply_error(sortd__reply *m, uint64_t id, sortd_status s, const char *why);
+
+/* Packs the header and message of r, followed by payload_len bytes, into j->out; -1 if no memory.
+ */
+int sortd__reply_pack(sortd__job *j, const Sortd__Wire__Reply *r, uint64_t payload_len);
+/* Packs the reply of the sort j: its status, and when it succeeded n, timings and its payload. */
+int sortd__reply_pack_sort(sortd__job *j);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * Request decoding and checks (see request.h). protobuf-c's unpack has no limit of its own:
+ * the frame reader has capped the message at SORTD__WIRE_MAX_MESSAGE before any byte of it
+ * was read.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "request.h"
+#include "sortd_version.h"
+
+static void refuse(sortd__request *rq, sortd_status s, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void refuse(sortd__request *rq, sortd_status s, const char *fmt, ...)
+{
+        sortd__refusal *f = &rq->refusal[rq->refusals++];
+        va_list ap;
+
+        f->status = s;
+        va_start(ap, fmt);
+        vsnprintf(f->why, sizeof(f->why), fmt, ap);
+        va_end(ap);
+}
+
+static void check_hello(const Sortd__Wire__Hello *hello, sortd__request *rq)
+{
+        if (hello->protocol_version != SORTD__WIRE_VERSION) {
+                refuse(rq, SORTD_E_PROTOCOL,
+                       "client speaks protocol version %u, sortd %s speaks version %u",
+                       hello->protocol_version, SORTD_VERSION_STRING, SORTD__WIRE_VERSION);
+                return;
+        }
+        if (hello->client_name)
+                snprintf(rq->client_name, sizeof(rq->client_name), "%.64s", hello->client_name);
+        rq->kind = SORTD__REQ_HELLO;
+}
+
+/* A sort the engine could not take, or whose payload is not what it says, is refused. */
+static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
+                       const sortd__request_limits *lim, sortd__stats *stats, sortd__request *rq)
+{
+        char why[200];
+        sortd_status st = sortd__wire_sort_check(s, &rq->desc, &rq->sizes, why, sizeof(why));
+
+        if (st != SORTD_OK) {
+                stats->sorts_failed++;
+                refuse(rq, st, "%s", why);
+        } else if (s->n > lim->capacity) {
+                stats->rejected++;
+                refuse(rq, SORTD_E_CAPACITY, "n = %llu above the engine's capacity %llu",
+                       (unsigned long long)s->n, (unsigned long long)lim->capacity);
+        } else if (rq->sizes.reply_len > lim->max_request_bytes) {
+                stats->rejected++;
+                refuse(rq, SORTD_E_CAPACITY, "request of %llu bytes above max-request-bytes %llu",
+                       (unsigned long long)rq->sizes.reply_len,
+                       (unsigned long long)lim->max_request_bytes);
+        } else if (payload_len != rq->sizes.request_len) {
+                stats->protocol_errors++;
+                refuse(rq, SORTD_E_INVAL,
+                       "payload of %llu bytes, but %llu %s keys with payload %s need %llu",
+                       (unsigned long long)payload_len, (unsigned long long)s->n,
+                       sortd_key_type_name(rq->desc.key_type), sortd_payload_name(rq->desc.payload),
+                       (unsigned long long)rq->sizes.request_len);
+        } else {
+                rq->kind = SORTD__REQ_SORT;
+                rq->n = s->n;
+        }
+}
+
+static void check_body(const Sortd__Wire__Request *req, uint64_t payload_len,
+                       const sortd__request_limits *lim, sortd__stats *stats, sortd__request *rq)
+{
+        switch (req->body_case) {
+        case SORTD__WIRE__REQUEST__BODY_HELLO:
+                check_hello(req->hello, rq);
+                break;
+        case SORTD__WIRE__REQUEST__BODY_STATUS:
+                rq->kind = SORTD__REQ_STATUS;
+                break;
+        case SORTD__WIRE__REQUEST__BODY_PING:
+                rq->kind = SORTD__REQ_PING;
+                rq->nonce = req->ping->nonce;
+                break;
+        case SORTD__WIRE__REQUEST__BODY_SORT:
+                check_sort(req->sort, payload_len, lim, stats, rq);
+                break;
+        case SORTD__WIRE__REQUEST__BODY_REGISTER_REGION:
+        case SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION:
+                refuse(rq, SORTD_E_UNSUPPORTED,
+                       "memory regions are not supported yet (inline sorts only)");
+                break;
+        default:
+                stats->protocol_errors++;
+                refuse(rq, SORTD_E_PROTOCOL, "request of an unknown kind");
+                break;
+        }
+}
+
+void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,
+                           const sortd__request_limits *lim, sortd__stats *stats,
+                           sortd__request *rq)
+{
+        Sortd__Wire__Request *req;
+
+        *rq = (sortd__request){.kind = SORTD__REQ_NONE};
+        stats->requests_total++;
+        req = sortd__wire__request__unpack(NULL, len, msg);
+        if (!req) {
+                stats->protocol_errors++;
+                refuse(rq, SORTD_E_PROTOCOL, "unparsable request message (%zu bytes)", len);
+                return;
+        }
+        rq->id = req->id;
+        check_body(req, payload_len, lim, stats, rq);
+        /* Only a sort takes a payload; one sent with anything else is refused as well. */
+        if (req->body_case != SORTD__WIRE__REQUEST__BODY_SORT && payload_len) {
+                stats->protocol_errors++;
+                refuse(rq, SORTD_E_PROTOCOL, "unexpected payload of %llu bytes",
+                       (unsigned long long)payload_len);
+        }
+        sortd__wire__request__free_unpacked(req, NULL);
+}

@@ -1,0 +1,57 @@
+/*
+ * Requests (request.c): the message of a frame, decoded and checked, becomes what to answer:
+ * a sort to admit, another request's reply, or error replies. No socket, no loop and nothing
+ * that outlives the call: the fuzzer and the unit tests call it as the connection does.
+ */
+#ifndef SORTD_DAEMON_REQUEST_H
+#define SORTD_DAEMON_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "stats.h"
+#include "wire.h"
+
+typedef enum sortd__req_kind {
+        SORTD__REQ_NONE, /* no answer but the refusals */
+        SORTD__REQ_HELLO,
+        SORTD__REQ_STATUS,
+        SORTD__REQ_PING,
+        SORTD__REQ_SORT, /* an admissible inline sort: its payload follows */
+} sortd__req_kind;
+
+typedef struct sortd__refusal {
+        sortd_status status;
+        char why[256];
+} sortd__refusal;
+
+typedef struct sortd__request_limits {
+        uint64_t capacity;          /* the engine's largest n */
+        uint64_t max_request_bytes; /* keys + values (or indices) of one sort */
+} sortd__request_limits;
+
+typedef struct sortd__request {
+        uint64_t id; /* 0 when the message did not parse */
+        sortd__req_kind kind;
+        /* Error replies to send after the answer, in order: the request's own, then one for a
+           payload sent with a request that takes none. */
+        unsigned refusals;
+        sortd__refusal refusal[2];
+        char client_name[65]; /* HELLO: what the client calls itself, for the log */
+        uint64_t nonce;       /* PING */
+        sortd_sort_desc desc; /* SORT */
+        uint64_t n;
+        sortd__wire_sizes sizes;
+} sortd__request;
+
+/*
+ * Decodes the len-byte message of a frame whose payload is payload_len bytes, checks it against
+ * lim, and counts it in stats (requests_total; protocol_errors, sorts_failed or rejected for
+ * what it refuses). Every request but SORTD__REQ_SORT leaves its payload to be dropped.
+ */
+void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,
+                           const sortd__request_limits *lim, sortd__stats *stats,
+                           sortd__request *rq);
+
+#endif

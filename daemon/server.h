@@ -1,0 +1,44 @@
+/*
+ * The server (server.c): configuration, engine, listener, signals, the drain, and what every
+ * connection shares (the queue, admission, the counters). Everything here runs on the loop
+ * thread but what queue.c and worker.c say otherwise.
+ */
+#ifndef SORTD_DAEMON_SERVER_H
+#define SORTD_DAEMON_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "admission.h"
+#include "config.h"
+#include "engine.h"
+#include "queue.h"
+#include "stats.h"
+#include "worker.h"
+
+struct sortd__conn;
+
+typedef struct sortd__server {
+        uv_loop_t *loop;
+        sortd__config cfg;
+        sortd_engine *engine;
+        char engine_reason[1024]; /* how it was chosen and its self-check: logs, Status */
+        sortd__fair_queue queue;
+        sortd__worker worker;
+        sortd__admission adm;
+        uv_pipe_t listener;
+        bool listening;
+        uv_signal_t sigterm, sigint;
+        uv_timer_t watchdog, drain_timer;
+        bool watchdog_on, draining;
+        uint64_t started_ns;
+        struct sortd__conn *conns; /* every open connection */
+        sortd__stats stats;
+} sortd__server;
+
+/* main.c's whole body. */
+int sortd__run(int argc, char **argv);
+
+#endif
