@@ -2,7 +2,7 @@
  * The daemon's status counters: the one list behind the daemon's counters, the client's
  * sortd_server_status, its copy from the wire, and sortctl's listing. sortd.proto cannot
  * include it: StatusReply declares them again as fields 6 to 19, in this order, and the
- * status-counters test checks the two lists against each other.
+ * tests/proto/test_counters.c checks the two lists against each other.
  *
  * X(name, wire type, label): name is the StatusReply field and the C member (uint64_t on
  * both sides), wire type its protobuf-c type, label what sortctl prints.

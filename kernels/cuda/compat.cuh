@@ -1,6 +1,6 @@
 /*
  * The few things kernel source needs that differ between nvcc and the SIMT
- * emulator (tests/simt/simt.h, which must be included first there). Kernel
+ * emulator (tests/support/simt/simt.h, which must be included first there). Kernel
  * files include this and nothing device-specific of their own.
  */
 #ifndef SORTD_CUDA_COMPAT_CUH
@@ -69,7 +69,7 @@ inline unsigned shared_atomic_add(unsigned *p, unsigned v)
 } /* namespace sortd_cuda */
 
 #else
-#error "kernels/cuda needs nvcc, or tests/simt/simt.h included first"
+#error "kernels/cuda needs nvcc, or tests/support/simt/simt.h included first"
 #endif
 
 namespace sortd_cuda

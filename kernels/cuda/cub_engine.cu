@@ -2,7 +2,7 @@
  * The "cub" engine: CUB's DeviceRadixSort behind kernels/engine.h, a
  * benchmark peer for our kernels and a second opinion in the GPU suite. It is
  * never an oracle: like ours it is checked against the CPU engine (its
- * self-check, and tests/simt/test_gpu_engines). It sorts the same mapped keys
+ * self-check, and tests/kernels/cuda/test_gpu_engines). It sorts the same mapped keys
  * as ours (keys.h, applied by convert_keys_kernel), so both engines agree bit
  * for bit; temporary storage is sized once, at create, for the largest
  * request the capacity allows.
@@ -210,9 +210,5 @@ sortd_status cub_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void
 } /* namespace */
 
 extern "C" const sortd__engine_ops sortd__cub_engine_ops = {
-        "cub",
-        cub_create,
-        cub_sort,
-        cub_destroy,
-        sortd__selfcheck_against_cpu,
+        "cub", cub_create, cub_sort, cub_destroy, sortd__selfcheck_against_cpu,
 };

@@ -1,7 +1,7 @@
 /*
  * Dispatch: the host-side sequence of an Onesweep sort over buffers already
  * on the device. Templated on a Backend so the CUDA engine (streams, real
- * launches) and the emulated-kernel tests (tests/simt) run the same code:
+ * launches) and the emulated-kernel tests (tests/kernels/cuda/test_emulated_kernels on tests/support/simt) run the same code:
  *
  *   template <class... P, class... A>
  *   bool launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args);

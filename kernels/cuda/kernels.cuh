@@ -1,7 +1,7 @@
 /*
  * The kernels: thin entry points, one job each, that give an agent its
  * shared memory and run it. The same source compiles with nvcc and, for the
- * tests, as C++ against tests/simt/simt.h.
+ * tests, as C++ against tests/support/simt/simt.h.
  */
 #ifndef SORTD_CUDA_KERNELS_CUH
 #define SORTD_CUDA_KERNELS_CUH

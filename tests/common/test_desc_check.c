@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "desc_cases.h"
+#include "suite.h"
 
 START_TEST(table)
 {
@@ -49,16 +50,10 @@ int main(void)
 {
         Suite *s = suite_create("desc-check");
         TCase *tc = tcase_create("desc-check");
-        SRunner *sr;
-        int failed;
 
         tcase_add_loop_test(tc, table, 0, (int)(sizeof(desc_cases) / sizeof(desc_cases[0])));
         tcase_add_test(tc, null_and_no_room);
         tcase_add_test(tc, widths);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(s);
 }

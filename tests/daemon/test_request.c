@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "suite.h"
 #include "internal.h"
 
 #define CAPACITY 1000

@@ -13,6 +13,7 @@
 
 #include "engine_impl.h"
 #include "selfcheck.h"
+#include "suite.h"
 
 #define SAMPLE_CAPACITY ((size_t)1 << 24)
 
@@ -244,8 +245,6 @@ int main(void)
 {
         Suite *s = suite_create("selfcheck");
         TCase *tc = tcase_create("selfcheck");
-        SRunner *sr;
-        int failed;
 
         /* the full sample sorts 12M keys several times over: a minute under ASan on 2 cores */
         tcase_set_timeout(tc, 300);
@@ -259,9 +258,5 @@ int main(void)
         tcase_add_test(tc, catches_a_fault_at_thousands_of_tiles);
         tcase_add_test(tc, reports_an_engine_error);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(s);
 }

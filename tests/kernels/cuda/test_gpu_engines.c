@@ -4,7 +4,7 @@
  *
  * Case "engines": each GPU engine, ours ("cuda") and CUB's ("cub", a second
  * opinion), against the CPU engine, which CI tests on every commit, and
- * against the independent reference sort (tests/reference.c) up to 100003
+ * against the independent reference sort (tests/support/reference.c) up to 100003
  * keys: the matrix, bit windows, 2^28 keys, the size limit, and each engine's
  * self-check. No GPU engine is an oracle here.
  * Case "daemon": `sortd --engine auto` ($SORTD_BIN) must choose cuda after its

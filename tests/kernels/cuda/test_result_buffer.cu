@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cuda/result_buffer.h"
+#include "suite.h"
 
 using sortd_cuda::cub_result_buffer;
 using sortd_cuda::pass_output;
@@ -76,16 +77,10 @@ int main(void)
 {
         Suite *s = suite_create("result-buffer");
         TCase *tc = tcase_create("rules");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_cub_double_buffer);
         tcase_add_test(tc, test_cub_narrow_keys);
         tcase_add_test(tc, test_ours_ping_pong);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(s);
 }

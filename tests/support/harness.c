@@ -317,13 +317,70 @@ sortd_server_status status_of(const daemon_proc *d)
         return st;
 }
 
-int run_suite(Suite *s)
+void raw_expect_reply(int fd, uint64_t id, sortd_status s, const char *text)
 {
-        SRunner *sr = srunner_create(s);
-        int failed;
+        uint64_t plen;
+        Sortd__Wire__Reply *r = raw_recv_reply(fd, &plen);
 
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        ck_assert_msg(r, "connection closed instead of a reply");
+        ck_assert_uint_eq(r->id, id);
+        ck_assert_msg((int)r->status == (int)s, "status %d, expected %d (%s)", r->status, s,
+                      r->error);
+        ck_assert_uint_eq(plen, 0);
+        if (text)
+                ck_assert_msg(strstr(r->error, text), "'%s' lacks '%s'", r->error, text);
+        sortd__wire__reply__free_unpacked(r, NULL);
+}
+
+void raw_send_ping(int fd, uint64_t id)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__Ping ping = SORTD__WIRE__PING__INIT;
+
+        req.id = id;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
+        req.ping = &ping;
+        raw_send_request(fd, &req, 0);
+}
+
+/* The stream is still in sync: a ping is answered. */
+void raw_expect_in_sync(int fd)
+{
+        raw_send_ping(fd, 77);
+        raw_expect_reply(fd, 77, SORTD_OK, NULL);
+}
+
+Sortd__Wire__Sort raw_sort_msg(int key_type, int payload, uint64_t n)
+{
+        static Sortd__Wire__InlineData inl = SORTD__WIRE__INLINE_DATA__INIT;
+        Sortd__Wire__Sort s = SORTD__WIRE__SORT__INIT;
+
+        s.key_type = key_type;
+        s.payload = payload;
+        s.n = n;
+        s.data_case = SORTD__WIRE__SORT__DATA_INLINE_DATA;
+        s.inline_data = &inl;
+        return s;
+}
+
+void raw_send_sort(int fd, uint64_t id, Sortd__Wire__Sort *s, uint64_t plen)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+
+        req.id = id;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
+        req.sort = s;
+        raw_send_request(fd, &req, plen);
+}
+
+void raw_send_zeros(int fd, size_t n)
+{
+        static const char zeros[65536];
+
+        while (n) {
+                size_t k = n < sizeof(zeros) ? n : sizeof(zeros);
+
+                raw_send_bytes(fd, zeros, k);
+                n -= k;
+        }
 }

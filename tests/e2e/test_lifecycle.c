@@ -1,7 +1,8 @@
 /*
  * sortd's lifecycle: SIGTERM with work in flight, socket activation through
  * systemd-socket-activate, stale and live socket files, the config file, max-connections, and
- * what libsortd does when the daemon is silent or gone.
+ * how the engine was chosen. What libsortd does when the daemon is silent or gone is
+ * tests/client/test_client.c's.
  */
 #include <check.h>
 #include <pthread.h>
@@ -42,30 +43,12 @@ static void timing_end(void)
 #define DEPTH 3
 #define N (1u << 19)
 
-static void *xmalloc(size_t n)
-{
-        void *p = malloc(n);
-
-        ck_assert_ptr_nonnull(p);
-        return p;
-}
-
 static void ping_once(const daemon_proc *d)
 {
         sortd_conn *c = client_open(d);
 
         ck_assert_int_eq(sortd_ping(c), SORTD_OK);
         sortd_close(c);
-}
-
-/* One assertion, not one per key: each ck_assert talks to Check's parent process. */
-static void check_sorted_u64(const uint64_t *k, size_t n)
-{
-        size_t i = 1;
-
-        while (i < n && k[i - 1] <= k[i])
-                i++;
-        ck_assert_msg(i >= n, "not sorted at %zu", i);
 }
 
 /* Every request sent before SIGTERM is answered, then sortd closes and exits 0. */
@@ -339,98 +322,6 @@ START_TEST(max_connections)
 }
 END_TEST
 
-static volatile sig_atomic_t alarms;
-
-static void on_alarm(int sig)
-{
-        alarms++;
-}
-
-/* Signals every 200 us (no SA_RESTART) interrupt the client's waits: every call still works. */
-START_TEST(client_eintr)
-{
-        struct sigaction sa = {.sa_handler = on_alarm}; /* sa_flags = 0: no SA_RESTART */
-        struct itimerval it = {{0, 200}, {0, 200}};
-        size_t n = 1u << 20;
-        uint64_t *keys = xmalloc(n * 8), *vals = xmalloc(n * 8);
-        sortd_conn *c;
-        daemon_proc d = {0};
-
-        daemon_start(&d, NULL);
-        c = client_open(&d);
-        sigaction(SIGALRM, &sa, NULL);
-        setitimer(ITIMER_REAL, &it, NULL);
-        for (int round = 0; round < 3; round++) {
-                for (size_t i = 0; i < n; i++) {
-                        keys[i] = (n - i) * 0x9e3779b97f4a7c15ull;
-                        vals[i] = i;
-                }
-                ck_assert_msg(sortd_sort_pairs(c, keys, vals, 8, n, SORTD_KEY_U64, NULL) ==
-                                      SORTD_OK,
-                              "%s", sortd_error_message(c));
-                check_sorted_u64(keys, n);
-                ck_assert_int_eq(sortd_ping(c), SORTD_OK);
-        }
-        memset(&it, 0, sizeof(it));
-        setitimer(ITIMER_REAL, &it, NULL);
-        ck_assert_int_gt(alarms, 10);
-        sortd_close(c);
-        free(keys);
-        free(vals);
-        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
-}
-END_TEST
-
-/* A listener that never answers: connect's Hello times out instead of hanging. */
-START_TEST(client_timeout)
-{
-        char dir[] = "/tmp/sortd-test-XXXXXX", path[128], err[256];
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        sortd_connect_options o = {.timeout_ms = 200};
-        sortd_conn *c = NULL;
-        struct timespec t0, t1;
-        int fd;
-
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(path, sizeof(path), "%s/mute.sock", dir);
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM, 0);
-        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-        ck_assert_int_eq(listen(fd, 4), 0);
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        ck_assert_int_eq(sortd_connect(path, &o, &c, err, sizeof(err)), SORTD_E_TIMEOUT);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        ck_assert_ptr_null(c);
-        ck_assert_msg(strstr(err, "200 ms"), "%s", err);
-        ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
-                         2000);
-        close(fd);
-        unlink(path);
-        rmdir(dir);
-        /* Nobody there at all. */
-        ck_assert_int_eq(sortd_connect(path, &o, &c, err, sizeof(err)), SORTD_E_IO);
-}
-END_TEST
-
-/* The daemon dies under a client: a clear error, no hang, then the connection stays broken. */
-START_TEST(daemon_goes_away)
-{
-        uint32_t keys[100] = {0};
-        sortd_conn *c;
-        daemon_proc d = {0};
-        sortd_status s;
-
-        daemon_start(&d, NULL);
-        c = client_open(&d);
-        ck_assert_int_eq(daemon_stop(&d, SIGKILL), -1);
-        s = sortd_sort(c, keys, 100, SORTD_KEY_U32, NULL);
-        ck_assert_int_eq(s, SORTD_E_IO);
-        ck_assert_msg(*sortd_error_message(c), "no message");
-        ck_assert_int_eq(sortd_ping(c), SORTD_E_IO);
-        sortd_close(c);
-}
-END_TEST
-
 int main(void)
 {
         Suite *s = suite_create("lifecycle");
@@ -445,9 +336,6 @@ int main(void)
         tcase_add_test(tc, config_file_and_bad_options);
         tcase_add_test(tc, engine_choice);
         tcase_add_test(tc, max_connections);
-        tcase_add_test(tc, client_timeout);
-        tcase_add_test(tc, client_eintr);
-        tcase_add_test(tc, daemon_goes_away);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../../kernels/cuda/dispatch.cuh"
+#include "cuda/dispatch.cuh" /* -I kernels/ */
 
 namespace emulated
 {

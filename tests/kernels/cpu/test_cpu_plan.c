@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "cpu/plan.h"
+#include "suite.h"
 
 #define TILE ((size_t)SORTD__CPU_TILE_KEYS)
 
@@ -264,8 +265,6 @@ int main(void)
 {
         Suite *s = suite_create("cpu-plan");
         TCase *tc = tcase_create("plan");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, places_skip_single_bins);
         tcase_add_test(tc, buckets_from_two_tiles);
@@ -274,9 +273,5 @@ int main(void)
         tcase_add_test(tc, first_and_last_pass);
         tcase_add_test(tc, threads_per_keys);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(s);
 }

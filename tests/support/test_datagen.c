@@ -7,6 +7,7 @@
 
 #include "datagen.h"
 #include "reference.h"
+#include "suite.h"
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -394,11 +395,5 @@ static Suite *datagen_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(datagen_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(datagen_suite());
 }

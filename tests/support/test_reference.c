@@ -12,6 +12,7 @@
 
 #include "datagen.h"
 #include "reference.h"
+#include "suite.h"
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -367,11 +368,5 @@ static Suite *reference_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(reference_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(reference_suite());
 }

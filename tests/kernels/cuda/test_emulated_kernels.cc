@@ -19,6 +19,7 @@
 #include "datagen.h"
 extern "C" {
 #include "reference.h" /* a C header without C++ guards */
+#include "suite.h"
 }
 
 namespace
@@ -298,11 +299,5 @@ Suite *emulated_suite()
 
 int main(void)
 {
-        SRunner *sr = srunner_create(emulated_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return run_suite(emulated_suite());
 }

@@ -1,6 +1,6 @@
 /*
- * sortd_counters.h against sortd.proto, which cannot include it: every counter is a StatusReply field
- * of its wire type, numbered from 6 in the list's order (the order of the public
+ * sortd_counters.h against sortd.proto, which cannot include it: every counter is a StatusReply
+ * field of its wire type, numbered from 6 in the list's order (the order of the public
  * sortd_server_status too), and every integer field of StatusReply is a counter or one of the
  * two figures that are not counted (capacity, uptime_ms). A counter added to one list only
  * fails here.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "sortd_counters.h"
-#include "harness.h"
+#include "suite.h"
 #include "sortd.pb-c.h"
 
 #define FIRST_COUNTER_FIELD 6
@@ -63,7 +63,8 @@ START_TEST(fields_are_counters)
                 integers++;
                 if (strcmp(f->name, "capacity") == 0 || strcmp(f->name, "uptime_ms") == 0)
                         continue;
-                ck_assert_msg(is_counter(f->name), "StatusReply.%s is not in sortd_counters.h", f->name);
+                ck_assert_msg(is_counter(f->name), "StatusReply.%s is not in sortd_counters.h",
+                              f->name);
         }
         ck_assert_uint_eq(integers, N_COUNTERS + 2);
 }

@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "sortd.h"
+#include "suite.h"
 #include "wire.h"
 
 typedef struct daemon_proc {
@@ -41,8 +42,6 @@ long daemon_rss_kib(const daemon_proc *d);
 sortd_conn *client_open(const daemon_proc *d);
 /* The daemon's counters, through a connection of its own (a Hello and a Status). */
 sortd_server_status status_of(const daemon_proc *d);
-/* Runs s and returns main's exit status. */
-int run_suite(Suite *s);
 int raw_connect(const char *path);
 /* Sends a frame with the given header fields and raw message bytes (payload not included). */
 void raw_send_frame(int fd, uint32_t magic, uint16_t version, uint32_t mlen, uint64_t plen,
@@ -56,5 +55,16 @@ Sortd__Wire__Reply *raw_recv_reply(int fd, uint64_t *plen);
 void raw_skip(int fd, uint64_t n);
 /* True when the peer has closed (EOF within the timeout). */
 int raw_wait_eof(int fd, int timeout_ms);
+/* Reads one reply: it must answer id with status s, carry no payload, and (text non-NULL) say
+   text in its error. */
+void raw_expect_reply(int fd, uint64_t id, sortd_status s, const char *text);
+void raw_send_ping(int fd, uint64_t id);
+/* The stream is still in sync: a ping is answered. */
+void raw_expect_in_sync(int fd);
+/* An inline Sort message of n keys, the rest at its defaults. */
+Sortd__Wire__Sort raw_sort_msg(int key_type, int payload, uint64_t n);
+void raw_send_sort(int fd, uint64_t id, Sortd__Wire__Sort *s, uint64_t plen);
+/* Sends n zero bytes (a payload's worth). */
+void raw_send_zeros(int fd, size_t n);
 
 #endif

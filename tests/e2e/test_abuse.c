@@ -1,0 +1,315 @@
+/*
+ * Abuse of a real sortd while a good client is served: bad input on raw sockets, one named case
+ * at a time, and clients killed mid-payload or with sorts queued and running.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static daemon_proc shared_daemon; /* zero: no notify socket */
+
+static void shared_start(void)
+{
+        daemon_start(&shared_daemon, NULL);
+}
+
+static void shared_stop(void)
+{
+        ck_assert_int_eq(daemon_stop(&shared_daemon, SIGTERM), 0);
+}
+
+/* ---- bad input on raw sockets, while a good client is served ---- */
+
+static void good_client_sorts(void)
+{
+        sortd_conn *c = client_open(&shared_daemon);
+        uint64_t keys[5000];
+
+        for (size_t i = 0; i < 5000; i++)
+                keys[i] = (i * 7919) % 5000;
+        size_t i = 0;
+
+        ck_assert_int_eq(sortd_sort(c, keys, 5000, SORTD_KEY_U64, NULL), SORTD_OK);
+        while (i < 5000 && keys[i] == i)
+                i++;
+        ck_assert_uint_eq(i, 5000);
+        sortd_close(c);
+}
+
+/* Each bad input: what is sent on a fresh raw connection, and what must come back. */
+
+static void bad_magic(int fd)
+{
+        raw_send_frame(fd, 0x11223344, SORTD__WIRE_VERSION, 4, 0, NULL, 0);
+        raw_expect_reply(fd, 0, SORTD_E_PROTOCOL, "magic");
+        ck_assert(raw_wait_eof(fd, 5000));
+}
+
+static void unknown_frame_version(int fd)
+{
+        raw_send_frame(fd, SORTD__WIRE_MAGIC, 9, 4, 0, NULL, 0);
+        raw_expect_reply(fd, 0, SORTD_E_PROTOCOL, "version 9");
+        ck_assert(raw_wait_eof(fd, 5000));
+}
+
+static void message_over_64k(int fd)
+{
+        raw_send_frame(fd, SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, 1u << 20, 0, NULL, 0);
+        raw_expect_reply(fd, 0, SORTD_E_PROTOCOL, "message length");
+        ck_assert(raw_wait_eof(fd, 5000));
+}
+
+static void truncated_frame(int fd)
+{
+        uint8_t junk[10];
+
+        memset(junk, 0xa5, sizeof(junk));
+        raw_send_frame(fd, SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, 40, 0, junk, sizeof(junk));
+}
+
+static void unparsable_protobuf(int fd)
+{
+        uint8_t junk[16];
+
+        memset(junk, 0xa5, sizeof(junk));
+        raw_send_frame(fd, SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, 16, 0, junk, sizeof(junk));
+        raw_expect_reply(fd, 0, SORTD_E_PROTOCOL, "unparsable");
+        raw_expect_in_sync(fd);
+}
+
+static void unknown_key_type(int fd)
+{
+        Sortd__Wire__Sort s = raw_sort_msg(99, SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 8);
+
+        raw_send_sort(fd, 5, &s, 32);
+        raw_send_zeros(fd, 32);
+        raw_expect_reply(fd, 5, SORTD_E_INVAL, "key type 99");
+        raw_expect_in_sync(fd);
+}
+
+static void n_against_payload_length(int fd)
+{
+        Sortd__Wire__Sort s = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32,
+                                           SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES64, 100);
+
+        raw_send_sort(fd, 6, &s, 400);
+        raw_send_zeros(fd, 400);
+        raw_expect_reply(fd, 6, SORTD_E_INVAL, "need 1200");
+        raw_expect_in_sync(fd);
+}
+
+static void payload_after_ping(int fd)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+
+        req.id = 7;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
+        req.ping = &(Sortd__Wire__Ping)SORTD__WIRE__PING__INIT;
+        raw_send_request(fd, &req, 10);
+        raw_send_zeros(fd, 10);
+        raw_expect_reply(fd, 7, SORTD_OK, NULL);
+        raw_expect_reply(fd, 7, SORTD_E_PROTOCOL, "unexpected payload");
+        raw_expect_in_sync(fd);
+}
+
+static void hello_other_protocol(int fd)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__Hello hello = SORTD__WIRE__HELLO__INIT;
+
+        hello.protocol_version = 5;
+        req.id = 8;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_HELLO;
+        req.hello = &hello;
+        raw_send_request(fd, &req, 0);
+        raw_expect_reply(fd, 8, SORTD_E_PROTOCOL, "version 5");
+        raw_expect_in_sync(fd);
+}
+
+static void request_of_no_kind(int fd)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+
+        req.id = 9;
+        raw_send_request(fd, &req, 0);
+        raw_expect_reply(fd, 9, SORTD_E_PROTOCOL, "unknown kind");
+        raw_expect_in_sync(fd);
+}
+
+/* Region sorts come with the next protocol step. */
+static void region_sort(int fd)
+{
+        Sortd__Wire__Sort s =
+                raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32, SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 8);
+
+        s.data_case = SORTD__WIRE__SORT__DATA_REGION;
+        s.region = &(Sortd__Wire__RegionData)SORTD__WIRE__REGION_DATA__INIT;
+        raw_send_sort(fd, 10, &s, 0);
+        raw_expect_reply(fd, 10, SORTD_E_UNSUPPORTED, "region");
+        raw_expect_in_sync(fd);
+}
+
+static void bad_bit_range(int fd)
+{
+        Sortd__Wire__Sort s =
+                raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U16, SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 4);
+
+        s.begin_bit = 3;
+        s.end_bit = 17;
+        raw_send_sort(fd, 11, &s, 8);
+        raw_send_zeros(fd, 8);
+        raw_expect_reply(fd, 11, SORTD_E_INVAL, "bit range");
+        raw_expect_in_sync(fd);
+}
+
+static void reserved_flags(int fd)
+{
+        raw_send_bytes(fd, "SRTD\x01\x00\x01\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+                       20);
+        raw_expect_reply(fd, 0, SORTD_E_PROTOCOL, "flags");
+        ck_assert(raw_wait_eof(fd, 5000));
+}
+
+static const struct bad_input_case {
+        const char *name;
+        void (*send_and_expect)(int fd);
+        bool closed_mid_frame; /* no reply to wait for: the daemon must count the error */
+} bad_inputs[] = {
+        {"bad magic: an error, then closed", bad_magic, false},
+        {"unknown frame version: an error naming both, then closed", unknown_frame_version, false},
+        {"message over 64 KiB: refused before it is read, then closed", message_over_64k, false},
+        {"truncated frame: the client hangs up mid-message", truncated_frame, true},
+        {"unparsable protobuf: an error, the stream still in sync", unparsable_protobuf, false},
+        {"unknown key type: its payload drained", unknown_key_type, false},
+        {"n inconsistent with the payload length", n_against_payload_length, false},
+        {"a payload after a ping", payload_after_ping, false},
+        {"hello with another protocol version", hello_other_protocol, false},
+        {"a request of no known kind", request_of_no_kind, false},
+        {"a region sort, not yet supported", region_sort, false},
+        {"bad bit range", bad_bit_range, false},
+        {"nonzero reserved flags: an error, then closed", reserved_flags, false},
+};
+
+enum { BAD_INPUTS = sizeof(bad_inputs) / sizeof(bad_inputs[0]) };
+
+/* _i picks the case; a good client is served before and after its connection closes. */
+START_TEST(bad_input)
+{
+        const struct bad_input_case *bc = &bad_inputs[_i];
+        int fd = raw_connect(shared_daemon.sock);
+        uint64_t before = status_of(&shared_daemon).protocol_errors;
+
+        printf("bad input: %s\n", bc->name);
+        bc->send_and_expect(fd);
+        good_client_sorts();
+        close(fd);
+        good_client_sorts();
+        if (bc->closed_mid_frame) {
+                /* The daemon saw the truncation (the close may take a moment to arrive). */
+                for (int k = 0; k < 100 && status_of(&shared_daemon).protocol_errors == before; k++)
+                        usleep(10000);
+                ck_assert_msg(status_of(&shared_daemon).protocol_errors > before, "%s", bc->name);
+        }
+        ck_assert_msg(daemon_alive(&shared_daemon), "died after %s", bc->name);
+}
+END_TEST
+
+/* ---- clients that die ---- */
+
+static sortd_server_status wait_idle(const daemon_proc *d)
+{
+        sortd_server_status st;
+
+        for (int k = 0; k < 500; k++) {
+                st = status_of(d);
+                if (st.inflight_bytes == 0 && st.connections == 1 && st.queued == 0)
+                        break;
+                usleep(10000);
+        }
+        return st;
+}
+
+/* Every sort the daemon took from a client ends counted: sorted (ok or failed) if the engine
+   ran it, cancelled if the client left first; a sort that was running when the client left
+   counts as both. */
+static uint64_t settled(const sortd_server_status *st)
+{
+        return st->sorts_ok + st->sorts_failed + st->cancelled;
+}
+
+/* _i = 0: killed mid-payload; 1: killed while its sorts are queued and running. */
+START_TEST(client_killed)
+{
+        const int sorts = _i ? 2 : 1;
+        sortd_server_status st0 = status_of(&shared_daemon), st;
+        pid_t child;
+        int status, pipefd[2];
+        char go;
+
+        ck_assert_int_eq(pipe(pipefd), 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                int fd = raw_connect(shared_daemon.sock);
+                Sortd__Wire__Sort s =
+                        raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U64,
+                                     SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES64, 1u << 19);
+
+                for (int r = 0; r < sorts; r++) {
+                        raw_send_sort(fd, (uint64_t)r + 1, &s, 8u << 20);
+                        raw_send_zeros(fd, _i ? 8u << 20 : 3u << 20);
+                }
+                if (write(pipefd[1], "x", 1) != 1)
+                        _exit(2);
+                pause();
+                _exit(0);
+        }
+        ck_assert_int_eq(read(pipefd[0], &go, 1), 1);
+        if (_i)
+                usleep(20000); /* let the daemon read them and start sorting */
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        good_client_sorts();
+        st = wait_idle(&shared_daemon);
+        ck_assert_uint_eq(st.inflight_bytes, 0);
+        ck_assert_uint_eq(st.queued, 0);
+        ck_assert_uint_eq(st.connections, 1);
+        ck_assert_uint_eq(st.sorts_failed, st0.sorts_failed);
+        if (_i == 0) {
+                /* Its payload never came whole: no sort ran, only the good client's. */
+                ck_assert_uint_eq(st.sorts_ok, st0.sorts_ok + 1);
+                ck_assert_uint_eq(st.cancelled, st0.cancelled);
+        } else {
+                /* Both sorts and the good client's, each counted once, or twice if it was
+                   running when the kill came; whether a sort was queued, running or replying
+                   then depends on timing. */
+                ck_assert_uint_ge(settled(&st), settled(&st0) + 1 + (uint64_t)sorts);
+                ck_assert_uint_le(settled(&st), settled(&st0) + 1 + 2 * (uint64_t)sorts);
+                ck_assert_uint_le(st.sorts_ok, st0.sorts_ok + 1 + (uint64_t)sorts);
+                ck_assert_uint_le(st.cancelled, st0.cancelled + (uint64_t)sorts);
+        }
+        ck_assert(daemon_alive(&shared_daemon));
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("abuse");
+        TCase *abuse = tcase_create("abuse");
+
+        tcase_add_unchecked_fixture(abuse, shared_start, shared_stop);
+        tcase_set_timeout(abuse, 30);
+        tcase_add_loop_test(abuse, bad_input, 0, BAD_INPUTS);
+        tcase_add_loop_test(abuse, client_killed, 0, 2);
+        suite_add_tcase(s, abuse);
+        return run_suite(s);
+}
