@@ -1,258 +1,20 @@
 /*
- * libsortd: blocking calls over a non-blocking socket, so that every wait goes through poll()
- * with the call's deadline. Partial reads and writes continue where they stopped; EINTR
- * retries; SIGPIPE is never raised (MSG_NOSIGNAL). A library never logs: errors are returned
- * with a message in the connection.
+ * libsortd's public calls: Hello, connect and close, Ping, Status, and the sorts (submit,
+ * receive, and the blocking sort, sort_pairs and argsort over them). Each builds a Request,
+ * checks what the daemon would refuse before a byte is sent, and reads the Reply it gets back
+ * from transport.c, which owns the socket and the frames; this file never touches the fd.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "sortd.h"
+#include "transport.h"
 #include "wire.h"
 
 #define DEFAULT_TIMEOUT_MS 60000
-#define SOCKET_BUFFER (4 << 20)
-
-struct sortd_conn {
-        int fd;
-        int timeout_ms;
-        bool broken;
-        sortd_status broken_status;
-        uint64_t next_id;
-        uint64_t outstanding; /* submitted, not yet received */
-        sortd_info info;
-        int64_t deadline_ms; /* of the call in progress; -1 = none */
-        uint8_t *msg;        /* SORTD__WIRE_MAX_MESSAGE bytes */
-        char err[256];
-};
-
-static sortd_status fail(sortd_conn *c, sortd_status s, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static sortd_status fail(sortd_conn *c, sortd_status s, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(c->err, sizeof(c->err), fmt, ap);
-        va_end(ap);
-        return s;
-}
-
-/* The stream is out of sync or gone: refuse everything from now on. */
-static sortd_status breaks(sortd_conn *c, sortd_status s)
-{
-        c->broken = true;
-        c->broken_status = s;
-        return s;
-}
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void start_call(sortd_conn *c)
-{
-        c->err[0] = '\0';
-        c->deadline_ms = c->timeout_ms < 0 ? -1 : now_ms() + c->timeout_ms;
-}
-
-/* Waits until fd is ready for events; SORTD_E_TIMEOUT past the deadline. */
-static sortd_status wait_fd(sortd_conn *c, short events)
-{
-        struct pollfd p = {.fd = c->fd, .events = events};
-
-        for (;;) {
-                int left = -1, r;
-
-                if (c->deadline_ms >= 0) {
-                        int64_t d = c->deadline_ms - now_ms();
-
-                        if (d <= 0)
-                                return breaks(c, fail(c, SORTD_E_TIMEOUT,
-                                                      "no answer from sortd within %d ms",
-                                                      c->timeout_ms));
-                        left = d > 1000000 ? 1000000 : (int)d;
-                }
-                r = poll(&p, 1, left);
-                if (r > 0)
-                        return SORTD_OK;
-                if (r < 0 && errno != EINTR)
-                        return breaks(c, fail(c, SORTD_E_IO, "poll: %s", strerror(errno)));
-        }
-}
-
-static sortd_status recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,
-                               uint64_t *payload_len);
-
-/*
- * A send failed because the daemon closed: it may have said why first (too many connections,
- * a stream it could not parse). Read that reply if it is there, briefly.
- */
-static sortd_status send_failed(sortd_conn *c, int err)
-{
-        Sortd__Wire__Reply *r = NULL;
-        uint64_t plen;
-        char msg[sizeof(c->err)];
-
-        snprintf(msg, sizeof(msg), "sending to sortd: %s", strerror(err));
-        if (err == EPIPE || err == ECONNRESET) {
-                c->deadline_ms = now_ms() + 100;
-                if (recv_reply(c, 0, &r, &plen) == SORTD_OK)
-                        sortd__wire__reply__free_unpacked(r, NULL);
-                if (c->broken && c->broken_status != SORTD_E_IO &&
-                    c->broken_status != SORTD_E_TIMEOUT && c->broken_status != SORTD_E_PROTOCOL)
-                        return c->broken_status; /* the daemon's own error and message */
-        }
-        return breaks(c, fail(c, SORTD_E_IO, "%s", msg));
-}
-
-/* Writes all of iov (modified in place). */
-static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt)
-{
-        while (iovcnt > 0) {
-                struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)iovcnt};
-                ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-                sortd_status s;
-
-                if (w < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno != EAGAIN && errno != EWOULDBLOCK)
-                                return send_failed(c, errno);
-                        s = wait_fd(c, POLLOUT);
-                        if (s != SORTD_OK)
-                                return s;
-                        continue;
-                }
-                while (iovcnt > 0 && (size_t)w >= iov->iov_len) {
-                        w -= (ssize_t)iov->iov_len;
-                        iov++;
-                        iovcnt--;
-                }
-                if (iovcnt > 0) {
-                        iov->iov_base = (char *)iov->iov_base + w;
-                        iov->iov_len -= (size_t)w;
-                }
-        }
-        return SORTD_OK;
-}
-
-static sortd_status read_all(sortd_conn *c, void *buf, size_t len)
-{
-        char *p = buf;
-
-        while (len > 0) {
-                ssize_t r = recv(c->fd, p, len, 0);
-                sortd_status s;
-
-                if (r > 0) {
-                        p += r;
-                        len -= (size_t)r;
-                        continue;
-                }
-                if (r == 0)
-                        return breaks(c, fail(c, SORTD_E_IO, "sortd closed the connection"));
-                if (errno == EINTR)
-                        continue;
-                if (errno != EAGAIN && errno != EWOULDBLOCK)
-                        return breaks(c, fail(c, SORTD_E_IO, "receiving from sortd: %s",
-                                              strerror(errno)));
-                s = wait_fd(c, POLLIN);
-                if (s != SORTD_OK)
-                        return s;
-        }
-        return SORTD_OK;
-}
-
-/* Sends one request frame: header, the packed Request, then the payload pieces. */
-static sortd_status send_request(sortd_conn *c, const Sortd__Wire__Request *req, void *p1,
-                                 size_t l1, void *p2, size_t l2)
-{
-        size_t len = sortd__wire__request__get_packed_size(req);
-        uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
-        sortd__wire_header h = {
-                .magic = SORTD__WIRE_MAGIC,
-                .version = SORTD__WIRE_VERSION,
-                .message_len = (uint32_t)len,
-                .payload_len = (uint64_t)l1 + l2,
-        };
-        struct iovec iov[4];
-        int n = 0;
-
-        if (len > SORTD__WIRE_MAX_MESSAGE)
-                return fail(c, SORTD_E_INVAL, "request message too large");
-        sortd__wire__request__pack(req, c->msg);
-        sortd__wire_header_pack(&h, hdr);
-        iov[n++] = (struct iovec){hdr, sizeof(hdr)};
-        iov[n++] = (struct iovec){c->msg, len};
-        if (l1)
-                iov[n++] = (struct iovec){p1, l1};
-        if (l2)
-                iov[n++] = (struct iovec){p2, l2};
-        return write_all(c, iov, n);
-}
-
-/*
- * Receives one reply frame for request id: *out is the unpacked Reply (free it), *payload_len
- * the bytes that follow it and remain to be read.
- */
-static sortd_status recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,
-                               uint64_t *payload_len)
-{
-        uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
-        sortd__wire_header h;
-        Sortd__Wire__Reply *r;
-        char why[160];
-        sortd_status s;
-
-        s = read_all(c, hdr, sizeof(hdr));
-        if (s != SORTD_OK)
-                return s;
-        sortd__wire_header_unpack(hdr, &h);
-        if (sortd__wire_header_check(&h, SORTD__WIRE_MAX_MESSAGE, why, sizeof(why)) != SORTD_OK)
-                return breaks(c, fail(c, SORTD_E_PROTOCOL, "bad reply frame: %s", why));
-        s = read_all(c, c->msg, h.message_len);
-        if (s != SORTD_OK)
-                return s;
-        r = sortd__wire__reply__unpack(NULL, h.message_len, c->msg);
-        if (!r)
-                return breaks(c, fail(c, SORTD_E_PROTOCOL, "unparsable reply from sortd"));
-        if (r->id == 0 && r->status != SORTD__WIRE__STATUS_CODE__OK) {
-                /* The daemon's last word on this stream (a limit, or input it could not
-                   parse); it closes the connection after it. */
-                sortd_status st = sortd__wire_status_from(r->status);
-
-                fail(c, st, "sortd: %s", r->error);
-                sortd__wire__reply__free_unpacked(r, NULL);
-                return breaks(c, st);
-        }
-        if (r->id != id) {
-                /* id 0 is the daemon's answer to a stream it could no longer parse. */
-                fail(c, SORTD_E_PROTOCOL, "reply to request %llu while waiting for %llu%s%s",
-                     (unsigned long long)r->id, (unsigned long long)id, *r->error ? ": " : "",
-                     r->error);
-                sortd__wire__reply__free_unpacked(r, NULL);
-                return breaks(c, SORTD_E_PROTOCOL);
-        }
-        *out = r;
-        *payload_len = h.payload_len;
-        return SORTD_OK;
-}
 
 /* A reply's status: OK, or the daemon's error with its message. */
 static sortd_status reply_status(sortd_conn *c, const Sortd__Wire__Reply *r)
@@ -260,7 +22,7 @@ static sortd_status reply_status(sortd_conn *c, const Sortd__Wire__Reply *r)
         sortd_status s = sortd__wire_status_from(r->status);
 
         if (s != SORTD_OK)
-                fail(c, s, "%s", *r->error ? r->error : sortd_strerror(s));
+                sortd__client_fail(c, s, "%s", *r->error ? r->error : sortd_strerror(s));
         return s;
 }
 
@@ -274,22 +36,24 @@ static sortd_status simple_call(sortd_conn *c, Sortd__Wire__Request *req,
         if (c->broken)
                 return c->broken_status;
         if (c->outstanding)
-                return fail(c, SORTD_E_INVAL, "%llu submitted sorts not yet received",
-                            (unsigned long long)c->outstanding);
-        start_call(c);
+                return sortd__client_fail(c, SORTD_E_INVAL, "%llu submitted sorts not yet received",
+                                          (unsigned long long)c->outstanding);
+        sortd__client_start_call(c);
         req->id = ++c->next_id;
-        s = send_request(c, req, NULL, 0, NULL, 0);
+        s = sortd__client_send_request(c, req, NULL, 0, NULL, 0);
         if (s == SORTD_OK)
-                s = recv_reply(c, req->id, out, &plen);
+                s = sortd__client_recv_reply(c, req->id, out, &plen);
         if (s != SORTD_OK)
                 return s;
         if (plen) {
                 sortd__wire__reply__free_unpacked(*out, NULL);
-                return breaks(c, fail(c, SORTD_E_PROTOCOL, "unexpected payload in a reply"));
+                return sortd__client_breaks(c, sortd__client_fail(c, SORTD_E_PROTOCOL,
+                                                                  "unexpected payload in a reply"));
         }
         s = reply_status(c, *out);
         if (s == SORTD_OK && (*out)->body_case != want)
-                s = breaks(c, fail(c, SORTD_E_PROTOCOL, "reply of the wrong kind"));
+                s = sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "reply of the wrong kind"));
         if (s != SORTD_OK) {
                 sortd__wire__reply__free_unpacked(*out, NULL);
                 *out = NULL;
@@ -339,35 +103,6 @@ sortd_status sortd_hello(sortd_conn *c, sortd_info *info)
         return SORTD_OK;
 }
 
-static sortd_status connect_fd(sortd_conn *c, const char *path)
-{
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        int err;
-        socklen_t elen = sizeof(err);
-        sortd_status s;
-
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return fail(c, SORTD_E_INVAL, "socket path too long: %s", path);
-        strcpy(sa.sun_path, path);
-        c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (c->fd < 0)
-                return fail(c, SORTD_E_SYSTEM, "socket: %s", strerror(errno));
-        /* A Unix stream socket's queue is the sender's buffer: a large one moves a big
-           payload in fewer wake-ups of both sides (the kernel caps it at wmem_max). */
-        setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &(int){SOCKET_BUFFER}, sizeof(int));
-        if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-                return SORTD_OK;
-        if (errno != EAGAIN && errno != EINPROGRESS && errno != EINTR)
-                return fail(c, SORTD_E_IO, "cannot connect to %s: %s", path, strerror(errno));
-        /* A full backlog: wait for the connection to complete within the timeout. */
-        s = wait_fd(c, POLLOUT);
-        if (s != SORTD_OK)
-                return s;
-        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err != 0)
-                return fail(c, SORTD_E_IO, "cannot connect to %s: %s", path, strerror(err));
-        return SORTD_OK;
-}
-
 sortd_status sortd_connect(const char *path, const sortd_connect_options *opts, sortd_conn **out,
                            char *errbuf, size_t errbuf_len)
 {
@@ -397,8 +132,8 @@ sortd_status sortd_connect(const char *path, const sortd_connect_options *opts, 
                 sortd__wire_default_socket(def, sizeof(def));
                 path = def;
         }
-        start_call(c);
-        s = connect_fd(c, path);
+        sortd__client_start_call(c);
+        s = sortd__client_connect(c, path);
         if (s == SORTD_OK)
                 s = sortd_hello(c, NULL);
         if (s != SORTD_OK) {
@@ -415,8 +150,7 @@ void sortd_close(sortd_conn *c)
 {
         if (!c)
                 return;
-        if (c->fd >= 0)
-                close(c->fd);
+        sortd__client_disconnect(c);
         free(c->msg);
         free(c);
 }
@@ -441,14 +175,15 @@ sortd_status sortd_ping(sortd_conn *c)
 
         if (!c)
                 return SORTD_E_INVAL;
-        ping.nonce = (uint64_t)now_ms();
+        ping.nonce = (uint64_t)sortd__client_now_ms();
         req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
         req.ping = &ping;
         s = simple_call(c, &req, SORTD__WIRE__REPLY__BODY_PING, &r);
         if (s != SORTD_OK)
                 return s;
         if (r->ping->nonce != ping.nonce)
-                s = breaks(c, fail(c, SORTD_E_PROTOCOL, "ping answered with another nonce"));
+                s = sortd__client_breaks(c, sortd__client_fail(c, SORTD_E_PROTOCOL,
+                                                               "ping answered with another nonce"));
         sortd__wire__reply__free_unpacked(r, NULL);
         return s;
 }
@@ -462,7 +197,8 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
         sortd_status s;
 
         if (!c || !st)
-                return c ? fail(c, SORTD_E_INVAL, "st must not be NULL") : SORTD_E_INVAL;
+                return c ? sortd__client_fail(c, SORTD_E_INVAL, "st must not be NULL")
+                         : SORTD_E_INVAL;
         req.body_case = SORTD__WIRE__REQUEST__BODY_STATUS;
         req.status = &status;
         s = simple_call(c, &req, SORTD__WIRE__REPLY__BODY_STATUS_REPLY, &r);
@@ -490,10 +226,10 @@ static sortd_status begin_call(sortd_conn *c, const void *arg, const char *what)
         if (!c)
                 return SORTD_E_INVAL;
         if (!arg)
-                return fail(c, SORTD_E_INVAL, "%s must not be NULL", what);
+                return sortd__client_fail(c, SORTD_E_INVAL, "%s must not be NULL", what);
         if (c->broken)
                 return c->broken_status;
-        start_call(c);
+        sortd__client_start_call(c);
         return SORTD_OK;
 }
 
@@ -511,21 +247,25 @@ static sortd_status validate(sortd_conn *c, const sortd_request *r, sortd__wire_
         char why[128];
 
         if (sortd_sort_desc_check(&d, r->n, why, sizeof(why)) != SORTD_OK)
-                return fail(c, SORTD_E_INVAL, "%s", why);
+                return sortd__client_fail(c, SORTD_E_INVAL, "%s", why);
         if (sortd__wire_sizes_of(&d, r->n, sizes) != SORTD_OK)
-                return fail(c, SORTD_E_INVAL, "n = %zu is too large", r->n);
+                return sortd__client_fail(c, SORTD_E_INVAL, "n = %zu is too large", r->n);
         if (r->n && (!r->keys || misaligned(r->keys, ks)))
-                return fail(c, SORTD_E_INVAL, "keys must be non-NULL and aligned to %zu bytes", ks);
+                return sortd__client_fail(c, SORTD_E_INVAL,
+                                          "keys must be non-NULL and aligned to %zu bytes", ks);
         if (r->n && vs && (!r->vals || misaligned(r->vals, vs)))
-                return fail(c, SORTD_E_INVAL, "vals must be non-NULL and aligned to %zu bytes", vs);
+                return sortd__client_fail(c, SORTD_E_INVAL,
+                                          "vals must be non-NULL and aligned to %zu bytes", vs);
         if (r->n > c->info.capacity)
-                return fail(c, SORTD_E_CAPACITY, "n = %zu above the daemon's capacity %llu", r->n,
-                            (unsigned long long)c->info.capacity);
+                return sortd__client_fail(c, SORTD_E_CAPACITY,
+                                          "n = %zu above the daemon's capacity %llu", r->n,
+                                          (unsigned long long)c->info.capacity);
         if (c->info.max_request_bytes && sizes->reply_len > c->info.max_request_bytes)
-                return fail(c, SORTD_E_CAPACITY,
-                            "request of %llu bytes above the daemon's max-request-bytes %llu",
-                            (unsigned long long)sizes->reply_len,
-                            (unsigned long long)c->info.max_request_bytes);
+                return sortd__client_fail(
+                        c, SORTD_E_CAPACITY,
+                        "request of %llu bytes above the daemon's max-request-bytes %llu",
+                        (unsigned long long)sizes->reply_len,
+                        (unsigned long long)c->info.max_request_bytes);
         return SORTD_OK;
 }
 
@@ -555,8 +295,9 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
         req.id = r->id = ++c->next_id;
         req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
         req.sort = &sort;
-        s = send_request(c, &req, r->keys, (size_t)sizes.keys_bytes, argsort ? NULL : r->vals,
-                         argsort ? 0 : (size_t)sizes.vals_bytes);
+        s = sortd__client_send_request(c, &req, r->keys, (size_t)sizes.keys_bytes,
+                                       argsort ? NULL : r->vals,
+                                       argsort ? 0 : (size_t)sizes.vals_bytes);
         if (s == SORTD_OK)
                 c->outstanding++;
         return s;
@@ -573,21 +314,24 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
         if (s != SORTD_OK)
                 return s;
         if (!c->outstanding)
-                return fail(c, SORTD_E_INVAL, "no submitted request to receive");
+                return sortd__client_fail(c, SORTD_E_INVAL, "no submitted request to receive");
         sortd_sort_desc d = {r->key_type, r->payload, r->opts.order, 0, 0};
 
         if (sortd__wire_sizes_of(&d, r->n, &sizes) != SORTD_OK)
-                return fail(c, SORTD_E_INVAL, "not the request that was submitted");
-        s = recv_reply(c, r->id, &rep, &plen);
+                return sortd__client_fail(c, SORTD_E_INVAL, "not the request that was submitted");
+        s = sortd__client_recv_reply(c, r->id, &rep, &plen);
         if (s != SORTD_OK)
                 return s;
         c->outstanding--;
         s = reply_status(c, rep);
         if (s == SORTD_OK && (rep->body_case != SORTD__WIRE__REPLY__BODY_SORT ||
                               rep->sort->n != r->n || plen != sizes.reply_len)) {
-                s = breaks(c, fail(c, SORTD_E_PROTOCOL, "sort reply does not match the request"));
+                s = sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL,
+                                              "sort reply does not match the request"));
         } else if (s != SORTD_OK && plen) {
-                s = breaks(c, fail(c, SORTD_E_PROTOCOL, "error reply with a payload"));
+                s = sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "error reply with a payload"));
         }
         if (s == SORTD_OK && rep->sort->timings)
                 r->timings = (sortd_timings){
@@ -598,9 +342,9 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
         sortd__wire__reply__free_unpacked(rep, NULL);
         if (s != SORTD_OK)
                 return s;
-        s = read_all(c, r->keys, (size_t)sizes.keys_bytes);
+        s = sortd__client_read_all(c, r->keys, (size_t)sizes.keys_bytes);
         if (s == SORTD_OK && sizes.vals_bytes)
-                s = read_all(c, r->vals, (size_t)sizes.vals_bytes);
+                s = sortd__client_read_all(c, r->vals, (size_t)sizes.vals_bytes);
         return s;
 }
 
@@ -609,8 +353,8 @@ static sortd_status call(sortd_conn *c, sortd_request *r)
         sortd_status s;
 
         if (c && c->outstanding)
-                return fail(c, SORTD_E_INVAL, "%llu submitted sorts not yet received",
-                            (unsigned long long)c->outstanding);
+                return sortd__client_fail(c, SORTD_E_INVAL, "%llu submitted sorts not yet received",
+                                          (unsigned long long)c->outstanding);
         s = sortd_submit(c, r);
         return s == SORTD_OK ? sortd_receive(c, r) : s;
 }
@@ -623,7 +367,8 @@ static sortd_status sort_call(sortd_conn *c, void *keys, void *vals, size_t size
         sortd_request r = {.keys = keys, .vals = vals, .n = n, .key_type = t};
 
         if (size && size != 4 && size != 8)
-                return c ? fail(c, SORTD_E_INVAL, "value/index size must be 4 or 8, not %zu", size)
+                return c ? sortd__client_fail(c, SORTD_E_INVAL,
+                                              "value/index size must be 4 or 8, not %zu", size)
                          : SORTD_E_INVAL;
         r.payload = size == 0 ? SORTD_PAYLOAD_NONE : size == 4 ? p4 : p8;
         r.opts = opts ? *opts : (sortd_sort_options){SORTD_ASCENDING, 0, 0};
@@ -640,7 +385,8 @@ sortd_status sortd_sort_pairs(sortd_conn *c, void *keys, void *vals, size_t val_
                               sortd_key_type t, const sortd_sort_options *opts)
 {
         if (val_size == 0)
-                return c ? fail(c, SORTD_E_INVAL, "val_size must be 4 or 8") : SORTD_E_INVAL;
+                return c ? sortd__client_fail(c, SORTD_E_INVAL, "val_size must be 4 or 8")
+                         : SORTD_E_INVAL;
         return sort_call(c, keys, vals, val_size, n, t, opts, SORTD_PAYLOAD_VALUES32,
                          SORTD_PAYLOAD_VALUES64);
 }
@@ -649,7 +395,8 @@ sortd_status sortd_argsort(sortd_conn *c, void *keys, void *idx, size_t idx_size
                            sortd_key_type t, const sortd_sort_options *opts)
 {
         if (idx_size == 0)
-                return c ? fail(c, SORTD_E_INVAL, "idx_size must be 4 or 8") : SORTD_E_INVAL;
+                return c ? sortd__client_fail(c, SORTD_E_INVAL, "idx_size must be 4 or 8")
+                         : SORTD_E_INVAL;
         return sort_call(c, keys, idx, idx_size, n, t, opts, SORTD_PAYLOAD_ARGSORT32,
                          SORTD_PAYLOAD_ARGSORT64);
 }

@@ -1,0 +1,274 @@
+/*
+ * libsortd's transport: the connection, its Unix socket, and the framed bytes on it. Blocking
+ * calls over a non-blocking socket, so that every wait goes through poll() with the call's
+ * deadline. Partial reads and writes continue where they stopped; EINTR retries; SIGPIPE is
+ * never raised (MSG_NOSIGNAL). A library never logs: errors are returned with a message in the
+ * connection. Apart from client.c so that the public calls read as requests and replies; this
+ * file knows frames, not what is in them, and never calls back into client.c.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport.h"
+
+#define SOCKET_BUFFER (4 << 20)
+
+sortd_status sortd__client_fail(sortd_conn *c, sortd_status s, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(c->err, sizeof(c->err), fmt, ap);
+        va_end(ap);
+        return s;
+}
+
+sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s)
+{
+        c->broken = true;
+        c->broken_status = s;
+        return s;
+}
+
+int64_t sortd__client_now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void sortd__client_start_call(sortd_conn *c)
+{
+        c->err[0] = '\0';
+        c->deadline_ms = c->timeout_ms < 0 ? -1 : sortd__client_now_ms() + c->timeout_ms;
+}
+
+/* Waits until fd is ready for events; SORTD_E_TIMEOUT past the deadline. */
+static sortd_status wait_fd(sortd_conn *c, short events)
+{
+        struct pollfd p = {.fd = c->fd, .events = events};
+
+        for (;;) {
+                int left = -1, r;
+
+                if (c->deadline_ms >= 0) {
+                        int64_t d = c->deadline_ms - sortd__client_now_ms();
+
+                        if (d <= 0)
+                                return sortd__client_breaks(
+                                        c, sortd__client_fail(c, SORTD_E_TIMEOUT,
+                                                              "no answer from sortd within %d ms",
+                                                              c->timeout_ms));
+                        left = d > 1000000 ? 1000000 : (int)d;
+                }
+                r = poll(&p, 1, left);
+                if (r > 0)
+                        return SORTD_OK;
+                if (r < 0 && errno != EINTR)
+                        return sortd__client_breaks(
+                                c, sortd__client_fail(c, SORTD_E_IO, "poll: %s", strerror(errno)));
+        }
+}
+
+sortd_status sortd__client_connect(sortd_conn *c, const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int err;
+        socklen_t elen = sizeof(err);
+        sortd_status s;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return sortd__client_fail(c, SORTD_E_INVAL, "socket path too long: %s", path);
+        strcpy(sa.sun_path, path);
+        c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (c->fd < 0)
+                return sortd__client_fail(c, SORTD_E_SYSTEM, "socket: %s", strerror(errno));
+        /* A Unix stream socket's queue is the sender's buffer: a large one moves a big
+           payload in fewer wake-ups of both sides (the kernel caps it at wmem_max). */
+        setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &(int){SOCKET_BUFFER}, sizeof(int));
+        if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+                return SORTD_OK;
+        if (errno != EAGAIN && errno != EINPROGRESS && errno != EINTR)
+                return sortd__client_fail(c, SORTD_E_IO, "cannot connect to %s: %s", path,
+                                          strerror(errno));
+        /* A full backlog: wait for the connection to complete within the timeout. */
+        s = wait_fd(c, POLLOUT);
+        if (s != SORTD_OK)
+                return s;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err != 0)
+                return sortd__client_fail(c, SORTD_E_IO, "cannot connect to %s: %s", path,
+                                          strerror(err));
+        return SORTD_OK;
+}
+
+void sortd__client_disconnect(sortd_conn *c)
+{
+        if (c->fd >= 0)
+                close(c->fd);
+        c->fd = -1;
+}
+
+/*
+ * A send failed because the daemon closed: it may have said why first (too many connections,
+ * a stream it could not parse). Read that reply if it is there, briefly.
+ */
+static sortd_status send_failed(sortd_conn *c, int err)
+{
+        Sortd__Wire__Reply *r = NULL;
+        uint64_t plen;
+        char msg[sizeof(c->err)];
+
+        snprintf(msg, sizeof(msg), "sending to sortd: %s", strerror(err));
+        if (err == EPIPE || err == ECONNRESET) {
+                c->deadline_ms = sortd__client_now_ms() + 100;
+                if (sortd__client_recv_reply(c, 0, &r, &plen) == SORTD_OK)
+                        sortd__wire__reply__free_unpacked(r, NULL);
+                if (c->broken && c->broken_status != SORTD_E_IO &&
+                    c->broken_status != SORTD_E_TIMEOUT && c->broken_status != SORTD_E_PROTOCOL)
+                        return c->broken_status; /* the daemon's own error and message */
+        }
+        return sortd__client_breaks(c, sortd__client_fail(c, SORTD_E_IO, "%s", msg));
+}
+
+/* Writes all of iov (modified in place). */
+static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt)
+{
+        while (iovcnt > 0) {
+                struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)iovcnt};
+                ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+                sortd_status s;
+
+                if (w < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno != EAGAIN && errno != EWOULDBLOCK)
+                                return send_failed(c, errno);
+                        s = wait_fd(c, POLLOUT);
+                        if (s != SORTD_OK)
+                                return s;
+                        continue;
+                }
+                while (iovcnt > 0 && (size_t)w >= iov->iov_len) {
+                        w -= (ssize_t)iov->iov_len;
+                        iov++;
+                        iovcnt--;
+                }
+                if (iovcnt > 0) {
+                        iov->iov_base = (char *)iov->iov_base + w;
+                        iov->iov_len -= (size_t)w;
+                }
+        }
+        return SORTD_OK;
+}
+
+sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len)
+{
+        char *p = buf;
+
+        while (len > 0) {
+                ssize_t r = recv(c->fd, p, len, 0);
+                sortd_status s;
+
+                if (r > 0) {
+                        p += r;
+                        len -= (size_t)r;
+                        continue;
+                }
+                if (r == 0)
+                        return sortd__client_breaks(
+                                c,
+                                sortd__client_fail(c, SORTD_E_IO, "sortd closed the connection"));
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK)
+                        return sortd__client_breaks(
+                                c, sortd__client_fail(c, SORTD_E_IO, "receiving from sortd: %s",
+                                                      strerror(errno)));
+                s = wait_fd(c, POLLIN);
+                if (s != SORTD_OK)
+                        return s;
+        }
+        return SORTD_OK;
+}
+
+sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Request *req, void *p1,
+                                        size_t l1, void *p2, size_t l2)
+{
+        size_t len = sortd__wire__request__get_packed_size(req);
+        uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
+        sortd__wire_header h = {
+                .magic = SORTD__WIRE_MAGIC,
+                .version = SORTD__WIRE_VERSION,
+                .message_len = (uint32_t)len,
+                .payload_len = (uint64_t)l1 + l2,
+        };
+        struct iovec iov[4];
+        int n = 0;
+
+        if (len > SORTD__WIRE_MAX_MESSAGE)
+                return sortd__client_fail(c, SORTD_E_INVAL, "request message too large");
+        sortd__wire__request__pack(req, c->msg);
+        sortd__wire_header_pack(&h, hdr);
+        iov[n++] = (struct iovec){hdr, sizeof(hdr)};
+        iov[n++] = (struct iovec){c->msg, len};
+        if (l1)
+                iov[n++] = (struct iovec){p1, l1};
+        if (l2)
+                iov[n++] = (struct iovec){p2, l2};
+        return write_all(c, iov, n);
+}
+
+sortd_status sortd__client_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,
+                                      uint64_t *payload_len)
+{
+        uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
+        sortd__wire_header h;
+        Sortd__Wire__Reply *r;
+        char why[160];
+        sortd_status s;
+
+        s = sortd__client_read_all(c, hdr, sizeof(hdr));
+        if (s != SORTD_OK)
+                return s;
+        sortd__wire_header_unpack(hdr, &h);
+        if (sortd__wire_header_check(&h, SORTD__WIRE_MAX_MESSAGE, why, sizeof(why)) != SORTD_OK)
+                return sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "bad reply frame: %s", why));
+        s = sortd__client_read_all(c, c->msg, h.message_len);
+        if (s != SORTD_OK)
+                return s;
+        r = sortd__wire__reply__unpack(NULL, h.message_len, c->msg);
+        if (!r)
+                return sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "unparsable reply from sortd"));
+        if (r->id == 0 && r->status != SORTD__WIRE__STATUS_CODE__OK) {
+                /* The daemon's last word on this stream (a limit, or input it could not
+                   parse); it closes the connection after it. */
+                sortd_status st = sortd__wire_status_from(r->status);
+
+                sortd__client_fail(c, st, "sortd: %s", r->error);
+                sortd__wire__reply__free_unpacked(r, NULL);
+                return sortd__client_breaks(c, st);
+        }
+        if (r->id != id) {
+                /* id 0 is the daemon's answer to a stream it could no longer parse. */
+                sortd__client_fail(c, SORTD_E_PROTOCOL,
+                                   "reply to request %llu while waiting for %llu%s%s",
+                                   (unsigned long long)r->id, (unsigned long long)id,
+                                   *r->error ? ": " : "", r->error);
+                sortd__wire__reply__free_unpacked(r, NULL);
+                return sortd__client_breaks(c, SORTD_E_PROTOCOL);
+        }
+        *out = r;
+        *payload_len = h.payload_len;
+        return SORTD_OK;
+}

@@ -1,0 +1,62 @@
+/*
+ * libsortd's private transport (transport.c): the connection, its socket, and one framed
+ * request or reply at a time. Shared only inside client/; the version script keeps every
+ * sortd__ name out of the library's exports.
+ */
+#ifndef SORTD_CLIENT_TRANSPORT_H
+#define SORTD_CLIENT_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sortd.h"
+#include "wire.h"
+
+struct sortd_conn {
+        int fd;
+        int timeout_ms;
+        bool broken;
+        sortd_status broken_status;
+        uint64_t next_id;
+        uint64_t outstanding; /* submitted, not yet received */
+        sortd_info info;
+        int64_t deadline_ms; /* of the call in progress; -1 = none */
+        uint8_t *msg;        /* SORTD__WIRE_MAX_MESSAGE bytes */
+        char err[256];
+};
+
+/* Records the call's message in c and returns s, so a failure is one return statement. */
+sortd_status sortd__client_fail(sortd_conn *c, sortd_status s, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* The stream is out of sync or gone: refuse everything from now on. */
+sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s);
+
+/* Monotonic: a deadline must not move when the wall clock is set. */
+int64_t sortd__client_now_ms(void);
+
+/* Every call starts here, so that one deadline covers all its waits and a success leaves "". */
+void sortd__client_start_call(sortd_conn *c);
+
+/* Opens c->fd to the socket at path; a full backlog is waited out within the deadline. */
+sortd_status sortd__client_connect(sortd_conn *c, const char *path);
+
+/* Closes c->fd if it is open; the fd is opened and closed only here. */
+void sortd__client_disconnect(sortd_conn *c);
+
+/* A reply's payload lands straight in the caller's buffer, so a reply is read in two steps. */
+sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len);
+
+/* Sends one request frame: header, the packed Request, then the payload pieces. */
+sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Request *req, void *p1,
+                                        size_t l1, void *p2, size_t l2);
+
+/*
+ * Receives one reply frame for request id: *out is the unpacked Reply (free it), *payload_len
+ * the bytes that follow it and remain to be read.
+ */
+sortd_status sortd__client_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,
+                                      uint64_t *payload_len);
+
+#endif
