@@ -1,6 +1,7 @@
 /*
  * What bench/sortbench's parts share: one generated input, one timed run of a
- * contestant (our engine or a peer), and the checks every run passes.
+ * contestant (our engine or a peer), the checks every run passes, and the
+ * command line (options.cc) that picks the cases and the contestants.
  */
 #ifndef SORTD_BENCH_H
 #define SORTD_BENCH_H
@@ -185,6 +186,26 @@ struct case_lists {
                                                 f(t, p, d, n);
         }
 };
+
+/* sortbench's command line (options.cc). */
+struct options {
+        case_lists cases; /* sizes empty: each of run_all's sweeps takes its own default */
+        std::vector<unsigned> threads;
+        unsigned repeats = 5;
+        std::vector<std::string> engines;
+        uint64_t seed = 1;
+        bool json = false;
+};
+
+/* argv with the defaults filled in. A bad option exits 2 after one line on
+   stderr, --help exits 0 after the usage text: the process is sortbench. */
+options parse_options(int argc, char **argv);
+
+/* Whether an --engines name is one of ours (cpu, cuda, cub), one of ours on
+   the GPU, a CPU sorting peer. */
+bool is_ours(const std::string &name);
+bool is_gpu(const std::string &name);
+bool is_peer(const std::string &name);
 
 /* What the GPU sweep (gpu.cc) runs: every case on each engine that holds its n. */
 struct gpu_request {
