@@ -1,0 +1,264 @@
+/*
+ * daemon/region.c on its own, with real memfds: what a region must be to be mapped (sealed
+ * against shrinking, not against writes, the size it claims), that every fd handed in is
+ * closed, the limits, span checks against overflow and misalignment, isolation between
+ * connections' tables, and the in-use rule in both directions.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "region.h"
+#include "suite.h"
+
+#define PAGE 4096u
+
+static sortd__region_limits limits;
+static sortd__regions table;
+static char why[256];
+
+static void setup(void)
+{
+        limits = (sortd__region_limits){.max_per_conn = 4, .max_bytes = 64 * PAGE};
+        sortd__regions_init(&table, &limits);
+        why[0] = 0;
+}
+
+static void teardown(void)
+{
+        sortd__regions_destroy(&table);
+        ck_assert_uint_eq(limits.mapped_bytes, 0);
+        ck_assert_uint_eq(limits.regions, 0);
+}
+
+/* A memfd of size bytes with the given seals, as a client makes it. */
+static int memfd(size_t size, int seals)
+{
+        int fd = memfd_create("sortd-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+        if (seals)
+                ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, seals), 0);
+        return fd;
+}
+
+static int is_closed(int fd)
+{
+        return fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+}
+
+/* Registers a dup of fd (the daemon closes what it is given; the test keeps fd). */
+static sortd_status add_dup(int fd, uint64_t size, uint64_t *id)
+{
+        int copy = dup(fd);
+
+        ck_assert_int_ge(copy, 0);
+        sortd_status s = sortd__regions_add(&table, copy, size, id, why, sizeof(why));
+        ck_assert_msg(is_closed(copy), "the fd given was left open");
+        return s;
+}
+
+static void expect_refused(int fd, uint64_t size, sortd_status want, const char *text)
+{
+        uint64_t id = 0;
+
+        ck_assert_int_eq(add_dup(fd, size, &id), want);
+        ck_assert_msg(strstr(why, text), "'%s' lacks '%s'", why, text);
+        ck_assert_uint_eq(table.count, 0);
+        ck_assert_uint_eq(limits.mapped_bytes, 0);
+}
+
+/* The daemon's writes through the mapping are the client's bytes, and the other way round. */
+START_TEST(register_and_share)
+{
+        int fd = memfd(2 * PAGE, F_SEAL_SHRINK | F_SEAL_SEAL);
+        uint32_t v = 0xfeedf00d, got = 0;
+        uint64_t id = 0;
+        sortd__region *r;
+        uint8_t *p;
+
+        ck_assert_int_eq(add_dup(fd, 2 * PAGE, &id), SORTD_OK);
+        ck_assert_uint_eq(id, 1);
+        ck_assert_uint_eq(limits.mapped_bytes, 2 * PAGE);
+        r = sortd__regions_find(&table, id, why, sizeof(why));
+        ck_assert_ptr_nonnull(r);
+        ck_assert_int_eq(sortd__region_span(r, "keys", 8, 10, 4, &p, why, sizeof(why)), SORTD_OK);
+        memcpy(p, &v, 4);
+        ck_assert_int_eq(pread(fd, &got, 4, 8), 4);
+        ck_assert_uint_eq(got, v);
+        v = 0x01020304;
+        ck_assert_int_eq(pwrite(fd, &v, 4, 12), 4);
+        ck_assert_int_eq(memcmp(p + 4, &v, 4), 0);
+        close(fd);
+}
+END_TEST
+
+START_TEST(refusals)
+{
+        int plain = memfd_create("sortd-test", MFD_CLOEXEC); /* no sealing at all */
+        int unsealed = memfd(PAGE, 0), growable = memfd(PAGE, F_SEAL_GROW);
+        int written = memfd(PAGE, F_SEAL_SHRINK | F_SEAL_WRITE), good = memfd(PAGE, F_SEAL_SHRINK);
+        int pipefd[2];
+
+        ck_assert_int_ge(plain, 0);
+        ck_assert_int_eq(ftruncate(plain, PAGE), 0);
+        ck_assert_int_eq(pipe(pipefd), 0);
+        expect_refused(plain, PAGE, SORTD_E_INVAL, "not sealed against shrinking");
+        expect_refused(unsealed, PAGE, SORTD_E_INVAL, "not sealed against shrinking");
+        expect_refused(growable, PAGE, SORTD_E_INVAL, "not sealed against shrinking");
+        expect_refused(written, PAGE, SORTD_E_INVAL, "sealed against writes");
+        expect_refused(pipefd[0], PAGE, SORTD_E_INVAL, "not a sealable memfd");
+        expect_refused(good, 2 * PAGE, SORTD_E_INVAL, "has 4096 bytes, RegisterRegion says 8192");
+        expect_refused(good, PAGE / 2, SORTD_E_INVAL, "has 4096 bytes");
+        expect_refused(good, 0, SORTD_E_INVAL, "region size 0");
+        close(plain);
+        close(unsealed);
+        close(growable);
+        close(written);
+        close(good);
+        close(pipefd[0]);
+        close(pipefd[1]);
+}
+END_TEST
+
+/* The seal holds after registration: the client cannot pull the memory from under a sort. */
+START_TEST(shrink_after_register_fails)
+{
+        int fd = memfd(4 * PAGE, F_SEAL_SHRINK);
+        uint64_t id;
+
+        ck_assert_int_eq(add_dup(fd, 4 * PAGE, &id), SORTD_OK);
+        ck_assert_int_eq(ftruncate(fd, PAGE), -1);
+        ck_assert_int_eq(errno, EPERM);
+        ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), -1); /* mapped writable: EBUSY */
+        close(fd);
+}
+END_TEST
+
+START_TEST(limits_hold)
+{
+        int fd = memfd(16 * PAGE, F_SEAL_SHRINK), big = memfd(64 * PAGE, F_SEAL_SHRINK);
+        uint64_t id, ids[4];
+
+        for (int i = 0; i < 4; i++)
+                ck_assert_int_eq(add_dup(fd, 16 * PAGE, &ids[i]), SORTD_OK);
+        ck_assert_int_eq(add_dup(fd, 16 * PAGE, &id), SORTD_E_BUSY);
+        ck_assert_msg(strstr(why, "max-regions is 4"), "%s", why);
+        ck_assert_uint_eq(table.count, 4);
+        /* The byte limit counts every connection's mappings. */
+        ck_assert_int_eq(sortd__regions_remove(&table, ids[0], why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(add_dup(big, 64 * PAGE, &id), SORTD_E_BUSY);
+        ck_assert_msg(strstr(why, "max-region-bytes"), "%s", why);
+        ck_assert_int_eq(add_dup(fd, 16 * PAGE, &id), SORTD_OK);
+        ck_assert_uint_eq(id, 5); /* ids are not reused */
+        ck_assert_uint_eq(limits.mapped_bytes, 64 * PAGE);
+        ck_assert_uint_eq(limits.regions, 4);
+        close(fd);
+        close(big);
+}
+END_TEST
+
+static sortd_status span(const sortd__region *r, uint64_t offset, uint64_t count, size_t elem)
+{
+        uint8_t *p;
+
+        return sortd__region_span(r, "keys", offset, count, elem, &p, why, sizeof(why));
+}
+
+START_TEST(spans_checked)
+{
+        int fd = memfd(PAGE, F_SEAL_SHRINK);
+        uint64_t id;
+        sortd__region *r;
+
+        ck_assert_int_eq(add_dup(fd, PAGE, &id), SORTD_OK);
+        r = sortd__regions_find(&table, id, why, sizeof(why));
+        ck_assert_int_eq(span(r, 0, PAGE / 8, 8), SORTD_OK); /* the whole region */
+        ck_assert_int_eq(span(r, PAGE - 8, 1, 8), SORTD_OK); /* its last element */
+        ck_assert_int_eq(span(r, PAGE, 0, 8), SORTD_OK);     /* nothing, at the end */
+        ck_assert_int_eq(span(r, 0, PAGE / 8 + 1, 8), SORTD_E_INVAL);
+        ck_assert_msg(strstr(why, "pass the end of region 1 (4096 bytes)"), "%s", why);
+        ck_assert_int_eq(span(r, PAGE + 8, 0, 8), SORTD_E_INVAL);
+        ck_assert_int_eq(span(r, 4, 1, 8), SORTD_E_INVAL);
+        ck_assert_msg(strstr(why, "offset 4 is not a multiple of 8"), "%s", why);
+        ck_assert_int_eq(span(r, 2, 1, 2), SORTD_OK);
+        ck_assert_int_eq(span(r, 3, 1, 1), SORTD_OK);
+        /* Sums that would wrap around 2^64. */
+        ck_assert_int_eq(span(r, UINT64_MAX - 7, 2, 8), SORTD_E_INVAL);
+        ck_assert_int_eq(span(r, 8, UINT64_MAX / 4, 8), SORTD_E_INVAL);
+        ck_assert_int_eq(span(r, 8, (UINT64_MAX / 8) + 2, 8), SORTD_E_INVAL);
+        close(fd);
+}
+END_TEST
+
+/* Another connection's ids are unknown to it, with the same error as an id never given. */
+START_TEST(connections_isolated)
+{
+        int fd = memfd(PAGE, F_SEAL_SHRINK);
+        sortd__regions other;
+        char other_why[256], never_why[256];
+        uint64_t id;
+
+        sortd__regions_init(&other, &limits);
+        ck_assert_int_eq(add_dup(fd, PAGE, &id), SORTD_OK);
+        ck_assert_ptr_null(sortd__regions_find(&other, id, other_why, sizeof(other_why)));
+        ck_assert_ptr_null(sortd__regions_find(&table, 99, never_why, sizeof(never_why)));
+        ck_assert_int_eq(sortd__regions_remove(&other, id, other_why, sizeof(other_why)),
+                         SORTD_E_INVAL);
+        ck_assert_str_eq(other_why, "no region 1 on this connection");
+        ck_assert_int_eq(sortd__regions_remove(&table, 99, never_why, sizeof(never_why)),
+                         SORTD_E_INVAL);
+        ck_assert_str_eq(never_why, "no region 99 on this connection");
+        ck_assert_ptr_nonnull(sortd__regions_find(&table, id, why, sizeof(why)));
+        sortd__regions_destroy(&other);
+        ck_assert_uint_eq(limits.regions, 1); /* the other's destroy left ours alone */
+        close(fd);
+}
+END_TEST
+
+/* Held: refused, and still there. Released: removed. Never held: not reported busy. */
+START_TEST(in_use_rule_both_ways)
+{
+        int fd = memfd(PAGE, F_SEAL_SHRINK);
+        uint64_t held, idle;
+        sortd__region *r;
+
+        ck_assert_int_eq(add_dup(fd, PAGE, &held), SORTD_OK);
+        ck_assert_int_eq(add_dup(fd, PAGE, &idle), SORTD_OK);
+        r = sortd__regions_find(&table, held, why, sizeof(why));
+        sortd__region_hold(r);
+        sortd__region_hold(r);
+        ck_assert_int_eq(sortd__regions_remove(&table, held, why, sizeof(why)), SORTD_E_BUSY);
+        ck_assert_msg(strstr(why, "in use by 2 sort(s)"), "%s", why);
+        ck_assert_int_eq(sortd__regions_remove(&table, idle, why, sizeof(why)), SORTD_OK);
+        sortd__region_release(r);
+        ck_assert_int_eq(sortd__regions_remove(&table, held, why, sizeof(why)), SORTD_E_BUSY);
+        sortd__region_release(r);
+        ck_assert_int_eq(sortd__regions_remove(&table, held, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(sortd__regions_remove(&table, held, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_uint_eq(table.count, 0);
+        close(fd);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("region");
+        TCase *tc = tcase_create("region");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, register_and_share);
+        tcase_add_test(tc, refusals);
+        tcase_add_test(tc, shrink_after_register_fails);
+        tcase_add_test(tc, limits_hold);
+        tcase_add_test(tc, spans_checked);
+        tcase_add_test(tc, connections_isolated);
+        tcase_add_test(tc, in_use_rule_both_ways);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
