@@ -3,6 +3,7 @@
  * receive, and the blocking sort, sort_pairs and argsort over them). Each builds a Request,
  * checks what the daemon would refuse before a byte is sent, and reads the Reply it gets back
  * from transport.c, which owns the socket and the frames; this file never touches the fd.
+ * The calls on regions (region.c) go through the same sortd__client_call.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/un.h>
 
+#include "internal.h"
 #include "sortd.h"
 #include "transport.h"
 #include "wire.h"
@@ -26,8 +28,7 @@ static sortd_status reply_status(sortd_conn *c, const Sortd__Wire__Reply *r)
         return s;
 }
 
-/* A request without payload whose reply has none: Hello, Ping, Status. */
-static sortd_status simple_call(sortd_conn *c, Sortd__Wire__Request *req,
+sortd_status sortd__client_call(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,
                                 Sortd__Wire__Reply__BodyCase want, Sortd__Wire__Reply **out)
 {
         uint64_t plen;
@@ -40,7 +41,7 @@ static sortd_status simple_call(sortd_conn *c, Sortd__Wire__Request *req,
                                           (unsigned long long)c->outstanding);
         sortd__client_start_call(c);
         req->id = ++c->next_id;
-        s = sortd__client_send_request(c, req, NULL, 0, NULL, 0);
+        s = sortd__client_send_request(c, req, pass_fd, NULL, 0, NULL, 0);
         if (s == SORTD_OK)
                 s = sortd__client_recv_reply(c, req->id, out, &plen);
         if (s != SORTD_OK)
@@ -80,7 +81,7 @@ sortd_status sortd_hello(sortd_conn *c, sortd_info *info)
         hello.client_name = "libsortd";
         req.body_case = SORTD__WIRE__REQUEST__BODY_HELLO;
         req.hello = &hello;
-        s = simple_call(c, &req, SORTD__WIRE__REPLY__BODY_HELLO, &r);
+        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_HELLO, &r);
         if (s != SORTD_OK)
                 return s;
         h = r->hello;
@@ -150,6 +151,7 @@ void sortd_close(sortd_conn *c)
 {
         if (!c)
                 return;
+        sortd__client_regions_orphan(c);
         sortd__client_disconnect(c);
         free(c->msg);
         free(c);
@@ -178,7 +180,7 @@ sortd_status sortd_ping(sortd_conn *c)
         ping.nonce = (uint64_t)sortd__client_now_ms();
         req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
         req.ping = &ping;
-        s = simple_call(c, &req, SORTD__WIRE__REPLY__BODY_PING, &r);
+        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_PING, &r);
         if (s != SORTD_OK)
                 return s;
         if (r->ping->nonce != ping.nonce)
@@ -201,7 +203,7 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
                          : SORTD_E_INVAL;
         req.body_case = SORTD__WIRE__REQUEST__BODY_STATUS;
         req.status = &status;
-        s = simple_call(c, &req, SORTD__WIRE__REPLY__BODY_STATUS_REPLY, &r);
+        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_STATUS_REPLY, &r);
         if (s != SORTD_OK)
                 return s;
         x = r->status_reply;
@@ -219,6 +221,27 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
 }
 
 /* ---- sorts ---- */
+
+void sortd__client_sort_msg(Sortd__Wire__Sort *sort, sortd_key_type t, sortd_payload p,
+                            const sortd_sort_options *o, size_t n)
+{
+        sort->key_type = sortd__wire_key_type(t);
+        sort->payload = sortd__wire_payload(p);
+        sort->order = (Sortd__Wire__Order)o->order;
+        sort->begin_bit = o->begin_bit;
+        sort->end_bit = o->end_bit;
+        sort->n = n;
+}
+
+void sortd__client_timings(const Sortd__Wire__SortReply *r, sortd_timings *t)
+{
+        if (r->timings)
+                *t = (sortd_timings){
+                        .queued_ns = r->timings->queued_ns,
+                        .transfer_ns = r->timings->transfer_ns,
+                        .sort_ns = r->timings->sort_ns,
+                };
+}
 
 /* The checks every call starts with; then the call's deadline starts. */
 static sortd_status begin_call(sortd_conn *c, const void *arg, const char *what)
@@ -284,18 +307,13 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
         if (s != SORTD_OK)
                 return s;
         argsort = sortd_payload_is_argsort(r->payload);
-        sort.key_type = sortd__wire_key_type(r->key_type);
-        sort.payload = sortd__wire_payload(r->payload);
-        sort.order = (Sortd__Wire__Order)r->opts.order;
-        sort.begin_bit = r->opts.begin_bit;
-        sort.end_bit = r->opts.end_bit;
-        sort.n = r->n;
+        sortd__client_sort_msg(&sort, r->key_type, r->payload, &r->opts, r->n);
         sort.data_case = SORTD__WIRE__SORT__DATA_INLINE_DATA;
         sort.inline_data = &inl;
         req.id = r->id = ++c->next_id;
         req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
         req.sort = &sort;
-        s = sortd__client_send_request(c, &req, r->keys, (size_t)sizes.keys_bytes,
+        s = sortd__client_send_request(c, &req, -1, r->keys, (size_t)sizes.keys_bytes,
                                        argsort ? NULL : r->vals,
                                        argsort ? 0 : (size_t)sizes.vals_bytes);
         if (s == SORTD_OK)
@@ -333,12 +351,8 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
                 s = sortd__client_breaks(
                         c, sortd__client_fail(c, SORTD_E_PROTOCOL, "error reply with a payload"));
         }
-        if (s == SORTD_OK && rep->sort->timings)
-                r->timings = (sortd_timings){
-                        .queued_ns = rep->sort->timings->queued_ns,
-                        .transfer_ns = rep->sort->timings->transfer_ns,
-                        .sort_ns = rep->sort->timings->sort_ns,
-                };
+        if (s == SORTD_OK)
+                sortd__client_timings(rep->sort, &r->timings);
         sortd__wire__reply__free_unpacked(rep, NULL);
         if (s != SORTD_OK)
                 return s;
