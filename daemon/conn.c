@@ -20,6 +20,7 @@
 
 #include "conn.h"
 #include "dispatch.h"
+#include "fdpass.h"
 #include "log.h"
 #include "server.h"
 
@@ -58,6 +59,23 @@ static void on_eof(sortd__conn *c, ssize_t err)
         sortd__conn_close(c);
 }
 
+/*
+ * A frame is whole and every fd that came with it has been taken: any left came with a frame
+ * that takes none (or more than it takes). Reads stop at each frame part, so no later frame's
+ * fd can be among them.
+ */
+static void drop_stray_fds(sortd__conn *c)
+{
+        char why[128];
+        unsigned n = sortd__fd_drop_all(&c->pipe);
+
+        if (n == 0)
+                return;
+        c->srv->stats.protocol_errors++;
+        snprintf(why, sizeof(why), "%u fd(s) came with a frame that takes none: closed", n);
+        sortd__pipe_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
         sortd__conn *c = s->data;
@@ -81,6 +99,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
                 c->fr_started = uv_hrtime();
         c->srv->stats.bytes_in += (uint64_t)nread;
         sortd__dispatch(c, sortd__fr_consumed(&c->fr, (size_t)nread));
+        if (sortd__fr_at_boundary(&c->fr))
+                drop_stray_fds(c);
         sortd__pipe_flush(&c->out);
         update_reading(c);
         maybe_finish(c);
@@ -175,6 +195,7 @@ void sortd__conn_admitted(sortd__waiter *w)
 
 static void conn_free(sortd__conn *c)
 {
+        sortd__regions_destroy(&c->regions);
         sortd__fr_free(&c->fr);
         free(c);
 }
@@ -185,6 +206,10 @@ void sortd__conn_complete(sortd__job *j, void *arg)
         sortd__server *srv = arg;
 
         c->in_engine--;
+        if (j->keys_rg)
+                sortd__region_release(j->keys_rg);
+        if (j->vals_rg)
+                sortd__region_release(j->vals_rg);
         if (j->status == SORTD_OK) {
                 srv->stats.sorts_ok++;
                 srv->stats.keys_sorted += j->n;
@@ -287,7 +312,8 @@ void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
         }
         c->srv = srv;
         c->gone = gone;
-        uv_pipe_init(srv->loop, &c->pipe, 0);
+        uv_pipe_init(srv->loop, &c->pipe, 1); /* ipc: regions' fds come with SCM_RIGHTS */
+        sortd__regions_init(&c->regions, &srv->regions);
         c->pipe.data = c;
         sortd__pipe_init(&c->out, (uv_stream_t *)&c->pipe, c->name, &srv->adm, &srv->stats,
                          on_written);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "dispatch.h"
+#include "fdpass.h"
 #include "log.h"
 #include "reply.h"
 #include "request.h"
@@ -50,6 +51,8 @@ void sortd__dispatch_admitted(sortd__conn *c)
                 sortd__fr_discard(&c->fr);
                 return;
         }
+        j->keys = j->buf;
+        j->vals = j->desc.payload == SORTD_PAYLOAD_NONE ? NULL : j->buf + j->vals_off;
         sortd__fr_sink(&c->fr, j->buf, (size_t)j->sizes.keys_bytes,
                        moves_vals ? j->buf + j->vals_off : NULL,
                        moves_vals ? (size_t)j->sizes.vals_bytes : 0);
@@ -77,6 +80,102 @@ static void start_sort(sortd__conn *c, const sortd__request *rq)
                 sortd__dispatch_admitted(c);
 }
 
+/* The job goes to the fair queue now: a region sort has nothing to read. */
+static void queue_job(sortd__conn *c, sortd__job *j)
+{
+        j->t_read = uv_hrtime();
+        j->state = SORTD__JOB_QUEUED;
+        c->in_engine++;
+        sortd__fq_push(&c->srv->queue, &c->flow, j);
+}
+
+/* Finds the regions and spans of a region sort: the job holds them until it is done. */
+static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd__job *j)
+{
+        size_t ks = sortd_key_size(rq->desc.key_type), vs = sortd_payload_size(rq->desc.payload);
+        sortd__region *kr, *vr = NULL;
+        sortd_status s;
+
+        kr = sortd__regions_find(&c->regions, rq->region_id, j->why, sizeof(j->why));
+        if (!kr)
+                return SORTD_E_INVAL;
+        s = sortd__region_span(kr, "keys", rq->keys_offset, rq->n, ks, &j->keys, j->why,
+                               sizeof(j->why));
+        if (s == SORTD_OK && vs) {
+                vr = sortd__regions_find(&c->regions, rq->vals_region_id, j->why, sizeof(j->why));
+                s = vr ? sortd__region_span(vr, "values", rq->vals_offset, rq->n, vs, &j->vals,
+                                            j->why, sizeof(j->why))
+                       : SORTD_E_INVAL;
+        }
+        if (s != SORTD_OK)
+                return s;
+        j->keys_rg = kr;
+        j->vals_rg = vr;
+        sortd__region_hold(kr);
+        if (vr)
+                sortd__region_hold(vr);
+        return SORTD_OK;
+}
+
+static void start_region_sort(sortd__conn *c, const sortd__request *rq)
+{
+        sortd__job *j = sortd__pipe_push(&c->out, rq->id);
+
+        if (!j) {
+                fatal(c, SORTD_E_NOMEM, "out of memory");
+                return;
+        }
+        j->conn = c;
+        j->is_sort = true;
+        j->desc = rq->desc;
+        j->n = rq->n;
+        j->sizes = rq->sizes;
+        j->t_frame = c->fr_started;
+        j->status = region_spans(c, rq, j);
+        if (j->status != SORTD_OK) {
+                c->srv->stats.sorts_failed++;
+                return; /* done: its error is the reply */
+        }
+        if (rq->n)
+                queue_job(c, j);
+}
+
+static void register_region(sortd__conn *c, const sortd__request *rq, sortd__reply *m)
+{
+        char why[256];
+        int fd = sortd__fd_take(&c->pipe);
+        uint64_t id = 0;
+        sortd_status s;
+
+        if (fd < 0) {
+                sortd__pipe_refuse(&c->out, rq->id, SORTD_E_INVAL,
+                                   "RegisterRegion came without its memfd (SCM_RIGHTS)");
+                return;
+        }
+        s = sortd__regions_add(&c->regions, fd, rq->region_size, &id, why, sizeof(why));
+        if (s != SORTD_OK) {
+                sortd__pipe_refuse(&c->out, rq->id, s, why);
+                return;
+        }
+        sortd__log(SORTD__LOG_DEBUG, "%s: region %llu, %llu bytes", c->name, (unsigned long long)id,
+                   (unsigned long long)rq->region_size);
+        sortd__reply_registered(m, rq->id, id);
+        sortd__pipe_answer(&c->out, rq->id, &m->r);
+}
+
+static void unregister_region(sortd__conn *c, const sortd__request *rq, sortd__reply *m)
+{
+        char why[256];
+        sortd_status s = sortd__regions_remove(&c->regions, rq->region_id, why, sizeof(why));
+
+        if (s != SORTD_OK) {
+                sortd__pipe_refuse(&c->out, rq->id, s, why);
+                return;
+        }
+        sortd__reply_unregistered(m, rq->id);
+        sortd__pipe_answer(&c->out, rq->id, &m->r);
+}
+
 static void answer(sortd__conn *c, const sortd__request *rq)
 {
         sortd__reply m;
@@ -96,6 +195,15 @@ static void answer(sortd__conn *c, const sortd__request *rq)
                 break;
         case SORTD__REQ_SORT:
                 start_sort(c, rq);
+                return;
+        case SORTD__REQ_REGION_SORT:
+                start_region_sort(c, rq);
+                return;
+        case SORTD__REQ_REGISTER:
+                register_region(c, rq, &m);
+                return;
+        case SORTD__REQ_UNREGISTER:
+                unregister_region(c, rq, &m);
                 return;
         case SORTD__REQ_NONE:
                 return;
@@ -126,12 +234,8 @@ static void on_payload(sortd__conn *c)
         sortd__job *j = c->reading;
 
         c->reading = NULL;
-        if (!j)
-                return;
-        j->t_read = uv_hrtime();
-        j->state = SORTD__JOB_QUEUED;
-        c->in_engine++;
-        sortd__fq_push(&c->srv->queue, &c->flow, j);
+        if (j)
+                queue_job(c, j);
 }
 
 void sortd__dispatch(sortd__conn *c, sortd__fr_event ev)

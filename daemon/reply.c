@@ -68,6 +68,25 @@ void sortd__reply_ping(sortd__reply *m, uint64_t id, uint64_t nonce)
         m->r.ping = &m->body.ping;
 }
 
+void sortd__reply_registered(sortd__reply *m, uint64_t id, uint64_t region_id)
+{
+        reply_init(m, id);
+        m->body.registered =
+                (Sortd__Wire__RegisterRegionReply)SORTD__WIRE__REGISTER_REGION_REPLY__INIT;
+        m->body.registered.region_id = region_id;
+        m->r.body_case = SORTD__WIRE__REPLY__BODY_REGISTER_REGION;
+        m->r.register_region = &m->body.registered;
+}
+
+void sortd__reply_unregistered(sortd__reply *m, uint64_t id)
+{
+        reply_init(m, id);
+        m->body.unregistered =
+                (Sortd__Wire__UnregisterRegionReply)SORTD__WIRE__UNREGISTER_REGION_REPLY__INIT;
+        m->r.body_case = SORTD__WIRE__REPLY__BODY_UNREGISTER_REGION;
+        m->r.unregister_region = &m->body.unregistered;
+}
+
 void sortd__reply_error(sortd__reply *m, uint64_t id, sortd_status s, const char *why)
 {
         reply_init(m, id);
@@ -115,5 +134,6 @@ int sortd__reply_pack_sort(sortd__job *j)
                 r.body_case = SORTD__WIRE__REPLY__BODY_SORT;
                 r.sort = &sr;
         }
-        return sortd__reply_pack(j, &r, ok ? j->sizes.reply_len : 0);
+        /* A region sort's result is in the client's mapping already. */
+        return sortd__reply_pack(j, &r, ok && j->buf ? j->sizes.reply_len : 0);
 }
