@@ -216,6 +216,32 @@ START_TEST(region_refusals)
 }
 END_TEST
 
+/* A region the daemon refuses (over --max-regions) leaves no fd behind, and the rest works. */
+START_TEST(region_create_refused)
+{
+        const char *const extra[] = {"--max-regions", "1", NULL};
+        daemon_proc d = {0};
+        sortd_conn *c;
+        sortd_region *a, *b = (sortd_region *)1;
+        int fds;
+
+        daemon_start(&d, extra);
+        c = client_open(&d);
+        a = region(c, 4096);
+        fds = count_fds();
+        ck_assert_int_ne(sortd_region_create(c, 4096, &b), SORTD_OK);
+        ck_assert_msg(strstr(sortd_error_message(c), "max-regions"), "%s", sortd_error_message(c));
+        ck_assert_ptr_eq(b, (sortd_region *)1);
+        ck_assert_int_eq(count_fds(), fds);
+        ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
+        a = region(c, 4096); /* the slot is free again */
+        ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
+        sortd_close(c);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rng(void)
@@ -285,7 +311,7 @@ static void round_trip(sortd_conn *c, sortd_region *kr, size_t keys_off, sortd_r
 START_TEST(region_round_trips)
 {
         daemon_proc d = {0};
-        size_t n = 3000, sizes[] = {0, 1, 2, 257};
+        size_t n = 3000, sizes[] = {1, 2, 257}; /* n = 0: region_idle_after_sorts */
         sortd_conn *c;
         sortd_region *a, *b;
 
@@ -306,6 +332,42 @@ START_TEST(region_round_trips)
                            SORTD_DESCENDING);
         ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
         ck_assert_int_eq(sortd_region_destroy(c, b), SORTD_OK);
+        sortd_close(c);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
+/*
+ * A region is idle again once each kind of sort on it has been answered, n = 0 included: no
+ * use count is left behind (Triton's #7688 reported idle regions as busy).
+ */
+START_TEST(region_idle_after_sorts)
+{
+        daemon_proc d = {0};
+        sortd_conn *c;
+        const size_t ns[] = {0, 1, 100};
+
+        daemon_start(&d, NULL);
+        c = client_open(&d);
+        for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+                for (int other = 0; other < 2; other++) {
+                        sortd_region *a = region(c, 4096), *b = other ? region(c, 4096) : a;
+                        sortd_region_sort rs = {.keys = a,
+                                                .vals = b,
+                                                .vals_offset = 2048,
+                                                .n = ns[i],
+                                                .key_type = SORTD_KEY_U32,
+                                                .payload = SORTD_PAYLOAD_ARGSORT32};
+
+                        ck_assert_int_eq(sortd_sort_in_region(c, &rs), SORTD_OK);
+                        ck_assert_msg(sortd_region_destroy(c, a) == SORTD_OK,
+                                      "keys region after a sort of n = %zu: %s", ns[i],
+                                      sortd_error_message(c));
+                        if (other)
+                                ck_assert_msg(sortd_region_destroy(c, b) == SORTD_OK,
+                                              "values region after a sort of n = %zu: %s", ns[i],
+                                              sortd_error_message(c));
+                }
         sortd_close(c);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
 }
@@ -377,7 +439,9 @@ int main(void)
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, region_wire);
         tcase_add_test(tc, region_refusals);
+        tcase_add_test(tc, region_create_refused);
         tcase_add_test(tc, region_round_trips);
+        tcase_add_test(tc, region_idle_after_sorts);
         tcase_add_test(tc, region_argsort);
         tcase_add_test(tc, region_destroy_broken);
         suite_add_tcase(s, tc);
