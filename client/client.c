@@ -97,6 +97,8 @@ sortd_status sortd_hello(sortd_conn *c, sortd_info *info)
                 c->info.max_request_bytes = h->limits->max_request_bytes;
                 c->info.max_inflight_bytes = h->limits->max_inflight_bytes;
                 c->info.max_connections = h->limits->max_connections;
+                c->info.max_regions = h->limits->max_regions;
+                c->info.max_region_bytes = h->limits->max_region_bytes;
         }
         sortd__wire__reply__free_unpacked(r, NULL);
         if (info)
@@ -209,7 +211,7 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
         x = r->status_reply;
         *st = (sortd_server_status){.capacity = x->capacity,
                                     .uptime_ms = x->uptime_ms,
-#define COPY(name, wire_type, label) .name = x->name,
+#define COPY(name, field, wire_type, label) .name = x->name,
                                     SORTD_STATUS_COUNTERS(COPY)
 #undef COPY
         };

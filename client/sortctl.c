@@ -38,7 +38,8 @@ static int print_status(sortd_conn *c)
                "uptime             %.1f s\n",
                st.engine, st.device, st.engine_reason, (unsigned long long)st.capacity,
                st.uptime_ms / 1e3);
-#define PRINT(name, wire_type, label) printf("%-18s %llu\n", label, (unsigned long long)st.name);
+#define PRINT(name, field, wire_type, label)                                                       \
+        printf("%-18s %llu\n", label, (unsigned long long)st.name);
         SORTD_STATUS_COUNTERS(PRINT)
 #undef PRINT
         return 0;
@@ -51,11 +52,13 @@ static int print_hello(sortd_conn *c)
         if (sortd_hello(c, &i) != SORTD_OK)
                 return -1;
         printf("sortd %s, protocol %u\nengine %s (%s), capacity %llu\nlimits: message %u B, "
-               "request %llu B, in flight %llu B, connections %u\n",
+               "request %llu B, in flight %llu B, connections %u, regions %llu a connection, "
+               "region bytes %llu\n",
                i.server_version, i.protocol_version, i.engine, i.device,
                (unsigned long long)i.capacity, i.max_message_bytes,
                (unsigned long long)i.max_request_bytes, (unsigned long long)i.max_inflight_bytes,
-               i.max_connections);
+               i.max_connections, (unsigned long long)i.max_regions,
+               (unsigned long long)i.max_region_bytes);
         return 0;
 }
 

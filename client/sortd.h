@@ -62,6 +62,8 @@ typedef struct sortd_info {
         uint64_t max_request_bytes; /* keys + values (or indices) of one sort */
         uint64_t max_inflight_bytes;
         uint32_t max_connections;
+        uint64_t max_regions;      /* shared-memory regions one connection may register */
+        uint64_t max_region_bytes; /* mapped for all connections together */
 } sortd_info;
 
 /* Sends Hello again and returns the daemon's answer. */
@@ -103,7 +105,7 @@ typedef struct sortd_server_status {
         uint64_t capacity, uptime_ms;
         /* connections, connections_total, requests_total, sorts_ok, ... keys_sorted: one
            uint64_t each, named and ordered as sortd_counters.h lists them */
-#define SORTD_COUNTER_MEMBER_(name, wire_type, label) uint64_t name;
+#define SORTD_COUNTER_MEMBER_(name, field, wire_type, label) uint64_t name;
         SORTD_STATUS_COUNTERS(SORTD_COUNTER_MEMBER_)
 #undef SORTD_COUNTER_MEMBER_
         /* how the engine was chosen, and its self-check's outcome */

@@ -89,7 +89,7 @@ static void queue_job(sortd__conn *c, sortd__job *j)
         sortd__fq_push(&c->srv->queue, &c->flow, j);
 }
 
-/* Finds the regions and spans of a region sort: the job holds them until it is done. */
+/* Finds the regions and spans of a region sort. */
 static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd__job *j)
 {
         size_t ks = sortd_key_size(rq->desc.key_type), vs = sortd_payload_size(rq->desc.payload);
@@ -111,9 +111,6 @@ static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd
                 return s;
         j->keys_rg = kr;
         j->vals_rg = vr;
-        sortd__region_hold(kr);
-        if (vr)
-                sortd__region_hold(vr);
         return SORTD_OK;
 }
 
@@ -136,8 +133,12 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
                 c->srv->stats.sorts_failed++;
                 return; /* done: its error is the reply */
         }
-        if (rq->n)
-                queue_job(c, j);
+        if (rq->n == 0)
+                return; /* done: nothing to sort, nothing held */
+        sortd__region_hold(j->keys_rg);
+        if (j->vals_rg)
+                sortd__region_hold(j->vals_rg);
+        queue_job(c, j);
 }
 
 static void register_region(sortd__conn *c, const sortd__request *rq, sortd__reply *m)

@@ -255,6 +255,7 @@ START_TEST(refusals_leave_no_fd)
         region more[3];
         int two[2] = {good.fd, good.fd};
         region_sort rs = {{.key_type = SORTD_KEY_U64}, 8, 0, 0, 0, 0};
+        sortd_server_status st;
         char why[256];
 
         raw_expect_in_sync(sock);
@@ -311,10 +312,16 @@ START_TEST(refusals_leave_no_fd)
         expect_refusal(sock, 7, SORTD_E_BUSY, "max-regions is 3");
         ck_assert_int_eq(fds_settle(base), base);
         ck_assert_int_eq(daemon_maps_matching(&shared_daemon, MEMFD_NAME), 3);
+        st = status_of(&shared_daemon);
+        ck_assert_uint_eq(st.regions, 3);
+        ck_assert_uint_eq(st.region_bytes, 8192 + 2 * 4096);
         close(sock);
         for (int k = 0; k < 200 && daemon_maps_matching(&shared_daemon, MEMFD_NAME); k++)
                 usleep(10000);
         ck_assert_int_eq(daemon_maps_matching(&shared_daemon, MEMFD_NAME), 0);
+        st = status_of(&shared_daemon);
+        ck_assert_uint_eq(st.regions, 0);
+        ck_assert_uint_eq(st.region_bytes, 0);
         region_free(&unsealed);
         region_free(&good);
         for (int i = 0; i < 3; i++)
@@ -344,6 +351,12 @@ START_TEST(unregister_waits_for_no_one)
         ck_assert_int_eq(recv_status(sock, 12, NULL, why, sizeof(why)), SORTD_OK);
         send_unregister(sock, 13, rs.keys_region);
         expect_refusal(sock, 13, SORTD_E_INVAL, "no region");
+        /* A sort of nothing holds nothing. */
+        rs.keys_region = register_ok(sock, &r);
+        rs.n = 0;
+        ck_assert_int_eq(region_sort_call(sock, &rs, why, sizeof(why)), SORTD_OK);
+        send_unregister(sock, 14, rs.keys_region);
+        ck_assert_int_eq(recv_status(sock, 14, NULL, why, sizeof(why)), SORTD_OK);
         close(sock);
         region_free(&r);
 }
