@@ -245,8 +245,23 @@ void sortd__client_timings(const Sortd__Wire__SortReply *r, sortd_timings *t)
                 };
 }
 
-/* The checks every call starts with; then the call's deadline starts. */
-static sortd_status begin_call(sortd_conn *c, const void *arg, const char *what)
+sortd_status sortd__client_check_sort(sortd_conn *c, const sortd_sort_desc *d, size_t n,
+                                      sortd__wire_sizes *sizes)
+{
+        char why[128];
+
+        if (sortd_sort_desc_check(d, n, why, sizeof(why)) != SORTD_OK)
+                return sortd__client_fail(c, SORTD_E_INVAL, "%s", why);
+        if (sortd__wire_sizes_of(d, n, sizes) != SORTD_OK)
+                return sortd__client_fail(c, SORTD_E_INVAL, "n = %zu is too large", n);
+        if (n > c->info.capacity)
+                return sortd__client_fail(c, SORTD_E_CAPACITY,
+                                          "n = %zu above the daemon's capacity %llu", n,
+                                          (unsigned long long)c->info.capacity);
+        return SORTD_OK;
+}
+
+sortd_status sortd__client_begin(sortd_conn *c, const void *arg, const char *what)
 {
         if (!c)
                 return SORTD_E_INVAL;
@@ -269,22 +284,17 @@ static sortd_status validate(sortd_conn *c, const sortd_request *r, sortd__wire_
         const sortd_sort_options *o = &r->opts;
         sortd_sort_desc d = {r->key_type, r->payload, o->order, o->begin_bit, o->end_bit};
         size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
-        char why[128];
 
-        if (sortd_sort_desc_check(&d, r->n, why, sizeof(why)) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%s", why);
-        if (sortd__wire_sizes_of(&d, r->n, sizes) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "n = %zu is too large", r->n);
+        sortd_status s = sortd__client_check_sort(c, &d, r->n, sizes);
+
+        if (s != SORTD_OK)
+                return s;
         if (r->n && (!r->keys || misaligned(r->keys, ks)))
                 return sortd__client_fail(c, SORTD_E_INVAL,
                                           "keys must be non-NULL and aligned to %zu bytes", ks);
         if (r->n && vs && (!r->vals || misaligned(r->vals, vs)))
                 return sortd__client_fail(c, SORTD_E_INVAL,
                                           "vals must be non-NULL and aligned to %zu bytes", vs);
-        if (r->n > c->info.capacity)
-                return sortd__client_fail(c, SORTD_E_CAPACITY,
-                                          "n = %zu above the daemon's capacity %llu", r->n,
-                                          (unsigned long long)c->info.capacity);
         if (c->info.max_request_bytes && sizes->reply_len > c->info.max_request_bytes)
                 return sortd__client_fail(
                         c, SORTD_E_CAPACITY,
@@ -303,7 +313,7 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
         sortd__wire_sizes sizes;
         sortd_status s;
 
-        s = begin_call(c, r, "request");
+        s = sortd__client_begin(c, r, "request");
         if (s == SORTD_OK)
                 s = validate(c, r, &sizes);
         if (s != SORTD_OK)
@@ -330,7 +340,7 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
         uint64_t plen;
         sortd_status s;
 
-        s = begin_call(c, r, "request");
+        s = sortd__client_begin(c, r, "request");
         if (s != SORTD_OK)
                 return s;
         if (!c->outstanding)

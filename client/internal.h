@@ -20,6 +20,15 @@
 sortd_status sortd__client_call(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,
                                 Sortd__Wire__Reply__BodyCase want, Sortd__Wire__Reply **out);
 
+/* The checks every call with an argument starts with (c and arg non-NULL, c not broken);
+   then the call's deadline starts and its message is cleared. */
+sortd_status sortd__client_begin(sortd_conn *c, const void *arg, const char *what);
+
+/* The checks of every sort, wherever its data lies: the descriptor, n's sizes without overflow
+   (*sizes), n within the daemon's capacity. */
+sortd_status sortd__client_check_sort(sortd_conn *c, const sortd_sort_desc *d, size_t n,
+                                      sortd__wire_sizes *sizes);
+
 /* The fields of a Sort message that every data location shares. */
 void sortd__client_sort_msg(Sortd__Wire__Sort *sort, sortd_key_type t, sortd_payload p,
                             const sortd_sort_options *o, size_t n);

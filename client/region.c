@@ -128,13 +128,9 @@ sortd_status sortd_region_create(sortd_conn *c, size_t bytes, sortd_region **out
         sortd_region *r;
         sortd_status s;
 
-        if (!c)
-                return SORTD_E_INVAL;
-        if (!out)
-                return sortd__client_fail(c, SORTD_E_INVAL, "out must not be NULL");
-        if (c->broken)
-                return c->broken_status;
-        sortd__client_start_call(c);
+        s = sortd__client_begin(c, out, "out");
+        if (s != SORTD_OK)
+                return s;
         if (bytes == 0 || bytes > (size_t)INT64_MAX)
                 return sortd__client_fail(c, SORTD_E_INVAL,
                                           "a region holds 1 to 2^63 - 1 bytes, not %zu", bytes);
@@ -240,15 +236,11 @@ static sortd_status validate(sortd_conn *c, const sortd_region_sort *rs)
         sortd_sort_desc d = {rs->key_type, rs->payload, o->order, o->begin_bit, o->end_bit};
         size_t vs = sortd_payload_size(rs->payload);
         sortd__wire_sizes sz;
-        char why[128];
-        sortd_status s;
+        sortd_status s = sortd__client_check_sort(c, &d, rs->n, &sz);
 
-        if (sortd_sort_desc_check(&d, rs->n, why, sizeof(why)) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%s", why);
-        if (sortd__wire_sizes_of(&d, rs->n, &sz) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "n = %zu is too large", rs->n);
-        s = check_span(c, "keys", rs->keys, rs->keys_offset, sz.keys_bytes,
-                       sortd_key_size(rs->key_type));
+        if (s == SORTD_OK)
+                s = check_span(c, "keys", rs->keys, rs->keys_offset, sz.keys_bytes,
+                               sortd_key_size(rs->key_type));
         if (s == SORTD_OK && vs)
                 s = check_span(c, "vals", rs->vals, rs->vals_offset, sz.vals_bytes, vs);
         if (s != SORTD_OK)
@@ -259,10 +251,6 @@ static sortd_status validate(sortd_conn *c, const sortd_region_sort *rs)
             rs->vals_offset < rs->keys_offset + sz.keys_bytes)
                 return sortd__client_fail(c, SORTD_E_INVAL,
                                           "the keys and vals spans overlap in the region");
-        if (rs->n > c->info.capacity)
-                return sortd__client_fail(c, SORTD_E_CAPACITY,
-                                          "n = %zu above the daemon's capacity %llu", rs->n,
-                                          (unsigned long long)c->info.capacity);
         return SORTD_OK;
 }
 
@@ -275,14 +263,9 @@ sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
         bool vals;
         sortd_status s;
 
-        if (!c)
-                return SORTD_E_INVAL;
-        if (!rs)
-                return sortd__client_fail(c, SORTD_E_INVAL, "rs must not be NULL");
-        if (c->broken)
-                return c->broken_status;
-        sortd__client_start_call(c);
-        s = validate(c, rs);
+        s = sortd__client_begin(c, rs, "rs");
+        if (s == SORTD_OK)
+                s = validate(c, rs);
         if (s != SORTD_OK)
                 return s;
         vals = sortd_payload_size(rs->payload) != 0;
