@@ -162,6 +162,8 @@ size_t sortd_region_size(const sortd_region *r);
  * r belongs to another connection, or submitted sorts are not yet received (their buffers may
  * lie in r). On a broken connection it only unmaps (the daemon drops the region when the
  * connection closes) and returns SORTD_OK; after sortd_close(c) as well, and c is not used.
+ * When the daemon refuses the unregister, its status and message are returned, and the region
+ * is gone here all the same (the daemon keeps its own mapping until the connection closes).
  */
 sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r);
 
