@@ -1,7 +1,10 @@
 /* The engine interface: validation shared by all engines, and dispatch. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "engine_impl.h"
 
@@ -175,6 +178,123 @@ sortd_status sortd_engine_selfcheck(sortd_engine *e, char *report, size_t report
                          "against, and CI tests it on every commit",
                          e->ops->kind);
         return SORTD_OK;
+}
+
+/* ---- host memory --------------------------------------------------------------------------- */
+
+/* x86-64's transparent huge page: a mapping must cover an aligned 2 MiB to get one. */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static size_t page_size(void)
+{
+        long p = sysconf(_SC_PAGESIZE);
+
+        return p > 0 ? (size_t)p : 4096;
+}
+
+/* Maps len bytes (a multiple of the page size), 2 MiB-aligned when len has a huge page's worth. */
+static void *map_pages(size_t len)
+{
+        size_t slack = len >= HUGE_PAGE ? HUGE_PAGE - page_size() : 0;
+        unsigned char *m =
+                mmap(NULL, len + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        unsigned char *p;
+
+        if (m == MAP_FAILED)
+                return NULL;
+        p = slack ? (unsigned char *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)) : m;
+        if (p > m)
+                munmap(m, (size_t)(p - m));
+        if (m + len + slack > p + len)
+                munmap(p + len, (size_t)(m + len + slack - (p + len)));
+        return p;
+}
+
+/*
+ * Faults every page in, after the huge-page advice so the faults take huge pages (8 MiB came
+ * back as AnonHugePages in /proc/self/smaps here). The kernel's populate (Linux 5.14) returns an
+ * error where a failed touch could only kill the process; older kernels refuse the advice
+ * (EINVAL) and get the touch.
+ */
+static int prefault(unsigned char *p, size_t len)
+{
+        if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
+                return 0;
+        if (errno != EINVAL)
+                return -1;
+        for (size_t i = 0; i < len; i += page_size())
+                ((volatile unsigned char *)p)[i] = 0;
+        return 0;
+}
+
+/* The CPU engine's host memory: any memory will do, so make it fast to sort in. */
+static sortd_status map_host(sortd_engine *e, size_t bytes, void **out)
+{
+        size_t len = (bytes + page_size() - 1) / page_size() * page_size();
+        unsigned char *p = map_pages(len);
+
+        if (p)
+                (void)madvise(p, len, MADV_HUGEPAGE); /* THP off or "never": small pages do */
+        if (!p || prefault(p, len) != 0) {
+                int err = errno;
+
+                if (p)
+                        munmap(p, len);
+                return sortd__engine_fail(e, SORTD_E_NOMEM,
+                                          "cannot allocate %zu bytes of host memory: %s", bytes,
+                                          strerror(err));
+        }
+        *out = p;
+        return SORTD_OK;
+}
+
+sortd_status sortd_engine_host_alloc(sortd_engine *e, size_t bytes, void **out)
+{
+        if (!e)
+                return SORTD_E_INVAL;
+        e->why[0] = '\0';
+        if (!out)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "out is NULL");
+        if (bytes == 0 || bytes > (size_t)PTRDIFF_MAX)
+                return sortd__engine_fail(e, SORTD_E_INVAL,
+                                          "host allocation of %zu bytes: out of range [1, %td]",
+                                          bytes, PTRDIFF_MAX);
+        return e->ops->host_alloc ? e->ops->host_alloc(e, bytes, out) : map_host(e, bytes, out);
+}
+
+void sortd_engine_host_free(sortd_engine *e, void *p, size_t bytes)
+{
+        if (!e || !p)
+                return;
+        if (e->ops->host_free)
+                e->ops->host_free(e, p, bytes);
+        else
+                munmap(p, bytes);
+}
+
+sortd_status sortd_engine_host_register(sortd_engine *e, void *p, size_t bytes)
+{
+        if (!e)
+                return SORTD_E_INVAL;
+        e->why[0] = '\0';
+        if (!p)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "host memory to register is NULL");
+        if (bytes == 0 || bytes > (size_t)PTRDIFF_MAX || bytes > UINTPTR_MAX - (uintptr_t)p)
+                return sortd__engine_fail(e, SORTD_E_INVAL,
+                                          "cannot register %zu bytes at %p: empty or past the "
+                                          "end of the address space",
+                                          bytes, p);
+        return e->ops->host_register ? e->ops->host_register(e, p, bytes) : SORTD_OK;
+}
+
+sortd_status sortd_engine_host_unregister(sortd_engine *e, void *p)
+{
+        if (!e)
+                return SORTD_E_INVAL;
+        e->why[0] = '\0';
+        if (!p)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "host memory to unregister is NULL");
+        return e->ops->host_unregister ? e->ops->host_unregister(e, p) : SORTD_OK;
 }
 
 void sortd_engine_destroy(sortd_engine *e)

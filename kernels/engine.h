@@ -84,6 +84,47 @@ double sortd_engine_last_device_seconds(const sortd_engine *e);
  */
 sortd_status sortd_engine_selfcheck(sortd_engine *e, char *report, size_t report_len);
 
+/*
+ * Host memory
+ *   A GPU engine copies pageable memory through the driver's own bounce
+ *   buffers at a fraction of the speed it moves pinned memory, so a caller
+ *   that owns the buffers it sorts should get them from the engine, or
+ *   register them with it once. These calls follow the rule of every other:
+ *   serialised with the engine's calls, message in sortd_engine_error.
+ *
+ * Allocates bytes of host memory the engine can DMA from and sort in, into
+ * *out. GPU engines pin it (cudaHostAlloc, portable: usable from every
+ * device); the CPU engine maps fresh pages, page-aligned (2 MiB-aligned from
+ * 2 MiB up), asks for transparent huge pages and faults every page in now, so
+ * the first sort pays for neither page faults nor TLB misses. The memory is
+ * not zeroed on GPU engines. SORTD_E_INVAL for bytes == 0 or above
+ * PTRDIFF_MAX, SORTD_E_NOMEM when the memory is not there; *out is written
+ * only on success. It lives until sortd_engine_host_free, which must come
+ * before sortd_engine_destroy.
+ */
+sortd_status sortd_engine_host_alloc(sortd_engine *e, size_t bytes, void **out);
+
+/*
+ * Releases p, from sortd_engine_host_alloc(e, bytes, ...) with the same bytes.
+ * Accepts NULL. Leaves sortd_engine_error as it was, so that a caller can
+ * free its buffers before it reports an earlier failure.
+ */
+void sortd_engine_host_free(sortd_engine *e, void *p, size_t bytes);
+
+/*
+ * Makes the caller's [p, p + bytes) as fast to sort as host_alloc'd memory
+ * (cudaHostRegister, portable, on GPU engines: it pins the pages, which is
+ * slow, so register once and sort many times). The CPU engine needs nothing
+ * and only checks the arguments. SORTD_E_INVAL for NULL p, bytes == 0 or a
+ * range that wraps; GPU engines fail with the CUDA error's text (memory
+ * already registered, for one). The memory must stay mapped until
+ * sortd_engine_host_unregister, which must come before sortd_engine_destroy.
+ */
+sortd_status sortd_engine_host_register(sortd_engine *e, void *p, size_t bytes);
+
+/* Undoes sortd_engine_host_register(e, p, ...); p as registered. */
+sortd_status sortd_engine_host_unregister(sortd_engine *e, void *p);
+
 /* Accepts NULL. */
 void sortd_engine_destroy(sortd_engine *e);
 

@@ -35,6 +35,15 @@ typedef struct sortd__engine_ops {
         void (*destroy)(sortd_engine *e);
         /* NULL for an engine that is itself the oracle (cpu). */
         sortd_status (*selfcheck)(sortd_engine *e, char *report, size_t report_len);
+        /*
+         * Host memory (engine.h), called with arguments engine.c has checked: bytes in
+         * [1, PTRDIFF_MAX], p not NULL. All four NULL for an engine that sorts in ordinary
+         * memory (cpu): engine.c maps pages itself, and register does nothing.
+         */
+        sortd_status (*host_alloc)(sortd_engine *e, size_t bytes, void **out);
+        void (*host_free)(sortd_engine *e, void *p, size_t bytes);
+        sortd_status (*host_register)(sortd_engine *e, void *p, size_t bytes);
+        sortd_status (*host_unregister)(sortd_engine *e, void *p);
 } sortd__engine_ops;
 
 /* Every engine struct starts with this. */

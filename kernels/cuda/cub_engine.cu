@@ -210,5 +210,13 @@ sortd_status cub_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void
 } /* namespace */
 
 extern "C" const sortd__engine_ops sortd__cub_engine_ops = {
-        "cub", cub_create, cub_sort, cub_destroy, sortd__selfcheck_against_cpu,
+        "cub",
+        cub_create,
+        cub_sort,
+        cub_destroy,
+        sortd__selfcheck_against_cpu,
+        host_alloc<cub_engine>,
+        host_free,
+        host_register<cub_engine>,
+        host_unregister<cub_engine>,
 };

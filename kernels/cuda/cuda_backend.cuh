@@ -231,6 +231,71 @@ inline sortd_status create_failed(sortd_engine *e, sortd_status s, char *why, si
         return s;
 }
 
+/*
+ * Host memory (engine.h) for an engine struct E with members base and be. Portable, so that a
+ * daemon with one engine per device can hand a buffer to any of them; allocated and registered
+ * with our device current so no other device gets a context for it.
+ */
+template <class E> sortd_status host_alloc(sortd_engine *e, size_t bytes, void **out)
+{
+        CudaBackend &be = ((E *)e)->be;
+        void *p = nullptr;
+        cudaError_t rc;
+
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        rc = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
+        if (rc == cudaSuccess) {
+                *out = p;
+                return SORTD_OK;
+        }
+        (void)cudaGetLastError();
+        return sortd__engine_fail(e, SORTD_E_NOMEM, "cudaHostAlloc of %zu bytes: %s", bytes,
+                                  cudaGetErrorString(rc));
+}
+
+inline void host_free(sortd_engine *, void *p, size_t)
+{
+        if (cudaFreeHost(p) != cudaSuccess)
+                (void)cudaGetLastError();
+}
+
+/* The caller's mistakes (registering twice, unregistering what is not registered) are INVAL. */
+inline sortd_status host_register_failed(sortd_engine *e, cudaError_t rc, const char *what)
+{
+        bool caller = rc == cudaErrorHostMemoryAlreadyRegistered ||
+                      rc == cudaErrorHostMemoryNotRegistered || rc == cudaErrorInvalidValue;
+
+        (void)cudaGetLastError();
+        return sortd__engine_fail(e,
+                                  caller                            ? SORTD_E_INVAL
+                                  : rc == cudaErrorMemoryAllocation ? SORTD_E_NOMEM
+                                                                    : SORTD_E_DEVICE,
+                                  "%s: %s", what, cudaGetErrorString(rc));
+}
+
+template <class E> sortd_status host_register(sortd_engine *e, void *p, size_t bytes)
+{
+        CudaBackend &be = ((E *)e)->be;
+        cudaError_t rc;
+
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        rc = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+        return rc == cudaSuccess ? SORTD_OK : host_register_failed(e, rc, "cudaHostRegister");
+}
+
+template <class E> sortd_status host_unregister(sortd_engine *e, void *p)
+{
+        CudaBackend &be = ((E *)e)->be;
+        cudaError_t rc;
+
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        rc = cudaHostUnregister(p);
+        return rc == cudaSuccess ? SORTD_OK : host_register_failed(e, rc, "cudaHostUnregister");
+}
+
 } /* namespace sortd_cuda */
 
 #endif

@@ -111,4 +111,8 @@ extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
         cuda_sort,
         cuda_destroy,
         sortd__selfcheck_against_cpu,
+        host_alloc<cuda_engine>,
+        host_free,
+        host_register<cuda_engine>,
+        host_unregister<cuda_engine>,
 };

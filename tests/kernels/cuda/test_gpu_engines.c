@@ -6,7 +6,8 @@
  * opinion), against the CPU engine, which CI tests on every commit, and
  * against the independent reference sort (tests/support/reference.c) up to 100003
  * keys: the matrix, bit windows, 2^28 keys, the size limit, and each engine's
- * self-check. No GPU engine is an oracle here.
+ * self-check, and sorts in each engine's pinned and registered host memory.
+ * No GPU engine is an oracle here.
  * Case "daemon": `sortd --engine auto` ($SORTD_BIN) must choose cuda after its
  * self-check, and sort every key type through libsortd like the reference.
  * CK_RUN_CASE=engines or daemon runs one (scripts/gpu-check runs each).
@@ -223,6 +224,57 @@ START_TEST(test_size_limit)
 }
 END_TEST
 
+/* Copies in into at, where g sorts it; the result must equal want (the CPU engine's). */
+static void sort_in_place(sortd_engine *g, const sortd_sort_desc *d, const struct run *in,
+                          const struct run *want, struct run at, size_t n, const char *where)
+{
+        memcpy(at.keys, in->keys, n * sortd_key_size(d->key_type));
+        memcpy(at.vals, in->vals, n * sortd_payload_size(d->payload));
+        ck_assert_msg(sortd_engine_sort(g, d, at.keys, at.vals, n) == SORTD_OK, "%s, %s: %s",
+                      sortd_engine_kind(g), where, sortd_engine_error(g));
+        ck_assert_msg(same(&at, want, d, n), "%s, %s: differs from cpu", sortd_engine_kind(g),
+                      where);
+}
+
+/* Each GPU engine sorts in its own pinned memory and in malloc'd memory it registered. */
+START_TEST(test_host_memory)
+{
+        const size_t n = 100003, kb = 8, vb = 4;
+        sortd_sort_desc d = {SORTD_KEY_U64, SORTD_PAYLOAD_VALUES32, SORTD_DESCENDING, 0, 0};
+        struct engines e = make_all(n);
+        struct run in = generate(&d, DATAGEN_ENTROPY, 4, n, 99);
+        struct run want = sort_copy(e.cpu, &d, &in, n);
+
+        for (int i = 0; i < GPU_ENGINES; i++) {
+                sortd_engine *g = e.gpu[i];
+                struct run pinned = {NULL, NULL}, reg = copy_of(&d, in.keys, in.vals, n);
+
+                ck_assert_int_eq(sortd_engine_host_alloc(g, 0, &pinned.keys), SORTD_E_INVAL);
+                ck_assert_msg(sortd_engine_host_alloc(g, n * kb, &pinned.keys) == SORTD_OK &&
+                                      sortd_engine_host_alloc(g, n * vb, &pinned.vals) == SORTD_OK,
+                              "%s: host_alloc: %s", gpu_kinds[i], sortd_engine_error(g));
+                sort_in_place(g, &d, &in, &want, pinned, n, "in host_alloc'd memory");
+                sortd_engine_host_free(g, pinned.keys, n * kb);
+                sortd_engine_host_free(g, pinned.vals, n * vb);
+
+                ck_assert_msg(sortd_engine_host_register(g, reg.keys, n * kb) == SORTD_OK &&
+                                      sortd_engine_host_register(g, reg.vals, n * vb) == SORTD_OK,
+                              "%s: host_register: %s", gpu_kinds[i], sortd_engine_error(g));
+                ck_assert_int_ne(sortd_engine_host_register(g, reg.keys, n * kb), SORTD_OK);
+                ck_assert_msg(strstr(sortd_engine_error(g), "cudaHostRegister"),
+                              "%s: registering twice: %s", gpu_kinds[i], sortd_engine_error(g));
+                sort_in_place(g, &d, &in, &want, reg, n, "in registered memory");
+                ck_assert_msg(sortd_engine_host_unregister(g, reg.keys) == SORTD_OK &&
+                                      sortd_engine_host_unregister(g, reg.vals) == SORTD_OK,
+                              "%s: host_unregister: %s", gpu_kinds[i], sortd_engine_error(g));
+                drop(&reg);
+        }
+        drop(&want);
+        drop(&in);
+        destroy_all(&e);
+}
+END_TEST
+
 /* What the daemon runs at start, for each GPU engine; it prints its account. */
 START_TEST(test_selfcheck)
 {
@@ -305,6 +357,7 @@ static Suite *gpu_suite(void)
         tcase_add_test(engines, test_bit_ranges);
         tcase_add_test(engines, test_large);
         tcase_add_test(engines, test_size_limit);
+        tcase_add_test(engines, test_host_memory);
         suite_add_tcase(s, engines);
         tcase_set_timeout(daemon, 300);
         tcase_add_test(daemon, test_daemon_auto);
