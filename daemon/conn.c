@@ -20,7 +20,6 @@
 
 #include "conn.h"
 #include "dispatch.h"
-#include "fdpass.h"
 #include "log.h"
 #include "server.h"
 
@@ -59,23 +58,6 @@ static void on_eof(sortd__conn *c, ssize_t err)
         sortd__conn_close(c);
 }
 
-/*
- * A frame is whole and every fd that came with it has been taken: any left came with a frame
- * that takes none (or more than it takes). Reads stop at each frame part, so no later frame's
- * fd can be among them.
- */
-static void drop_stray_fds(sortd__conn *c)
-{
-        char why[128];
-        unsigned n = sortd__fd_drop_all(&c->pipe);
-
-        if (n == 0)
-                return;
-        c->srv->stats.protocol_errors++;
-        snprintf(why, sizeof(why), "%u fd(s) came with a frame that takes none: closed", n);
-        sortd__pipe_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
-}
-
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
         sortd__conn *c = s->data;
@@ -99,8 +81,6 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
                 c->fr_started = uv_hrtime();
         c->srv->stats.bytes_in += (uint64_t)nread;
         sortd__dispatch(c, sortd__fr_consumed(&c->fr, (size_t)nread));
-        if (sortd__fr_at_boundary(&c->fr))
-                drop_stray_fds(c);
         sortd__pipe_flush(&c->out);
         update_reading(c);
         maybe_finish(c);

@@ -239,6 +239,23 @@ static void on_payload(sortd__conn *c)
                 queue_job(c, j);
 }
 
+/*
+ * A frame is whole and every fd that came with it has been taken: any left came with a frame
+ * that takes none (or more than it takes). The connection reads one frame part at a time, so
+ * no later frame's fd can be among them.
+ */
+static void drop_stray_fds(sortd__conn *c)
+{
+        char why[128];
+        unsigned n = sortd__fd_drop_all(&c->pipe);
+
+        if (n == 0)
+                return;
+        c->srv->stats.protocol_errors++;
+        snprintf(why, sizeof(why), "%u fd(s) came with a frame that takes none: closed", n);
+        sortd__pipe_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
+}
+
 void sortd__dispatch(sortd__conn *c, sortd__fr_event ev)
 {
         switch (ev) {
@@ -254,4 +271,6 @@ void sortd__dispatch(sortd__conn *c, sortd__fr_event ev)
                 fatal(c, c->fr.status, c->fr.why);
                 break;
         }
+        if (sortd__fr_at_boundary(&c->fr))
+                drop_stray_fds(c);
 }
