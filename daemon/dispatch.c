@@ -58,13 +58,14 @@ void sortd__dispatch_admitted(sortd__conn *c)
                        moves_vals ? (size_t)j->sizes.vals_bytes : 0);
 }
 
-static void start_sort(sortd__conn *c, const sortd__request *rq)
+/* The job of a sort, in its place in the pipeline; NULL (and the stream ends) without memory. */
+static sortd__job *sort_job(sortd__conn *c, const sortd__request *rq)
 {
         sortd__job *j = sortd__pipe_push(&c->out, rq->id);
 
         if (!j) {
                 fatal(c, SORTD_E_NOMEM, "out of memory");
-                return;
+                return NULL;
         }
         j->conn = c;
         j->is_sort = true;
@@ -72,6 +73,15 @@ static void start_sort(sortd__conn *c, const sortd__request *rq)
         j->n = rq->n;
         j->sizes = rq->sizes;
         j->t_frame = c->fr_started;
+        return j;
+}
+
+static void start_sort(sortd__conn *c, const sortd__request *rq)
+{
+        sortd__job *j = sort_job(c, rq);
+
+        if (!j)
+                return;
         if (rq->n == 0)
                 return; /* done: nothing to read or sort */
         j->state = SORTD__JOB_READING;
@@ -116,18 +126,10 @@ static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd
 
 static void start_region_sort(sortd__conn *c, const sortd__request *rq)
 {
-        sortd__job *j = sortd__pipe_push(&c->out, rq->id);
+        sortd__job *j = sort_job(c, rq);
 
-        if (!j) {
-                fatal(c, SORTD_E_NOMEM, "out of memory");
+        if (!j)
                 return;
-        }
-        j->conn = c;
-        j->is_sort = true;
-        j->desc = rq->desc;
-        j->n = rq->n;
-        j->sizes = rq->sizes;
-        j->t_frame = c->fr_started;
         j->status = region_spans(c, rq, j);
         if (j->status != SORTD_OK) {
                 c->srv->stats.sorts_failed++;
