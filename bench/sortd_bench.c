@@ -5,8 +5,12 @@
  *      sortd_sort: copy in, sort, copy out) against the same engine called in-process on the
  *      same data; the median of several runs each, and their ratio. Then the same bytes in
  *      and out through a bare socket pair, the floor of any path that copies them.
- *   2. Small requests: 1,024-key u32 sorts from 1, 8 and 32 concurrent clients, each
- *      looping for a fixed time: requests per second, p50 and p99 latency.
+ *   2. The shared-memory path: 2^24 and 2^26 u32 keys sorted in place in a region
+ *      (sortd_sort_in_region: nothing crosses the socket but the request and its reply)
+ *      against the engine in-process on the same data.
+ *   3. Small requests: 1,024-key u32 sorts from 1, 8 and 32 concurrent clients, each
+ *      looping for a fixed time, inline and through a region of their own: requests per
+ *      second, p50 and p99 latency.
  *
  * It starts its own sortd (the binary from the build, or argv[1]) on a temporary socket with
  * the same engine settings as the in-process one: `sortd-bench [SORTD] [--threads N]`.
@@ -31,6 +35,7 @@
 #endif
 
 #define BIG_N ((size_t)1 << 24)
+#define HUGE_N ((size_t)1 << 26) /* the region path's larger size, and the daemon's capacity */
 #define RUNS 5
 #define SMALL_N 1024
 #define SMALL_SECONDS 2.0
@@ -67,7 +72,7 @@ static int start_daemon(const char *bin, const char *threads)
         if (!mkdtemp(sock_dir))
                 return -1;
         snprintf(sock_path, sizeof(sock_path), "%s/sortd.sock", sock_dir);
-        snprintf(cap, sizeof(cap), "%zu", BIG_N);
+        snprintf(cap, sizeof(cap), "%zu", HUGE_N);
         daemon_pid = fork();
         if (daemon_pid == 0) {
                 execl(bin, bin, "--socket", sock_path, "--engine", "cpu", "--capacity", cap,
@@ -210,8 +215,79 @@ static int inline_overhead(unsigned threads)
         return 0;
 }
 
+/* One sort of input through region r, copied in untimed: seconds, or -1 on an error. */
+static double region_once(sortd_conn *c, sortd_region *r, const uint32_t *input, size_t n,
+                          double *sort_only)
+{
+        sortd_region_sort rs = {.keys = r, .n = n, .key_type = SORTD_KEY_U32};
+        double t0;
+
+        memcpy(sortd_region_data(r), input, n * 4);
+        t0 = now();
+        if (sortd_sort_in_region(c, &rs) != SORTD_OK) {
+                fprintf(stderr, "sortd-bench: region: %s\n", sortd_error_message(c));
+                return -1;
+        }
+        *sort_only = (double)rs.timings.sort_ns * 1e-9;
+        return now() - t0;
+}
+
+/*
+ * The region path against the engine in-process, their runs alternated so that both medians
+ * cover the same stretch of time (this VM's speed drifts by the minute).
+ */
+static int region_overhead(unsigned threads, size_t n)
+{
+        sortd_engine_config ec = {.capacity = n, .threads = threads};
+        sortd_sort_desc d = {.key_type = SORTD_KEY_U32};
+        uint32_t *input = malloc(n * 4), *keys = malloc(n * 4);
+        double local[RUNS], remote[RUNS], sort_only[RUNS], l, rm;
+        sortd_engine *e = NULL;
+        sortd_region *rg = NULL;
+        sortd_conn *c = NULL;
+        char err[256] = "";
+        int r = -1;
+
+        if (!input || !keys || sortd_engine_create("cpu", &ec, &e, err, sizeof(err)) != SORTD_OK ||
+            sortd_connect(sock_path, NULL, &c, err, sizeof(err)) != SORTD_OK ||
+            sortd_region_create(c, n * 4, &rg) != SORTD_OK) {
+                fprintf(stderr, "sortd-bench: setup failed: %s\n",
+                        c ? sortd_error_message(c) : err);
+                goto out;
+        }
+        datagen_fill(input, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 43);
+        for (int k = 0; k < RUNS; k++) {
+                double t0;
+
+                memcpy(keys, input, n * 4);
+                t0 = now();
+                sortd_engine_sort(e, &d, keys, NULL, n);
+                local[k] = now() - t0;
+                remote[k] = region_once(c, rg, input, n, &sort_only[k]);
+                if (remote[k] < 0)
+                        goto out;
+        }
+        l = median(local, RUNS);
+        rm = median(remote, RUNS);
+        printf("shared-memory region, 2^%d u32 keys, %u engine threads (median of %d):\n",
+               n == HUGE_N ? 26 : 24, threads, RUNS);
+        printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, n / l * 1e-6);
+        printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
+               n / rm * 1e-6, median(sort_only, RUNS) * 1e3);
+        printf("  ratio              %8.3fx  (target <= 1.03x)\n", rm / l);
+        r = 0;
+out:
+        sortd_region_destroy(c, rg);
+        sortd_close(c);
+        sortd_engine_destroy(e);
+        free(input);
+        free(keys);
+        return r;
+}
+
 typedef struct small_client {
         pthread_t th;
+        bool via_region;
         double *lat;
         size_t count, cap;
         int failed;
@@ -219,10 +295,24 @@ typedef struct small_client {
 
 static double small_deadline;
 
+/* One sort of SMALL_N keys from input, inline or in region r; false on an error. */
+static bool small_sort(sortd_conn *c, sortd_region *r, const uint32_t *input, uint32_t *keys)
+{
+        sortd_region_sort rs = {.keys = r, .n = SMALL_N, .key_type = SORTD_KEY_U32};
+
+        if (!r) {
+                memcpy(keys, input, SMALL_N * 4);
+                return sortd_sort(c, keys, SMALL_N, SORTD_KEY_U32, NULL) == SORTD_OK;
+        }
+        memcpy(sortd_region_data(r), input, SMALL_N * 4);
+        return sortd_sort_in_region(c, &rs) == SORTD_OK;
+}
+
 static void *small_main(void *arg)
 {
         small_client *sc = arg;
         uint32_t keys[SMALL_N], input[SMALL_N];
+        sortd_region *r = NULL;
         sortd_conn *c;
         char err[256];
 
@@ -231,12 +321,12 @@ static void *small_main(void *arg)
                 sc->failed = 1;
                 return NULL;
         }
-        while (now() < small_deadline) {
-                double t0;
+        if (sc->via_region && sortd_region_create(c, SMALL_N * 4, &r) != SORTD_OK)
+                sc->failed = 1;
+        while (!sc->failed && now() < small_deadline) {
+                double t0 = now();
 
-                memcpy(keys, input, sizeof(keys));
-                t0 = now();
-                if (sortd_sort(c, keys, SMALL_N, SORTD_KEY_U32, NULL) != SORTD_OK) {
+                if (!small_sort(c, r, input, keys)) {
                         sc->failed = 1;
                         break;
                 }
@@ -246,11 +336,12 @@ static void *small_main(void *arg)
                 }
                 sc->lat[sc->count++] = now() - t0;
         }
+        sortd_region_destroy(c, r);
         sortd_close(c);
         return NULL;
 }
 
-static int small_requests(int clients)
+static int small_requests(int clients, bool via_region)
 {
         small_client *sc = calloc((size_t)clients, sizeof(*sc));
         size_t total = 0, k = 0;
@@ -259,8 +350,10 @@ static int small_requests(int clients)
 
         small_deadline = now() + SMALL_SECONDS;
         t0 = now();
-        for (int i = 0; i < clients; i++)
+        for (int i = 0; i < clients; i++) {
+                sc[i].via_region = via_region;
                 pthread_create(&sc[i].th, NULL, small_main, &sc[i]);
+        }
         for (int i = 0; i < clients; i++) {
                 pthread_join(sc[i].th, NULL);
                 total += sc[i].count;
@@ -275,9 +368,10 @@ static int small_requests(int clients)
                 free(sc[i].lat);
         }
         qsort(all, total, sizeof(double), cmp_double);
-        printf("  %2d client(s)  %8.0f sorts/s  p50 %7.3f ms  p99 %7.3f ms%s\n", clients,
-               (double)total / elapsed, total ? all[total / 2] * 1e3 : 0.0,
-               total ? all[total * 99 / 100] * 1e3 : 0.0, failed ? "  (errors!)" : "");
+        printf("  %2d client(s), %-6s  %8.0f sorts/s  p50 %7.3f ms  p99 %7.3f ms%s\n", clients,
+               via_region ? "region" : "inline", (double)total / elapsed,
+               total ? all[total / 2] * 1e3 : 0.0, total ? all[total * 99 / 100] * 1e3 : 0.0,
+               failed ? "  (errors!)" : "");
         free(all);
         free(sc);
         return failed ? -1 : 0;
@@ -297,12 +391,17 @@ int main(int argc, char **argv)
         if (start_daemon(bin, threads) < 0)
                 return 1;
         r |= inline_overhead((unsigned)atoi(threads));
+        r |= region_overhead((unsigned)atoi(threads), BIG_N);
+        r |= region_overhead((unsigned)atoi(threads), HUGE_N);
         printf("small requests, %d u32 keys each, %.0f s per row (targets: >= 20000/s with 8 "
                "clients, p99 < 2 ms):\n",
                SMALL_N, SMALL_SECONDS);
-        r |= small_requests(1);
-        r |= small_requests(8);
-        r |= small_requests(32);
+        for (int k = 0; k < 3; k++) {
+                static const int clients[] = {1, 8, 32};
+
+                r |= small_requests(clients[k], false);
+                r |= small_requests(clients[k], true);
+        }
         stop_daemon();
         return r ? 1 : 0;
 }

@@ -3,6 +3,7 @@
  * receive, and the blocking sort, sort_pairs and argsort over them). Each builds a Request,
  * checks what the daemon would refuse before a byte is sent, and reads the Reply it gets back
  * from transport.c, which owns the socket and the frames; this file never touches the fd.
+ * The calls on regions (region.c) go through the same sortd__client_call.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/un.h>
 
+#include "internal.h"
 #include "sortd.h"
 #include "transport.h"
 #include "wire.h"
@@ -26,8 +28,7 @@ static sortd_status reply_status(sortd_conn *c, const Sortd__Wire__Reply *r)
         return s;
 }
 
-/* A request without payload whose reply has none: Hello, Ping, Status. */
-static sortd_status simple_call(sortd_conn *c, Sortd__Wire__Request *req,
+sortd_status sortd__client_call(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,
                                 Sortd__Wire__Reply__BodyCase want, Sortd__Wire__Reply **out)
 {
         uint64_t plen;
@@ -40,7 +41,7 @@ static sortd_status simple_call(sortd_conn *c, Sortd__Wire__Request *req,
                                           (unsigned long long)c->outstanding);
         sortd__client_start_call(c);
         req->id = ++c->next_id;
-        s = sortd__client_send_request(c, req, NULL, 0, NULL, 0);
+        s = sortd__client_send_request(c, req, pass_fd, NULL, 0, NULL, 0);
         if (s == SORTD_OK)
                 s = sortd__client_recv_reply(c, req->id, out, &plen);
         if (s != SORTD_OK)
@@ -80,7 +81,7 @@ sortd_status sortd_hello(sortd_conn *c, sortd_info *info)
         hello.client_name = "libsortd";
         req.body_case = SORTD__WIRE__REQUEST__BODY_HELLO;
         req.hello = &hello;
-        s = simple_call(c, &req, SORTD__WIRE__REPLY__BODY_HELLO, &r);
+        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_HELLO, &r);
         if (s != SORTD_OK)
                 return s;
         h = r->hello;
@@ -96,6 +97,8 @@ sortd_status sortd_hello(sortd_conn *c, sortd_info *info)
                 c->info.max_request_bytes = h->limits->max_request_bytes;
                 c->info.max_inflight_bytes = h->limits->max_inflight_bytes;
                 c->info.max_connections = h->limits->max_connections;
+                c->info.max_regions = h->limits->max_regions;
+                c->info.max_region_bytes = h->limits->max_region_bytes;
         }
         sortd__wire__reply__free_unpacked(r, NULL);
         if (info)
@@ -150,6 +153,7 @@ void sortd_close(sortd_conn *c)
 {
         if (!c)
                 return;
+        sortd__client_regions_orphan(c);
         sortd__client_disconnect(c);
         free(c->msg);
         free(c);
@@ -178,7 +182,7 @@ sortd_status sortd_ping(sortd_conn *c)
         ping.nonce = (uint64_t)sortd__client_now_ms();
         req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
         req.ping = &ping;
-        s = simple_call(c, &req, SORTD__WIRE__REPLY__BODY_PING, &r);
+        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_PING, &r);
         if (s != SORTD_OK)
                 return s;
         if (r->ping->nonce != ping.nonce)
@@ -201,13 +205,13 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
                          : SORTD_E_INVAL;
         req.body_case = SORTD__WIRE__REQUEST__BODY_STATUS;
         req.status = &status;
-        s = simple_call(c, &req, SORTD__WIRE__REPLY__BODY_STATUS_REPLY, &r);
+        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_STATUS_REPLY, &r);
         if (s != SORTD_OK)
                 return s;
         x = r->status_reply;
         *st = (sortd_server_status){.capacity = x->capacity,
                                     .uptime_ms = x->uptime_ms,
-#define COPY(name, wire_type, label) .name = x->name,
+#define COPY(name, field, wire_type, label) .name = x->name,
                                     SORTD_STATUS_COUNTERS(COPY)
 #undef COPY
         };
@@ -220,8 +224,44 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
 
 /* ---- sorts ---- */
 
-/* The checks every call starts with; then the call's deadline starts. */
-static sortd_status begin_call(sortd_conn *c, const void *arg, const char *what)
+void sortd__client_sort_msg(Sortd__Wire__Sort *sort, sortd_key_type t, sortd_payload p,
+                            const sortd_sort_options *o, size_t n)
+{
+        sort->key_type = sortd__wire_key_type(t);
+        sort->payload = sortd__wire_payload(p);
+        sort->order = (Sortd__Wire__Order)o->order;
+        sort->begin_bit = o->begin_bit;
+        sort->end_bit = o->end_bit;
+        sort->n = n;
+}
+
+void sortd__client_timings(const Sortd__Wire__SortReply *r, sortd_timings *t)
+{
+        if (r->timings)
+                *t = (sortd_timings){
+                        .queued_ns = r->timings->queued_ns,
+                        .transfer_ns = r->timings->transfer_ns,
+                        .sort_ns = r->timings->sort_ns,
+                };
+}
+
+sortd_status sortd__client_check_sort(sortd_conn *c, const sortd_sort_desc *d, size_t n,
+                                      sortd__wire_sizes *sizes)
+{
+        char why[128];
+
+        if (sortd_sort_desc_check(d, n, why, sizeof(why)) != SORTD_OK)
+                return sortd__client_fail(c, SORTD_E_INVAL, "%s", why);
+        if (sortd__wire_sizes_of(d, n, sizes) != SORTD_OK)
+                return sortd__client_fail(c, SORTD_E_INVAL, "n = %zu is too large", n);
+        if (n > c->info.capacity)
+                return sortd__client_fail(c, SORTD_E_CAPACITY,
+                                          "n = %zu above the daemon's capacity %llu", n,
+                                          (unsigned long long)c->info.capacity);
+        return SORTD_OK;
+}
+
+sortd_status sortd__client_begin(sortd_conn *c, const void *arg, const char *what)
 {
         if (!c)
                 return SORTD_E_INVAL;
@@ -244,22 +284,17 @@ static sortd_status validate(sortd_conn *c, const sortd_request *r, sortd__wire_
         const sortd_sort_options *o = &r->opts;
         sortd_sort_desc d = {r->key_type, r->payload, o->order, o->begin_bit, o->end_bit};
         size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
-        char why[128];
 
-        if (sortd_sort_desc_check(&d, r->n, why, sizeof(why)) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%s", why);
-        if (sortd__wire_sizes_of(&d, r->n, sizes) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "n = %zu is too large", r->n);
+        sortd_status s = sortd__client_check_sort(c, &d, r->n, sizes);
+
+        if (s != SORTD_OK)
+                return s;
         if (r->n && (!r->keys || misaligned(r->keys, ks)))
                 return sortd__client_fail(c, SORTD_E_INVAL,
                                           "keys must be non-NULL and aligned to %zu bytes", ks);
         if (r->n && vs && (!r->vals || misaligned(r->vals, vs)))
                 return sortd__client_fail(c, SORTD_E_INVAL,
                                           "vals must be non-NULL and aligned to %zu bytes", vs);
-        if (r->n > c->info.capacity)
-                return sortd__client_fail(c, SORTD_E_CAPACITY,
-                                          "n = %zu above the daemon's capacity %llu", r->n,
-                                          (unsigned long long)c->info.capacity);
         if (c->info.max_request_bytes && sizes->reply_len > c->info.max_request_bytes)
                 return sortd__client_fail(
                         c, SORTD_E_CAPACITY,
@@ -278,24 +313,19 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
         sortd__wire_sizes sizes;
         sortd_status s;
 
-        s = begin_call(c, r, "request");
+        s = sortd__client_begin(c, r, "request");
         if (s == SORTD_OK)
                 s = validate(c, r, &sizes);
         if (s != SORTD_OK)
                 return s;
         argsort = sortd_payload_is_argsort(r->payload);
-        sort.key_type = sortd__wire_key_type(r->key_type);
-        sort.payload = sortd__wire_payload(r->payload);
-        sort.order = (Sortd__Wire__Order)r->opts.order;
-        sort.begin_bit = r->opts.begin_bit;
-        sort.end_bit = r->opts.end_bit;
-        sort.n = r->n;
+        sortd__client_sort_msg(&sort, r->key_type, r->payload, &r->opts, r->n);
         sort.data_case = SORTD__WIRE__SORT__DATA_INLINE_DATA;
         sort.inline_data = &inl;
         req.id = r->id = ++c->next_id;
         req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
         req.sort = &sort;
-        s = sortd__client_send_request(c, &req, r->keys, (size_t)sizes.keys_bytes,
+        s = sortd__client_send_request(c, &req, -1, r->keys, (size_t)sizes.keys_bytes,
                                        argsort ? NULL : r->vals,
                                        argsort ? 0 : (size_t)sizes.vals_bytes);
         if (s == SORTD_OK)
@@ -310,7 +340,7 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
         uint64_t plen;
         sortd_status s;
 
-        s = begin_call(c, r, "request");
+        s = sortd__client_begin(c, r, "request");
         if (s != SORTD_OK)
                 return s;
         if (!c->outstanding)
@@ -333,12 +363,8 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
                 s = sortd__client_breaks(
                         c, sortd__client_fail(c, SORTD_E_PROTOCOL, "error reply with a payload"));
         }
-        if (s == SORTD_OK && rep->sort->timings)
-                r->timings = (sortd_timings){
-                        .queued_ns = rep->sort->timings->queued_ns,
-                        .transfer_ns = rep->sort->timings->transfer_ns,
-                        .sort_ns = rep->sort->timings->sort_ns,
-                };
+        if (s == SORTD_OK)
+                sortd__client_timings(rep->sort, &r->timings);
         sortd__wire__reply__free_unpacked(rep, NULL);
         if (s != SORTD_OK)
                 return s;

@@ -5,10 +5,12 @@
  * answer (or the connection's timeout) and returns a sortd_status; on error,
  * sortd_error_message() says why. A connection is not thread-safe: use one per thread.
  *
- * Data moves inline: the arrays are copied to the daemon and the results copied back into the
- * caller's buffers. Key types, payloads, orders and the sort's semantics (stable, IEEE
- * totalOrder for floats, bit ranges) are those of sortd_types.h, installed alongside, whose
- * functions (names, sizes, sortd_sort_desc_check) this library also exports.
+ * Data moves inline (the arrays are copied to the daemon and the results copied back into the
+ * caller's buffers) or through shared-memory regions (sortd_region_create): memory the client
+ * and the daemon both map, sorted in place with no copy through the socket. Key types, payloads,
+ * orders and the sort's semantics (stable, IEEE totalOrder for floats, bit ranges) are those of
+ * sortd_types.h, installed alongside, whose functions (names, sizes, sortd_sort_desc_check) this
+ * library also exports.
  *
  * After SORTD_E_IO, SORTD_E_TIMEOUT or SORTD_E_PROTOCOL the connection is broken: every later
  * call fails the same way, and only sortd_close() remains useful.
@@ -60,6 +62,8 @@ typedef struct sortd_info {
         uint64_t max_request_bytes; /* keys + values (or indices) of one sort */
         uint64_t max_inflight_bytes;
         uint32_t max_connections;
+        uint64_t max_regions;      /* shared-memory regions one connection may register */
+        uint64_t max_region_bytes; /* mapped for all connections together */
 } sortd_info;
 
 /* Sends Hello again and returns the daemon's answer. */
@@ -101,7 +105,7 @@ typedef struct sortd_server_status {
         uint64_t capacity, uptime_ms;
         /* connections, connections_total, requests_total, sorts_ok, ... keys_sorted: one
            uint64_t each, named and ordered as sortd_counters.h lists them */
-#define SORTD_COUNTER_MEMBER_(name, wire_type, label) uint64_t name;
+#define SORTD_COUNTER_MEMBER_(name, field, wire_type, label) uint64_t name;
         SORTD_STATUS_COUNTERS(SORTD_COUNTER_MEMBER_)
 #undef SORTD_COUNTER_MEMBER_
         /* how the engine was chosen, and its self-check's outcome */
@@ -133,6 +137,56 @@ typedef struct sortd_request {
 
 sortd_status sortd_submit(sortd_conn *c, sortd_request *r);
 sortd_status sortd_receive(sortd_conn *c, sortd_request *r);
+
+/*
+ * Shared-memory regions (Linux): a region is a sealed memfd of a fixed size, mapped here and
+ * registered with the daemon, which maps it too. Sorts in a region run in place: no array
+ * crosses the socket, and the sorted data is in the region when the call returns. A region
+ * belongs to the connection that created it; the daemon drops it when the connection closes.
+ */
+typedef struct sortd_region sortd_region;
+
+/*
+ * Creates a region of bytes bytes (zero-filled, page-aligned, at least 1 byte) and registers it
+ * on c. On failure *out is untouched.
+ */
+sortd_status sortd_region_create(sortd_conn *c, size_t bytes, sortd_region **out);
+
+/* The region's memory (NULL for NULL), and its size in bytes (0 for NULL). */
+void *sortd_region_data(const sortd_region *r);
+size_t sortd_region_size(const sortd_region *r);
+
+/*
+ * Unregisters r (when the connection still works), unmaps and closes it; NULL is accepted.
+ * The region is gone in every case but two, which fail with SORTD_E_INVAL and change nothing:
+ * r belongs to another connection, or submitted sorts are not yet received (their buffers may
+ * lie in r). On a broken connection it only unmaps (the daemon drops the region when the
+ * connection closes) and returns SORTD_OK; after sortd_close(c) as well, and c is not used.
+ * When the daemon refuses the unregister, its status and message are returned, and the region
+ * is gone here all the same (the daemon keeps its own mapping until the connection closes).
+ */
+sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r);
+
+/*
+ * A sort in place in regions: n keys of key_type at keys_offset in keys and, with a payload, the
+ * values (or the argsort permutation, written there) at vals_offset in vals. Offsets are
+ * multiples of the element size; both spans lie inside their regions, in regions of c, and do
+ * not overlap. vals may be keys; it is ignored without a payload.
+ */
+typedef struct sortd_region_sort {
+        sortd_region *keys;
+        size_t keys_offset; /* bytes */
+        sortd_region *vals; /* NULL without payload; may equal keys */
+        size_t vals_offset; /* bytes */
+        size_t n;
+        sortd_key_type key_type;
+        sortd_payload payload;
+        sortd_sort_options opts;
+        sortd_timings timings; /* filled in */
+} sortd_region_sort;
+
+/* Sorts as rs says and waits for it; *rs is checked before anything is sent. */
+sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs);
 
 #ifdef __cplusplus
 }

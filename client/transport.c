@@ -139,14 +139,33 @@ static sortd_status send_failed(sortd_conn *c, int err)
         return sortd__client_breaks(c, sortd__client_fail(c, SORTD_E_IO, "%s", msg));
 }
 
-/* Writes all of iov (modified in place). */
-static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt)
+/*
+ * Writes all of iov (modified in place). pass_fd >= 0 travels as SCM_RIGHTS with the first
+ * bytes: the kernel attaches it to the first byte a sendmsg() moves, so it goes on the first
+ * sendmsg that writes anything and never again.
+ */
+static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt, int pass_fd)
 {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } ctl;
+
         while (iovcnt > 0) {
                 struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)iovcnt};
-                ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+                ssize_t w;
                 sortd_status s;
 
+                if (pass_fd >= 0) {
+                        memset(&ctl, 0, sizeof(ctl));
+                        mh.msg_control = ctl.buf;
+                        mh.msg_controllen = sizeof(ctl.buf);
+                        CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+                        CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+                        CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int));
+                        memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &pass_fd, sizeof(int));
+                }
+                w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
                 if (w < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -157,6 +176,8 @@ static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt)
                                 return s;
                         continue;
                 }
+                if (w > 0)
+                        pass_fd = -1; /* sent with those bytes */
                 while (iovcnt > 0 && (size_t)w >= iov->iov_len) {
                         w -= (ssize_t)iov->iov_len;
                         iov++;
@@ -200,8 +221,8 @@ sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len)
         return SORTD_OK;
 }
 
-sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Request *req, void *p1,
-                                        size_t l1, void *p2, size_t l2)
+sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Request *req, int pass_fd,
+                                        void *p1, size_t l1, void *p2, size_t l2)
 {
         size_t len = sortd__wire__request__get_packed_size(req);
         uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
@@ -224,7 +245,7 @@ sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Reques
                 iov[n++] = (struct iovec){p1, l1};
         if (l2)
                 iov[n++] = (struct iovec){p2, l2};
-        return write_all(c, iov, n);
+        return write_all(c, iov, n, pass_fd);
 }
 
 sortd_status sortd__client_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,

@@ -21,8 +21,9 @@ struct sortd_conn {
         uint64_t next_id;
         uint64_t outstanding; /* submitted, not yet received */
         sortd_info info;
-        int64_t deadline_ms; /* of the call in progress; -1 = none */
-        uint8_t *msg;        /* SORTD__WIRE_MAX_MESSAGE bytes */
+        int64_t deadline_ms;          /* of the call in progress; -1 = none */
+        uint8_t *msg;                 /* SORTD__WIRE_MAX_MESSAGE bytes */
+        struct sortd_region *regions; /* created on c and not yet destroyed (region.c) */
         char err[256];
 };
 
@@ -48,9 +49,12 @@ void sortd__client_disconnect(sortd_conn *c);
 /* A reply's payload lands straight in the caller's buffer, so a reply is read in two steps. */
 sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len);
 
-/* Sends one request frame: header, the packed Request, then the payload pieces. */
-sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Request *req, void *p1,
-                                        size_t l1, void *p2, size_t l2);
+/*
+ * Sends one request frame: header, the packed Request, then the payload pieces. pass_fd >= 0
+ * (a region's memfd) goes with the frame's first bytes as SCM_RIGHTS; -1 sends none.
+ */
+sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Request *req, int pass_fd,
+                                        void *p1, size_t l1, void *p2, size_t l2);
 
 /*
  * Receives one reply frame for request id: *out is the unpacked Reply (free it), *payload_len

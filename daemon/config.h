@@ -12,9 +12,11 @@ typedef struct sortd__config {
         uint64_t max_request_bytes;
         uint64_t max_inflight_bytes;
         uint64_t max_connections;
-        uint64_t max_pipeline;    /* requests read but not yet answered, per connection */
-        uint64_t max_write_queue; /* reply bytes queued to one connection before reads stop */
-        uint64_t max_drain_bytes; /* a refused payload up to this size is read and dropped */
+        uint64_t max_pipeline;     /* requests read but not yet answered, per connection */
+        uint64_t max_write_queue;  /* reply bytes queued to one connection before reads stop */
+        uint64_t max_drain_bytes;  /* a refused payload up to this size is read and dropped */
+        uint64_t max_regions;      /* shared-memory regions per connection */
+        uint64_t max_region_bytes; /* mapped by all connections together */
         uint64_t drain_timeout_ms;
         int log_level;
 } sortd__config;

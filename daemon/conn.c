@@ -175,6 +175,7 @@ void sortd__conn_admitted(sortd__waiter *w)
 
 static void conn_free(sortd__conn *c)
 {
+        sortd__regions_destroy(&c->regions);
         sortd__fr_free(&c->fr);
         free(c);
 }
@@ -185,6 +186,10 @@ void sortd__conn_complete(sortd__job *j, void *arg)
         sortd__server *srv = arg;
 
         c->in_engine--;
+        if (j->keys_rg)
+                sortd__region_release(j->keys_rg);
+        if (j->vals_rg)
+                sortd__region_release(j->vals_rg);
         if (j->status == SORTD_OK) {
                 srv->stats.sorts_ok++;
                 srv->stats.keys_sorted += j->n;
@@ -287,7 +292,8 @@ void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
         }
         c->srv = srv;
         c->gone = gone;
-        uv_pipe_init(srv->loop, &c->pipe, 0);
+        uv_pipe_init(srv->loop, &c->pipe, 1); /* ipc: regions' fds come with SCM_RIGHTS */
+        sortd__regions_init(&c->regions, &srv->regions);
         c->pipe.data = c;
         sortd__pipe_init(&c->out, (uv_stream_t *)&c->pipe, c->name, &srv->adm, &srv->stats,
                          on_written);

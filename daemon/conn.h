@@ -16,6 +16,7 @@
 #include "job.h"
 #include "pipeline.h"
 #include "queue.h"
+#include "region.h"
 
 struct sortd__server;
 
@@ -30,11 +31,12 @@ typedef struct sortd__conn {
         char name[64]; /* "pid 123 uid 1000" for logs */
         sortd__frame_reader fr;
         sortd__flow flow;
-        sortd__waiter wait;  /* in line for in-flight memory */
-        sortd__pipeline out; /* its requests, in order, until their replies are written */
-        sortd__job *reading; /* the sort whose payload is arriving */
-        size_t in_engine;    /* jobs the engine thread holds */
-        uint64_t fr_started; /* when the current frame's first byte came */
+        sortd__waiter wait;     /* in line for in-flight memory */
+        sortd__pipeline out;    /* its requests, in order, until their replies are written */
+        sortd__regions regions; /* its shared-memory regions, unmapped when it is freed */
+        sortd__job *reading;    /* the sort whose payload is arriving */
+        size_t in_engine;       /* jobs the engine thread holds */
+        uint64_t fr_started;    /* when the current frame's first byte came */
         bool reading_on, closing, closed;
 } sortd__conn;
 

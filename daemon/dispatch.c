@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "dispatch.h"
+#include "fdpass.h"
 #include "log.h"
 #include "reply.h"
 #include "request.h"
@@ -50,18 +51,21 @@ void sortd__dispatch_admitted(sortd__conn *c)
                 sortd__fr_discard(&c->fr);
                 return;
         }
+        j->keys = j->buf;
+        j->vals = j->desc.payload == SORTD_PAYLOAD_NONE ? NULL : j->buf + j->vals_off;
         sortd__fr_sink(&c->fr, j->buf, (size_t)j->sizes.keys_bytes,
                        moves_vals ? j->buf + j->vals_off : NULL,
                        moves_vals ? (size_t)j->sizes.vals_bytes : 0);
 }
 
-static void start_sort(sortd__conn *c, const sortd__request *rq)
+/* The job of a sort, in its place in the pipeline; NULL (and the stream ends) without memory. */
+static sortd__job *sort_job(sortd__conn *c, const sortd__request *rq)
 {
         sortd__job *j = sortd__pipe_push(&c->out, rq->id);
 
         if (!j) {
                 fatal(c, SORTD_E_NOMEM, "out of memory");
-                return;
+                return NULL;
         }
         j->conn = c;
         j->is_sort = true;
@@ -69,12 +73,110 @@ static void start_sort(sortd__conn *c, const sortd__request *rq)
         j->n = rq->n;
         j->sizes = rq->sizes;
         j->t_frame = c->fr_started;
+        return j;
+}
+
+static void start_sort(sortd__conn *c, const sortd__request *rq)
+{
+        sortd__job *j = sort_job(c, rq);
+
+        if (!j)
+                return;
         if (rq->n == 0)
                 return; /* done: nothing to read or sort */
         j->state = SORTD__JOB_READING;
         c->reading = j;
         if (sortd__adm_admit(&c->srv->adm, &c->wait, j))
                 sortd__dispatch_admitted(c);
+}
+
+/* The job goes to the fair queue now: a region sort has nothing to read. */
+static void queue_job(sortd__conn *c, sortd__job *j)
+{
+        j->t_read = uv_hrtime();
+        j->state = SORTD__JOB_QUEUED;
+        c->in_engine++;
+        sortd__fq_push(&c->srv->queue, &c->flow, j);
+}
+
+/* Finds the regions and spans of a region sort. */
+static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd__job *j)
+{
+        size_t ks = sortd_key_size(rq->desc.key_type), vs = sortd_payload_size(rq->desc.payload);
+        sortd__region *kr, *vr = NULL;
+        sortd_status s;
+
+        kr = sortd__regions_find(&c->regions, rq->region_id, j->why, sizeof(j->why));
+        if (!kr)
+                return SORTD_E_INVAL;
+        s = sortd__region_span(kr, "keys", rq->keys_offset, rq->n, ks, &j->keys, j->why,
+                               sizeof(j->why));
+        if (s == SORTD_OK && vs) {
+                vr = sortd__regions_find(&c->regions, rq->vals_region_id, j->why, sizeof(j->why));
+                s = vr ? sortd__region_span(vr, "values", rq->vals_offset, rq->n, vs, &j->vals,
+                                            j->why, sizeof(j->why))
+                       : SORTD_E_INVAL;
+        }
+        if (s != SORTD_OK)
+                return s;
+        j->keys_rg = kr;
+        j->vals_rg = vr;
+        return SORTD_OK;
+}
+
+static void start_region_sort(sortd__conn *c, const sortd__request *rq)
+{
+        sortd__job *j = sort_job(c, rq);
+
+        if (!j)
+                return;
+        j->status = region_spans(c, rq, j);
+        if (j->status != SORTD_OK) {
+                c->srv->stats.sorts_failed++;
+                return; /* done: its error is the reply */
+        }
+        if (rq->n == 0)
+                return; /* done: nothing to sort, nothing held */
+        sortd__region_hold(j->keys_rg);
+        if (j->vals_rg)
+                sortd__region_hold(j->vals_rg);
+        queue_job(c, j);
+}
+
+static void register_region(sortd__conn *c, const sortd__request *rq, sortd__reply *m)
+{
+        char why[256];
+        int fd = sortd__fd_take(&c->pipe);
+        uint64_t id = 0;
+        sortd_status s;
+
+        if (fd < 0) {
+                sortd__pipe_refuse(&c->out, rq->id, SORTD_E_INVAL,
+                                   "RegisterRegion came without its memfd (SCM_RIGHTS)");
+                return;
+        }
+        s = sortd__regions_add(&c->regions, fd, rq->region_size, &id, why, sizeof(why));
+        if (s != SORTD_OK) {
+                sortd__pipe_refuse(&c->out, rq->id, s, why);
+                return;
+        }
+        sortd__log(SORTD__LOG_DEBUG, "%s: region %llu, %llu bytes", c->name, (unsigned long long)id,
+                   (unsigned long long)rq->region_size);
+        sortd__reply_registered(m, rq->id, id);
+        sortd__pipe_answer(&c->out, rq->id, &m->r);
+}
+
+static void unregister_region(sortd__conn *c, const sortd__request *rq, sortd__reply *m)
+{
+        char why[256];
+        sortd_status s = sortd__regions_remove(&c->regions, rq->region_id, why, sizeof(why));
+
+        if (s != SORTD_OK) {
+                sortd__pipe_refuse(&c->out, rq->id, s, why);
+                return;
+        }
+        sortd__reply_unregistered(m, rq->id);
+        sortd__pipe_answer(&c->out, rq->id, &m->r);
 }
 
 static void answer(sortd__conn *c, const sortd__request *rq)
@@ -96,6 +198,15 @@ static void answer(sortd__conn *c, const sortd__request *rq)
                 break;
         case SORTD__REQ_SORT:
                 start_sort(c, rq);
+                return;
+        case SORTD__REQ_REGION_SORT:
+                start_region_sort(c, rq);
+                return;
+        case SORTD__REQ_REGISTER:
+                register_region(c, rq, &m);
+                return;
+        case SORTD__REQ_UNREGISTER:
+                unregister_region(c, rq, &m);
                 return;
         case SORTD__REQ_NONE:
                 return;
@@ -126,12 +237,25 @@ static void on_payload(sortd__conn *c)
         sortd__job *j = c->reading;
 
         c->reading = NULL;
-        if (!j)
+        if (j)
+                queue_job(c, j);
+}
+
+/*
+ * A frame is whole and every fd that came with it has been taken: any left came with a frame
+ * that takes none (or more than it takes). The connection reads one frame part at a time, so
+ * no later frame's fd can be among them.
+ */
+static void drop_stray_fds(sortd__conn *c)
+{
+        char why[128];
+        unsigned n = sortd__fd_drop_all(&c->pipe);
+
+        if (n == 0)
                 return;
-        j->t_read = uv_hrtime();
-        j->state = SORTD__JOB_QUEUED;
-        c->in_engine++;
-        sortd__fq_push(&c->srv->queue, &c->flow, j);
+        c->srv->stats.protocol_errors++;
+        snprintf(why, sizeof(why), "%u fd(s) came with a frame that takes none: closed", n);
+        sortd__pipe_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
 }
 
 void sortd__dispatch(sortd__conn *c, sortd__fr_event ev)
@@ -149,4 +273,6 @@ void sortd__dispatch(sortd__conn *c, sortd__fr_event ev)
                 fatal(c, c->fr.status, c->fr.why);
                 break;
         }
+        if (sortd__fr_at_boundary(&c->fr))
+                drop_stray_fds(c);
 }

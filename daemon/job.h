@@ -40,12 +40,14 @@ typedef struct sortd__job {
         sortd_sort_desc desc;
         uint64_t n;
         sortd__wire_sizes sizes;
-        uint8_t *buf; /* keys, then values at vals_off */
+        uint8_t *buf; /* an inline sort's request buffer: keys, then values at vals_off */
         size_t vals_off;
+        uint8_t *keys, *vals;                    /* what the engine sorts: in buf, or in regions */
+        struct sortd__region *keys_rg, *vals_rg; /* a region sort's regions, held until done */
         size_t buf_bytes;
         size_t charged; /* bytes counted against max-inflight-bytes */
         uint64_t t_frame, t_read, t_sort, t_done;
-        /* the reply: its packed header and message (the payload is buf) */
+        /* the reply: its packed header and message (the payload is buf; none from regions) */
         uint8_t *out;
         size_t out_len;
         uv_write_t wreq;

@@ -64,7 +64,7 @@ static void on_write(uv_write_t *req, int status)
         p->writes--;
         if (status == 0)
                 p->stats->bytes_out +=
-                        j->out_len + (j->status == SORTD_OK ? j->sizes.reply_len : 0);
+                        j->out_len + (j->status == SORTD_OK && j->buf ? j->sizes.reply_len : 0);
         sortd__adm_release(p->adm, j);
         p->written(p, status);
 }
@@ -83,7 +83,7 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
                 return;
         }
         bufs[nbufs++] = (uv_buf_t){.base = (char *)j->out, .len = j->out_len};
-        if (j->is_sort && j->status == SORTD_OK && j->n) {
+        if (j->is_sort && j->status == SORTD_OK && j->n && j->buf) {
                 bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf, .len = j->sizes.keys_bytes};
                 if (j->sizes.vals_bytes)
                         bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf + j->vals_off,

@@ -17,6 +17,8 @@ static void limits_fill(const sortd__server *srv, Sortd__Wire__Limits *l)
         l->max_request_bytes = srv->cfg.max_request_bytes;
         l->max_inflight_bytes = srv->cfg.max_inflight_bytes;
         l->max_connections = (uint32_t)srv->cfg.max_connections;
+        l->max_regions = srv->cfg.max_regions;
+        l->max_region_bytes = srv->cfg.max_region_bytes;
 }
 
 void sortd__reply_hello(sortd__reply *m, uint64_t id, const sortd__server *srv)
@@ -44,6 +46,8 @@ void sortd__reply_status(sortd__reply *m, uint64_t id, sortd__server *srv)
         reply_init(m, id);
         *r = (Sortd__Wire__StatusReply)SORTD__WIRE__STATUS_REPLY__INIT;
         s.queued = sortd__fq_length(&srv->queue);
+        s.regions = srv->regions.regions;
+        s.region_bytes = srv->regions.mapped_bytes;
         limits_fill(srv, &m->limits);
         r->server_version = SORTD_VERSION_STRING;
         r->engine = (char *)sortd_engine_kind(srv->engine);
@@ -51,7 +55,7 @@ void sortd__reply_status(sortd__reply *m, uint64_t id, sortd__server *srv)
         r->engine_reason = srv->engine_reason;
         r->capacity = sortd_engine_capacity(srv->engine);
         r->uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000;
-#define FILL(name, wire_type, label) r->name = s.name;
+#define FILL(name, field, wire_type, label) r->name = s.name;
         SORTD_STATUS_COUNTERS(FILL)
 #undef FILL
         r->limits = &m->limits;
@@ -66,6 +70,25 @@ void sortd__reply_ping(sortd__reply *m, uint64_t id, uint64_t nonce)
         m->body.ping.nonce = nonce;
         m->r.body_case = SORTD__WIRE__REPLY__BODY_PING;
         m->r.ping = &m->body.ping;
+}
+
+void sortd__reply_registered(sortd__reply *m, uint64_t id, uint64_t region_id)
+{
+        reply_init(m, id);
+        m->body.registered =
+                (Sortd__Wire__RegisterRegionReply)SORTD__WIRE__REGISTER_REGION_REPLY__INIT;
+        m->body.registered.region_id = region_id;
+        m->r.body_case = SORTD__WIRE__REPLY__BODY_REGISTER_REGION;
+        m->r.register_region = &m->body.registered;
+}
+
+void sortd__reply_unregistered(sortd__reply *m, uint64_t id)
+{
+        reply_init(m, id);
+        m->body.unregistered =
+                (Sortd__Wire__UnregisterRegionReply)SORTD__WIRE__UNREGISTER_REGION_REPLY__INIT;
+        m->r.body_case = SORTD__WIRE__REPLY__BODY_UNREGISTER_REGION;
+        m->r.unregister_region = &m->body.unregistered;
 }
 
 void sortd__reply_error(sortd__reply *m, uint64_t id, sortd_status s, const char *why)
@@ -115,5 +138,6 @@ int sortd__reply_pack_sort(sortd__job *j)
                 r.body_case = SORTD__WIRE__REPLY__BODY_SORT;
                 r.sort = &sr;
         }
-        return sortd__reply_pack(j, &r, ok ? j->sizes.reply_len : 0);
+        /* A region sort's result is in the client's mapping already. */
+        return sortd__reply_pack(j, &r, ok && j->buf ? j->sizes.reply_len : 0);
 }

@@ -21,6 +21,8 @@ typedef struct sortd__reply {
                 Sortd__Wire__HelloReply hello;
                 Sortd__Wire__StatusReply status;
                 Sortd__Wire__PingReply ping;
+                Sortd__Wire__RegisterRegionReply registered;
+                Sortd__Wire__UnregisterRegionReply unregistered;
         } body;
         Sortd__Wire__Limits limits;
 } sortd__reply;
@@ -29,6 +31,8 @@ void sortd__reply_hello(sortd__reply *m, uint64_t id, const struct sortd__server
 /* The status counters, the engine and the limits, as they stand now. */
 void sortd__reply_status(sortd__reply *m, uint64_t id, struct sortd__server *srv);
 void sortd__reply_ping(sortd__reply *m, uint64_t id, uint64_t nonce);
+void sortd__reply_registered(sortd__reply *m, uint64_t id, uint64_t region_id);
+void sortd__reply_unregistered(sortd__reply *m, uint64_t id);
 /* why must outlive m. */
 void sortd__reply_error(sortd__reply *m, uint64_t id, sortd_status s, const char *why);
 

@@ -36,6 +36,39 @@ static void check_hello(const Sortd__Wire__Hello *hello, sortd__request *rq)
         rq->kind = SORTD__REQ_HELLO;
 }
 
+/* Region sorts take no payload and no request buffer: max-request-bytes is not theirs. */
+static void check_region_sort(const Sortd__Wire__RegionData *r, uint64_t payload_len,
+                              sortd__stats *stats, sortd__request *rq)
+{
+        if (payload_len) {
+                stats->protocol_errors++;
+                refuse(rq, SORTD_E_PROTOCOL, "a region sort takes no payload (%llu bytes came)",
+                       (unsigned long long)payload_len);
+                return;
+        }
+        rq->kind = SORTD__REQ_REGION_SORT;
+        rq->region_id = r->region_id;
+        rq->vals_region_id = r->vals_region_id ? r->vals_region_id : r->region_id;
+        rq->keys_offset = r->keys_offset;
+        rq->vals_offset = r->vals_offset;
+}
+
+static void check_register(const Sortd__Wire__RegisterRegion *r, sortd__request *rq)
+{
+        switch (r->kind) {
+        case SORTD__WIRE__REGISTER_REGION__KIND__MEMFD:
+                rq->kind = SORTD__REQ_REGISTER;
+                rq->region_size = r->size;
+                break;
+        case SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC:
+                refuse(rq, SORTD_E_UNSUPPORTED, "CUDA IPC regions are not served yet");
+                break;
+        default:
+                refuse(rq, SORTD_E_INVAL, "region of unknown kind %d", (int)r->kind);
+                break;
+        }
+}
+
 /* A sort the engine could not take, or whose payload is not what it says, is refused. */
 static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
                        const sortd__request_limits *lim, sortd__stats *stats, sortd__request *rq)
@@ -50,6 +83,8 @@ static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
                 stats->rejected++;
                 refuse(rq, SORTD_E_CAPACITY, "n = %llu above the engine's capacity %llu",
                        (unsigned long long)s->n, (unsigned long long)lim->capacity);
+        } else if (s->data_case == SORTD__WIRE__SORT__DATA_REGION) {
+                check_region_sort(s->region, payload_len, stats, rq);
         } else if (rq->sizes.reply_len > lim->max_request_bytes) {
                 stats->rejected++;
                 refuse(rq, SORTD_E_CAPACITY, "request of %llu bytes above max-request-bytes %llu",
@@ -64,8 +99,8 @@ static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
                        (unsigned long long)rq->sizes.request_len);
         } else {
                 rq->kind = SORTD__REQ_SORT;
-                rq->n = s->n;
         }
+        rq->n = s->n;
 }
 
 static void check_body(const Sortd__Wire__Request *req, uint64_t payload_len,
@@ -86,9 +121,11 @@ static void check_body(const Sortd__Wire__Request *req, uint64_t payload_len,
                 check_sort(req->sort, payload_len, lim, stats, rq);
                 break;
         case SORTD__WIRE__REQUEST__BODY_REGISTER_REGION:
+                check_register(req->register_region, rq);
+                break;
         case SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION:
-                refuse(rq, SORTD_E_UNSUPPORTED,
-                       "memory regions are not supported yet (inline sorts only)");
+                rq->kind = SORTD__REQ_UNREGISTER;
+                rq->region_id = req->unregister_region->region_id;
                 break;
         default:
                 stats->protocol_errors++;
@@ -113,8 +150,9 @@ void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,
         }
         rq->id = req->id;
         check_body(req, payload_len, lim, stats, rq);
-        /* Only a sort takes a payload; one sent with anything else is refused as well. */
-        if (req->body_case != SORTD__WIRE__REQUEST__BODY_SORT && payload_len) {
+        /* Only an inline sort takes a payload; one sent with anything else is refused too. */
+        if (rq->kind != SORTD__REQ_SORT && payload_len &&
+            !(req->body_case == SORTD__WIRE__REQUEST__BODY_SORT && rq->refusals)) {
                 stats->protocol_errors++;
                 refuse(rq, SORTD_E_PROTOCOL, "unexpected payload of %llu bytes",
                        (unsigned long long)payload_len);

@@ -18,7 +18,10 @@ typedef enum sortd__req_kind {
         SORTD__REQ_HELLO,
         SORTD__REQ_STATUS,
         SORTD__REQ_PING,
-        SORTD__REQ_SORT, /* an admissible inline sort: its payload follows */
+        SORTD__REQ_SORT,        /* an admissible inline sort: its payload follows */
+        SORTD__REQ_REGION_SORT, /* a sort in registered regions (still to be found) */
+        SORTD__REQ_REGISTER,    /* a memfd region: its fd came with the frame */
+        SORTD__REQ_UNREGISTER,
 } sortd__req_kind;
 
 typedef struct sortd__refusal {
@@ -40,15 +43,19 @@ typedef struct sortd__request {
         sortd__refusal refusal[2];
         char client_name[65]; /* HELLO: what the client calls itself, for the log */
         uint64_t nonce;       /* PING */
-        sortd_sort_desc desc; /* SORT */
+        sortd_sort_desc desc; /* SORT, REGION_SORT */
         uint64_t n;
         sortd__wire_sizes sizes;
+        uint64_t region_id;                                /* REGION_SORT (the keys'), UNREGISTER */
+        uint64_t vals_region_id, keys_offset, vals_offset; /* REGION_SORT */
+        uint64_t region_size;                              /* REGISTER */
 } sortd__request;
 
 /*
  * Decodes the len-byte message of a frame whose payload is payload_len bytes, checks it against
  * lim, and counts it in stats (requests_total; protocol_errors, sorts_failed or rejected for
- * what it refuses). Every request but SORTD__REQ_SORT leaves its payload to be dropped.
+ * what it refuses). Every request but SORTD__REQ_SORT leaves its payload to be dropped. Region
+ * ids are not looked up here: the connection's table does that.
  */
 void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,
                            const sortd__request_limits *lim, sortd__stats *stats,

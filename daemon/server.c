@@ -333,6 +333,8 @@ static int run_loop(sortd__server *srv)
         int r;
 
         sortd__adm_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->stats, sortd__conn_admitted);
+        srv->regions = (sortd__region_limits){.max_per_conn = srv->cfg.max_regions,
+                                              .max_bytes = srv->cfg.max_region_bytes};
         if (sortd__fq_init(&srv->queue) < 0) {
                 sortd__log(SORTD__LOG_ERR, "cannot initialise the queue");
                 return -1;

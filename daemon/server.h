@@ -15,6 +15,7 @@
 #include "config.h"
 #include "engine.h"
 #include "queue.h"
+#include "region.h"
 #include "stats.h"
 #include "worker.h"
 
@@ -28,6 +29,7 @@ typedef struct sortd__server {
         sortd__fair_queue queue;
         sortd__worker worker;
         sortd__admission adm;
+        sortd__region_limits regions; /* every connection's regions together */
         uv_pipe_t listener;
         bool listening;
         uv_signal_t sigterm, sigint;

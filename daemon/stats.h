@@ -8,7 +8,7 @@
 
 /* queued stays 0 here: Status reads the queue's length instead. */
 typedef struct sortd__stats {
-#define SORTD__STAT(name, wire_type, label) uint64_t name;
+#define SORTD__STAT(name, field, wire_type, label) uint64_t name;
         SORTD_STATUS_COUNTERS(SORTD__STAT)
 #undef SORTD__STAT
 } sortd__stats;

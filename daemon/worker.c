@@ -14,10 +14,8 @@
 
 static void run_job(sortd__worker *w, sortd__job *j)
 {
-        void *vals = j->desc.payload == SORTD_PAYLOAD_NONE ? NULL : j->buf + j->vals_off;
-
         j->t_sort = uv_hrtime();
-        j->status = sortd_engine_sort(w->engine, &j->desc, j->buf, vals, (size_t)j->n);
+        j->status = sortd_engine_sort(w->engine, &j->desc, j->keys, j->vals, (size_t)j->n);
         j->t_done = uv_hrtime();
         if (j->status != SORTD_OK)
                 snprintf(j->why, sizeof(j->why), "%s", sortd_engine_error(w->engine));

@@ -185,11 +185,8 @@ sortd_status sortd__wire_sort_check(const Sortd__Wire__Sort *s, sortd_sort_desc 
         st = sortd_sort_desc_check(&d, s->n, why, why_len);
         if (st != SORTD_OK)
                 return st;
-        if (s->data_case == SORTD__WIRE__SORT__DATA_REGION) {
-                snprintf(why, why_len, "region sorts are not supported yet (inline only)");
-                return SORTD_E_UNSUPPORTED;
-        }
-        if (s->data_case != SORTD__WIRE__SORT__DATA_INLINE_DATA) {
+        if (s->data_case != SORTD__WIRE__SORT__DATA_INLINE_DATA &&
+            s->data_case != SORTD__WIRE__SORT__DATA_REGION) {
                 snprintf(why, why_len, "sort request names no data location");
                 return SORTD_E_INVAL;
         }

@@ -43,8 +43,9 @@ typedef struct sortd__wire_sizes {
 } sortd__wire_sizes;
 
 /*
- * Validates a Sort message (enums, bit range, n, data location) and converts it. On success
- * writes *desc and *sizes; on error returns SORTD_E_INVAL or SORTD_E_UNSUPPORTED with why.
+ * Validates a Sort message (enums, bit range, n, data location: inline or a region) and
+ * converts it. On success writes *desc and *sizes (what an inline sort would move); on error
+ * returns SORTD_E_INVAL with why.
  */
 sortd_status sortd__wire_sort_check(const Sortd__Wire__Sort *s, sortd_sort_desc *desc,
                                     sortd__wire_sizes *sizes, char *why, size_t why_len);

@@ -24,6 +24,15 @@ int main(void)
                 fprintf(stderr, "libsortd's vocabulary misbehaves: %s\n", why);
                 return 1;
         }
-        puts("sortd.h declares no engine symbol; libsortd exports the vocabulary");
+        /* The region calls are exported and accept what a destructor must (no daemon needed). */
+        if (sortd_region_data(NULL) || sortd_region_size(NULL) ||
+            sortd_region_destroy(NULL, NULL) != SORTD_OK ||
+            sortd_region_create(NULL, 4096, &(sortd_region *){NULL}) != SORTD_E_INVAL ||
+            sortd_sort_in_region(NULL, &(sortd_region_sort){0}) != SORTD_E_INVAL) {
+                fprintf(stderr, "libsortd's region calls misbehave without a connection\n");
+                return 1;
+        }
+        puts("sortd.h declares no engine symbol; libsortd exports the vocabulary and the region "
+             "calls");
         return 0;
 }

@@ -28,6 +28,7 @@ typedef struct message {
         Sortd__Wire__InlineData inline_data;
         Sortd__Wire__RegionData region;
         Sortd__Wire__RegisterRegion reg;
+        Sortd__Wire__UnregisterRegion unreg;
 } message;
 
 static void message_init(message *m, uint64_t id)
@@ -41,6 +42,7 @@ static void message_init(message *m, uint64_t id)
                 .inline_data = SORTD__WIRE__INLINE_DATA__INIT,
                 .region = SORTD__WIRE__REGION_DATA__INIT,
                 .reg = SORTD__WIRE__REGISTER_REGION__INIT,
+                .unreg = SORTD__WIRE__UNREGISTER_REGION__INIT,
         };
         m->req.id = id;
 }
@@ -113,6 +115,8 @@ static void b_sort_region(message *m)
         sort(m, U32, NONE, 10);
         m->sort.data_case = SORTD__WIRE__SORT__DATA_REGION;
         m->sort.region = &m->region;
+        m->region.region_id = 7;
+        m->region.keys_offset = 64;
 }
 
 static void b_hello(message *m)
@@ -142,6 +146,27 @@ static void b_register(message *m)
 {
         m->req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
         m->req.register_region = &m->reg;
+        m->reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
+        m->reg.size = 4096;
+}
+
+static void b_register_ipc(message *m)
+{
+        b_register(m);
+        m->reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC;
+}
+
+static void b_register_unset(message *m)
+{
+        b_register(m);
+        m->reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__KIND_UNSET;
+}
+
+static void b_unregister(message *m)
+{
+        m->req.body_case = SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION;
+        m->req.unregister_region = &m->unreg;
+        m->unreg.region_id = 3;
 }
 
 static void b_no_body(message *m)
@@ -188,14 +213,15 @@ static const struct request_case cases[] = {
          0,
          1,
          0},
-        {"sort, region",
+        {"sort, region", b_sort_region, 0, SORTD__REQ_REGION_SORT, {0}, {0}, 0, 0, 0},
+        {"sort, region, with a payload",
          b_sort_region,
-         0,
+         40,
          SORTD__REQ_NONE,
-         {SORTD_E_UNSUPPORTED},
-         {"region sorts are not supported"},
-         0,
+         {SORTD_E_PROTOCOL},
+         {"a region sort takes no payload (40 bytes came)"},
          1,
+         0,
          0},
         {"hello", b_hello, 0, SORTD__REQ_HELLO, {0}, {0}, 0, 0, 0},
         {"hello, protocol 5",
@@ -227,15 +253,35 @@ static const struct request_case cases[] = {
          0},
         {"ping", b_ping, 0, SORTD__REQ_PING, {0}, {0}, 0, 0, 0},
         {"status", b_status, 0, SORTD__REQ_STATUS, {0}, {0}, 0, 0, 0},
-        {"register region",
-         b_register,
+        {"register region", b_register, 0, SORTD__REQ_REGISTER, {0}, {0}, 0, 0, 0},
+        {"register a CUDA IPC region",
+         b_register_ipc,
          0,
          SORTD__REQ_NONE,
          {SORTD_E_UNSUPPORTED},
-         {"memory regions are not supported yet"},
+         {"CUDA IPC regions are not served yet"},
          0,
          0,
          0},
+        {"register a region of no kind",
+         b_register_unset,
+         0,
+         SORTD__REQ_NONE,
+         {SORTD_E_INVAL},
+         {"region of unknown kind 0"},
+         0,
+         0,
+         0},
+        {"register region with a payload",
+         b_register,
+         16,
+         SORTD__REQ_REGISTER,
+         {SORTD_E_PROTOCOL},
+         {"unexpected payload of 16 bytes"},
+         1,
+         0,
+         0},
+        {"unregister region", b_unregister, 0, SORTD__REQ_UNREGISTER, {0}, {0}, 0, 0, 0},
         {"no body",
          b_no_body,
          0,
@@ -289,6 +335,33 @@ START_TEST(decode)
         ck_assert_uint_eq(stats.protocol_errors, k->protocol_errors);
         ck_assert_uint_eq(stats.sorts_failed, k->sorts_failed);
         ck_assert_uint_eq(stats.rejected, k->rejected);
+}
+END_TEST
+
+/* A region sort's ids and offsets come through; values default to the keys' region. */
+START_TEST(region_fields)
+{
+        sortd__stats stats = {0};
+        sortd__request rq;
+        message m;
+
+        message_init(&m, 5);
+        b_sort_region(&m);
+        m.region.vals_offset = 128;
+        pack_and_decode(&m, 0, &stats, &rq);
+        ck_assert_int_eq(rq.kind, SORTD__REQ_REGION_SORT);
+        ck_assert_uint_eq(rq.region_id, 7);
+        ck_assert_uint_eq(rq.vals_region_id, 7);
+        ck_assert_uint_eq(rq.keys_offset, 64);
+        ck_assert_uint_eq(rq.vals_offset, 128);
+        ck_assert_uint_eq(rq.n, 10);
+        m.region.vals_region_id = 9;
+        pack_and_decode(&m, 0, &stats, &rq);
+        ck_assert_uint_eq(rq.vals_region_id, 9);
+        message_init(&m, 6);
+        b_register(&m);
+        pack_and_decode(&m, 0, &stats, &rq);
+        ck_assert_uint_eq(rq.region_size, 4096);
 }
 END_TEST
 
@@ -361,6 +434,7 @@ int main(void)
 
         tcase_add_loop_test(tc, decode, 0, N_CASES);
         tcase_add_test(tc, sort_fields);
+        tcase_add_test(tc, region_fields);
         tcase_add_test(tc, hello_and_ping_fields);
         tcase_add_test(tc, unparsable);
         suite_add_tcase(s, tc);

@@ -143,8 +143,7 @@ static void request_of_no_kind(int fd)
         raw_expect_in_sync(fd);
 }
 
-/* Region sorts come with the next protocol step. */
-static void region_sort(int fd)
+static void region_sort_unregistered(int fd)
 {
         Sortd__Wire__Sort s =
                 raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32, SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 8);
@@ -152,7 +151,7 @@ static void region_sort(int fd)
         s.data_case = SORTD__WIRE__SORT__DATA_REGION;
         s.region = &(Sortd__Wire__RegionData)SORTD__WIRE__REGION_DATA__INIT;
         raw_send_sort(fd, 10, &s, 0);
-        raw_expect_reply(fd, 10, SORTD_E_UNSUPPORTED, "region");
+        raw_expect_reply(fd, 10, SORTD_E_INVAL, "no region 0 on this connection");
         raw_expect_in_sync(fd);
 }
 
@@ -192,7 +191,7 @@ static const struct bad_input_case {
         {"a payload after a ping", payload_after_ping, false},
         {"hello with another protocol version", hello_other_protocol, false},
         {"a request of no known kind", request_of_no_kind, false},
-        {"a region sort, not yet supported", region_sort, false},
+        {"a sort in a region never registered", region_sort_unregistered, false},
         {"bad bit range", bad_bit_range, false},
         {"nonzero reserved flags: an error, then closed", reserved_flags, false},
 };

@@ -1,5 +1,6 @@
 /* See harness.h. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -232,6 +233,65 @@ void raw_send_request(int fd, const Sortd__Wire__Request *req, uint64_t plen)
         size_t len = sortd__wire__request__pack(req, buf);
 
         raw_send_frame(fd, SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, (uint32_t)len, plen, buf, len);
+}
+
+void raw_send_request_fds(int fd, const Sortd__Wire__Request *req, const int *fds, unsigned nfds)
+{
+        uint8_t buf[SORTD__WIRE_HEADER_SIZE + 4096];
+        size_t len = sortd__wire__request__pack(req, buf + SORTD__WIRE_HEADER_SIZE);
+        sortd__wire_header h = {SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, 0, (uint32_t)len, 0};
+        union {
+                char buf[CMSG_SPACE(8 * sizeof(int))];
+                struct cmsghdr align;
+        } control;
+        struct iovec iov = {.iov_base = buf, .iov_len = SORTD__WIRE_HEADER_SIZE + len};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        struct cmsghdr *cm;
+
+        ck_assert_uint_le(nfds, 8);
+        sortd__wire_header_pack(&h, buf);
+        if (nfds) {
+                memset(&control, 0, sizeof(control));
+                msg.msg_control = control.buf;
+                msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+                cm = CMSG_FIRSTHDR(&msg);
+                cm->cmsg_level = SOL_SOCKET;
+                cm->cmsg_type = SCM_RIGHTS;
+                cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+                memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+        }
+        /* A frame this small goes in one sendmsg: the fds ride on its first byte. */
+        ck_assert_int_eq(sendmsg(fd, &msg, MSG_NOSIGNAL), (ssize_t)iov.iov_len);
+}
+
+int daemon_fd_count(const daemon_proc *d)
+{
+        char path[64];
+        DIR *dir;
+        int n = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int)d->pid);
+        dir = opendir(path);
+        ck_assert_ptr_nonnull(dir);
+        while (readdir(dir))
+                n++;
+        closedir(dir);
+        return n - 2; /* . and .. */
+}
+
+int daemon_maps_matching(const daemon_proc *d, const char *text)
+{
+        char path[64], line[512];
+        FILE *f;
+        int n = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)d->pid);
+        f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        while (fgets(line, sizeof(line), f))
+                n += strstr(line, text) != NULL;
+        fclose(f);
+        return n;
 }
 
 /* 1 = all read, 0 = EOF before any byte. */

@@ -36,6 +36,10 @@ void daemon_start_activated(daemon_proc *d, const char *const *extra);
 int daemon_stop(daemon_proc *d, int sig);
 /* True while the process runs. */
 int daemon_alive(const daemon_proc *d);
+/* The daemon's open fds (/proc/PID/fd). */
+int daemon_fd_count(const daemon_proc *d);
+/* The daemon's mappings (/proc/PID/maps lines) that contain text. */
+int daemon_maps_matching(const daemon_proc *d, const char *text);
 /* Resident set size of the daemon in KiB. */
 long daemon_rss_kib(const daemon_proc *d);
 
@@ -49,6 +53,8 @@ void raw_send_frame(int fd, uint32_t magic, uint16_t version, uint32_t mlen, uin
 /* Sends a packed Request with payload_len plen (payload not included). */
 void raw_send_request(int fd, const Sortd__Wire__Request *req, uint64_t plen);
 void raw_send_bytes(int fd, const void *p, size_t len);
+/* Sends a Request without payload in one sendmsg, nfds (at most 8) fds attached (SCM_RIGHTS). */
+void raw_send_request_fds(int fd, const Sortd__Wire__Request *req, const int *fds, unsigned nfds);
 /* Reads one reply frame (timeout 10 s); NULL on EOF. *plen gets its payload length. */
 Sortd__Wire__Reply *raw_recv_reply(int fd, uint64_t *plen);
 /* Reads and drops n bytes. */

@@ -1,0 +1,296 @@
+/*
+ * libsortd's shared-memory regions: a sealed memfd, mapped here and registered with the daemon
+ * (the fd travels with the RegisterRegion frame), and the sorts that run in place in it. The
+ * region's memory is shared with the daemon: the sorted data is in the mapping when the reply
+ * arrives, and no array crosses the socket.
+ *
+ * Ownership: a region is owned by its creator until sortd_region_destroy; its fd and mapping
+ * are released only in release(). The connection lists its live regions so that sortd_close
+ * can mark them orphaned (the daemon drops them with the connection) instead of leaving
+ * destroy a dangling connection to talk to.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "sortd.h"
+#include "transport.h"
+#include "wire.h"
+
+struct sortd_region {
+        sortd_conn *conn;                   /* NULL once the connection was closed */
+        struct sortd_region *next, **pprev; /* in conn->regions */
+        uint64_t id;                        /* the daemon's name for it; never 0 */
+        int fd;
+        void *data;
+        size_t size;
+};
+
+/* The seals the daemon relies on: the size can never change under its mapping (a shrink would
+   SIGBUS it), and nobody can add a write seal later, since the daemon writes the sorted data. */
+#define REGION_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+static sortd_status sys_fail(sortd_conn *c, const char *what)
+{
+        int e = errno;
+
+        return sortd__client_fail(c, e == ENOMEM || e == ENOSPC ? SORTD_E_NOMEM : SORTD_E_SYSTEM,
+                                  "%s: %s", what, strerror(e));
+}
+
+/* The one place a region's fd and mapping are released. */
+static void release(sortd_region *r)
+{
+        if (r->data)
+                munmap(r->data, r->size);
+        if (r->fd >= 0)
+                close(r->fd);
+        free(r);
+}
+
+static void link_region(sortd_conn *c, sortd_region *r)
+{
+        r->conn = c;
+        r->next = c->regions;
+        r->pprev = &c->regions;
+        if (c->regions)
+                c->regions->pprev = &r->next;
+        c->regions = r;
+}
+
+static void unlink_region(sortd_region *r)
+{
+        *r->pprev = r->next;
+        if (r->next)
+                r->next->pprev = r->pprev;
+        r->conn = NULL;
+        r->next = NULL;
+        r->pprev = NULL;
+}
+
+void sortd__client_regions_orphan(sortd_conn *c)
+{
+        while (c->regions)
+                unlink_region(c->regions);
+}
+
+/* A sealed memfd of r->size bytes, mapped shared and writable. */
+static sortd_status map_memfd(sortd_conn *c, sortd_region *r)
+{
+        void *p;
+
+        r->fd = memfd_create("sortd-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (r->fd < 0)
+                return sys_fail(c, "memfd_create");
+        if (ftruncate(r->fd, (off_t)r->size) < 0)
+                return sys_fail(c, "sizing the region (ftruncate)");
+        if (fcntl(r->fd, F_ADD_SEALS, REGION_SEALS) < 0)
+                return sys_fail(c, "sealing the region (F_ADD_SEALS)");
+        p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+        if (p == MAP_FAILED)
+                return sys_fail(c, "mapping the region (mmap)");
+        /* Before the first touch: where shmem_enabled allows (advise), the pages are huge and
+           a sort of hundreds of MiB in the region misses the TLB as little as in malloc'd
+           memory. Elsewhere the advice is refused or ignored, harmlessly. */
+        madvise(p, r->size, MADV_HUGEPAGE);
+        r->data = p;
+        return SORTD_OK;
+}
+
+static sortd_status register_region(sortd_conn *c, sortd_region *r)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+        Sortd__Wire__Reply *rep;
+        sortd_status s;
+
+        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
+        reg.size = r->size;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
+        req.register_region = &reg;
+        s = sortd__client_call(c, &req, r->fd, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, &rep);
+        if (s != SORTD_OK)
+                return s;
+        r->id = rep->register_region->region_id;
+        sortd__wire__reply__free_unpacked(rep, NULL);
+        /* 0 names "the keys' region" in a sort: a region the client cannot name is a daemon
+           that does not follow the protocol. */
+        if (r->id == 0)
+                return sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "sortd returned region id 0"));
+        return SORTD_OK;
+}
+
+sortd_status sortd_region_create(sortd_conn *c, size_t bytes, sortd_region **out)
+{
+        sortd_region *r;
+        sortd_status s;
+
+        s = sortd__client_begin(c, out, "out");
+        if (s != SORTD_OK)
+                return s;
+        if (bytes == 0 || bytes > (size_t)INT64_MAX)
+                return sortd__client_fail(c, SORTD_E_INVAL,
+                                          "a region holds 1 to 2^63 - 1 bytes, not %zu", bytes);
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return sortd__client_fail(c, SORTD_E_NOMEM, "out of memory");
+        r->fd = -1;
+        r->size = bytes;
+        s = map_memfd(c, r);
+        if (s == SORTD_OK)
+                s = register_region(c, r);
+        if (s != SORTD_OK) {
+                release(r);
+                return s;
+        }
+        link_region(c, r);
+        *out = r;
+        return SORTD_OK;
+}
+
+void *sortd_region_data(const sortd_region *r)
+{
+        return r ? r->data : NULL;
+}
+
+size_t sortd_region_size(const sortd_region *r)
+{
+        return r ? r->size : 0;
+}
+
+static sortd_status unregister_region(sortd_conn *c, const sortd_region *r)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__UnregisterRegion un = SORTD__WIRE__UNREGISTER_REGION__INIT;
+        Sortd__Wire__Reply *rep;
+        sortd_status s;
+
+        un.region_id = r->id;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION;
+        req.unregister_region = &un;
+        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_UNREGISTER_REGION, &rep);
+        if (s == SORTD_OK)
+                sortd__wire__reply__free_unpacked(rep, NULL);
+        return s;
+}
+
+sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r)
+{
+        sortd_status s = SORTD_OK;
+
+        if (!r)
+                return SORTD_OK;
+        if (r->conn) {
+                if (r->conn != c)
+                        return c ? sortd__client_fail(c, SORTD_E_INVAL,
+                                                      "region %llu belongs to another connection",
+                                                      (unsigned long long)r->id)
+                                 : SORTD_E_INVAL;
+                /* Its memory may be the buffers of a submitted sort: keep it until received. */
+                if (!c->broken && c->outstanding)
+                        return sortd__client_fail(c, SORTD_E_INVAL,
+                                                  "%llu submitted sorts not yet received",
+                                                  (unsigned long long)c->outstanding);
+                if (!c->broken)
+                        s = unregister_region(c, r);
+                /* A broken connection's regions go when it is closed. */
+                if (c->broken)
+                        s = SORTD_OK;
+                unlink_region(r);
+        }
+        release(r);
+        return s;
+}
+
+/* ---- sorts in regions ---- */
+
+/* One span of a region sort: the region is c's, aligned, and [off, off + bytes) inside it. */
+static sortd_status check_span(sortd_conn *c, const char *what, const sortd_region *r, size_t off,
+                               uint64_t bytes, size_t elem)
+{
+        if (!r)
+                return sortd__client_fail(c, SORTD_E_INVAL, "the %s region must not be NULL", what);
+        if (r->conn != c)
+                return sortd__client_fail(c, SORTD_E_INVAL,
+                                          "the %s region is not registered on this connection",
+                                          what);
+        if (off % elem)
+                return sortd__client_fail(c, SORTD_E_INVAL,
+                                          "%s_offset %zu is not a multiple of the %zu-byte element",
+                                          what, off, elem);
+        if (off > r->size || bytes > r->size - off)
+                return sortd__client_fail(
+                        c, SORTD_E_INVAL,
+                        "%s: %llu bytes at offset %zu run past the end of the %zu-byte region",
+                        what, (unsigned long long)bytes, off, r->size);
+        return SORTD_OK;
+}
+
+/* Everything the daemon would refuse, refused here before a byte is sent. */
+static sortd_status validate(sortd_conn *c, const sortd_region_sort *rs)
+{
+        const sortd_sort_options *o = &rs->opts;
+        sortd_sort_desc d = {rs->key_type, rs->payload, o->order, o->begin_bit, o->end_bit};
+        size_t vs = sortd_payload_size(rs->payload);
+        sortd__wire_sizes sz;
+        sortd_status s = sortd__client_check_sort(c, &d, rs->n, &sz);
+
+        if (s == SORTD_OK)
+                s = check_span(c, "keys", rs->keys, rs->keys_offset, sz.keys_bytes,
+                               sortd_key_size(rs->key_type));
+        if (s == SORTD_OK && vs)
+                s = check_span(c, "vals", rs->vals, rs->vals_offset, sz.vals_bytes, vs);
+        if (s != SORTD_OK)
+                return s;
+        /* Both spans are inside one region here, so the sums cannot overflow. */
+        if (vs && rs->vals == rs->keys && rs->n &&
+            rs->keys_offset < rs->vals_offset + sz.vals_bytes &&
+            rs->vals_offset < rs->keys_offset + sz.keys_bytes)
+                return sortd__client_fail(c, SORTD_E_INVAL,
+                                          "the keys and vals spans overlap in the region");
+        return SORTD_OK;
+}
+
+sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__Sort sort = SORTD__WIRE__SORT__INIT;
+        Sortd__Wire__RegionData where = SORTD__WIRE__REGION_DATA__INIT;
+        Sortd__Wire__Reply *rep;
+        bool vals;
+        sortd_status s;
+
+        s = sortd__client_begin(c, rs, "rs");
+        if (s == SORTD_OK)
+                s = validate(c, rs);
+        if (s != SORTD_OK)
+                return s;
+        vals = sortd_payload_size(rs->payload) != 0;
+        where.region_id = rs->keys->id;
+        where.keys_offset = rs->keys_offset;
+        where.vals_offset = vals ? rs->vals_offset : 0;
+        where.vals_region_id = vals && rs->vals != rs->keys ? rs->vals->id : 0;
+        sortd__client_sort_msg(&sort, rs->key_type, rs->payload, &rs->opts, rs->n);
+        sort.data_case = SORTD__WIRE__SORT__DATA_REGION;
+        sort.region = &where;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
+        req.sort = &sort;
+        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_SORT, &rep);
+        if (s != SORTD_OK)
+                return s;
+        if (rep->sort->n != rs->n)
+                s = sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL,
+                                              "sort reply does not match the request"));
+        else
+                sortd__client_timings(rep->sort, &rs->timings);
+        sortd__wire__reply__free_unpacked(rep, NULL);
+        return s;
+}

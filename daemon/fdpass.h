@@ -1,0 +1,17 @@
+/*
+ * File descriptors that come with a connection's bytes (fdpass.c). A connection's pipe is
+ * opened with ipc = 1, so libuv reads it with recvmsg and keeps each SCM_RIGHTS fd as a
+ * pending handle; it hands out only pipe, TCP and UDP handles, so these take a pending fd out
+ * as a plain fd of the caller's (a memfd, for a region).
+ */
+#ifndef SORTD_DAEMON_FDPASS_H
+#define SORTD_DAEMON_FDPASS_H
+
+#include <uv.h>
+
+/* The oldest fd pending on p, now the caller's to close (close-on-exec); -1 when none. */
+int sortd__fd_take(uv_pipe_t *p);
+/* Closes every fd pending on p; returns how many there were. */
+unsigned sortd__fd_drop_all(uv_pipe_t *p);
+
+#endif

@@ -1,0 +1,211 @@
+/* See fake_sortd.h. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fake_sortd.h"
+#include "wire.h"
+
+/* Reads len bytes with recvmsg, so that passed fds are seen. For a header (passed non-NULL) the
+   first fd of its first read goes to *passed; every other fd is counted and closed. */
+static int read_full(fake_sortd *f, int fd, void *buf, size_t len, int *passed)
+{
+        char *p = buf;
+
+        while (len > 0) {
+                union {
+                        struct cmsghdr h;
+                        char b[CMSG_SPACE(4 * sizeof(int))];
+                } ctl;
+                struct iovec iov = {p, len};
+                struct msghdr mh = {.msg_iov = &iov,
+                                    .msg_iovlen = 1,
+                                    .msg_control = ctl.b,
+                                    .msg_controllen = sizeof(ctl.b)};
+                ssize_t r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r <= 0)
+                        return -1;
+                for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+                        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+                        for (size_t i = 0; cm->cmsg_type == SCM_RIGHTS && i < k; i++) {
+                                int got;
+
+                                memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+                                if (passed && p == (char *)buf && *passed < 0) {
+                                        *passed = got;
+                                        f->fds_with_header++;
+                                        continue;
+                                }
+                                if (passed && p == (char *)buf)
+                                        f->fds_with_header++;
+                                else
+                                        f->fds_elsewhere++;
+                                close(got);
+                        }
+                }
+                p += r;
+                len -= (size_t)r;
+        }
+        return 0;
+}
+
+/* Seals and size of a received memfd, and a mark in its last byte through a mapping. */
+static void note_memfd(fake_sortd *f, int fd, uint64_t size)
+{
+        struct stat st;
+        uint8_t *m;
+
+        f->region_size = size;
+        f->seals = fd >= 0 ? fcntl(fd, F_GET_SEALS) : -1;
+        f->memfd_size = fd >= 0 && fstat(fd, &st) == 0 ? (int64_t)st.st_size : -1;
+        if (f->memfd_size <= 0)
+                return;
+        m = mmap(NULL, (size_t)f->memfd_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED)
+                return;
+        m[f->memfd_size - 1] = 0xA5;
+        munmap(m, (size_t)f->memfd_size);
+}
+
+static void send_reply(int fd, const Sortd__Wire__Reply *rep)
+{
+        uint8_t buf[SORTD__WIRE_HEADER_SIZE + 1024];
+        size_t len = sortd__wire__reply__get_packed_size(rep), off = 0;
+        sortd__wire_header h = {.magic = SORTD__WIRE_MAGIC,
+                                .version = SORTD__WIRE_VERSION,
+                                .message_len = (uint32_t)len};
+
+        sortd__wire_header_pack(&h, buf);
+        sortd__wire__reply__pack(rep, buf + SORTD__WIRE_HEADER_SIZE);
+        len += SORTD__WIRE_HEADER_SIZE;
+        while (off < len) {
+                ssize_t w = write(fd, buf + off, len - off);
+
+                if (w <= 0 && errno != EINTR)
+                        return;
+                off += w > 0 ? (size_t)w : 0;
+        }
+}
+
+static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int passed)
+{
+        Sortd__Wire__Reply rep = SORTD__WIRE__REPLY__INIT;
+        Sortd__Wire__HelloReply hello = SORTD__WIRE__HELLO_REPLY__INIT;
+        Sortd__Wire__PingReply ping = SORTD__WIRE__PING_REPLY__INIT;
+        Sortd__Wire__RegisterRegionReply reg = SORTD__WIRE__REGISTER_REGION_REPLY__INIT;
+        Sortd__Wire__UnregisterRegionReply unreg = SORTD__WIRE__UNREGISTER_REGION_REPLY__INIT;
+        Sortd__Wire__SortReply sort = SORTD__WIRE__SORT_REPLY__INIT;
+
+        rep.id = req->id;
+        switch (req->body_case) {
+        case SORTD__WIRE__REQUEST__BODY_HELLO:
+                hello.protocol_version = SORTD__WIRE_VERSION;
+                hello.engine = "fake";
+                hello.capacity = 1u << 20;
+                rep.body_case = SORTD__WIRE__REPLY__BODY_HELLO;
+                rep.hello = &hello;
+                break;
+        case SORTD__WIRE__REQUEST__BODY_PING:
+                ping.nonce = req->ping->nonce;
+                rep.body_case = SORTD__WIRE__REPLY__BODY_PING;
+                rep.ping = &ping;
+                break;
+        case SORTD__WIRE__REQUEST__BODY_REGISTER_REGION:
+                note_memfd(f, passed, req->register_region->size);
+                reg.region_id = ++f->next_id;
+                rep.body_case = SORTD__WIRE__REPLY__BODY_REGISTER_REGION;
+                rep.register_region = &reg;
+                break;
+        case SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION:
+                f->unregistered = req->unregister_region->region_id;
+                rep.body_case = SORTD__WIRE__REPLY__BODY_UNREGISTER_REGION;
+                rep.unregister_region = &unreg;
+                break;
+        case SORTD__WIRE__REQUEST__BODY_SORT:
+                if (req->sort->data_case == SORTD__WIRE__SORT__DATA_REGION) {
+                        f->region_id = req->sort->region->region_id;
+                        f->keys_offset = req->sort->region->keys_offset;
+                        f->vals_offset = req->sort->region->vals_offset;
+                        f->vals_region_id = req->sort->region->vals_region_id;
+                }
+                sort.n = req->sort->n;
+                rep.body_case = SORTD__WIRE__REPLY__BODY_SORT;
+                rep.sort = &sort;
+                break;
+        default:
+                rep.status = SORTD__WIRE__STATUS_CODE__E_UNSUPPORTED;
+                rep.error = "not served by the fake";
+        }
+        send_reply(fd, &rep);
+}
+
+static void *serve(void *arg)
+{
+        static uint8_t msg[SORTD__WIRE_MAX_MESSAGE];
+        fake_sortd *f = arg;
+        int fd = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+        for (;;) {
+                uint8_t hdr[SORTD__WIRE_HEADER_SIZE], drop;
+                sortd__wire_header h;
+                Sortd__Wire__Request *req;
+                int passed = -1;
+
+                if (fd < 0 || read_full(f, fd, hdr, sizeof(hdr), &passed) < 0)
+                        break;
+                sortd__wire_header_unpack(hdr, &h);
+                if (h.message_len > sizeof(msg) || read_full(f, fd, msg, h.message_len, NULL) < 0) {
+                        if (passed >= 0)
+                                close(passed);
+                        break;
+                }
+                for (uint64_t i = 0; i < h.payload_len; i++)
+                        read_full(f, fd, &drop, 1, NULL);
+                req = sortd__wire__request__unpack(NULL, h.message_len, msg);
+                f->frames++;
+                if (req)
+                        answer(f, fd, req, passed);
+                sortd__wire__request__free_unpacked(req, NULL);
+                if (passed >= 0)
+                        close(passed);
+        }
+        if (fd >= 0)
+                close(fd);
+        return NULL;
+}
+
+void fake_start(fake_sortd *f)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+        *f = (fake_sortd){0};
+        snprintf(f->dir, sizeof(f->dir), "/tmp/sortd-fake-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(f->dir));
+        snprintf(f->sock, sizeof(f->sock), "%s/fake.sock", f->dir);
+        strcpy(sa.sun_path, f->sock);
+        f->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(f->listen_fd, 0);
+        ck_assert_int_eq(bind(f->listen_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(f->listen_fd, 1), 0);
+        ck_assert_int_eq(pthread_create(&f->thread, NULL, serve, f), 0);
+}
+
+void fake_stop(fake_sortd *f)
+{
+        pthread_join(f->thread, NULL);
+        close(f->listen_fd);
+        unlink(f->sock);
+        rmdir(f->dir);
+}

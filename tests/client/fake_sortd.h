@@ -1,0 +1,37 @@
+/*
+ * A stand-in for sortd that speaks just enough of the protocol (Hello, Ping, RegisterRegion,
+ * UnregisterRegion, Sort) to watch libsortd's region calls on the wire without a daemon: which
+ * frames arrive, where in the stream each passed fd arrives, and the memfd's seals and size.
+ * It serves one connection on a thread and never sorts: a Sort is answered with its n.
+ */
+#ifndef SORTD_TESTS_FAKE_SORTD_H
+#define SORTD_TESTS_FAKE_SORTD_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+typedef struct fake_sortd {
+        char dir[64];
+        char sock[128];
+        int listen_fd;
+        pthread_t thread;
+        /* What it saw: each is written before the reply to the frame it comes from. */
+        unsigned frames;          /* requests received */
+        unsigned fds_with_header; /* fds that arrived with a frame's first bytes */
+        unsigned fds_elsewhere;   /* fds that arrived with any other bytes */
+        int seals;                /* F_GET_SEALS of the last memfd */
+        int64_t memfd_size;       /* its fstat size */
+        uint64_t region_size;     /* the size RegisterRegion announced */
+        uint64_t region_id;       /* the id of the last sort's keys region */
+        uint64_t keys_offset, vals_offset, vals_region_id;
+        uint64_t unregistered; /* the id of the last UnregisterRegion */
+        uint64_t next_id;      /* region ids handed out: 1, 2, ... */
+} fake_sortd;
+
+/* Listens on a fresh socket (f->sock) and serves the first connection until it closes. Each
+   memfd received gets 0xA5 written into its last byte, through the fake's own mapping. */
+void fake_start(fake_sortd *f);
+/* Waits until the connection has closed, then removes the socket. */
+void fake_stop(fake_sortd *f);
+
+#endif

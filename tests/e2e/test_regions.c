@@ -1,0 +1,419 @@
+/*
+ * Shared-memory regions through a real sortd, on raw frames: sealed memfds passed with
+ * SCM_RIGHTS, sorted in place for every key type x payload x order (compared with the engine
+ * in-process), isolation between connections, each refusal with no fd left open in the
+ * daemon, the in-use rule, and a client killed with regions and a sort in flight.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "datagen.h"
+#include "engine.h"
+#include "harness.h"
+
+#define MEMFD_NAME "sortd-e2e"
+
+static daemon_proc shared_daemon;
+
+static void shared_start(void)
+{
+        const char *args[] = {"--max-regions", "3", NULL};
+
+        daemon_start(&shared_daemon, args);
+}
+
+static void shared_stop(void)
+{
+        ck_assert_int_eq(daemon_stop(&shared_daemon, SIGTERM), 0);
+}
+
+/* A client's region: a memfd sealed as the daemon wants it (or as seals says), mapped. */
+typedef struct region {
+        int fd;
+        uint8_t *p;
+        size_t bytes;
+        uint64_t id;
+} region;
+
+static region region_make(size_t bytes, int seals)
+{
+        region r = {.bytes = bytes};
+
+        r.fd = memfd_create(MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        ck_assert_int_ge(r.fd, 0);
+        ck_assert_int_eq(ftruncate(r.fd, (off_t)bytes), 0);
+        if (seals)
+                ck_assert_int_eq(fcntl(r.fd, F_ADD_SEALS, seals), 0);
+        r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
+        ck_assert_ptr_ne(r.p, MAP_FAILED);
+        return r;
+}
+
+static void region_free(region *r)
+{
+        munmap(r->p, r->bytes);
+        close(r->fd);
+}
+
+static void send_register(int sock, uint64_t id, uint64_t size, const int *fds, unsigned nfds)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+
+        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
+        reg.size = size;
+        req.id = id;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
+        req.register_region = &reg;
+        raw_send_request_fds(sock, &req, fds, nfds);
+}
+
+/* Reads request id's reply: its status, and (OK) the body's region id; why gets the error. */
+static sortd_status recv_status(int sock, uint64_t id, uint64_t *region_id, char *why, size_t len)
+{
+        uint64_t plen;
+        Sortd__Wire__Reply *r = raw_recv_reply(sock, &plen);
+        sortd_status s;
+
+        ck_assert_msg(r, "connection closed instead of a reply");
+        ck_assert_uint_eq(r->id, id);
+        ck_assert_uint_eq(plen, 0); /* regions: nothing follows a reply */
+        s = sortd__wire_status_from(r->status);
+        if (region_id && r->body_case == SORTD__WIRE__REPLY__BODY_REGISTER_REGION)
+                *region_id = r->register_region->region_id;
+        if (why)
+                snprintf(why, len, "%s", r->error);
+        sortd__wire__reply__free_unpacked(r, NULL);
+        return s;
+}
+
+static uint64_t register_ok(int sock, region *r)
+{
+        char why[256];
+
+        send_register(sock, 1, r->bytes, &r->fd, 1);
+        ck_assert_msg(recv_status(sock, 1, &r->id, why, sizeof(why)) == SORTD_OK, "%s", why);
+        ck_assert_uint_gt(r->id, 0);
+        return r->id;
+}
+
+static void send_unregister(int sock, uint64_t id, uint64_t region_id)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__UnregisterRegion un = SORTD__WIRE__UNREGISTER_REGION__INIT;
+
+        un.region_id = region_id;
+        req.id = id;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION;
+        req.unregister_region = &un;
+        raw_send_request(sock, &req, 0);
+}
+
+typedef struct region_sort {
+        sortd_sort_desc d;
+        uint64_t n, keys_region, keys_offset, vals_region, vals_offset;
+} region_sort;
+
+static void send_region_sort(int sock, uint64_t id, const region_sort *rs)
+{
+        Sortd__Wire__Sort s = raw_sort_msg(sortd__wire_key_type(rs->d.key_type),
+                                           sortd__wire_payload(rs->d.payload), rs->n);
+        Sortd__Wire__RegionData rd = SORTD__WIRE__REGION_DATA__INIT;
+
+        s.order = (Sortd__Wire__Order)rs->d.order;
+        s.begin_bit = rs->d.begin_bit;
+        s.end_bit = rs->d.end_bit;
+        rd.region_id = rs->keys_region;
+        rd.keys_offset = rs->keys_offset;
+        rd.vals_region_id = rs->vals_region;
+        rd.vals_offset = rs->vals_offset;
+        s.data_case = SORTD__WIRE__SORT__DATA_REGION;
+        s.region = &rd;
+        raw_send_sort(sock, id, &s, 0);
+}
+
+static sortd_status region_sort_call(int sock, const region_sort *rs, char *why, size_t len)
+{
+        send_region_sort(sock, 9, rs);
+        return recv_status(sock, 9, NULL, why, len);
+}
+
+static sortd_engine *local_engine(void)
+{
+        sortd_engine_config ec = {.capacity = 1u << 20, .threads = 2};
+        sortd_engine *e = NULL;
+        char why[256];
+
+        ck_assert_msg(sortd_engine_create("cpu", &ec, &e, why, sizeof(why)) == SORTD_OK, "%s", why);
+        return e;
+}
+
+/*
+ * _i walks key type x payload x order: keys at offset 64 of one region, values at the start of
+ * a second (or, odd _i, after the keys in the same one), sorted in place; the engine sorts
+ * copies in-process.
+ */
+START_TEST(matrix_in_place)
+{
+        sortd_sort_desc d = {
+                .key_type = (sortd_key_type)(_i / (SORTD_PAYLOAD_COUNT * 2)),
+                .payload = (sortd_payload)(_i / 2 % SORTD_PAYLOAD_COUNT),
+                .order = (sortd_order)(_i % 2),
+        };
+        const size_t n = 30011, ks = sortd_key_size(d.key_type), vs = sortd_payload_size(d.payload);
+        const size_t voff = _i % 2 ? (64 + n * ks + 63) / 64 * 64 : 0;
+        int sock = raw_connect(shared_daemon.sock);
+        region a = region_make(1 << 20, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+        region b = region_make(1 << 20, F_SEAL_SHRINK);
+        region *vr = _i % 2 ? &a : &b;
+        uint8_t *keys = xmalloc(n * ks), *vals = xmalloc(n * vs + 1);
+        sortd_engine *e = local_engine();
+        char why[256];
+
+        datagen_fill(keys, n, d.key_type, DATAGEN_FEW, 0, (uint64_t)_i);
+        if (vs)
+                datagen_fill_values(vals, n, (unsigned)vs, (uint64_t)_i + 1);
+        memcpy(a.p + 64, keys, n * ks);
+        memcpy(vr->p + voff, vals, n * vs);
+        register_ok(sock, &a);
+        register_ok(sock, &b);
+        region_sort rs = {d, n, a.id, 64, vr->id, voff};
+        ck_assert_msg(region_sort_call(sock, &rs, why, sizeof(why)) == SORTD_OK, "%s", why);
+        ck_assert_int_eq(sortd_engine_sort(e, &d, keys, vs ? vals : NULL, n), SORTD_OK);
+        ck_assert_msg(memcmp(a.p + 64, keys, n * ks) == 0, "keys differ: %s %s %s",
+                      sortd_key_type_name(d.key_type), sortd_payload_name(d.payload),
+                      d.order ? "desc" : "asc");
+        ck_assert_msg(memcmp(vr->p + voff, vals, n * vs) == 0, "values differ: %s %s",
+                      sortd_key_type_name(d.key_type), sortd_payload_name(d.payload));
+        sortd_engine_destroy(e);
+        free(keys);
+        free(vals);
+        close(sock);
+        region_free(&a);
+        region_free(&b);
+}
+END_TEST
+
+/* B cannot sort in or unregister A's region: the error is the one an unknown id gets. */
+START_TEST(connections_isolated)
+{
+        int sa = raw_connect(shared_daemon.sock), sb = raw_connect(shared_daemon.sock);
+        region a = region_make(4096, F_SEAL_SHRINK);
+        char sorting[256], unregistering[256], never[256], want[256];
+        uint64_t id = register_ok(sa, &a);
+        region_sort rs = {{.key_type = SORTD_KEY_U32}, 16, id, 0, 0, 0};
+
+        ck_assert_int_eq(region_sort_call(sb, &rs, sorting, sizeof(sorting)), SORTD_E_INVAL);
+        send_unregister(sb, 3, id);
+        ck_assert_int_eq(recv_status(sb, 3, NULL, unregistering, sizeof(unregistering)),
+                         SORTD_E_INVAL);
+        rs.keys_region = 99;
+        ck_assert_int_eq(region_sort_call(sb, &rs, never, sizeof(never)), SORTD_E_INVAL);
+        ck_assert_str_eq(never, "no region 99 on this connection");
+        snprintf(want, sizeof(want), "no region %llu on this connection", (unsigned long long)id);
+        ck_assert_str_eq(sorting, want);
+        ck_assert_str_eq(unregistering, want);
+        /* A's region is still A's. */
+        rs.keys_region = id;
+        ck_assert_int_eq(region_sort_call(sa, &rs, sorting, sizeof(sorting)), SORTD_OK);
+        close(sa);
+        close(sb);
+        region_free(&a);
+}
+END_TEST
+
+/* Waits until the daemon has as many fds as want (a closed connection takes a moment). */
+static int fds_settle(int want)
+{
+        int n = 0;
+
+        for (int k = 0; k < 200 && (n = daemon_fd_count(&shared_daemon)) != want; k++)
+                usleep(10000);
+        return n;
+}
+
+static void expect_refusal(int sock, uint64_t id, sortd_status want, const char *text)
+{
+        char why[256];
+
+        ck_assert_int_eq(recv_status(sock, id, NULL, why, sizeof(why)), want);
+        ck_assert_msg(strstr(why, text), "'%s' lacks '%s'", why, text);
+}
+
+/* Each refusal has its error, and the daemon keeps no fd it was sent. */
+START_TEST(refusals_leave_no_fd)
+{
+        int sock = raw_connect(shared_daemon.sock), base;
+        region unsealed = region_make(4096, 0), good = region_make(8192, F_SEAL_SHRINK);
+        region more[3];
+        int two[2] = {good.fd, good.fd};
+        region_sort rs = {{.key_type = SORTD_KEY_U64}, 8, 0, 0, 0, 0};
+        sortd_server_status st;
+        char why[256];
+
+        raw_expect_in_sync(sock);
+        base = daemon_fd_count(&shared_daemon);
+        send_register(sock, 2, 4096, &unsealed.fd, 1);
+        expect_refusal(sock, 2, SORTD_E_INVAL, "not sealed against shrinking");
+        send_register(sock, 3, 4096, &good.fd, 1);
+        expect_refusal(sock, 3, SORTD_E_INVAL, "has 8192 bytes, RegisterRegion says 4096");
+        send_register(sock, 4, 8192, NULL, 0);
+        expect_refusal(sock, 4, SORTD_E_INVAL, "came without its memfd");
+        /* An fd with a frame that takes none: the ping is answered, the fd refused and closed. */
+        {
+                Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+
+                req.id = 5;
+                req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
+                req.ping = &(Sortd__Wire__Ping)SORTD__WIRE__PING__INIT;
+                raw_send_request_fds(sock, &req, &good.fd, 1);
+                expect_refusal(sock, 5, SORTD_OK, "");
+                expect_refusal(sock, 0, SORTD_E_PROTOCOL,
+                               "1 fd(s) came with a frame that takes none");
+        }
+        ck_assert_int_eq(fds_settle(base), base);
+        /* Two fds with one registration: one region, one fd refused. */
+        send_register(sock, 6, 8192, two, 2);
+        ck_assert_int_eq(recv_status(sock, 6, &good.id, why, sizeof(why)), SORTD_OK);
+        expect_refusal(sock, 0, SORTD_E_PROTOCOL, "1 fd(s) came with a frame that takes none");
+        ck_assert_int_eq(fds_settle(base), base);
+        ck_assert_int_eq(daemon_maps_matching(&shared_daemon, MEMFD_NAME), 1);
+        /* The seal holds: the client cannot shrink what the daemon has mapped. */
+        ck_assert_int_eq(ftruncate(good.fd, 4096), -1);
+        /* Spans: past the end, wrapping around, misaligned. */
+        rs.keys_region = good.id;
+        rs.n = 1025;
+        ck_assert_int_eq(region_sort_call(sock, &rs, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_msg(strstr(why, "pass the end of region"), "%s", why);
+        rs.n = 8;
+        rs.keys_offset = UINT64_MAX - 7;
+        ck_assert_int_eq(region_sort_call(sock, &rs, why, sizeof(why)), SORTD_E_INVAL);
+        rs.keys_offset = 4;
+        ck_assert_int_eq(region_sort_call(sock, &rs, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_msg(strstr(why, "not a multiple of 8"), "%s", why);
+        rs.keys_offset = 0;
+        rs.d.payload = SORTD_PAYLOAD_VALUES64;
+        rs.vals_offset = 8192 - 32;
+        ck_assert_int_eq(region_sort_call(sock, &rs, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_msg(strstr(why, "values at offset 8160"), "%s", why);
+        /* max-regions is 3 for this daemon. */
+        for (int i = 0; i < 3; i++)
+                more[i] = region_make(4096, F_SEAL_SHRINK);
+        register_ok(sock, &more[0]);
+        register_ok(sock, &more[1]);
+        send_register(sock, 7, 4096, &more[2].fd, 1);
+        expect_refusal(sock, 7, SORTD_E_BUSY, "max-regions is 3");
+        ck_assert_int_eq(fds_settle(base), base);
+        ck_assert_int_eq(daemon_maps_matching(&shared_daemon, MEMFD_NAME), 3);
+        st = status_of(&shared_daemon);
+        ck_assert_uint_eq(st.regions, 3);
+        ck_assert_uint_eq(st.region_bytes, 8192 + 2 * 4096);
+        close(sock);
+        for (int k = 0; k < 200 && daemon_maps_matching(&shared_daemon, MEMFD_NAME); k++)
+                usleep(10000);
+        ck_assert_int_eq(daemon_maps_matching(&shared_daemon, MEMFD_NAME), 0);
+        st = status_of(&shared_daemon);
+        ck_assert_uint_eq(st.regions, 0);
+        ck_assert_uint_eq(st.region_bytes, 0);
+        region_free(&unsealed);
+        region_free(&good);
+        for (int i = 0; i < 3; i++)
+                region_free(&more[i]);
+}
+END_TEST
+
+/* A region held by a sort cannot go; once the sort's reply is out, it can. */
+START_TEST(unregister_waits_for_no_one)
+{
+        const size_t n = 1u << 20;
+        int sock = raw_connect(shared_daemon.sock);
+        region r = region_make(n * 8, F_SEAL_SHRINK);
+        region_sort rs = {{.key_type = SORTD_KEY_U64}, n, 0, 0, 0, 0};
+        char why[256];
+
+        datagen_fill(r.p, n, SORTD_KEY_U64, DATAGEN_UNIFORM, 0, 42);
+        rs.keys_region = register_ok(sock, &r);
+        /* Both frames in the socket before the daemon reads either: the sort cannot be done
+           by the time the unregister is read. */
+        send_region_sort(sock, 10, &rs);
+        send_unregister(sock, 11, rs.keys_region);
+        ck_assert_int_eq(recv_status(sock, 10, NULL, why, sizeof(why)), SORTD_OK);
+        expect_refusal(sock, 11, SORTD_E_BUSY, "in use by 1 sort(s)");
+        check_sorted_u64((const uint64_t *)r.p, n);
+        send_unregister(sock, 12, rs.keys_region);
+        ck_assert_int_eq(recv_status(sock, 12, NULL, why, sizeof(why)), SORTD_OK);
+        send_unregister(sock, 13, rs.keys_region);
+        expect_refusal(sock, 13, SORTD_E_INVAL, "no region");
+        /* A sort of nothing holds nothing. */
+        rs.keys_region = register_ok(sock, &r);
+        rs.n = 0;
+        ck_assert_int_eq(region_sort_call(sock, &rs, why, sizeof(why)), SORTD_OK);
+        send_unregister(sock, 14, rs.keys_region);
+        ck_assert_int_eq(recv_status(sock, 14, NULL, why, sizeof(why)), SORTD_OK);
+        close(sock);
+        region_free(&r);
+}
+END_TEST
+
+/* Killed with two regions and a sort in flight: no fd, mapping or byte stays behind. */
+START_TEST(client_killed_with_regions)
+{
+        int base = daemon_fd_count(&shared_daemon), pipefd[2], status;
+        pid_t child;
+        char go;
+
+        ck_assert_int_eq(pipe(pipefd), 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                int sock = raw_connect(shared_daemon.sock);
+                region a = region_make(8u << 20, F_SEAL_SHRINK),
+                       b = region_make(4096, F_SEAL_SHRINK);
+                region_sort rs = {{.key_type = SORTD_KEY_U64}, 1u << 20, 0, 0, 0, 0};
+
+                datagen_fill(a.p, 1u << 20, SORTD_KEY_U64, DATAGEN_UNIFORM, 0, 7);
+                rs.keys_region = register_ok(sock, &a);
+                register_ok(sock, &b);
+                send_region_sort(sock, 10, &rs);
+                if (write(pipefd[1], "x", 1) != 1)
+                        _exit(2);
+                pause();
+                _exit(0);
+        }
+        ck_assert_int_eq(read(pipefd[0], &go, 1), 1);
+        usleep(2000); /* let the daemon read the sort and start it */
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        ck_assert_int_eq(fds_settle(base), base);
+        for (int k = 0; k < 200 && daemon_maps_matching(&shared_daemon, MEMFD_NAME); k++)
+                usleep(10000);
+        ck_assert_int_eq(daemon_maps_matching(&shared_daemon, MEMFD_NAME), 0);
+        ck_assert_uint_eq(status_of(&shared_daemon).inflight_bytes, 0);
+        ck_assert(daemon_alive(&shared_daemon));
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("regions");
+        TCase *tc = tcase_create("regions");
+
+        tcase_add_unchecked_fixture(tc, shared_start, shared_stop);
+        tcase_set_timeout(tc, 60);
+        tcase_add_loop_test(tc, matrix_in_place, 0, SORTD_KEY_TYPE_COUNT * SORTD_PAYLOAD_COUNT * 2);
+        tcase_add_test(tc, connections_isolated);
+        tcase_add_test(tc, refusals_leave_no_fd);
+        tcase_add_test(tc, unregister_waits_for_no_one);
+        tcase_add_test(tc, client_killed_with_regions);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
