@@ -2,7 +2,10 @@
  * Dispatch (see dispatch.h). A refused request's payload is read and dropped while the stream
  * stays in sync, unless it is too large to be worth reading (max-drain-bytes).
  */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "dispatch.h"
 #include "fdpass.h"
@@ -53,8 +56,7 @@ void sortd__dispatch_admitted(sortd__conn *c)
         }
         j->keys = j->buf;
         j->vals = j->desc.payload == SORTD_PAYLOAD_NONE ? NULL : j->buf + j->vals_off;
-        sortd__fr_sink(&c->fr, j->buf, (size_t)j->sizes.keys_bytes,
-                       moves_vals ? j->buf + j->vals_off : NULL,
+        sortd__fr_sink(&c->fr, j->keys, (size_t)j->sizes.keys_bytes, moves_vals ? j->vals : NULL,
                        moves_vals ? (size_t)j->sizes.vals_bytes : 0);
 }
 
@@ -99,47 +101,48 @@ static void queue_job(sortd__conn *c, sortd__job *j)
         sortd__fq_push(&c->srv->queue, &c->flow, j);
 }
 
-/* Finds the regions and spans of a region sort. */
-static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd__job *j)
+/* Finds the regions and spans of a region sort: j's keys and vals, and *kr and *vr. */
+static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd__job *j,
+                                 sortd__region **kr, sortd__region **vr)
 {
         size_t ks = sortd_key_size(rq->desc.key_type), vs = sortd_payload_size(rq->desc.payload);
-        sortd__region *kr, *vr = NULL;
         sortd_status s;
 
-        kr = sortd__regions_find(&c->regions, rq->region_id, j->why, sizeof(j->why));
-        if (!kr)
+        *vr = NULL;
+        *kr = sortd__regions_find(&c->regions, rq->region_id, j->why, sizeof(j->why));
+        if (!*kr)
                 return SORTD_E_INVAL;
-        s = sortd__region_span(kr, "keys", rq->keys_offset, rq->n, ks, &j->keys, j->why,
+        s = sortd__region_span(*kr, "keys", rq->keys_offset, rq->n, ks, &j->keys, j->why,
                                sizeof(j->why));
-        if (s == SORTD_OK && vs) {
-                vr = sortd__regions_find(&c->regions, rq->vals_region_id, j->why, sizeof(j->why));
-                s = vr ? sortd__region_span(vr, "values", rq->vals_offset, rq->n, vs, &j->vals,
-                                            j->why, sizeof(j->why))
-                       : SORTD_E_INVAL;
-        }
-        if (s != SORTD_OK)
+        if (s != SORTD_OK || !vs)
                 return s;
-        j->keys_rg = kr;
-        j->vals_rg = vr;
-        return SORTD_OK;
+        *vr = sortd__regions_find(&c->regions, rq->vals_region_id, j->why, sizeof(j->why));
+        if (!*vr)
+                return SORTD_E_INVAL;
+        return sortd__region_span(*vr, "values", rq->vals_offset, rq->n, vs, &j->vals, j->why,
+                                  sizeof(j->why));
 }
 
+/* A job's regions are those it holds: conn.c releases them when the engine gives it back. */
 static void start_region_sort(sortd__conn *c, const sortd__request *rq)
 {
         sortd__job *j = sort_job(c, rq);
+        sortd__region *kr, *vr;
 
         if (!j)
                 return;
-        j->status = region_spans(c, rq, j);
+        j->status = region_spans(c, rq, j, &kr, &vr);
         if (j->status != SORTD_OK) {
                 c->srv->stats.sorts_failed++;
                 return; /* done: its error is the reply */
         }
         if (rq->n == 0)
                 return; /* done: nothing to sort, nothing held */
-        sortd__region_hold(j->keys_rg);
-        if (j->vals_rg)
-                sortd__region_hold(j->vals_rg);
+        j->keys_rg = kr;
+        j->vals_rg = vr;
+        sortd__region_hold(kr);
+        if (vr)
+                sortd__region_hold(vr);
         queue_job(c, j);
 }
 
@@ -150,9 +153,15 @@ static void register_region(sortd__conn *c, const sortd__request *rq, sortd__rep
         uint64_t id = 0;
         sortd_status s;
 
-        if (fd < 0) {
+        if (fd < 0 && errno == ENOENT) {
                 sortd__pipe_refuse(&c->out, rq->id, SORTD_E_INVAL,
                                    "RegisterRegion came without its memfd (SCM_RIGHTS)");
+                return;
+        }
+        if (fd < 0) {
+                snprintf(why, sizeof(why), "could not take the memfd that came: %s",
+                         strerror(errno));
+                sortd__pipe_refuse(&c->out, rq->id, SORTD_E_SYSTEM, why);
                 return;
         }
         s = sortd__regions_add(&c->regions, fd, rq->region_size, &id, why, sizeof(why));

@@ -83,11 +83,12 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
                 return;
         }
         bufs[nbufs++] = (uv_buf_t){.base = (char *)j->out, .len = j->out_len};
+        /* An inline sort's result goes back from its request buffer; a region's stays put. */
         if (j->is_sort && j->status == SORTD_OK && j->n && j->buf) {
-                bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf, .len = j->sizes.keys_bytes};
+                bufs[nbufs++] = (uv_buf_t){.base = (char *)j->keys, .len = j->sizes.keys_bytes};
                 if (j->sizes.vals_bytes)
-                        bufs[nbufs++] = (uv_buf_t){.base = (char *)j->buf + j->vals_off,
-                                                   .len = j->sizes.vals_bytes};
+                        bufs[nbufs++] =
+                                (uv_buf_t){.base = (char *)j->vals, .len = j->sizes.vals_bytes};
         }
         j->wreq.data = p;
         r = uv_write(&j->wreq, p->stream, bufs, nbufs, on_write);

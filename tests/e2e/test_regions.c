@@ -229,14 +229,29 @@ START_TEST(connections_isolated)
 }
 END_TEST
 
-/* Waits until the daemon has as many fds as want (a closed connection takes a moment). */
-static int fds_settle(int want)
+/* Waits until count() reads want (a closed connection takes a moment); returns its last read. */
+static int settle(int (*count)(void), int want)
 {
         int n = 0;
 
-        for (int k = 0; k < 200 && (n = daemon_fd_count(&shared_daemon)) != want; k++)
+        for (int k = 0; k < 200 && (n = count()) != want; k++)
                 usleep(10000);
         return n;
+}
+
+static int daemon_fds(void)
+{
+        return daemon_fd_count(&shared_daemon);
+}
+
+static int memfd_maps(void)
+{
+        return daemon_maps_matching(&shared_daemon, MEMFD_NAME);
+}
+
+static int fds_settle(int want)
+{
+        return settle(daemon_fds, want);
 }
 
 static void expect_refusal(int sock, uint64_t id, sortd_status want, const char *text)
@@ -316,9 +331,7 @@ START_TEST(refusals_leave_no_fd)
         ck_assert_uint_eq(st.regions, 3);
         ck_assert_uint_eq(st.region_bytes, 8192 + 2 * 4096);
         close(sock);
-        for (int k = 0; k < 200 && daemon_maps_matching(&shared_daemon, MEMFD_NAME); k++)
-                usleep(10000);
-        ck_assert_int_eq(daemon_maps_matching(&shared_daemon, MEMFD_NAME), 0);
+        ck_assert_int_eq(settle(memfd_maps, 0), 0);
         st = status_of(&shared_daemon);
         ck_assert_uint_eq(st.regions, 0);
         ck_assert_uint_eq(st.region_bytes, 0);
@@ -394,9 +407,7 @@ START_TEST(client_killed_with_regions)
         close(pipefd[0]);
         close(pipefd[1]);
         ck_assert_int_eq(fds_settle(base), base);
-        for (int k = 0; k < 200 && daemon_maps_matching(&shared_daemon, MEMFD_NAME); k++)
-                usleep(10000);
-        ck_assert_int_eq(daemon_maps_matching(&shared_daemon, MEMFD_NAME), 0);
+        ck_assert_int_eq(settle(memfd_maps, 0), 0);
         ck_assert_uint_eq(status_of(&shared_daemon).inflight_bytes, 0);
         ck_assert(daemon_alive(&shared_daemon));
 }
