@@ -23,6 +23,13 @@
 extern "C" {
 #endif
 
+/*
+ * CUDA IPC, as opaque bytes so that nothing but the GPU engines needs CUDA's headers: a
+ * cudaIpcMemHandle_t, and a device's UUID (cudaDeviceProp::uuid, as nvidia-smi -L shows it).
+ */
+#define SORTD_CUDA_IPC_HANDLE_BYTES 64
+#define SORTD_DEVICE_UUID_BYTES 16
+
 typedef enum sortd_status {
         SORTD_OK = 0,
         SORTD_E_INVAL = 1,       /* a bad argument: NULL buffer, bad bit range, bad enum */

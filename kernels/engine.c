@@ -112,6 +112,29 @@ static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t 
         return SORTD_OK;
 }
 
+/* What the device-memory calls say on an engine without a device. */
+static sortd_status no_device(sortd_engine *e)
+{
+        return sortd__engine_fail(e, SORTD_E_UNSUPPORTED,
+                                  "the %s engine sorts in host memory and has no device: CUDA "
+                                  "device memory needs a GPU engine (cuda, cub)",
+                                  e->ops->kind);
+}
+
+/* The checks both sorts share; SORTD_OK with *p when the engine has work to do (n >= 2). */
+static sortd_status sort_begin(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
+                               size_t n, sortd__plan *p)
+{
+        sortd_status s;
+
+        e->why[0] = '\0';
+        e->last_device_seconds = 0;
+        s = make_plan(e, desc, n, p);
+        if (s != SORTD_OK || n == 0)
+                return s;
+        return check_buffers(e, p, keys, vals, n);
+}
+
 sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
                                size_t n)
 {
@@ -120,13 +143,8 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
 
         if (!e)
                 return SORTD_E_INVAL;
-        e->why[0] = '\0';
-        e->last_device_seconds = 0;
-        s = make_plan(e, desc, n, &p);
+        s = sort_begin(e, desc, keys, vals, n, &p);
         if (s != SORTD_OK || n == 0)
-                return s;
-        s = check_buffers(e, &p, keys, vals, n);
-        if (s != SORTD_OK)
                 return s;
         if (n == 1) {
                 if (p.argsort)
@@ -134,6 +152,25 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
                 return SORTD_OK;
         }
         return e->ops->sort(e, &p, keys, vals, n);
+}
+
+sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
+                                      void *vals, size_t n)
+{
+        sortd__plan p;
+        sortd_status s;
+
+        if (!e)
+                return SORTD_E_INVAL;
+        if (!e->ops->sort_device) {
+                e->why[0] = '\0';
+                return no_device(e);
+        }
+        s = sort_begin(e, desc, keys, vals, n, &p);
+        if (s != SORTD_OK || n == 0)
+                return s;
+        /* n == 1 too: an argsort's index 0 must be written on the device */
+        return e->ops->sort_device(e, &p, keys, vals, n);
 }
 
 const char *sortd_engine_error(const sortd_engine *e)
@@ -295,6 +332,45 @@ sortd_status sortd_engine_host_unregister(sortd_engine *e, void *p)
         if (!p)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "host memory to unregister is NULL");
         return e->ops->host_unregister ? e->ops->host_unregister(e, p) : SORTD_OK;
+}
+
+sortd_status sortd_engine_device_uuid(sortd_engine *e, uint8_t uuid[SORTD_DEVICE_UUID_BYTES])
+{
+        if (!e)
+                return SORTD_E_INVAL;
+        e->why[0] = '\0';
+        if (!e->ops->device_uuid)
+                return no_device(e);
+        if (!uuid)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "uuid is NULL");
+        return e->ops->device_uuid(e, uuid);
+}
+
+sortd_status sortd_engine_ipc_open(sortd_engine *e,
+                                   const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES], void **base,
+                                   size_t *bytes)
+{
+        if (!e)
+                return SORTD_E_INVAL;
+        e->why[0] = '\0';
+        if (!e->ops->ipc_open)
+                return no_device(e);
+        if (!handle || !base || !bytes)
+                return sortd__engine_fail(e, SORTD_E_INVAL,
+                                          "handle, base and bytes must not be NULL");
+        return e->ops->ipc_open(e, handle, base, bytes);
+}
+
+sortd_status sortd_engine_ipc_close(sortd_engine *e, void *base)
+{
+        if (!e)
+                return SORTD_E_INVAL;
+        e->why[0] = '\0';
+        if (!e->ops->ipc_close)
+                return no_device(e);
+        if (!base)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "base is NULL");
+        return e->ops->ipc_close(e, base);
 }
 
 void sortd_engine_destroy(sortd_engine *e)

@@ -125,6 +125,38 @@ sortd_status sortd_engine_host_register(sortd_engine *e, void *p, size_t bytes);
 /* Undoes sortd_engine_host_register(e, p, ...); p as registered. */
 sortd_status sortd_engine_host_unregister(sortd_engine *e, void *p);
 
+/*
+ * Device memory
+ *   GPU engines can sort data that already lives on their device: another process's
+ *   allocation, exported with cudaIpcGetMemHandle and opened here. The CPU engine has no
+ *   device and answers SORTD_E_UNSUPPORTED to each of these. Same rules as every other call.
+ *
+ * The 16 bytes of the engine's device UUID, by which another process names the device.
+ */
+sortd_status sortd_engine_device_uuid(sortd_engine *e, uint8_t uuid[SORTD_DEVICE_UUID_BYTES]);
+
+/*
+ * Opens the allocation another process exported (its cudaIpcMemHandle_t's bytes): *base is the
+ * allocation's start in this process, *bytes its size. A handle the driver cannot open (from
+ * another device or container, from this same process, or freed since) fails with the CUDA
+ * error's text: SORTD_E_INVAL when the handle is at fault, SORTD_E_DEVICE otherwise. *base and
+ * *bytes are written only on success. Every open needs its sortd_engine_ipc_close(e, *base),
+ * before sortd_engine_destroy; a close waits for nothing (sorts are synchronous).
+ */
+sortd_status sortd_engine_ipc_open(sortd_engine *e,
+                                   const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES], void **base,
+                                   size_t *bytes);
+sortd_status sortd_engine_ipc_close(sortd_engine *e, void *base);
+
+/*
+ * sortd_engine_sort on keys and vals in the engine's device memory (an opened allocation, say):
+ * the same request checks, and it returns when the sort has finished on the device. The
+ * buffers serve as the sort's own scratch, so on an error after the checks their contents are
+ * undefined.
+ */
+sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
+                                      void *vals, size_t n);
+
 /* Accepts NULL. */
 void sortd_engine_destroy(sortd_engine *e);
 

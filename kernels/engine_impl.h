@@ -44,6 +44,16 @@ typedef struct sortd__engine_ops {
         void (*host_free)(sortd_engine *e, void *p, size_t bytes);
         sortd_status (*host_register)(sortd_engine *e, void *p, size_t bytes);
         sortd_status (*host_unregister)(sortd_engine *e, void *p);
+        /*
+         * Device memory (engine.h), all four NULL on an engine without a device (cpu). sort_device
+         * is called as sort is, with device pointers; ipc_close with a base ipc_open returned.
+         */
+        sortd_status (*device_uuid)(sortd_engine *e, uint8_t *uuid);
+        sortd_status (*ipc_open)(sortd_engine *e, const uint8_t *handle, void **base,
+                                 size_t *bytes);
+        sortd_status (*ipc_close)(sortd_engine *e, void *base);
+        sortd_status (*sort_device)(sortd_engine *e, const sortd__plan *plan, void *keys,
+                                    void *vals, size_t n);
 } sortd__engine_ops;
 
 /* Every engine struct starts with this. */

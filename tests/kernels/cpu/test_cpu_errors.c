@@ -282,6 +282,34 @@ START_TEST(error_create)
 }
 END_TEST
 
+/* The CPU engine has no device: each device-memory call says so and writes nothing. */
+START_TEST(error_no_device)
+{
+        sortd_engine *e = engine_new(10, 0);
+        uint8_t uuid[SORTD_DEVICE_UUID_BYTES], handle[SORTD_CUDA_IPC_HANDLE_BYTES] = {0};
+        uint32_t keys[4] = {3, 2, 1, 0};
+        sortd_sort_desc d = {SORTD_KEY_U32, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0};
+        void *base = &d;
+        size_t bytes = 7;
+
+        memset(uuid, 0xa5, sizeof(uuid));
+        ck_assert_int_eq(sortd_engine_device_uuid(e, uuid), SORTD_E_UNSUPPORTED);
+        ck_assert_ptr_nonnull(strstr(sortd_engine_error(e), "GPU engine"));
+        for (size_t i = 0; i < sizeof(uuid); i++)
+                ck_assert_uint_eq(uuid[i], 0xa5);
+        ck_assert_int_eq(sortd_engine_ipc_open(e, handle, &base, &bytes), SORTD_E_UNSUPPORTED);
+        ck_assert_ptr_eq(base, &d);
+        ck_assert_uint_eq(bytes, 7);
+        ck_assert_int_eq(sortd_engine_ipc_close(e, keys), SORTD_E_UNSUPPORTED);
+        ck_assert_int_eq(sortd_engine_sort_device(e, &d, keys, NULL, 4), SORTD_E_UNSUPPORTED);
+        ck_assert_str_ne(sortd_engine_error(e), "");
+        ck_assert_uint_eq(keys[0], 3);
+        ck_assert_int_eq(sortd_engine_device_uuid(NULL, uuid), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_engine_sort_device(NULL, &d, keys, NULL, 4), SORTD_E_INVAL);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
 static Suite *cpu_errors_suite(void)
 {
         Suite *s = suite_create("cpu-errors");
@@ -297,6 +325,7 @@ static Suite *cpu_errors_suite(void)
         tcase_add_test(tc, error_overlap);
         tcase_add_test(tc, error_message_cleared);
         tcase_add_test(tc, error_create);
+        tcase_add_test(tc, error_no_device);
         suite_add_tcase(s, tc);
         return s;
 }
