@@ -173,6 +173,7 @@ void sortd__conn_admitted(sortd__waiter *w)
 
 /* ---- completion and close ---- */
 
+/* Every region was closed on the engine thread by now (sortd__dispatch_closing). */
 static void conn_free(sortd__conn *c)
 {
         sortd__regions_destroy(&c->regions);
@@ -180,12 +181,9 @@ static void conn_free(sortd__conn *c)
         free(c);
 }
 
-void sortd__conn_complete(sortd__job *j, void *arg)
+/* A sort came back: its regions are free again, and the counters learn how it went. */
+static void sort_done(sortd__server *srv, sortd__conn *c, sortd__job *j)
 {
-        sortd__conn *c = j->conn;
-        sortd__server *srv = arg;
-
-        c->in_engine--;
         if (j->keys_rg)
                 sortd__region_release(j->keys_rg);
         if (j->vals_rg)
@@ -196,13 +194,27 @@ void sortd__conn_complete(sortd__job *j, void *arg)
         } else {
                 srv->stats.sorts_failed++;
         }
-        if (c->closing) {
+        if (c->closing)
                 srv->stats.cancelled++;
+}
+
+void sortd__conn_complete(sortd__job *j, void *arg)
+{
+        sortd__conn *c = j->conn;
+        sortd__server *srv = arg;
+        bool sort = j->op == SORTD__OP_SORT || j->op == SORTD__OP_SORT_DEVICE;
+
+        c->in_engine--;
+        if (sort)
+                sort_done(srv, c, j);
+        if (c->closing) {
                 sortd__adm_release(&srv->adm, j);
                 if (c->closed && c->in_engine == 0)
                         conn_free(c);
                 return;
         }
+        if (!sort)
+                sortd__dispatch_region_done(c, j);
         j->state = SORTD__JOB_DONE;
         sortd__conn_update(c);
 }
@@ -244,8 +256,10 @@ void sortd__conn_close(sortd__conn *c)
         for (j = cancelled; j; j = j->qnext) {
                 j->cancelled = true;
                 c->in_engine--;
-                srv->stats.cancelled++;
+                if (j->op == SORTD__OP_SORT || j->op == SORTD__OP_SORT_DEVICE)
+                        srv->stats.cancelled++;
         }
+        sortd__dispatch_closing(c);
         sortd__pipe_close(&c->out);
         c->reading = NULL;
         uv_close((uv_handle_t *)&c->pipe, on_close);

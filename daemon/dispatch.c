@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dispatch.h"
@@ -71,6 +72,7 @@ static sortd__job *sort_job(sortd__conn *c, const sortd__request *rq)
         }
         j->conn = c;
         j->is_sort = true;
+        j->op = SORTD__OP_SORT;
         j->desc = rq->desc;
         j->n = rq->n;
         j->sizes = rq->sizes;
@@ -119,6 +121,12 @@ static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd
         *vr = sortd__regions_find(&c->regions, rq->vals_region_id, j->why, sizeof(j->why));
         if (!*vr)
                 return SORTD_E_INVAL;
+        if ((*vr)->kind != (*kr)->kind) {
+                snprintf(j->why, sizeof(j->why),
+                         "keys and values must both be in host memory (memfd regions) or both in "
+                         "device memory (CUDA regions)");
+                return SORTD_E_INVAL;
+        }
         return sortd__region_span(*vr, "values", rq->vals_offset, rq->n, vs, &j->vals, j->why,
                                   sizeof(j->why));
 }
@@ -138,6 +146,8 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
         }
         if (rq->n == 0)
                 return; /* done: nothing to sort, nothing held */
+        if (kr->kind == SORTD__REGION_CUDA)
+                j->op = SORTD__OP_SORT_DEVICE;
         j->keys_rg = kr;
         j->vals_rg = vr;
         sortd__region_hold(kr);
@@ -146,11 +156,35 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
         queue_job(c, j);
 }
 
-static void register_region(sortd__conn *c, const sortd__request *rq, sortd__reply *m)
+/* An engine thread's job on region r; with id, in the pipeline (its reply comes in order). */
+static sortd__job *region_job(sortd__conn *c, sortd__job_op op, sortd__region *r, bool reply,
+                              uint64_t id)
+{
+        sortd__job *j = reply ? sortd__pipe_push(&c->out, id) : calloc(1, sizeof(*j));
+
+        if (!j)
+                return NULL;
+        j->conn = c;
+        j->op = op;
+        j->region = r;
+        queue_job(c, j);
+        return j;
+}
+
+/* A new region goes to the engine thread, which opens it; the reply comes from there. */
+static void open_region(sortd__conn *c, uint64_t id, sortd__region *r)
+{
+        if (!region_job(c, SORTD__OP_REGION_OPEN, r, true, id)) {
+                sortd__regions_forget(&c->regions, r);
+                fatal(c, SORTD_E_NOMEM, "out of memory");
+        }
+}
+
+static void register_memfd(sortd__conn *c, const sortd__request *rq)
 {
         char why[256];
         int fd = sortd__fd_take(&c->pipe);
-        uint64_t id = 0;
+        sortd__region *r;
         sortd_status s;
 
         if (fd < 0 && errno == ENOENT) {
@@ -164,28 +198,110 @@ static void register_region(sortd__conn *c, const sortd__request *rq, sortd__rep
                 sortd__pipe_refuse(&c->out, rq->id, SORTD_E_SYSTEM, why);
                 return;
         }
-        s = sortd__regions_add(&c->regions, fd, rq->region_size, &id, why, sizeof(why));
+        s = sortd__regions_add(&c->regions, fd, rq->region_size, &r, why, sizeof(why));
         if (s != SORTD_OK) {
                 sortd__pipe_refuse(&c->out, rq->id, s, why);
                 return;
         }
-        sortd__log(SORTD__LOG_DEBUG, "%s: region %llu, %llu bytes", c->name, (unsigned long long)id,
-                   (unsigned long long)rq->region_size);
-        sortd__reply_registered(m, rq->id, id);
-        sortd__pipe_answer(&c->out, rq->id, &m->r);
+        open_region(c, rq->id, r);
 }
 
-static void unregister_region(sortd__conn *c, const sortd__request *rq, sortd__reply *m)
+/* As nvidia-smi -L shows a device: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx. */
+static void uuid_format(const uint8_t *u, char out[41])
+{
+        char *p = out + sprintf(out, "GPU");
+
+        for (unsigned i = 0; i < SORTD_DEVICE_UUID_BYTES; i++)
+                p += sprintf(p, "%s%02x",
+                             i == 0 || i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", u[i]);
+}
+
+static void register_cuda(sortd__conn *c, const sortd__request *rq)
+{
+        const sortd__server *srv = c->srv;
+        char why[256], theirs[41], ours[41];
+        sortd__region *r;
+        sortd_status s;
+
+        if (!srv->has_device) {
+                snprintf(why, sizeof(why),
+                         "this daemon's engine (%s) sorts in host memory: CUDA IPC regions need "
+                         "a GPU engine (sortd --engine cuda)",
+                         sortd_engine_kind(srv->engine));
+                sortd__pipe_refuse(&c->out, rq->id, SORTD_E_UNSUPPORTED, why);
+                return;
+        }
+        if (memcmp(rq->device_uuid, srv->device_uuid, SORTD_DEVICE_UUID_BYTES) != 0) {
+                uuid_format(rq->device_uuid, theirs);
+                uuid_format(srv->device_uuid, ours);
+                snprintf(why, sizeof(why),
+                         "the CUDA region is on device %s; this daemon sorts on %s", theirs, ours);
+                sortd__pipe_refuse(&c->out, rq->id, SORTD_E_INVAL, why);
+                return;
+        }
+        s = sortd__regions_add_cuda(&c->regions, rq->ipc_handle, rq->region_offset, rq->region_size,
+                                    &r, why, sizeof(why));
+        if (s != SORTD_OK) {
+                sortd__pipe_refuse(&c->out, rq->id, s, why);
+                return;
+        }
+        open_region(c, rq->id, r);
+}
+
+/* A region that no sort holds goes to the engine thread to be closed; the reply comes after. */
+static void unregister_region(sortd__conn *c, const sortd__request *rq)
 {
         char why[256];
-        sortd_status s = sortd__regions_remove(&c->regions, rq->region_id, why, sizeof(why));
+        sortd__region *r;
+        sortd_status s =
+                sortd__regions_begin_remove(&c->regions, rq->region_id, &r, why, sizeof(why));
 
         if (s != SORTD_OK) {
                 sortd__pipe_refuse(&c->out, rq->id, s, why);
                 return;
         }
-        sortd__reply_unregistered(m, rq->id);
-        sortd__pipe_answer(&c->out, rq->id, &m->r);
+        /* Without memory the region stays CLOSING, and the connection's close closes it. */
+        if (!region_job(c, SORTD__OP_REGION_CLOSE, r, true, rq->id))
+                fatal(c, SORTD_E_NOMEM, "out of memory");
+}
+
+void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j)
+{
+        sortd__region *r = j->region;
+        sortd__reply m;
+
+        if (j->status != SORTD_OK) {
+                sortd__log(SORTD__LOG_INFO, "%s: request %llu: %s: %s", c->name,
+                           (unsigned long long)j->id, sortd_strerror(j->status), j->why);
+                sortd__reply_error(&m, j->id, j->status, j->why);
+        } else if (j->op == SORTD__OP_REGION_OPEN) {
+                sortd__log(SORTD__LOG_DEBUG, "%s: region %llu, %llu bytes", c->name,
+                           (unsigned long long)r->id, (unsigned long long)r->bytes);
+                sortd__reply_registered(&m, j->id, r->id);
+        } else {
+                sortd__reply_unregistered(&m, j->id);
+        }
+        /* A region that did not open is gone; a closed one too, even if its close failed. */
+        if (j->op == SORTD__OP_REGION_OPEN && j->status == SORTD_OK)
+                sortd__region_ready(r);
+        else
+                sortd__regions_forget(&c->regions, r);
+        j->region = NULL;
+        if (sortd__reply_pack(j, &m.r, 0) < 0) {
+                sortd__log(SORTD__LOG_ERR, "%s: out of memory for a reply", c->name);
+                c->out.close_after_flush = true;
+                j->out_len = 0;
+        }
+}
+
+void sortd__dispatch_closing(sortd__conn *c)
+{
+        for (sortd__region *r = c->regions.head; r; r = r->next)
+                if (!region_job(c, SORTD__OP_REGION_CLOSE, r, false, 0))
+                        sortd__log(SORTD__LOG_ERR,
+                                   "%s: out of memory: region %llu is unmapped without the "
+                                   "engine's release",
+                                   c->name, (unsigned long long)r->id);
 }
 
 static void answer(sortd__conn *c, const sortd__request *rq)
@@ -212,10 +328,13 @@ static void answer(sortd__conn *c, const sortd__request *rq)
                 start_region_sort(c, rq);
                 return;
         case SORTD__REQ_REGISTER:
-                register_region(c, rq, &m);
+                register_memfd(c, rq);
+                return;
+        case SORTD__REQ_REGISTER_CUDA:
+                register_cuda(c, rq);
                 return;
         case SORTD__REQ_UNREGISTER:
-                unregister_region(c, rq, &m);
+                unregister_region(c, rq);
                 return;
         case SORTD__REQ_NONE:
                 return;

@@ -13,5 +13,12 @@
 void sortd__dispatch(sortd__conn *c, sortd__fr_event ev);
 /* c's reading sort got its memory: its payload is read into its buffer, or dropped. */
 void sortd__dispatch_admitted(sortd__conn *c);
+/*
+ * The engine thread opened or closed a region for c's RegisterRegion or UnregisterRegion job j:
+ * the region is ready, or gone, and j holds its reply.
+ */
+void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j);
+/* c is closing: every region it has goes to the engine thread to be closed, after its sorts. */
+void sortd__dispatch_closing(sortd__conn *c);
 
 #endif

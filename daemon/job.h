@@ -26,6 +26,15 @@ typedef enum sortd__job_state {
         SORTD__JOB_DONE,    /* its reply can be written */
 } sortd__job_state;
 
+/* What the engine thread does with a job. */
+typedef enum sortd__job_op {
+        SORTD__OP_NONE,         /* nothing: a reply the loop wrote itself */
+        SORTD__OP_SORT,         /* keys and vals in host memory */
+        SORTD__OP_SORT_DEVICE,  /* keys and vals in the engine's device memory (CUDA regions) */
+        SORTD__OP_REGION_OPEN,  /* sortd__region_engine_open(region) */
+        SORTD__OP_REGION_CLOSE, /* sortd__region_engine_close(region) */
+} sortd__job_op;
+
 typedef struct sortd__job {
         struct sortd__job *next;  /* the connection's pipeline, in request order */
         struct sortd__job *qnext; /* fair queue or completion list (queue.c, worker.c) */
@@ -33,7 +42,9 @@ typedef struct sortd__job {
         sortd__job_state state;
         uint64_t id;
         bool is_sort;
-        bool cancelled; /* its connection went away while the engine had it */
+        sortd__job_op op;
+        struct sortd__region *region; /* REGION_OPEN, REGION_CLOSE */
+        bool cancelled;               /* its connection went away while the engine had it */
         sortd_status status;
         char why[200];
         /* a sort */

@@ -1,5 +1,5 @@
 /*
- * Shared-memory regions: the checks that make a client's memfd safe to map and write, and the
+ * Regions: the checks that make a client's memfd safe to map and write, and the
  * per-connection table. A shrink of a mapped file would turn the daemon's next access into
  * SIGBUS, so F_SEAL_SHRINK is required; the sort writes in place, so a write seal is refused
  * here rather than failing later; F_SEAL_GROW and F_SEAL_SEAL change nothing for us.
@@ -85,46 +85,137 @@ static sortd_status check_limits(const sortd__regions *t, uint64_t size, char *w
         return SORTD_OK;
 }
 
-static sortd_status map_region(sortd__regions *t, int fd, uint64_t size, uint64_t *id, char *why,
-                               size_t why_len)
+/* Links a new OPENING region of kind into t: *out, or SORTD_E_NOMEM. */
+static sortd_status link_new(sortd__regions *t, sortd__region_kind kind, uint64_t bytes,
+                             sortd__region **out, char *why, size_t why_len)
 {
         sortd__region *r = calloc(1, sizeof(*r));
-        void *base;
 
         if (!r) {
                 snprintf(why, why_len, "out of memory for a region");
                 return SORTD_E_NOMEM;
         }
-        base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        *r = (sortd__region){.next = t->head, .id = t->next_id++, .kind = kind, .bytes = bytes};
+        t->head = r;
+        t->count++;
+        t->limits->regions++;
+        *out = r;
+        return SORTD_OK;
+}
+
+static sortd_status map_region(sortd__regions *t, int fd, uint64_t size, sortd__region **out,
+                               char *why, size_t why_len)
+{
+        void *base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        sortd_status s;
+
         if (base == MAP_FAILED) {
                 snprintf(why, why_len, "mapping the memfd (%" PRIu64 " bytes) failed: %s", size,
                          strerror(errno));
-                free(r);
                 return SORTD_E_SYSTEM;
+        }
+        s = link_new(t, SORTD__REGION_MEMFD, size, out, why, why_len);
+        if (s != SORTD_OK) {
+                munmap(base, (size_t)size);
+                return s;
         }
         /* The engine's passes over the keys want huge pages, as the client asked for them
            (shmem_enabled = advise); refused or ignored elsewhere, harmlessly. */
         madvise(base, (size_t)size, MADV_HUGEPAGE);
-        *r = (sortd__region){.next = t->head, .id = t->next_id++, .base = base, .bytes = size};
-        t->head = r;
-        t->count++;
+        (*out)->base = base;
         t->limits->mapped_bytes += size;
-        t->limits->regions++;
-        *id = r->id;
         return SORTD_OK;
 }
 
-sortd_status sortd__regions_add(sortd__regions *t, int fd, uint64_t size, uint64_t *id, char *why,
-                                size_t why_len)
+sortd_status sortd__regions_add(sortd__regions *t, int fd, uint64_t size, sortd__region **out,
+                                char *why, size_t why_len)
 {
         sortd_status s = check_memfd(fd, size, why, why_len);
 
         if (s == SORTD_OK)
                 s = check_limits(t, size, why, why_len);
         if (s == SORTD_OK)
-                s = map_region(t, fd, size, id, why, why_len);
+                s = map_region(t, fd, size, out, why, why_len);
         close(fd);
         return s;
+}
+
+/* Device memory is not the host's to run out of: only the region count limits it. */
+sortd_status sortd__regions_add_cuda(sortd__regions *t,
+                                     const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES],
+                                     uint64_t offset, uint64_t size, sortd__region **out, char *why,
+                                     size_t why_len)
+{
+        sortd_status s = check_limits(t, 0, why, why_len);
+
+        if (s == SORTD_OK)
+                s = link_new(t, SORTD__REGION_CUDA, size, out, why, why_len);
+        if (s != SORTD_OK)
+                return s;
+        (*out)->ipc_offset = offset;
+        memcpy((*out)->ipc_handle, handle, SORTD_CUDA_IPC_HANDLE_BYTES);
+        return SORTD_OK;
+}
+
+static sortd_status open_cuda(sortd__region *r, sortd_engine *e, char *why, size_t why_len)
+{
+        void *base;
+        size_t alloc;
+        sortd_status s = sortd_engine_ipc_open(e, r->ipc_handle, &base, &alloc);
+
+        if (s != SORTD_OK) {
+                snprintf(why, why_len, "cannot open the CUDA IPC handle: %s",
+                         sortd_engine_error(e));
+                return s;
+        }
+        if (r->ipc_offset > alloc || r->bytes > alloc - r->ipc_offset) {
+                snprintf(why, why_len,
+                         "the buffer (offset %" PRIu64 ", %" PRIu64
+                         " bytes) passes the end of its allocation (%zu bytes)",
+                         r->ipc_offset, r->bytes, alloc);
+                (void)sortd_engine_ipc_close(e, base);
+                return SORTD_E_INVAL;
+        }
+        r->ipc_base = base;
+        r->base = (uint8_t *)base + r->ipc_offset;
+        return SORTD_OK;
+}
+
+sortd_status sortd__region_engine_open(sortd__region *r, sortd_engine *e, char *why, size_t why_len)
+{
+        sortd_status s;
+
+        if (r->kind == SORTD__REGION_CUDA) {
+                s = open_cuda(r, e, why, why_len);
+        } else {
+                s = sortd_engine_host_register(e, r->base, (size_t)r->bytes);
+                if (s != SORTD_OK)
+                        snprintf(why, why_len, "the engine cannot register the memfd: %s",
+                                 sortd_engine_error(e));
+        }
+        r->engine_open = s == SORTD_OK;
+        return s;
+}
+
+sortd_status sortd__region_engine_close(sortd__region *r, sortd_engine *e, char *why,
+                                        size_t why_len)
+{
+        sortd_status s;
+
+        if (!r->engine_open)
+                return SORTD_OK;
+        r->engine_open = false;
+        s = r->kind == SORTD__REGION_CUDA ? sortd_engine_ipc_close(e, r->ipc_base)
+                                          : sortd_engine_host_unregister(e, r->base);
+        if (s != SORTD_OK)
+                snprintf(why, why_len, "the engine could not release region %" PRIu64 ": %s", r->id,
+                         sortd_engine_error(e));
+        return s;
+}
+
+void sortd__region_ready(sortd__region *r)
+{
+        r->state = SORTD__REGION_READY;
 }
 
 /* Where id's region is linked (*result NULL when there is none). */
@@ -146,9 +237,10 @@ sortd__region *sortd__regions_find(sortd__regions *t, uint64_t id, char *why, si
 {
         sortd__region *r = *link_of(t, id);
 
-        if (!r)
-                unknown(id, why, why_len);
-        return r;
+        if (r && r->state == SORTD__REGION_READY)
+                return r;
+        unknown(id, why, why_len);
+        return NULL;
 }
 
 sortd_status sortd__region_span(const sortd__region *r, const char *what, uint64_t offset,
@@ -183,21 +275,22 @@ void sortd__region_release(sortd__region *r)
 
 static void unmap(sortd__regions *t, sortd__region *r)
 {
-        munmap(r->base, (size_t)r->bytes);
-        t->limits->mapped_bytes -= r->bytes;
+        if (r->kind == SORTD__REGION_MEMFD) {
+                munmap(r->base, (size_t)r->bytes);
+                t->limits->mapped_bytes -= r->bytes;
+        }
         t->limits->regions--;
         t->count--;
         free(r);
 }
 
-sortd_status sortd__regions_remove(sortd__regions *t, uint64_t id, char *why, size_t why_len)
+sortd_status sortd__regions_begin_remove(sortd__regions *t, uint64_t id, sortd__region **out,
+                                         char *why, size_t why_len)
 {
-        sortd__region **pp = link_of(t, id), *r = *pp;
+        sortd__region *r = sortd__regions_find(t, id, why, why_len);
 
-        if (!r) {
-                unknown(id, why, why_len);
+        if (!r)
                 return SORTD_E_INVAL;
-        }
         if (r->users) {
                 snprintf(why, why_len,
                          "region %" PRIu64 " is in use by %" PRIu64
@@ -205,9 +298,19 @@ sortd_status sortd__regions_remove(sortd__regions *t, uint64_t id, char *why, si
                          id, r->users);
                 return SORTD_E_BUSY;
         }
+        r->state = SORTD__REGION_CLOSING;
+        *out = r;
+        return SORTD_OK;
+}
+
+void sortd__regions_forget(sortd__regions *t, sortd__region *r)
+{
+        sortd__region **pp = link_of(t, r->id);
+
+        if (*pp != r)
+                return;
         *pp = r->next;
         unmap(t, r);
-        return SORTD_OK;
 }
 
 void sortd__regions_destroy(sortd__regions *t)

@@ -1,36 +1,63 @@
 /*
- * Shared-memory regions (region.c): a client's sealed memfd, mapped once and sorted in place.
+ * Regions (region.c): memory a client registered once and then names in its sorts, sorted in
+ * place. Two kinds: a sealed memfd (host memory, mapped here) and a CUDA IPC allocation
+ * (device memory of another process, opened by the engine).
  *
  * Regions belong to the connection that registered them: each connection has its own table,
  * so an id is only a name within it, and another connection's ids are simply unknown (the
  * same error, nothing learnt). A region is held by every sort that uses it; unregistering a
  * held region is refused (SORTD_E_BUSY) rather than waited for, so that a reply never depends
  * on a later request, and the client, which knows when its replies came, can simply retry.
- * When the connection goes, its table goes with it: the connection frees it only once the
- * engine holds none of its sorts, so no mapping disappears under a sort.
+ *
+ * The engine must know a region before sorts use it (GPU engines pin a memfd's pages, or open
+ * the IPC handle) and forget it before it goes, and engine calls belong to the engine thread:
+ * so a region is OPENING until the engine thread has opened it (sortd__region_engine_open),
+ * READY, then CLOSING from its unregister until the engine thread has closed it. Only READY
+ * regions can be found. When the connection goes, every region is closed on the engine thread
+ * after the connection's last sort, then the table goes: no mapping disappears under a sort.
  */
 #ifndef SORTD_DAEMON_REGION_H
 #define SORTD_DAEMON_REGION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine.h"
 #include "sortd_types.h"
 
 /* The limits all connections share (the server owns it; loop thread only). */
 typedef struct sortd__region_limits {
         uint64_t max_per_conn; /* regions one connection may hold */
-        uint64_t max_bytes;    /* bytes mapped by all connections together */
+        uint64_t max_bytes;    /* host bytes mapped by all connections together (memfds) */
         uint64_t mapped_bytes; /* mapped now */
         uint64_t regions;      /* held now, all connections */
 } sortd__region_limits;
 
+typedef enum sortd__region_kind {
+        SORTD__REGION_MEMFD, /* host memory: the daemon's mapping of the client's memfd */
+        SORTD__REGION_CUDA,  /* device memory: a buffer in another process's allocation */
+} sortd__region_kind;
+
+typedef enum sortd__region_state {
+        SORTD__REGION_OPENING, /* the engine thread has yet to open it */
+        SORTD__REGION_READY,
+        SORTD__REGION_CLOSING, /* unregistered: the engine thread has yet to close it */
+} sortd__region_state;
+
 typedef struct sortd__region {
         struct sortd__region *next;
         uint64_t id;
-        uint8_t *base;
+        sortd__region_kind kind;
+        sortd__region_state state; /* loop thread only */
+        uint8_t *base;             /* the buffer (memfd: the mapping; CUDA: once opened) */
         uint64_t bytes;
         uint64_t users; /* sorts holding it */
+        /* Engine thread only, from its open to its close. */
+        bool engine_open;
+        void *ipc_base;      /* CUDA: the opened allocation, which ipc_close takes */
+        uint64_t ipc_offset; /* CUDA: the buffer's place in it */
+        uint8_t ipc_handle[SORTD_CUDA_IPC_HANDLE_BYTES];
 } sortd__region;
 
 /* One connection's regions. */
@@ -44,15 +71,39 @@ typedef struct sortd__regions {
 void sortd__regions_init(sortd__regions *t, sortd__region_limits *limits);
 
 /*
- * Registers fd, which must be a memfd of exactly size bytes sealed against shrinking and not
- * against writes, mapped shared: *id names it. fd is closed in every case (the mapping keeps
- * the memory). Errors: SORTD_E_INVAL (not a memfd, unsealed, write-sealed, size mismatch),
- * SORTD_E_BUSY (a limit), SORTD_E_SYSTEM (the mapping failed), each with a message.
+ * Adds fd, which must be a memfd of exactly size bytes sealed against shrinking and not
+ * against writes, mapped shared, as an OPENING region *out. fd is closed in every case (the
+ * mapping keeps the memory). Errors: SORTD_E_INVAL (not a memfd, unsealed, write-sealed, size
+ * mismatch), SORTD_E_BUSY (a limit), SORTD_E_SYSTEM (the mapping failed), each with a message.
  */
-sortd_status sortd__regions_add(sortd__regions *t, int fd, uint64_t size, uint64_t *id, char *why,
-                                size_t why_len);
+sortd_status sortd__regions_add(sortd__regions *t, int fd, uint64_t size, sortd__region **out,
+                                char *why, size_t why_len);
 
-/* The region named id, or NULL with SORTD_E_INVAL's message ("no region 7"). */
+/*
+ * Adds the CUDA IPC buffer of size bytes at offset in the allocation of handle as an OPENING
+ * region *out (the engine thread checks it against the allocation when it opens it).
+ * SORTD_E_BUSY for the per-connection limit, SORTD_E_NOMEM, each with a message.
+ */
+sortd_status sortd__regions_add_cuda(sortd__regions *t,
+                                     const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES],
+                                     uint64_t offset, uint64_t size, sortd__region **out, char *why,
+                                     size_t why_len);
+
+/*
+ * Engine thread: makes r known to the engine (memfd: sortd_engine_host_register, which pins
+ * it on GPU engines; CUDA: sortd_engine_ipc_open, and the buffer must lie in the allocation).
+ * On failure nothing stays open and why says what the engine said.
+ */
+sortd_status sortd__region_engine_open(sortd__region *r, sortd_engine *e, char *why,
+                                       size_t why_len);
+/* Engine thread: undoes a successful sortd__region_engine_open; nothing if there was none. */
+sortd_status sortd__region_engine_close(sortd__region *r, sortd_engine *e, char *why,
+                                        size_t why_len);
+
+/* The engine thread has opened r: sorts may find it. */
+void sortd__region_ready(sortd__region *r);
+
+/* The READY region named id, or NULL with SORTD_E_INVAL's message ("no region 7"). */
 sortd__region *sortd__regions_find(sortd__regions *t, uint64_t id, char *why, size_t why_len);
 
 /*
@@ -68,10 +119,17 @@ sortd_status sortd__region_span(const sortd__region *r, const char *what, uint64
 void sortd__region_hold(sortd__region *r);
 void sortd__region_release(sortd__region *r);
 
-/* Unmaps and forgets id: SORTD_E_INVAL if unknown, SORTD_E_BUSY while a sort holds it. */
-sortd_status sortd__regions_remove(sortd__regions *t, uint64_t id, char *why, size_t why_len);
+/*
+ * Unregisters id: the READY region *out becomes CLOSING, for the engine thread to close.
+ * SORTD_E_INVAL if unknown, SORTD_E_BUSY while a sort holds it.
+ */
+sortd_status sortd__regions_begin_remove(sortd__regions *t, uint64_t id, sortd__region **out,
+                                         char *why, size_t why_len);
 
-/* Unmaps every region (the connection has gone and no sort holds any). */
+/* Unmaps and forgets r (OPENING that failed to open, or CLOSING and closed). */
+void sortd__regions_forget(sortd__regions *t, sortd__region *r);
+
+/* Unmaps every region (the connection has gone, no sort holds any, the engine closed them). */
 void sortd__regions_destroy(sortd__regions *t);
 
 #endif

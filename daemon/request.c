@@ -4,6 +4,7 @@
  * was read.
  */
 #include <stdarg.h>
+#include <string.h>
 #include <stdio.h>
 
 #include "request.h"
@@ -53,15 +54,46 @@ static void check_region_sort(const Sortd__Wire__RegionData *r, uint64_t payload
         rq->vals_offset = r->vals_offset;
 }
 
+/* The CUDA IPC fields are bytes of fixed lengths; the buffer must not wrap the address space. */
+static void check_register_cuda(const Sortd__Wire__RegisterRegion *r, sortd__request *rq)
+{
+        if (r->cuda_ipc_handle.len != SORTD_CUDA_IPC_HANDLE_BYTES) {
+                refuse(rq, SORTD_E_INVAL, "cuda_ipc_handle has %zu bytes, a cudaIpcMemHandle_t %d",
+                       r->cuda_ipc_handle.len, SORTD_CUDA_IPC_HANDLE_BYTES);
+                return;
+        }
+        if (r->device_uuid.len != SORTD_DEVICE_UUID_BYTES) {
+                refuse(rq, SORTD_E_INVAL, "device_uuid has %zu bytes, a device UUID %d",
+                       r->device_uuid.len, SORTD_DEVICE_UUID_BYTES);
+                return;
+        }
+        if (r->size == 0 || r->offset > UINT64_MAX - r->size) {
+                refuse(rq, SORTD_E_INVAL,
+                       "a CUDA region of %llu bytes at offset %llu is empty or wraps",
+                       (unsigned long long)r->size, (unsigned long long)r->offset);
+                return;
+        }
+        rq->kind = SORTD__REQ_REGISTER_CUDA;
+        rq->region_size = r->size;
+        rq->region_offset = r->offset;
+        memcpy(rq->ipc_handle, r->cuda_ipc_handle.data, SORTD_CUDA_IPC_HANDLE_BYTES);
+        memcpy(rq->device_uuid, r->device_uuid.data, SORTD_DEVICE_UUID_BYTES);
+}
+
 static void check_register(const Sortd__Wire__RegisterRegion *r, sortd__request *rq)
 {
         switch (r->kind) {
         case SORTD__WIRE__REGISTER_REGION__KIND__MEMFD:
+                if (r->offset || r->cuda_ipc_handle.len || r->device_uuid.len) {
+                        refuse(rq, SORTD_E_INVAL,
+                               "a memfd region takes no offset, handle or device UUID");
+                        return;
+                }
                 rq->kind = SORTD__REQ_REGISTER;
                 rq->region_size = r->size;
                 break;
         case SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC:
-                refuse(rq, SORTD_E_UNSUPPORTED, "CUDA IPC regions are not served yet");
+                check_register_cuda(r, rq);
                 break;
         default:
                 refuse(rq, SORTD_E_INVAL, "region of unknown kind %d", (int)r->kind);

@@ -18,9 +18,10 @@ typedef enum sortd__req_kind {
         SORTD__REQ_HELLO,
         SORTD__REQ_STATUS,
         SORTD__REQ_PING,
-        SORTD__REQ_SORT,        /* an admissible inline sort: its payload follows */
-        SORTD__REQ_REGION_SORT, /* a sort in registered regions (still to be found) */
-        SORTD__REQ_REGISTER,    /* a memfd region: its fd came with the frame */
+        SORTD__REQ_SORT,          /* an admissible inline sort: its payload follows */
+        SORTD__REQ_REGION_SORT,   /* a sort in registered regions (still to be found) */
+        SORTD__REQ_REGISTER,      /* a memfd region: its fd came with the frame */
+        SORTD__REQ_REGISTER_CUDA, /* a CUDA IPC region: no fd */
         SORTD__REQ_UNREGISTER,
 } sortd__req_kind;
 
@@ -48,7 +49,10 @@ typedef struct sortd__request {
         sortd__wire_sizes sizes;
         uint64_t region_id;                                /* REGION_SORT (the keys'), UNREGISTER */
         uint64_t vals_region_id, keys_offset, vals_offset; /* REGION_SORT */
-        uint64_t region_size;                              /* REGISTER */
+        uint64_t region_size;                              /* REGISTER, REGISTER_CUDA */
+        uint64_t region_offset;                            /* REGISTER_CUDA */
+        uint8_t ipc_handle[SORTD_CUDA_IPC_HANDLE_BYTES];   /* REGISTER_CUDA */
+        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];      /* REGISTER_CUDA */
 } sortd__request;
 
 /*

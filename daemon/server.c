@@ -86,6 +86,8 @@ static sortd_status create_engine(sortd__server *srv)
                 sortd__log(SORTD__LOG_ERR, "%s (%s)", srv->engine_reason, sortd_strerror(s));
                 return s;
         }
+        /* Asked now, while no other thread calls the engine; CUDA regions need it. */
+        srv->has_device = sortd_engine_device_uuid(srv->engine, srv->device_uuid) == SORTD_OK;
         sortd__log(SORTD__LOG_NOTICE, "engine %s (%s): %s", sortd_engine_kind(srv->engine),
                    sortd_engine_device(srv->engine), srv->engine_reason);
         return s;

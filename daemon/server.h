@@ -30,6 +30,8 @@ typedef struct sortd__server {
         sortd__worker worker;
         sortd__admission adm;
         sortd__region_limits regions; /* every connection's regions together */
+        bool has_device;              /* the engine sorts device memory: CUDA regions */
+        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];
         uv_pipe_t listener;
         bool listening;
         uv_signal_t sigterm, sigint;

@@ -1,5 +1,6 @@
 /*
- * The engine thread: takes jobs from the fair queue, sorts, and hands them back to the loop.
+ * The engine thread: takes jobs from the fair queue, sorts (or opens and closes regions: every
+ * engine call happens here), and hands them back to the loop.
  * Sorts do not go to libuv's thread pool: it is shared with filesystem and DNS work and a
  * long sort there would stall both.
  *
@@ -10,15 +11,41 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "region.h"
 #include "worker.h"
+
+static sortd_status sort(sortd__worker *w, sortd__job *j)
+{
+        sortd_status s =
+                j->op == SORTD__OP_SORT_DEVICE
+                        ? sortd_engine_sort_device(w->engine, &j->desc, j->keys, j->vals,
+                                                   (size_t)j->n)
+                        : sortd_engine_sort(w->engine, &j->desc, j->keys, j->vals, (size_t)j->n);
+
+        if (s != SORTD_OK)
+                snprintf(j->why, sizeof(j->why), "%s", sortd_engine_error(w->engine));
+        return s;
+}
 
 static void run_job(sortd__worker *w, sortd__job *j)
 {
         j->t_sort = uv_hrtime();
-        j->status = sortd_engine_sort(w->engine, &j->desc, j->keys, j->vals, (size_t)j->n);
+        switch (j->op) {
+        case SORTD__OP_SORT:
+        case SORTD__OP_SORT_DEVICE:
+                j->status = sort(w, j);
+                break;
+        case SORTD__OP_REGION_OPEN:
+                j->status = sortd__region_engine_open(j->region, w->engine, j->why, sizeof(j->why));
+                break;
+        case SORTD__OP_REGION_CLOSE:
+                j->status =
+                        sortd__region_engine_close(j->region, w->engine, j->why, sizeof(j->why));
+                break;
+        case SORTD__OP_NONE:
+                break;
+        }
         j->t_done = uv_hrtime();
-        if (j->status != SORTD_OK)
-                snprintf(j->why, sizeof(j->why), "%s", sortd_engine_error(w->engine));
 }
 
 static void *thread_main(void *arg)

@@ -138,6 +138,7 @@ START_TEST(worker_hand_off)
 
                 ck_assert_ptr_nonnull(k);
                 job_keys(k, i);
+                j->op = SORTD__OP_SORT;
                 j->buf = j->keys = (uint8_t *)k;
                 j->n = N;
                 j->desc = (sortd_sort_desc){.key_type = SORTD_KEY_U32};

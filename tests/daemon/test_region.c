@@ -52,15 +52,38 @@ static int is_closed(int fd)
         return fcntl(fd, F_GETFD) < 0 && errno == EBADF;
 }
 
-/* Registers a dup of fd (the daemon closes what it is given; the test keeps fd). */
+/*
+ * Registers a dup of fd (the daemon closes what it is given; the test keeps fd) and, as the
+ * engine thread's open would, makes it ready.
+ */
 static sortd_status add_dup(int fd, uint64_t size, uint64_t *id)
 {
         int copy = dup(fd);
+        sortd__region *r = NULL;
 
         ck_assert_int_ge(copy, 0);
-        sortd_status s = sortd__regions_add(&table, copy, size, id, why, sizeof(why));
+        sortd_status s = sortd__regions_add(&table, copy, size, &r, why, sizeof(why));
         ck_assert_msg(is_closed(copy), "the fd given was left open");
+        if (s == SORTD_OK) {
+                ck_assert_ptr_null(sortd__regions_find(&table, r->id, why, sizeof(why)));
+                sortd__region_ready(r);
+                *id = r->id;
+        }
         return s;
+}
+
+/* An unregister as the daemon does it, the engine's close included (it has none here). */
+static sortd_status remove_id(sortd__regions *t, uint64_t id, char *msg, size_t len)
+{
+        sortd__region *r;
+        sortd_status s = sortd__regions_begin_remove(t, id, &r, msg, len);
+
+        if (s != SORTD_OK)
+                return s;
+        ck_assert_ptr_null(sortd__regions_find(t, id, msg, len)); /* closing: gone for sorts */
+        ck_assert_int_eq(sortd__regions_begin_remove(t, id, &r, msg, len), SORTD_E_INVAL);
+        sortd__regions_forget(t, r);
+        return SORTD_OK;
 }
 
 static void expect_refused(int fd, uint64_t size, sortd_status want, const char *text)
@@ -151,7 +174,7 @@ START_TEST(limits_hold)
         ck_assert_msg(strstr(why, "max-regions is 4"), "%s", why);
         ck_assert_uint_eq(table.count, 4);
         /* The byte limit counts every connection's mappings. */
-        ck_assert_int_eq(sortd__regions_remove(&table, ids[0], why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(remove_id(&table, ids[0], why, sizeof(why)), SORTD_OK);
         ck_assert_int_eq(add_dup(big, 64 * PAGE, &id), SORTD_E_BUSY);
         ck_assert_msg(strstr(why, "max-region-bytes"), "%s", why);
         ck_assert_int_eq(add_dup(fd, 16 * PAGE, &id), SORTD_OK);
@@ -208,11 +231,9 @@ START_TEST(connections_isolated)
         ck_assert_int_eq(add_dup(fd, PAGE, &id), SORTD_OK);
         ck_assert_ptr_null(sortd__regions_find(&other, id, other_why, sizeof(other_why)));
         ck_assert_ptr_null(sortd__regions_find(&table, 99, never_why, sizeof(never_why)));
-        ck_assert_int_eq(sortd__regions_remove(&other, id, other_why, sizeof(other_why)),
-                         SORTD_E_INVAL);
+        ck_assert_int_eq(remove_id(&other, id, other_why, sizeof(other_why)), SORTD_E_INVAL);
         ck_assert_str_eq(other_why, "no region 1 on this connection");
-        ck_assert_int_eq(sortd__regions_remove(&table, 99, never_why, sizeof(never_why)),
-                         SORTD_E_INVAL);
+        ck_assert_int_eq(remove_id(&table, 99, never_why, sizeof(never_why)), SORTD_E_INVAL);
         ck_assert_str_eq(never_why, "no region 99 on this connection");
         ck_assert_ptr_nonnull(sortd__regions_find(&table, id, why, sizeof(why)));
         sortd__regions_destroy(&other);
@@ -233,16 +254,80 @@ START_TEST(in_use_rule_both_ways)
         r = sortd__regions_find(&table, held, why, sizeof(why));
         sortd__region_hold(r);
         sortd__region_hold(r);
-        ck_assert_int_eq(sortd__regions_remove(&table, held, why, sizeof(why)), SORTD_E_BUSY);
+        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), SORTD_E_BUSY);
         ck_assert_msg(strstr(why, "in use by 2 sort(s)"), "%s", why);
-        ck_assert_int_eq(sortd__regions_remove(&table, idle, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(remove_id(&table, idle, why, sizeof(why)), SORTD_OK);
         sortd__region_release(r);
-        ck_assert_int_eq(sortd__regions_remove(&table, held, why, sizeof(why)), SORTD_E_BUSY);
+        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), SORTD_E_BUSY);
         sortd__region_release(r);
-        ck_assert_int_eq(sortd__regions_remove(&table, held, why, sizeof(why)), SORTD_OK);
-        ck_assert_int_eq(sortd__regions_remove(&table, held, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), SORTD_E_INVAL);
         ck_assert_uint_eq(table.count, 0);
         close(fd);
+}
+END_TEST
+
+static sortd_engine *cpu_engine(void)
+{
+        sortd_engine_config cfg = {.capacity = 16, .threads = 1};
+        sortd_engine *e = NULL;
+
+        ck_assert_int_eq(sortd_engine_create("cpu", &cfg, &e, why, sizeof(why)), SORTD_OK);
+        return e;
+}
+
+/*
+ * The engine's part: a memfd opens and closes on the CPU engine (nothing to pin); a CUDA region
+ * is refused by it with the engine's reason, and what did not open has nothing to close.
+ */
+START_TEST(engine_open_and_close)
+{
+        int fd = memfd(PAGE, F_SEAL_SHRINK);
+        uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES];
+        sortd_engine *e = cpu_engine();
+        sortd__region *m, *d;
+
+        memset(handle, 0x5a, sizeof(handle));
+        ck_assert_int_eq(sortd__regions_add(&table, fd, PAGE, &m, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(sortd__region_engine_open(m, e, why, sizeof(why)), SORTD_OK);
+        ck_assert(m->engine_open);
+        ck_assert_int_eq(sortd__region_engine_close(m, e, why, sizeof(why)), SORTD_OK);
+        ck_assert(!m->engine_open);
+        ck_assert_int_eq(sortd__region_engine_close(m, e, why, sizeof(why)), SORTD_OK);
+
+        ck_assert_int_eq(sortd__regions_add_cuda(&table, handle, 256, 1024, &d, why, sizeof(why)),
+                         SORTD_OK);
+        ck_assert_int_eq(d->kind, SORTD__REGION_CUDA);
+        ck_assert_mem_eq(d->ipc_handle, handle, sizeof(handle));
+        ck_assert_int_eq(sortd__region_engine_open(d, e, why, sizeof(why)), SORTD_E_UNSUPPORTED);
+        ck_assert_msg(strstr(why, "cannot open the CUDA IPC handle") && strstr(why, "GPU engine"),
+                      "%s", why);
+        ck_assert(!d->engine_open);
+        ck_assert_ptr_null(d->base);
+        ck_assert_int_eq(sortd__region_engine_close(d, e, why, sizeof(why)), SORTD_OK);
+        /* Device regions count against max-regions, not against the host bytes mapped. */
+        ck_assert_uint_eq(table.count, 2);
+        ck_assert_uint_eq(limits.mapped_bytes, PAGE);
+        sortd__regions_forget(&table, d);
+        ck_assert_uint_eq(limits.regions, 1);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/* The per-connection count limits CUDA regions too. */
+START_TEST(cuda_regions_limited)
+{
+        uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES] = {0};
+        sortd__region *r;
+
+        for (int i = 0; i < 4; i++)
+                ck_assert_int_eq(sortd__regions_add_cuda(&table, handle, 0, UINT64_MAX, &r, why,
+                                                         sizeof(why)),
+                                 SORTD_OK);
+        ck_assert_int_eq(sortd__regions_add_cuda(&table, handle, 0, 8, &r, why, sizeof(why)),
+                         SORTD_E_BUSY);
+        ck_assert_msg(strstr(why, "max-regions is 4"), "%s", why);
+        ck_assert_uint_eq(limits.mapped_bytes, 0);
 }
 END_TEST
 
@@ -258,6 +343,8 @@ int main(void)
         tcase_add_test(tc, limits_hold);
         tcase_add_test(tc, spans_checked);
         tcase_add_test(tc, connections_isolated);
+        tcase_add_test(tc, engine_open_and_close);
+        tcase_add_test(tc, cuda_regions_limited);
         tcase_add_test(tc, in_use_rule_both_ways);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -150,10 +150,46 @@ static void b_register(message *m)
         m->reg.size = 4096;
 }
 
+static uint8_t ipc_handle[SORTD_CUDA_IPC_HANDLE_BYTES + 1], ipc_uuid[SORTD_DEVICE_UUID_BYTES + 1];
+
+/* A well-formed CUDA IPC registration: the handle and UUID bytes, a buffer at an offset. */
 static void b_register_ipc(message *m)
 {
         b_register(m);
         m->reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC;
+        m->reg.cuda_ipc_handle = (ProtobufCBinaryData){SORTD_CUDA_IPC_HANDLE_BYTES, ipc_handle};
+        m->reg.device_uuid = (ProtobufCBinaryData){SORTD_DEVICE_UUID_BYTES, ipc_uuid};
+        m->reg.offset = 512;
+}
+
+static void b_register_ipc_no_handle(message *m)
+{
+        b_register_ipc(m);
+        m->reg.cuda_ipc_handle.len = 0;
+}
+
+static void b_register_ipc_long_uuid(message *m)
+{
+        b_register_ipc(m);
+        m->reg.device_uuid.len = SORTD_DEVICE_UUID_BYTES + 1;
+}
+
+static void b_register_ipc_empty(message *m)
+{
+        b_register_ipc(m);
+        m->reg.size = 0;
+}
+
+static void b_register_ipc_wraps(message *m)
+{
+        b_register_ipc(m);
+        m->reg.offset = UINT64_MAX - 4095;
+}
+
+static void b_register_memfd_offset(message *m)
+{
+        b_register(m);
+        m->reg.offset = 64;
 }
 
 static void b_register_unset(message *m)
@@ -257,9 +293,54 @@ static const struct request_case cases[] = {
         {"register a CUDA IPC region",
          b_register_ipc,
          0,
+         SORTD__REQ_REGISTER_CUDA,
+         {0},
+         {0},
+         0,
+         0,
+         0},
+        {"register a CUDA IPC region without its handle",
+         b_register_ipc_no_handle,
+         0,
          SORTD__REQ_NONE,
-         {SORTD_E_UNSUPPORTED},
-         {"CUDA IPC regions are not served yet"},
+         {SORTD_E_INVAL},
+         {"cuda_ipc_handle has 0 bytes, a cudaIpcMemHandle_t 64"},
+         0,
+         0,
+         0},
+        {"register a CUDA IPC region, UUID of 17 bytes",
+         b_register_ipc_long_uuid,
+         0,
+         SORTD__REQ_NONE,
+         {SORTD_E_INVAL},
+         {"device_uuid has 17 bytes, a device UUID 16"},
+         0,
+         0,
+         0},
+        {"register an empty CUDA IPC region",
+         b_register_ipc_empty,
+         0,
+         SORTD__REQ_NONE,
+         {SORTD_E_INVAL},
+         {"a CUDA region of 0 bytes at offset 512 is empty or wraps"},
+         0,
+         0,
+         0},
+        {"register a CUDA IPC region that wraps",
+         b_register_ipc_wraps,
+         0,
+         SORTD__REQ_NONE,
+         {SORTD_E_INVAL},
+         {"is empty or wraps"},
+         0,
+         0,
+         0},
+        {"register a memfd region at an offset",
+         b_register_memfd_offset,
+         0,
+         SORTD__REQ_NONE,
+         {SORTD_E_INVAL},
+         {"a memfd region takes no offset, handle or device UUID"},
          0,
          0,
          0},
@@ -362,6 +443,18 @@ START_TEST(region_fields)
         b_register(&m);
         pack_and_decode(&m, 0, &stats, &rq);
         ck_assert_uint_eq(rq.region_size, 4096);
+        for (unsigned i = 0; i < sizeof(ipc_handle); i++)
+                ipc_handle[i] = (uint8_t)(i * 7 + 1);
+        for (unsigned i = 0; i < sizeof(ipc_uuid); i++)
+                ipc_uuid[i] = (uint8_t)(0xf0 - i);
+        message_init(&m, 7);
+        b_register_ipc(&m);
+        pack_and_decode(&m, 0, &stats, &rq);
+        ck_assert_int_eq(rq.kind, SORTD__REQ_REGISTER_CUDA);
+        ck_assert_uint_eq(rq.region_size, 4096);
+        ck_assert_uint_eq(rq.region_offset, 512);
+        ck_assert_mem_eq(rq.ipc_handle, ipc_handle, SORTD_CUDA_IPC_HANDLE_BYTES);
+        ck_assert_mem_eq(rq.device_uuid, ipc_uuid, SORTD_DEVICE_UUID_BYTES);
 }
 END_TEST
 

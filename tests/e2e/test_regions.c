@@ -375,6 +375,45 @@ START_TEST(unregister_waits_for_no_one)
 }
 END_TEST
 
+static void send_register_cuda(int sock, uint64_t id, const int *fds, unsigned nfds)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+        uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES] = {1}, uuid[SORTD_DEVICE_UUID_BYTES] = {2};
+
+        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC;
+        reg.size = 4096;
+        reg.offset = 256;
+        reg.cuda_ipc_handle = (ProtobufCBinaryData){sizeof(handle), handle};
+        reg.device_uuid = (ProtobufCBinaryData){sizeof(uuid), uuid};
+        req.id = id;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
+        req.register_region = &reg;
+        raw_send_request_fds(sock, &req, fds, nfds);
+}
+
+/* The CPU engine has no device: a CUDA region is refused, says why, and leaves nothing. */
+START_TEST(cuda_region_refused_on_cpu)
+{
+        int sock = raw_connect(shared_daemon.sock), base;
+        region r = region_make(4096, F_SEAL_SHRINK);
+
+        raw_expect_in_sync(sock);
+        base = daemon_fd_count(&shared_daemon);
+        send_register_cuda(sock, 2, NULL, 0);
+        expect_refusal(sock, 2, SORTD_E_UNSUPPORTED, "engine (cpu) sorts in host memory");
+        /* It takes no fd: one sent with it is refused and closed. */
+        send_register_cuda(sock, 3, &r.fd, 1);
+        expect_refusal(sock, 3, SORTD_E_UNSUPPORTED, "need a GPU engine");
+        expect_refusal(sock, 0, SORTD_E_PROTOCOL, "1 fd(s) came with a frame that takes none");
+        ck_assert_int_eq(fds_settle(base), base);
+        raw_expect_in_sync(sock);
+        ck_assert_uint_eq(status_of(&shared_daemon).regions, 0);
+        close(sock);
+        region_free(&r);
+}
+END_TEST
+
 /* Killed with two regions and a sort in flight: no fd, mapping or byte stays behind. */
 START_TEST(client_killed_with_regions)
 {
@@ -425,6 +464,7 @@ int main(void)
         tcase_add_test(tc, refusals_leave_no_fd);
         tcase_add_test(tc, unregister_waits_for_no_one);
         tcase_add_test(tc, client_killed_with_regions);
+        tcase_add_test(tc, cuda_region_refused_on_cpu);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
