@@ -206,20 +206,10 @@ static void register_memfd(sortd__conn *c, const sortd__request *rq)
         open_region(c, rq->id, r);
 }
 
-/* As nvidia-smi -L shows a device: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx. */
-static void uuid_format(const uint8_t *u, char out[41])
-{
-        char *p = out + sprintf(out, "GPU");
-
-        for (unsigned i = 0; i < SORTD_DEVICE_UUID_BYTES; i++)
-                p += sprintf(p, "%s%02x",
-                             i == 0 || i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", u[i]);
-}
-
 static void register_cuda(sortd__conn *c, const sortd__request *rq)
 {
         const sortd__server *srv = c->srv;
-        char why[256], theirs[41], ours[41];
+        char why[256], theirs[SORTD__UUID_TEXT], ours[SORTD__UUID_TEXT];
         sortd__region *r;
         sortd_status s;
 
@@ -232,8 +222,8 @@ static void register_cuda(sortd__conn *c, const sortd__request *rq)
                 return;
         }
         if (memcmp(rq->device_uuid, srv->device_uuid, SORTD_DEVICE_UUID_BYTES) != 0) {
-                uuid_format(rq->device_uuid, theirs);
-                uuid_format(srv->device_uuid, ours);
+                sortd__uuid_format(rq->device_uuid, theirs);
+                sortd__uuid_format(srv->device_uuid, ours);
                 snprintf(why, sizeof(why),
                          "the CUDA region is on device %s; this daemon sorts on %s", theirs, ours);
                 sortd__pipe_refuse(&c->out, rq->id, SORTD_E_INVAL, why);

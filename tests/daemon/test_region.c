@@ -331,6 +331,18 @@ START_TEST(cuda_regions_limited)
 }
 END_TEST
 
+START_TEST(uuid_text)
+{
+        uint8_t u[SORTD_DEVICE_UUID_BYTES];
+        char text[SORTD__UUID_TEXT];
+
+        for (unsigned i = 0; i < sizeof(u); i++)
+                u[i] = (uint8_t)(i * 17 + 0x0f);
+        sortd__uuid_format(u, text);
+        ck_assert_str_eq(text, "GPU-0f203142-5364-7586-97a8-b9cadbecfd0e");
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("region");
@@ -345,6 +357,7 @@ int main(void)
         tcase_add_test(tc, connections_isolated);
         tcase_add_test(tc, engine_open_and_close);
         tcase_add_test(tc, cuda_regions_limited);
+        tcase_add_test(tc, uuid_text);
         tcase_add_test(tc, in_use_rule_both_ways);
         suite_add_tcase(s, tc);
         return run_suite(s);
