@@ -108,6 +108,19 @@ static void refusals(sortd_conn *c, sortd_region *a, sortd_region *other)
         ck_assert_ptr_nonnull(strstr(sortd_error_message(c), "another connection"));
 }
 
+/* rs sorts, and the fake saw its RegionData: keys_id, the offsets, vals_id (0: the keys'). */
+static void sort_seen(const fake_sortd *f, sortd_conn *c, const sortd_region_sort *rs,
+                      uint64_t keys_id, uint64_t vals_id)
+{
+        sortd_region_sort copy = *rs;
+
+        ck_assert_msg(sortd_sort_in_region(c, &copy) == SORTD_OK, "%s", sortd_error_message(c));
+        ck_assert_uint_eq(f->region_id, keys_id);
+        ck_assert_uint_eq(f->keys_offset, rs->keys_offset);
+        ck_assert_uint_eq(f->vals_offset, sortd_payload_size(rs->payload) ? rs->vals_offset : 0);
+        ck_assert_uint_eq(f->vals_region_id, vals_id);
+}
+
 /* The wire, seen from a stand-in daemon: fd passing, seals, fields, and silence on refusals. */
 START_TEST(region_wire)
 {
@@ -151,24 +164,16 @@ START_TEST(region_wire)
         rs.vals = a;
         rs.vals_offset = 1024;
         rs.payload = SORTD_PAYLOAD_VALUES64;
-        ck_assert_msg(sortd_sort_in_region(c, &rs) == SORTD_OK, "%s", sortd_error_message(c));
-        ck_assert_uint_eq(f.region_id, 1);
-        ck_assert_uint_eq(f.keys_offset, 64);
-        ck_assert_uint_eq(f.vals_offset, 1024);
-        ck_assert_uint_eq(f.vals_region_id, 0);
+        sort_seen(&f, c, &rs, 1, 0);
         /* The permutation in another region. */
         rs.vals = b;
         rs.vals_offset = 8;
         rs.payload = SORTD_PAYLOAD_ARGSORT32;
-        ck_assert_int_eq(sortd_sort_in_region(c, &rs), SORTD_OK);
-        ck_assert_uint_eq(f.vals_region_id, 2);
-        ck_assert_uint_eq(f.vals_offset, 8);
+        sort_seen(&f, c, &rs, 1, 2);
         /* Without a payload, vals is ignored. */
         rs.payload = SORTD_PAYLOAD_NONE;
         rs.vals_offset = 3;
-        ck_assert_int_eq(sortd_sort_in_region(c, &rs), SORTD_OK);
-        ck_assert_uint_eq(f.vals_region_id, 0);
-        ck_assert_uint_eq(f.vals_offset, 0);
+        sort_seen(&f, c, &rs, 1, 0);
 
         ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
         ck_assert_uint_eq(f.unregistered, 1);
@@ -278,11 +283,7 @@ START_TEST(cuda_region_wire)
         rs.keys_offset = 64;
         rs.vals_offset = 1024;
         rs.payload = SORTD_PAYLOAD_VALUES64;
-        ck_assert_msg(sortd_sort_in_region(c, &rs) == SORTD_OK, "%s", sortd_error_message(c));
-        ck_assert_uint_eq(f.region_id, 1);
-        ck_assert_uint_eq(f.keys_offset, 64);
-        ck_assert_uint_eq(f.vals_offset, 1024);
-        ck_assert_uint_eq(f.vals_region_id, 0);
+        sort_seen(&f, c, &rs, 1, 0);
         rs.vals_offset = 4096 - 64;
         REFUSED(c, &rs, SORTD_E_INVAL, "run past the end of the 4096-byte region");
 
@@ -303,8 +304,7 @@ START_TEST(cuda_region_wire)
         rs.keys = d;
         rs.vals = m; /* ignored without a payload */
         rs.payload = SORTD_PAYLOAD_NONE;
-        ck_assert_int_eq(sortd_sort_in_region(c, &rs), SORTD_OK);
-        ck_assert_uint_eq(f.region_id, 1);
+        sort_seen(&f, c, &rs, 1, 0);
 
         /* A device region at an odd offset of its allocation holds bytes, not wider keys. */
         odd = cuda_region(c, 2, 64);
@@ -314,7 +314,7 @@ START_TEST(cuda_region_wire)
         REFUSED(c, &rs, SORTD_E_INVAL, "starts at offset 2 of its CUDA allocation");
         ck_assert_uint_eq(f.frames, frames);
         rs.key_type = SORTD_KEY_U8;
-        ck_assert_int_eq(sortd_sort_in_region(c, &rs), SORTD_OK);
+        sort_seen(&f, c, &rs, 3, 0);
 
         /* The largest offset that still fits is sent. */
         edge = cuda_region(c, UINT64_MAX - 4096, 4096);
