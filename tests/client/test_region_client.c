@@ -121,6 +121,16 @@ static void sort_seen(const fake_sortd *f, sortd_conn *c, const sortd_region_sor
         ck_assert_uint_eq(f->vals_region_id, vals_id);
 }
 
+/* Closes c with r still there: destroy then only releases r, sends nothing, needs no conn. */
+static void close_leaving(const fake_sortd *f, sortd_conn *c, sortd_region *r)
+{
+        unsigned frames = f->frames;
+
+        sortd_close(c);
+        ck_assert_int_eq(sortd_region_destroy(NULL, r), SORTD_OK);
+        ck_assert_uint_eq(f->frames, frames);
+}
+
 /* The wire, seen from a stand-in daemon: fd passing, seals, fields, and silence on refusals. */
 START_TEST(region_wire)
 {
@@ -178,11 +188,7 @@ START_TEST(region_wire)
         ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
         ck_assert_uint_eq(f.unregistered, 1);
         ck_assert_int_eq(sortd_region_destroy(c, NULL), SORTD_OK);
-        /* Closed with b still there: destroy then only unmaps, and needs no connection. */
-        frames = f.frames;
-        sortd_close(c);
-        ck_assert_int_eq(sortd_region_destroy(NULL, b), SORTD_OK);
-        ck_assert_uint_eq(f.frames, frames);
+        close_leaving(&f, c, b);
         fake_stop(&f);
         ck_assert_int_eq(sortd_region_destroy(c2, o), SORTD_OK);
         sortd_close(c2);
@@ -334,11 +340,7 @@ START_TEST(cuda_region_wire)
         ck_assert_uint_eq(f.unregistered, 1);
         ck_assert_int_eq(sortd_region_destroy(c, odd), SORTD_OK);
         ck_assert_int_eq(sortd_region_destroy(c, m), SORTD_OK);
-        /* Closed with a device region left: destroy then sends nothing and needs no conn. */
-        frames = f.frames;
-        sortd_close(c);
-        ck_assert_int_eq(sortd_region_destroy(NULL, edge), SORTD_OK);
-        ck_assert_uint_eq(f.frames, frames);
+        close_leaving(&f, c, edge);
         fake_stop(&f);
         ck_assert_int_eq(count_fds(), fds);
 }
