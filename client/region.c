@@ -1,13 +1,16 @@
 /*
- * libsortd's shared-memory regions: a sealed memfd, mapped here and registered with the daemon
- * (the fd travels with the RegisterRegion frame), and the sorts that run in place in it. The
- * region's memory is shared with the daemon: the sorted data is in the mapping when the reply
- * arrives, and no array crosses the socket.
+ * libsortd's regions and the sorts that run in place in them. A region is one of two kinds:
+ *  - a sealed memfd, mapped here and registered with the daemon (the fd travels with the
+ *    RegisterRegion frame): host memory shared with the daemon, so the sorted data is in the
+ *    mapping when the reply arrives and no array crosses the socket;
+ *  - a CUDA IPC region: a piece of another process's device allocation, named by the bytes of
+ *    its cudaIpcMemHandle_t, an offset and the device's UUID. libsortd never opens it (it
+ *    needs no CUDA): the bytes go to the daemon, which opens and sorts it on the device.
  *
- * Ownership: a region is owned by its creator until sortd_region_destroy; its fd and mapping
- * are released only in release(). The connection lists its live regions so that sortd_close
- * can mark them orphaned (the daemon drops them with the connection) instead of leaving
- * destroy a dangling connection to talk to.
+ * Ownership: a region is owned by its creator until sortd_region_destroy; a memfd region's fd
+ * and mapping are released only in release(). The connection lists its live regions so that
+ * sortd_close can mark them orphaned (the daemon drops them with the connection) instead of
+ * leaving destroy a dangling connection to talk to.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +30,16 @@ struct sortd_region {
         sortd_conn *conn;                   /* NULL once the connection was closed */
         struct sortd_region *next, **pprev; /* in conn->regions */
         uint64_t id;                        /* the daemon's name for it; never 0 */
+        bool device;                        /* CUDA IPC: no fd, no mapping here */
         int fd;
         void *data;
         size_t size;
+        uint64_t offset; /* in its CUDA allocation, whose base CUDA aligns to 256 bytes; 0 for a
+                            memfd, mapped page-aligned */
 };
+
+/* A region holds at most 2^63 - 1 bytes, which a size_t must hold. */
+_Static_assert(SIZE_MAX >= INT64_MAX, "a region's size is a size_t");
 
 /* The seals the daemon relies on: the size can never change under its mapping (a shrink would
    SIGBUS it), and nobody can add a write seal later, since the daemon writes the sorted data. */
@@ -103,49 +112,53 @@ static sortd_status map_memfd(sortd_conn *c, sortd_region *r)
         return SORTD_OK;
 }
 
-static sortd_status register_region(sortd_conn *c, sortd_region *r)
+/* The bounds of every region's size, whatever its kind. */
+static sortd_status check_size(sortd_conn *c, uint64_t bytes)
 {
-        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
-        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
-        Sortd__Wire__Reply *rep;
-        sortd_status s;
-
-        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
-        reg.size = r->size;
-        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
-        req.register_region = &reg;
-        s = sortd__client_call(c, &req, r->fd, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, &rep);
-        if (s != SORTD_OK)
-                return s;
-        r->id = rep->register_region->region_id;
-        sortd__wire__reply__free_unpacked(rep, NULL);
-        /* 0 names "the keys' region" in a sort: a region the client cannot name is a daemon
-           that does not follow the protocol. */
-        if (r->id == 0)
-                return sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "sortd returned region id 0"));
+        if (bytes == 0 || bytes > (uint64_t)INT64_MAX)
+                return sortd__client_fail(c, SORTD_E_INVAL,
+                                          "a region holds 1 to 2^63 - 1 bytes, not %llu",
+                                          (unsigned long long)bytes);
         return SORTD_OK;
 }
 
-sortd_status sortd_region_create(sortd_conn *c, size_t bytes, sortd_region **out)
+static sortd_region *region_new(sortd_conn *c, uint64_t bytes)
 {
-        sortd_region *r;
+        sortd_region *r = calloc(1, sizeof(*r));
+
+        if (!r) {
+                sortd__client_fail(c, SORTD_E_NOMEM, "out of memory");
+                return NULL;
+        }
+        r->fd = -1;
+        r->size = (size_t)bytes;
+        return r;
+}
+
+/*
+ * Takes r: registers it with reg (its kind's fields filled in here; the size is r's) and fd
+ * (-1: none), then hands it to the caller in *out; on failure releases it.
+ */
+static sortd_status register_region(sortd_conn *c, sortd_region *r,
+                                    Sortd__Wire__RegisterRegion *reg, int fd, sortd_region **out)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__Reply *rep;
         sortd_status s;
 
-        s = sortd__client_begin(c, out, "out");
-        if (s != SORTD_OK)
-                return s;
-        if (bytes == 0 || bytes > (size_t)INT64_MAX)
-                return sortd__client_fail(c, SORTD_E_INVAL,
-                                          "a region holds 1 to 2^63 - 1 bytes, not %zu", bytes);
-        r = calloc(1, sizeof(*r));
-        if (!r)
-                return sortd__client_fail(c, SORTD_E_NOMEM, "out of memory");
-        r->fd = -1;
-        r->size = bytes;
-        s = map_memfd(c, r);
-        if (s == SORTD_OK)
-                s = register_region(c, r);
+        reg->size = r->size;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
+        req.register_region = reg;
+        s = sortd__client_call(c, &req, fd, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, &rep);
+        if (s == SORTD_OK) {
+                r->id = rep->register_region->region_id;
+                sortd__wire__reply__free_unpacked(rep, NULL);
+        }
+        /* 0 names "the keys' region" in a sort: a region the client cannot name is a daemon
+           that does not follow the protocol. */
+        if (s == SORTD_OK && r->id == 0)
+                s = sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "sortd returned region id 0"));
         if (s != SORTD_OK) {
                 release(r);
                 return s;
@@ -153,6 +166,75 @@ sortd_status sortd_region_create(sortd_conn *c, size_t bytes, sortd_region **out
         link_region(c, r);
         *out = r;
         return SORTD_OK;
+}
+
+sortd_status sortd_region_create(sortd_conn *c, size_t bytes, sortd_region **out)
+{
+        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+        sortd_region *r;
+        sortd_status s;
+
+        s = sortd__client_begin(c, out, "out");
+        if (s == SORTD_OK)
+                s = check_size(c, bytes);
+        if (s != SORTD_OK)
+                return s;
+        r = region_new(c, bytes);
+        if (!r)
+                return SORTD_E_NOMEM;
+        s = map_memfd(c, r);
+        if (s != SORTD_OK) {
+                release(r);
+                return s;
+        }
+        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
+        return register_region(c, r, &reg, r->fd, out);
+}
+
+/* What the daemon needs of a CUDA region that the client can check without CUDA. */
+static sortd_status check_cuda(sortd_conn *c, const uint8_t *handle, uint64_t offset, uint64_t size,
+                               const uint8_t *device_uuid)
+{
+        sortd_status s;
+
+        if (!handle)
+                return sortd__client_fail(c, SORTD_E_INVAL, "handle must not be NULL");
+        if (!device_uuid)
+                return sortd__client_fail(c, SORTD_E_INVAL, "device_uuid must not be NULL");
+        s = check_size(c, size);
+        if (s == SORTD_OK && offset > UINT64_MAX - size)
+                s = sortd__client_fail(c, SORTD_E_INVAL,
+                                       "offset %llu + size %llu overflows 64 bits",
+                                       (unsigned long long)offset, (unsigned long long)size);
+        return s;
+}
+
+sortd_status sortd_region_register_cuda(sortd_conn *c,
+                                        const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES],
+                                        uint64_t offset, uint64_t size,
+                                        const uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES],
+                                        sortd_region **out)
+{
+        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+        sortd_region *r;
+        sortd_status s;
+
+        s = sortd__client_begin(c, out, "out");
+        if (s == SORTD_OK)
+                s = check_cuda(c, handle, offset, size, device_uuid);
+        if (s != SORTD_OK)
+                return s;
+        r = region_new(c, size);
+        if (!r)
+                return SORTD_E_NOMEM;
+        r->device = true;
+        r->offset = offset;
+        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC;
+        reg.offset = offset;
+        /* protobuf-c's bytes are not const, but packing only reads them. */
+        reg.cuda_ipc_handle = (ProtobufCBinaryData){SORTD_CUDA_IPC_HANDLE_BYTES, (uint8_t *)handle};
+        reg.device_uuid = (ProtobufCBinaryData){SORTD_DEVICE_UUID_BYTES, (uint8_t *)device_uuid};
+        return register_region(c, r, &reg, -1, out);
 }
 
 void *sortd_region_data(const sortd_region *r)
@@ -225,12 +307,23 @@ static sortd_status check_span(sortd_conn *c, const char *what, const sortd_regi
                 return sortd__client_fail(c, SORTD_E_INVAL,
                                           "%s_offset %zu is not a multiple of the %zu-byte element",
                                           what, off, elem);
+        /* The device sorts at base + offset + off: a misaligned element would fault there. */
+        if (r->offset % elem)
+                return sortd__client_fail(c, SORTD_E_INVAL,
+                                          "the %s region starts at offset %llu of its CUDA "
+                                          "allocation, not a multiple of the %zu-byte element",
+                                          what, (unsigned long long)r->offset, elem);
         if (off > r->size || bytes > r->size - off)
                 return sortd__client_fail(
                         c, SORTD_E_INVAL,
                         "%s: %llu bytes at offset %zu run past the end of the %zu-byte region",
                         what, (unsigned long long)bytes, off, r->size);
         return SORTD_OK;
+}
+
+static const char *kind_name(const sortd_region *r)
+{
+        return r->device ? "device memory (CUDA IPC)" : "host memory (memfd)";
 }
 
 /* Everything the daemon would refuse, refused here before a byte is sent. */
@@ -249,6 +342,12 @@ static sortd_status validate(sortd_conn *c, const sortd_region_sort *rs)
                 s = check_span(c, "vals", rs->vals, rs->vals_offset, sz.vals_bytes, vs);
         if (s != SORTD_OK)
                 return s;
+        /* The engine sorts on the device or in host memory, never across the two. */
+        if (vs && rs->vals->device != rs->keys->device)
+                return sortd__client_fail(c, SORTD_E_INVAL,
+                                          "the keys region is %s and the vals region %s: both "
+                                          "must be of one kind",
+                                          kind_name(rs->keys), kind_name(rs->vals));
         /* Both spans are inside one region here, so the sums cannot overflow. */
         if (vs && rs->vals == rs->keys && rs->n &&
             rs->keys_offset < rs->vals_offset + sz.vals_bytes &&

@@ -6,11 +6,12 @@
  * sortd_error_message() says why. A connection is not thread-safe: use one per thread.
  *
  * Data moves inline (the arrays are copied to the daemon and the results copied back into the
- * caller's buffers) or through shared-memory regions (sortd_region_create): memory the client
- * and the daemon both map, sorted in place with no copy through the socket. Key types, payloads,
- * orders and the sort's semantics (stable, IEEE totalOrder for floats, bit ranges) are those of
- * sortd_types.h, installed alongside, whose functions (names, sizes, sortd_sort_desc_check) this
- * library also exports.
+ * caller's buffers) or through regions, sorted in place with no copy through the socket:
+ * shared memory the client and the daemon both map (sortd_region_create), or the caller's
+ * device memory, which the daemon opens by CUDA IPC (sortd_region_register_cuda). Key types,
+ * payloads, orders and the sort's semantics (stable, IEEE totalOrder for floats, bit ranges) are
+ * those of sortd_types.h, installed alongside, whose functions (names, sizes,
+ * sortd_sort_desc_check) this library also exports.
  *
  * After SORTD_E_IO, SORTD_E_TIMEOUT or SORTD_E_PROTOCOL the connection is broken: every later
  * call fails the same way, and only sortd_close() remains useful.
@@ -139,10 +140,15 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r);
 sortd_status sortd_receive(sortd_conn *c, sortd_request *r);
 
 /*
- * Shared-memory regions (Linux): a region is a sealed memfd of a fixed size, mapped here and
- * registered with the daemon, which maps it too. Sorts in a region run in place: no array
- * crosses the socket, and the sorted data is in the region when the call returns. A region
- * belongs to the connection that created it; the daemon drops it when the connection closes.
+ * Regions (Linux): memory the daemon sorts in place, named by an id on the connection that
+ * registered it, so no array crosses the socket and the sorted data is in the region when the
+ * call returns. A region belongs to the connection that created it; the daemon drops it when
+ * the connection closes. It is one of two kinds:
+ *  - shared memory (sortd_region_create): a sealed memfd of a fixed size, mapped here and
+ *    registered with the daemon, which maps it too;
+ *  - device memory (sortd_region_register_cuda): a buffer in the caller's CUDA allocation,
+ *    which the daemon opens by CUDA IPC and sorts on the GPU; a daemon with a GPU engine on
+ *    that same device serves it. libsortd itself does not use CUDA.
  */
 typedef struct sortd_region sortd_region;
 
@@ -152,12 +158,42 @@ typedef struct sortd_region sortd_region;
  */
 sortd_status sortd_region_create(sortd_conn *c, size_t bytes, sortd_region **out);
 
-/* The region's memory (NULL for NULL), and its size in bytes (0 for NULL). */
+/*
+ * Registers the caller's device memory as a region of c: the size bytes at offset in the
+ * cudaMalloc allocation that handle names, on the device that device_uuid names. On failure
+ * (the daemon's refusal included: no GPU engine, another device, a handle it cannot open)
+ * *out is untouched. Nothing is sent when an argument is wrong: handle, device_uuid or out
+ * NULL, size 0 or above 2^63 - 1, offset + size past 2^64 - 1.
+ *
+ * From a device pointer p to the caller's buffer of size bytes (allocators such as PyTorch's
+ * or CuPy's hand out pieces of larger allocations, and an IPC handle names a whole one):
+ *   - the allocation's base: cuMemGetAddressRange(&base, NULL, (CUdeviceptr)p), or
+ *     cuPointerGetAttribute with CU_POINTER_ATTRIBUTE_RANGE_START_ADDR; offset = p - base;
+ *   - handle: the bytes of cudaIpcMemHandle_t from cudaIpcGetMemHandle(&h, base), which only
+ *     takes a base. Memory from cudaMallocAsync pools or cuMemCreate has no such handle;
+ *   - device_uuid: cudaDeviceProp::uuid.bytes of cudaGetDeviceProperties(&prop, dev), where
+ *     dev is the pointer's device (cudaPointerGetAttributes(&attr, p): attr.device).
+ * CUDA IPC does not cross isolated PID namespaces (containers) and is not available on WSL.
+ * Free the allocation only after sortd_region_destroy. The daemon sorts on its own stream:
+ * finish the work that writes the buffer (cudaStreamSynchronize) before a sort; the sorted
+ * data is there when sortd_sort_in_region returns.
+ */
+sortd_status sortd_region_register_cuda(sortd_conn *c,
+                                        const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES],
+                                        uint64_t offset, uint64_t size,
+                                        const uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES],
+                                        sortd_region **out);
+
+/*
+ * The region's memory in this process: NULL for NULL and for a CUDA region (device memory,
+ * which only the caller's own device pointer reaches). Its size in bytes (0 for NULL).
+ */
 void *sortd_region_data(const sortd_region *r);
 size_t sortd_region_size(const sortd_region *r);
 
 /*
- * Unregisters r (when the connection still works), unmaps and closes it; NULL is accepted.
+ * Unregisters r (when the connection still works), and unmaps and closes a memfd region (a
+ * CUDA region's memory stays the caller's to free, after this call); NULL is accepted.
  * The region is gone in every case but two, which fail with SORTD_E_INVAL and change nothing:
  * r belongs to another connection, or submitted sorts are not yet received (their buffers may
  * lie in r). On a broken connection it only unmaps (the daemon drops the region when the
@@ -170,8 +206,10 @@ sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r);
 /*
  * A sort in place in regions: n keys of key_type at keys_offset in keys and, with a payload, the
  * values (or the argsort permutation, written there) at vals_offset in vals. Offsets are
- * multiples of the element size; both spans lie inside their regions, in regions of c, and do
- * not overlap. vals may be keys; it is ignored without a payload.
+ * multiples of the element size (and so is a CUDA region's offset in its allocation); both
+ * spans lie inside their regions, in regions of c, and do not overlap; keys and vals are
+ * regions of one kind (both memfd or both CUDA). vals may be keys; it is ignored without a
+ * payload.
  */
 typedef struct sortd_region_sort {
         sortd_region *keys;

@@ -79,6 +79,23 @@ static void note_memfd(fake_sortd *f, int fd, uint64_t size)
         munmap(m, (size_t)f->memfd_size);
 }
 
+/* Keeps the bytes of a bytes field in buf (at most cap of them) and how many came. */
+static size_t keep_bytes(uint8_t *buf, size_t cap, ProtobufCBinaryData b)
+{
+        if (b.len)
+                memcpy(buf, b.data, b.len < cap ? b.len : cap);
+        return b.len;
+}
+
+/* What RegisterRegion said, whatever its kind. */
+static void note_register(fake_sortd *f, const Sortd__Wire__RegisterRegion *r)
+{
+        f->region_kind = (int)r->kind;
+        f->region_offset = r->offset;
+        f->ipc_handle_len = keep_bytes(f->ipc_handle, sizeof(f->ipc_handle), r->cuda_ipc_handle);
+        f->device_uuid_len = keep_bytes(f->device_uuid, sizeof(f->device_uuid), r->device_uuid);
+}
+
 static void send_reply(int fd, const Sortd__Wire__Reply *rep)
 {
         uint8_t buf[SORTD__WIRE_HEADER_SIZE + 1024];
@@ -124,6 +141,12 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
                 break;
         case SORTD__WIRE__REQUEST__BODY_REGISTER_REGION:
                 note_memfd(f, passed, req->register_region->size);
+                note_register(f, req->register_region);
+                if (f->refuse_register != SORTD_OK) {
+                        rep.status = sortd__wire_status(f->refuse_register);
+                        rep.error = (char *)f->refuse_message;
+                        break;
+                }
                 reg.region_id = ++f->next_id;
                 rep.body_case = SORTD__WIRE__REPLY__BODY_REGISTER_REGION;
                 rep.register_region = &reg;

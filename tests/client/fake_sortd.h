@@ -1,14 +1,18 @@
 /*
  * A stand-in for sortd that speaks just enough of the protocol (Hello, Ping, RegisterRegion,
  * UnregisterRegion, Sort) to watch libsortd's region calls on the wire without a daemon: which
- * frames arrive, where in the stream each passed fd arrives, and the memfd's seals and size.
- * It serves one connection on a thread and never sorts: a Sort is answered with its n.
+ * frames arrive, where in the stream each passed fd arrives, the memfd's seals and size, and a
+ * CUDA region's bytes. It serves one connection on a thread and never sorts: a Sort is
+ * answered with its n. A test may script the refusal of RegisterRegion.
  */
 #ifndef SORTD_TESTS_FAKE_SORTD_H
 #define SORTD_TESTS_FAKE_SORTD_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "sortd_types.h"
 
 typedef struct fake_sortd {
         char dir[64];
@@ -22,10 +26,20 @@ typedef struct fake_sortd {
         int seals;                /* F_GET_SEALS of the last memfd */
         int64_t memfd_size;       /* its fstat size */
         uint64_t region_size;     /* the size RegisterRegion announced */
-        uint64_t region_id;       /* the id of the last sort's keys region */
+        int region_kind;          /* its kind (the wire's enum value) */
+        uint64_t region_offset;   /* its offset */
+        uint8_t ipc_handle[SORTD_CUDA_IPC_HANDLE_BYTES]; /* its first bytes of cuda_ipc_handle */
+        size_t ipc_handle_len;                           /* and how many came */
+        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];    /* likewise device_uuid */
+        size_t device_uuid_len;
+        uint64_t region_id; /* the id of the last sort's keys region */
         uint64_t keys_offset, vals_offset, vals_region_id;
         uint64_t unregistered; /* the id of the last UnregisterRegion */
         uint64_t next_id;      /* region ids handed out: 1, 2, ... */
+        /* Set by the test: RegisterRegion is refused with this status and message (SORTD_OK:
+           accepted). */
+        sortd_status refuse_register;
+        const char *refuse_message;
 } fake_sortd;
 
 /* Listens on a fresh socket (f->sock) and serves the first connection until it closes. Each

@@ -28,7 +28,10 @@ int main(void)
         if (sortd_region_data(NULL) || sortd_region_size(NULL) ||
             sortd_region_destroy(NULL, NULL) != SORTD_OK ||
             sortd_region_create(NULL, 4096, &(sortd_region *){NULL}) != SORTD_E_INVAL ||
-            sortd_sort_in_region(NULL, &(sortd_region_sort){0}) != SORTD_E_INVAL) {
+            sortd_sort_in_region(NULL, &(sortd_region_sort){0}) != SORTD_E_INVAL ||
+            sortd_region_register_cuda(NULL, (uint8_t[SORTD_CUDA_IPC_HANDLE_BYTES]){0}, 0, 1,
+                                       (uint8_t[SORTD_DEVICE_UUID_BYTES]){0},
+                                       &(sortd_region *){NULL}) != SORTD_E_INVAL) {
                 fprintf(stderr, "libsortd's region calls misbehave without a connection\n");
                 return 1;
         }

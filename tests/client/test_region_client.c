@@ -1,10 +1,10 @@
 /*
- * libsortd's shared-memory regions. Against a stand-in daemon (fake_sortd.c): the memfd goes
- * with the RegisterRegion frame's first bytes, sealed and sized as promised, the region sorts
- * say on the wire what the caller asked, and bad region sorts are refused before a byte is
- * sent. Against a real sortd: the same refusals leave its request counter alone, sorts in
- * regions give what inline sorts of the same data give, and regions go cleanly, also on a
- * broken or closed connection.
+ * libsortd's regions. Against a stand-in daemon (fake_sortd.c): the memfd goes with the
+ * RegisterRegion frame's first bytes, sealed and sized as promised, a CUDA region's handle,
+ * offset and device UUID go as given with no fd, the region sorts say on the wire what the
+ * caller asked, and bad regions and region sorts are refused before a byte is sent. Against a real
+ * sortd: the same refusals leave its request counter alone, sorts in regions give what inline sorts
+ * of the same data give, and regions go cleanly, also on a broken or closed connection.
  */
 #include <check.h>
 #include <dirent.h>
@@ -108,6 +108,29 @@ static void refusals(sortd_conn *c, sortd_region *a, sortd_region *other)
         ck_assert_ptr_nonnull(strstr(sortd_error_message(c), "another connection"));
 }
 
+/* rs sorts, and the fake saw its RegionData: keys_id, the offsets, vals_id (0: the keys'). */
+static void sort_seen(const fake_sortd *f, sortd_conn *c, const sortd_region_sort *rs,
+                      uint64_t keys_id, uint64_t vals_id)
+{
+        sortd_region_sort copy = *rs;
+
+        ck_assert_msg(sortd_sort_in_region(c, &copy) == SORTD_OK, "%s", sortd_error_message(c));
+        ck_assert_uint_eq(f->region_id, keys_id);
+        ck_assert_uint_eq(f->keys_offset, rs->keys_offset);
+        ck_assert_uint_eq(f->vals_offset, sortd_payload_size(rs->payload) ? rs->vals_offset : 0);
+        ck_assert_uint_eq(f->vals_region_id, vals_id);
+}
+
+/* Closes c with r still there: destroy then only releases r, sends nothing, needs no conn. */
+static void close_leaving(const fake_sortd *f, sortd_conn *c, sortd_region *r)
+{
+        unsigned frames = f->frames;
+
+        sortd_close(c);
+        ck_assert_int_eq(sortd_region_destroy(NULL, r), SORTD_OK);
+        ck_assert_uint_eq(f->frames, frames);
+}
+
 /* The wire, seen from a stand-in daemon: fd passing, seals, fields, and silence on refusals. */
 START_TEST(region_wire)
 {
@@ -151,37 +174,174 @@ START_TEST(region_wire)
         rs.vals = a;
         rs.vals_offset = 1024;
         rs.payload = SORTD_PAYLOAD_VALUES64;
-        ck_assert_msg(sortd_sort_in_region(c, &rs) == SORTD_OK, "%s", sortd_error_message(c));
-        ck_assert_uint_eq(f.region_id, 1);
-        ck_assert_uint_eq(f.keys_offset, 64);
-        ck_assert_uint_eq(f.vals_offset, 1024);
-        ck_assert_uint_eq(f.vals_region_id, 0);
+        sort_seen(&f, c, &rs, 1, 0);
         /* The permutation in another region. */
         rs.vals = b;
         rs.vals_offset = 8;
         rs.payload = SORTD_PAYLOAD_ARGSORT32;
-        ck_assert_int_eq(sortd_sort_in_region(c, &rs), SORTD_OK);
-        ck_assert_uint_eq(f.vals_region_id, 2);
-        ck_assert_uint_eq(f.vals_offset, 8);
+        sort_seen(&f, c, &rs, 1, 2);
         /* Without a payload, vals is ignored. */
         rs.payload = SORTD_PAYLOAD_NONE;
         rs.vals_offset = 3;
-        ck_assert_int_eq(sortd_sort_in_region(c, &rs), SORTD_OK);
-        ck_assert_uint_eq(f.vals_region_id, 0);
-        ck_assert_uint_eq(f.vals_offset, 0);
+        sort_seen(&f, c, &rs, 1, 0);
 
         ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
         ck_assert_uint_eq(f.unregistered, 1);
         ck_assert_int_eq(sortd_region_destroy(c, NULL), SORTD_OK);
-        /* Closed with b still there: destroy then only unmaps, and needs no connection. */
-        frames = f.frames;
-        sortd_close(c);
-        ck_assert_int_eq(sortd_region_destroy(NULL, b), SORTD_OK);
-        ck_assert_uint_eq(f.frames, frames);
+        close_leaving(&f, c, b);
         fake_stop(&f);
         ck_assert_int_eq(sortd_region_destroy(c2, o), SORTD_OK);
         sortd_close(c2);
         fake_stop(&g);
+        ck_assert_int_eq(count_fds(), fds);
+}
+END_TEST
+
+/* Handle and UUID bytes as a caller gets them from CUDA: opaque, zero bytes included. */
+static void cuda_bytes(uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES],
+                       uint8_t uuid[SORTD_DEVICE_UUID_BYTES])
+{
+        for (int i = 0; i < SORTD_CUDA_IPC_HANDLE_BYTES; i++)
+                handle[i] = (uint8_t)(i % 9 == 4 ? 0 : 0x80 + i);
+        for (int i = 0; i < SORTD_DEVICE_UUID_BYTES; i++)
+                uuid[i] = (uint8_t)(i == 3 ? 0 : 0xF0 ^ i);
+}
+
+static sortd_region *cuda_region(sortd_conn *c, uint64_t offset, uint64_t size)
+{
+        uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES], uuid[SORTD_DEVICE_UUID_BYTES];
+        sortd_region *r = NULL;
+
+        cuda_bytes(handle, uuid);
+        ck_assert_msg(sortd_region_register_cuda(c, handle, offset, size, uuid, &r) == SORTD_OK,
+                      "%s", sortd_error_message(c));
+        ck_assert_ptr_nonnull(r);
+        return r;
+}
+
+#define CUDA_REFUSED(c, call, text)                                                                \
+        do {                                                                                       \
+                ck_assert_int_eq(call, SORTD_E_INVAL);                                             \
+                ck_assert_msg(strstr(sortd_error_message(c), text), "'%s' lacks '%s'",             \
+                              sortd_error_message(c), text);                                       \
+        } while (0)
+
+/* Every argument of sortd_region_register_cuda that the client refuses, sending nothing. */
+static void cuda_refusals(sortd_conn *c)
+{
+        uint8_t h[SORTD_CUDA_IPC_HANDLE_BYTES], u[SORTD_DEVICE_UUID_BYTES];
+        sortd_region *r = (sortd_region *)1;
+
+        cuda_bytes(h, u);
+        ck_assert_int_eq(sortd_region_register_cuda(NULL, h, 0, 64, u, &r), SORTD_E_INVAL);
+        CUDA_REFUSED(c, sortd_region_register_cuda(c, NULL, 0, 64, u, &r), "handle");
+        CUDA_REFUSED(c, sortd_region_register_cuda(c, h, 0, 64, NULL, &r), "device_uuid");
+        CUDA_REFUSED(c, sortd_region_register_cuda(c, h, 0, 64, u, NULL), "out");
+        CUDA_REFUSED(c, sortd_region_register_cuda(c, h, 0, 0, u, &r), "1 to 2^63 - 1 bytes");
+        CUDA_REFUSED(c, sortd_region_register_cuda(c, h, 0, (uint64_t)INT64_MAX + 1, u, &r),
+                     "1 to 2^63 - 1 bytes");
+        CUDA_REFUSED(c, sortd_region_register_cuda(c, h, UINT64_MAX - 63, 64, u, &r),
+                     "overflows 64 bits");
+        CUDA_REFUSED(c, sortd_region_register_cuda(c, h, (uint64_t)INT64_MAX + 2, INT64_MAX, u, &r),
+                     "overflows 64 bits");
+        ck_assert_ptr_eq(r, (sortd_region *)1); /* untouched on failure */
+}
+
+/*
+ * A CUDA region on the wire: the handle, UUID, offset, size and kind exactly, no fd; sorts in
+ * it name its id; kinds do not mix in one sort; destroy unregisters it; a refusal of the
+ * daemon's comes back with its message; argument errors send nothing.
+ */
+START_TEST(cuda_region_wire)
+{
+        int fds = count_fds();
+        uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES], uuid[SORTD_DEVICE_UUID_BYTES];
+        fake_sortd f;
+        sortd_conn *c;
+        sortd_region *d, *m, *odd, *edge, *none = (sortd_region *)1;
+        char err[256];
+        unsigned frames;
+        sortd_region_sort rs = {.n = 16, .key_type = SORTD_KEY_U32};
+
+        cuda_bytes(handle, uuid);
+        fake_start(&f);
+        ck_assert_int_eq(sortd_connect(f.sock, NULL, &c, err, sizeof(err)), SORTD_OK);
+        frames = f.frames;
+        cuda_refusals(c);
+        ck_assert_uint_eq(f.frames, frames);
+
+        d = cuda_region(c, 512, 4096);
+        ck_assert_uint_eq(f.frames, frames + 1);
+        ck_assert_int_eq(f.region_kind, SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC);
+        ck_assert_uint_eq(f.ipc_handle_len, SORTD_CUDA_IPC_HANDLE_BYTES);
+        ck_assert_mem_eq(f.ipc_handle, handle, SORTD_CUDA_IPC_HANDLE_BYTES);
+        ck_assert_uint_eq(f.device_uuid_len, SORTD_DEVICE_UUID_BYTES);
+        ck_assert_mem_eq(f.device_uuid, uuid, SORTD_DEVICE_UUID_BYTES);
+        ck_assert_uint_eq(f.region_offset, 512);
+        ck_assert_uint_eq(f.region_size, 4096);
+        ck_assert_uint_eq(f.fds_with_header, 0); /* no SCM_RIGHTS */
+        ck_assert_uint_eq(f.fds_elsewhere, 0);
+        ck_assert_ptr_null(sortd_region_data(d)); /* device memory: nothing mapped here */
+        ck_assert_uint_eq(sortd_region_size(d), 4096);
+
+        /* Keys and values in the device region; the spans are checked against its size. */
+        rs.keys = rs.vals = d;
+        rs.keys_offset = 64;
+        rs.vals_offset = 1024;
+        rs.payload = SORTD_PAYLOAD_VALUES64;
+        sort_seen(&f, c, &rs, 1, 0);
+        rs.vals_offset = 4096 - 64;
+        REFUSED(c, &rs, SORTD_E_INVAL, "run past the end of the 4096-byte region");
+
+        /* One sort, one kind of memory: a memfd region does not pair with a device one. */
+        m = region(c, 4096);
+        frames = f.frames;
+        rs.vals = m;
+        rs.vals_offset = 0;
+        REFUSED(c, &rs, SORTD_E_INVAL,
+                "keys region is device memory (CUDA IPC) and the vals region host memory "
+                "(memfd): both must be of one kind");
+        rs.keys = m;
+        rs.vals = d;
+        REFUSED(c, &rs, SORTD_E_INVAL,
+                "keys region is host memory (memfd) and the vals region "
+                "device memory (CUDA IPC)");
+        ck_assert_uint_eq(f.frames, frames);
+        rs.keys = d;
+        rs.vals = m; /* ignored without a payload */
+        rs.payload = SORTD_PAYLOAD_NONE;
+        sort_seen(&f, c, &rs, 1, 0);
+
+        /* A device region at an odd offset of its allocation holds bytes, not wider keys. */
+        odd = cuda_region(c, 2, 64);
+        frames = f.frames;
+        rs.keys = odd;
+        rs.keys_offset = 0;
+        REFUSED(c, &rs, SORTD_E_INVAL, "starts at offset 2 of its CUDA allocation");
+        ck_assert_uint_eq(f.frames, frames);
+        rs.key_type = SORTD_KEY_U8;
+        sort_seen(&f, c, &rs, 3, 0);
+
+        /* The largest offset that still fits is sent. */
+        edge = cuda_region(c, UINT64_MAX - 4096, 4096);
+        ck_assert_uint_eq(f.region_offset, UINT64_MAX - 4096);
+
+        /* The daemon's refusal comes back as it said it; no region. */
+        f.refuse_register = SORTD_E_UNSUPPORTED;
+        f.refuse_message = "no GPU engine on this daemon";
+        ck_assert_int_eq(sortd_region_register_cuda(c, handle, 0, 64, uuid, &none),
+                         SORTD_E_UNSUPPORTED);
+        ck_assert_str_eq(sortd_error_message(c), "no GPU engine on this daemon");
+        ck_assert_ptr_eq(none, (sortd_region *)1);
+        f.refuse_register = SORTD_OK;
+        ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+
+        ck_assert_int_eq(sortd_region_destroy(c, d), SORTD_OK);
+        ck_assert_uint_eq(f.unregistered, 1);
+        ck_assert_int_eq(sortd_region_destroy(c, odd), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, m), SORTD_OK);
+        close_leaving(&f, c, edge);
+        fake_stop(&f);
         ck_assert_int_eq(count_fds(), fds);
 }
 END_TEST
@@ -438,6 +598,7 @@ int main(void)
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, region_wire);
+        tcase_add_test(tc, cuda_region_wire);
         tcase_add_test(tc, region_refusals);
         tcase_add_test(tc, region_create_refused);
         tcase_add_test(tc, region_round_trips);

@@ -2,15 +2,27 @@
 
 #include "suite.h"
 
-int run_suite(Suite *s)
+static int run(Suite *s, enum fork_status fork)
 {
         SRunner *sr = srunner_create(s);
         int failed;
 
+        if (fork != CK_FORK_GETENV)
+                srunner_set_fork_status(sr, fork);
         srunner_run_all(sr, CK_NORMAL);
         failed = srunner_ntests_failed(sr);
         srunner_free(sr);
         return failed ? 1 : 0;
+}
+
+int run_suite(Suite *s)
+{
+        return run(s, CK_FORK_GETENV);
+}
+
+int run_suite_nofork(Suite *s)
+{
+        return run(s, CK_NOFORK);
 }
 
 void *xmalloc(size_t n)

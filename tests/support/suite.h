@@ -17,6 +17,10 @@ extern "C" {
 /* Runs s with Check's normal output and returns main's exit status (1 if a case failed). */
 int run_suite(Suite *s);
 
+/* The same, every case in this process: a forked child of a process that initialised CUDA
+   cannot use CUDA. */
+int run_suite_nofork(Suite *s);
+
 /* n bytes (at least 1), 64-byte aligned; aborts the test when memory runs out. */
 void *xmalloc(size_t n);
 

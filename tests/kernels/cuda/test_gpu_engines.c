@@ -396,15 +396,7 @@ static int probe(void)
 
 int main(void)
 {
-        SRunner *sr;
-        int failed, rc = probe();
+        int rc = probe();
 
-        if (rc != 0)
-                return rc;
-        sr = srunner_create(gpu_suite());
-        srunner_set_fork_status(sr, CK_NOFORK);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return rc != 0 ? rc : run_suite_nofork(gpu_suite());
 }
