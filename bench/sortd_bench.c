@@ -14,6 +14,9 @@
  *
  * It starts its own sortd (the binary from the build, or argv[1]) on a temporary socket with
  * the same engine settings as the in-process one: `sortd-bench [SORTD] [--threads N]`.
+ *
+ * `sortd-bench --device [SORTD]` measures the GPU's device path instead (device_path.c):
+ * exit 77 where there is no GPU or no CUDA engine.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -26,21 +29,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef SORTD_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "datagen.h"
 #include "engine.h"
 #include "sortd.h"
+#include "sortd_bench.h"
 
 #ifndef SORTD_BIN
 #define SORTD_BIN "sortd"
 #endif
 
 #define BIG_N ((size_t)1 << 24)
-#define HUGE_N ((size_t)1 << 26) /* the region path's larger size, and the daemon's capacity */
-#define RUNS 5
+#define HUGE_N ((size_t)1 << 26)   /* the region path's larger size, and the daemon's capacity */
+#define DEVICE_N ((size_t)1 << 28) /* --device: the size, and the daemon's capacity */
 #define SMALL_N 1024
 #define SMALL_SECONDS 2.0
 
-static double now(void)
+double bench_now(void)
 {
         struct timespec ts;
 
@@ -55,7 +63,7 @@ static int cmp_double(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
-static double median(double *v, size_t n)
+double bench_median(double *v, size_t n)
 {
         qsort(v, n, sizeof(*v), cmp_double);
         return v[n / 2];
@@ -64,7 +72,7 @@ static double median(double *v, size_t n)
 static char sock_path[128], sock_dir[64];
 static pid_t daemon_pid;
 
-static int start_daemon(const char *bin, const char *threads)
+static int start_daemon(const char *bin, const char *threads, const char *engine, size_t capacity)
 {
         char cap[32];
 
@@ -72,10 +80,10 @@ static int start_daemon(const char *bin, const char *threads)
         if (!mkdtemp(sock_dir))
                 return -1;
         snprintf(sock_path, sizeof(sock_path), "%s/sortd.sock", sock_dir);
-        snprintf(cap, sizeof(cap), "%zu", HUGE_N);
+        snprintf(cap, sizeof(cap), "%zu", capacity);
         daemon_pid = fork();
         if (daemon_pid == 0) {
-                execl(bin, bin, "--socket", sock_path, "--engine", "cpu", "--capacity", cap,
+                execl(bin, bin, "--socket", sock_path, "--engine", engine, "--capacity", cap,
                       "--threads", threads, "--log-level", "warning", (char *)NULL);
                 perror(bin);
                 _exit(127);
@@ -126,7 +134,7 @@ static int transfer(int fd, uint8_t *buf, size_t len, bool out)
 static double socket_floor(size_t bytes)
 {
         uint8_t *buf = malloc(bytes);
-        double t[RUNS];
+        double t[BENCH_RUNS];
         int sv[2], done = 0;
         pid_t pid;
 
@@ -137,20 +145,20 @@ static double socket_floor(size_t bytes)
                 pid = fork();
                 if (pid == 0) {
                         close(sv[0]);
-                        for (int r = 0; r < RUNS; r++)
+                        for (int r = 0; r < BENCH_RUNS; r++)
                                 if (transfer(sv[1], buf, bytes, false) < 0 ||
                                     transfer(sv[1], buf, bytes, true) < 0)
                                         _exit(1);
                         _exit(0);
                 }
                 close(sv[1]);
-                for (; done < RUNS && pid > 0; done++) {
-                        double t0 = now();
+                for (; done < BENCH_RUNS && pid > 0; done++) {
+                        double t0 = bench_now();
 
                         if (transfer(sv[0], buf, bytes, true) < 0 ||
                             transfer(sv[0], buf, bytes, false) < 0)
                                 break;
-                        t[done] = now() - t0;
+                        t[done] = bench_now() - t0;
                 }
                 /* Closing our end ends a child still waiting to read. */
                 close(sv[0]);
@@ -158,7 +166,7 @@ static double socket_floor(size_t bytes)
                         waitpid(pid, NULL, 0);
         }
         free(buf);
-        return done == RUNS ? median(t, RUNS) : -1;
+        return done == BENCH_RUNS ? bench_median(t, BENCH_RUNS) : -1;
 }
 
 static int inline_overhead(unsigned threads)
@@ -166,7 +174,7 @@ static int inline_overhead(unsigned threads)
         sortd_engine_config ec = {.capacity = BIG_N, .threads = threads};
         sortd_sort_desc d = {.key_type = SORTD_KEY_U32};
         uint32_t *input = malloc(BIG_N * 4), *keys = malloc(BIG_N * 4);
-        double local[RUNS], remote[RUNS], sort_only[RUNS];
+        double local[BENCH_RUNS], remote[BENCH_RUNS], sort_only[BENCH_RUNS];
         sortd_engine *e;
         sortd_conn *c;
         char err[256];
@@ -177,28 +185,29 @@ static int inline_overhead(unsigned threads)
                 return -1;
         }
         datagen_fill(input, BIG_N, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 42);
-        for (int r = 0; r < RUNS; r++) {
+        for (int r = 0; r < BENCH_RUNS; r++) {
                 sortd_request q = {.keys = keys, .n = BIG_N, .key_type = SORTD_KEY_U32};
                 double t0;
 
                 memcpy(keys, input, BIG_N * 4);
-                t0 = now();
+                t0 = bench_now();
                 sortd_engine_sort(e, &d, keys, NULL, BIG_N);
-                local[r] = now() - t0;
+                local[r] = bench_now() - t0;
 
                 memcpy(keys, input, BIG_N * 4);
-                t0 = now();
+                t0 = bench_now();
                 if (sortd_submit(c, &q) != SORTD_OK || sortd_receive(c, &q) != SORTD_OK) {
                         fprintf(stderr, "sortd-bench: %s\n", sortd_error_message(c));
                         return -1;
                 }
-                remote[r] = now() - t0;
+                remote[r] = bench_now() - t0;
                 sort_only[r] = (double)q.timings.sort_ns * 1e-9;
         }
-        double l = median(local, RUNS), rm = median(remote, RUNS), so = median(sort_only, RUNS);
+        double l = bench_median(local, BENCH_RUNS), rm = bench_median(remote, BENCH_RUNS),
+               so = bench_median(sort_only, BENCH_RUNS);
 
         printf("inline overhead, 2^24 u32 keys, %u engine threads (median of %d):\n", threads,
-               RUNS);
+               BENCH_RUNS);
         printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, BIG_N / l * 1e-6);
         printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
                BIG_N / rm * 1e-6, so * 1e3);
@@ -223,13 +232,13 @@ static double region_once(sortd_conn *c, sortd_region *r, const uint32_t *input,
         double t0;
 
         memcpy(sortd_region_data(r), input, n * 4);
-        t0 = now();
+        t0 = bench_now();
         if (sortd_sort_in_region(c, &rs) != SORTD_OK) {
                 fprintf(stderr, "sortd-bench: region: %s\n", sortd_error_message(c));
                 return -1;
         }
         *sort_only = (double)rs.timings.sort_ns * 1e-9;
-        return now() - t0;
+        return bench_now() - t0;
 }
 
 /*
@@ -241,7 +250,7 @@ static int region_overhead(unsigned threads, size_t n)
         sortd_engine_config ec = {.capacity = n, .threads = threads};
         sortd_sort_desc d = {.key_type = SORTD_KEY_U32};
         uint32_t *input = malloc(n * 4), *keys = malloc(n * 4);
-        double local[RUNS], remote[RUNS], sort_only[RUNS], l, rm;
+        double local[BENCH_RUNS], remote[BENCH_RUNS], sort_only[BENCH_RUNS], l, rm;
         sortd_engine *e = NULL;
         sortd_region *rg = NULL;
         sortd_conn *c = NULL;
@@ -256,24 +265,24 @@ static int region_overhead(unsigned threads, size_t n)
                 goto out;
         }
         datagen_fill(input, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 43);
-        for (int k = 0; k < RUNS; k++) {
+        for (int k = 0; k < BENCH_RUNS; k++) {
                 double t0;
 
                 memcpy(keys, input, n * 4);
-                t0 = now();
+                t0 = bench_now();
                 sortd_engine_sort(e, &d, keys, NULL, n);
-                local[k] = now() - t0;
+                local[k] = bench_now() - t0;
                 remote[k] = region_once(c, rg, input, n, &sort_only[k]);
                 if (remote[k] < 0)
                         goto out;
         }
-        l = median(local, RUNS);
-        rm = median(remote, RUNS);
+        l = bench_median(local, BENCH_RUNS);
+        rm = bench_median(remote, BENCH_RUNS);
         printf("shared-memory region, 2^%d u32 keys, %u engine threads (median of %d):\n",
-               n == HUGE_N ? 26 : 24, threads, RUNS);
+               n == HUGE_N ? 26 : 24, threads, BENCH_RUNS);
         printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, n / l * 1e-6);
         printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
-               n / rm * 1e-6, median(sort_only, RUNS) * 1e3);
+               n / rm * 1e-6, bench_median(sort_only, BENCH_RUNS) * 1e3);
         printf("  ratio              %8.3fx  (target <= 1.03x)\n", rm / l);
         r = 0;
 out:
@@ -323,8 +332,8 @@ static void *small_main(void *arg)
         }
         if (sc->via_region && sortd_region_create(c, SMALL_N * 4, &r) != SORTD_OK)
                 sc->failed = 1;
-        while (!sc->failed && now() < small_deadline) {
-                double t0 = now();
+        while (!sc->failed && bench_now() < small_deadline) {
+                double t0 = bench_now();
 
                 if (!small_sort(c, r, input, keys)) {
                         sc->failed = 1;
@@ -334,7 +343,7 @@ static void *small_main(void *arg)
                         sc->cap = sc->cap ? sc->cap * 2 : 4096;
                         sc->lat = realloc(sc->lat, sc->cap * sizeof(double));
                 }
-                sc->lat[sc->count++] = now() - t0;
+                sc->lat[sc->count++] = bench_now() - t0;
         }
         sortd_region_destroy(c, r);
         sortd_close(c);
@@ -348,8 +357,8 @@ static int small_requests(int clients, bool via_region)
         double *all, t0;
         int failed = 0;
 
-        small_deadline = now() + SMALL_SECONDS;
-        t0 = now();
+        small_deadline = bench_now() + SMALL_SECONDS;
+        t0 = bench_now();
         for (int i = 0; i < clients; i++) {
                 sc[i].via_region = via_region;
                 pthread_create(&sc[i].th, NULL, small_main, &sc[i]);
@@ -359,7 +368,7 @@ static int small_requests(int clients, bool via_region)
                 total += sc[i].count;
                 failed |= sc[i].failed;
         }
-        double elapsed = now() - t0;
+        double elapsed = bench_now() - t0;
 
         all = malloc((total ? total : 1) * sizeof(double));
         for (int i = 0; i < clients; i++) {
@@ -377,18 +386,45 @@ static int small_requests(int clients, bool via_region)
         return failed ? -1 : 0;
 }
 
+/* --device: the GPU path alone, against a daemon on the cuda engine. 77: no GPU here. */
+static int device_main(const char *bin)
+{
+#ifdef SORTD_HAVE_CUDA
+        int devices = 0, r;
+
+        if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+                printf("SKIP: no CUDA device: the device path needs a GPU\n");
+                return 77;
+        }
+        if (start_daemon(bin, "0", "cuda", DEVICE_N) < 0)
+                return 1;
+        r = bench_device_path(sock_path, DEVICE_N);
+        stop_daemon();
+        return r ? 1 : 0;
+#else
+        (void)bin;
+        printf("SKIP: this build has no CUDA engines: the device path needs them\n");
+        return 77;
+#endif
+}
+
 int main(int argc, char **argv)
 {
         const char *bin = SORTD_BIN, *threads = "0";
+        bool device = false;
         int r = 0;
 
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
                         threads = argv[++i];
+                else if (strcmp(argv[i], "--device") == 0)
+                        device = true;
                 else
                         bin = argv[i];
         }
-        if (start_daemon(bin, threads) < 0)
+        if (device)
+                return device_main(bin);
+        if (start_daemon(bin, threads, "cpu", HUGE_N) < 0)
                 return 1;
         r |= inline_overhead((unsigned)atoi(threads));
         r |= region_overhead((unsigned)atoi(threads), BIG_N);
