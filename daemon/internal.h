@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "dispatch.h"
 #include "frame.h"
+#include "hostpool.h"
 #include "job.h"
 #include "log.h"
 #include "pipeline.h"
