@@ -1,7 +1,7 @@
 /*
  * The daemon's status counters: the one list behind the daemon's counters, the client's
  * sortd_server_status, its copy from the wire, and sortctl's listing. sortd.proto cannot
- * include it: StatusReply declares them again as fields 6 to 19, in this order, and the
+ * include it: StatusReply declares them again, numbered as the list says, and
  * tests/proto/test_counters.c checks the two lists against each other.
  *
  * X(name, field, wire type, label): name is the StatusReply field and the C member (uint64_t
@@ -27,6 +27,8 @@
         X(bytes_out, 18, UINT64, "bytes out")                                                      \
         X(keys_sorted, 19, UINT64, "keys sorted")                                                  \
         X(regions, 22, UINT64, "regions")           /* shared-memory regions registered now */     \
-        X(region_bytes, 23, UINT64, "region bytes") /* mapped for them */
+        X(region_bytes, 23, UINT64, "region bytes") /* mapped for them */                          \
+        X(host_pool_bytes, 24, UINT64, "host pool bytes")   /* engine memory for requests */       \
+        X(host_pool_misses, 25, UINT64, "host pool misses") /* requests it had no room for */
 
 #endif

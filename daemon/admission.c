@@ -10,13 +10,16 @@
 #include "admission.h"
 
 /*
- * Request buffers of 4 MiB and more are their own mappings with transparent huge pages asked
+ * Request buffers come from the host pool where it has room: on a GPU engine they are then
+ * pinned, and the engine moves them at full speed. The rest come from the heap, as below.
+ *
+ * Heap buffers of 4 MiB and more are their own mappings with transparent huge pages asked
  * for: the engine's passes over them then miss the TLB far less, and a freed one goes back to
  * the system at once (the RSS follows the in-flight bytes).
  */
 #define MAPPED_MIN (4u << 20)
 
-static uint8_t *buffer_alloc(size_t n)
+static uint8_t *heap_alloc(size_t n)
 {
         void *p;
 
@@ -29,7 +32,7 @@ static uint8_t *buffer_alloc(size_t n)
         return p;
 }
 
-static void buffer_free(uint8_t *p, size_t n)
+static void heap_free(uint8_t *p, size_t n)
 {
         if (!p)
                 return;
@@ -37,6 +40,27 @@ static void buffer_free(uint8_t *p, size_t n)
                 free(p);
         else
                 munmap(p, n);
+}
+
+/* j's buffer of n bytes, from the pool or else the heap (a miss, when the pool is on). */
+static void buffer_alloc(sortd__admission *a, sortd__job *j, size_t n)
+{
+        j->buf = sortd__hostpool_alloc(a->pool, n);
+        j->buf_pooled = j->buf != NULL;
+        j->buf_bytes = n;
+        if (j->buf)
+                return;
+        if (sortd__hostpool_on(a->pool))
+                a->stats->host_pool_misses++;
+        j->buf = heap_alloc(n);
+}
+
+static void buffer_free(sortd__admission *a, sortd__job *j)
+{
+        if (j->buf_pooled)
+                sortd__hostpool_free(a->pool, j->buf, j->buf_bytes);
+        else
+                heap_free(j->buf, j->buf_bytes);
 }
 
 static size_t buffer_bytes(const sortd__job *j, size_t *vals_off)
@@ -61,8 +85,7 @@ static bool try_charge(sortd__admission *a, sortd__job *j)
 
         if (a->stats->inflight_bytes && a->stats->inflight_bytes + need > a->max_inflight_bytes)
                 return false;
-        j->buf = buffer_alloc(need);
-        j->buf_bytes = need;
+        buffer_alloc(a, j, need);
         if (!j->buf) {
                 j->status = SORTD_E_NOMEM;
                 snprintf(j->why, sizeof(j->why), "cannot allocate %zu bytes", need);
@@ -73,11 +96,12 @@ static bool try_charge(sortd__admission *a, sortd__job *j)
         return true;
 }
 
-void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__stats *stats,
-                     sortd__admitted_fn admitted)
+void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__hostpool *pool,
+                     sortd__stats *stats, sortd__admitted_fn admitted)
 {
         *a = (sortd__admission){
                 .max_inflight_bytes = max_inflight_bytes,
+                .pool = pool,
                 .stats = stats,
                 .admitted = admitted,
         };
@@ -133,7 +157,7 @@ void sortd__adm_release(sortd__admission *a, sortd__job *j)
         size_t released = j->charged;
 
         a->stats->inflight_bytes -= j->charged;
-        buffer_free(j->buf, j->buf_bytes);
+        buffer_free(a, j);
         free(j->out);
         free(j);
         if (released)

@@ -1,8 +1,9 @@
 /*
- * Admission (admission.c): request buffers, the bytes in flight they hold, and the line of
- * connections waiting for them. A sort's payload is read only into a buffer charged against
- * max-inflight-bytes; while the limit says no, its connection waits in line (reads stopped),
- * and buffers never grow to absorb a fast writer.
+ * Admission (admission.c): request buffers (from the host pool, or the heap when it has no
+ * room), the bytes in flight they hold, and the line of connections waiting for them. A sort's
+ * payload is read only into a buffer charged against max-inflight-bytes; while the limit says
+ * no, its connection waits in line (reads stopped), and buffers never grow to absorb a fast
+ * writer.
  */
 #ifndef SORTD_DAEMON_ADMISSION_H
 #define SORTD_DAEMON_ADMISSION_H
@@ -10,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hostpool.h"
 #include "job.h"
 #include "stats.h"
 
@@ -27,13 +29,14 @@ typedef void (*sortd__admitted_fn)(sortd__waiter *w);
 
 typedef struct sortd__admission {
         uint64_t max_inflight_bytes;
-        sortd__stats *stats; /* inflight_bytes and inflight_peak are kept here */
+        sortd__hostpool *pool; /* request buffers come from here first; the server's */
+        sortd__stats *stats;   /* inflight_bytes and inflight_peak are kept here */
         sortd__waiter *head, *tail;
         sortd__admitted_fn admitted;
 } sortd__admission;
 
-void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__stats *stats,
-                     sortd__admitted_fn admitted);
+void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__hostpool *pool,
+                     sortd__stats *stats, sortd__admitted_fn admitted);
 /*
  * Gives the sort j its buffer now and returns true (j->buf NULL and j done with
  * SORTD_E_NOMEM when the allocation failed), or puts w in line for it and returns false.

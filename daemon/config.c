@@ -15,7 +15,8 @@
 #include "sortd_version.h"
 #include "wire.h"
 
-enum opt_type { OPT_STRING, OPT_SIZE, OPT_COUNT, OPT_LOG_LEVEL };
+/* OPT_SIZE_AUTO: a size, or "auto" (SORTD__CONFIG_AUTO). */
+enum opt_type { OPT_STRING, OPT_SIZE, OPT_SIZE_AUTO, OPT_COUNT, OPT_LOG_LEVEL };
 
 static const struct option_def {
         const char *name;
@@ -41,6 +42,9 @@ static const struct option_def {
          "largest sort (keys + values or indices)"},
         {"max-inflight-bytes", NUM(OPT_SIZE, max_inflight_bytes), "1G", 64, 1ull << 46, "bytes",
          "request and reply buffers held across all connections"},
+        {"host-pool", NUM(OPT_SIZE_AUTO, host_pool), "auto", 0, 1ull << 46, "bytes",
+         "engine host memory (pinned on GPUs) that requests are received into, taken at "
+         "start-up; 0 = off, auto = min(max-inflight-bytes, 4G) on GPU engines, off on cpu"},
         {"max-connections", NUM(OPT_COUNT, max_connections), "256", 1, 65536, "connections",
          "open client connections"},
         {"max-pipeline", NUM(OPT_COUNT, max_pipeline), "64", 1, 65536, "requests",
@@ -105,11 +109,30 @@ static int parse_size(const char *s, uint64_t *out)
         return 0;
 }
 
+/* A size or count within o's bounds (or auto, where o takes it) into *out. */
+static int parse_number(const struct option_def *o, const char *value, const char *where,
+                        uint64_t *out)
+{
+        uint64_t v;
+
+        if (o->type == OPT_SIZE_AUTO && strcmp(value, "auto") == 0) {
+                *out = SORTD__CONFIG_AUTO;
+                return 0;
+        }
+        if (parse_size(value, &v) < 0 || v < o->min || v > o->max) {
+                fprintf(stderr, "sortd: %s: %s = '%s' is not a number of %s in [%llu, %llu]%s\n",
+                        where, o->name, value, o->unit, (unsigned long long)o->min,
+                        (unsigned long long)o->max, o->type == OPT_SIZE_AUTO ? " nor auto" : "");
+                return -1;
+        }
+        *out = v;
+        return 0;
+}
+
 static int set_option(sortd__config *cfg, const struct option_def *o, const char *value,
                       const char *where)
 {
         char *field = (char *)cfg + o->offset;
-        uint64_t v;
         int level;
 
         switch (o->type) {
@@ -129,16 +152,9 @@ static int set_option(sortd__config *cfg, const struct option_def *o, const char
                 *(int *)field = level;
                 return 0;
         case OPT_SIZE:
+        case OPT_SIZE_AUTO:
         case OPT_COUNT:
-                if (parse_size(value, &v) < 0 || v < o->min || v > o->max) {
-                        fprintf(stderr,
-                                "sortd: %s: %s = '%s' is not a number of %s in [%llu, %llu]\n",
-                                where, o->name, value, o->unit, (unsigned long long)o->min,
-                                (unsigned long long)o->max);
-                        return -1;
-                }
-                *(uint64_t *)field = v;
-                return 0;
+                return parse_number(o, value, where, (uint64_t *)field);
         }
         return -1;
 }

@@ -4,6 +4,9 @@
 
 #include <stdint.h>
 
+/* A size that says "auto": the server picks it once it knows the engine. */
+#define SORTD__CONFIG_AUTO UINT64_MAX
+
 typedef struct sortd__config {
         char socket[256];
         char engine[16];
@@ -11,6 +14,7 @@ typedef struct sortd__config {
         uint64_t threads;
         uint64_t max_request_bytes;
         uint64_t max_inflight_bytes;
+        uint64_t host_pool; /* engine host memory requests are received into, or auto */
         uint64_t max_connections;
         uint64_t max_pipeline;     /* requests read but not yet answered, per connection */
         uint64_t max_write_queue;  /* reply bytes queued to one connection before reads stop */

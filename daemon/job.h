@@ -56,7 +56,8 @@ typedef struct sortd__job {
         uint8_t *keys, *vals;                    /* what the engine sorts: in buf, or in regions */
         struct sortd__region *keys_rg, *vals_rg; /* a region sort's regions, held until done */
         size_t buf_bytes;
-        size_t charged; /* bytes counted against max-inflight-bytes */
+        bool buf_pooled; /* buf is from the host pool (else the heap): where it goes back */
+        size_t charged;  /* bytes counted against max-inflight-bytes */
         uint64_t t_frame, t_read, t_sort, t_done;
         /* the reply: its packed header and message (the payload is buf; none from regions) */
         uint8_t *out;

@@ -48,6 +48,7 @@ void sortd__reply_status(sortd__reply *m, uint64_t id, sortd__server *srv)
         s.queued = sortd__fq_length(&srv->queue);
         s.regions = srv->regions.regions;
         s.region_bytes = srv->regions.mapped_bytes;
+        s.host_pool_bytes = srv->pool.bytes;
         limits_fill(srv, &m->limits);
         r->server_version = SORTD_VERSION_STRING;
         r->engine = (char *)sortd_engine_kind(srv->engine);

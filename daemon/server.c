@@ -93,6 +93,52 @@ static sortd_status create_engine(sortd__server *srv)
         return s;
 }
 
+/* ---- host pool ---- */
+
+/*
+ * auto: on a GPU engine, as much pinned memory as the in-flight limit lets requests hold, up
+ * to 4 GiB. Pinned pages are RAM taken from the machine for as long as the daemon runs (never
+ * swapped nor reclaimed), and pinning them at start-up takes time in proportion; 4 GiB holds
+ * sixteen of the largest default requests (256 MiB) at once, more than one engine sorting one
+ * at a time can keep busy. Off on the CPU engine: it sorts pageable memory at full speed, and
+ * a pre-faulted arena would cost its user RAM for nothing.
+ */
+#define HOST_POOL_AUTO_MAX (4ull << 30)
+
+static uint64_t host_pool_bytes(const sortd__server *srv)
+{
+        uint64_t limit = srv->cfg.max_inflight_bytes;
+
+        if (srv->cfg.host_pool != SORTD__CONFIG_AUTO)
+                return srv->cfg.host_pool;
+        if (strcmp(sortd_engine_kind(srv->engine), "cpu") == 0)
+                return 0;
+        return limit < HOST_POOL_AUTO_MAX ? limit : HOST_POOL_AUTO_MAX;
+}
+
+/*
+ * Takes the pool's arena from the engine before the engine thread starts, so that the call
+ * cannot overlap a sort. Without it the daemon still serves, from the heap, so a failure is a
+ * warning.
+ */
+static void open_host_pool(sortd__server *srv)
+{
+        uint64_t bytes = host_pool_bytes(srv);
+        char why[256];
+        sortd_status s =
+                sortd__hostpool_open(&srv->pool, srv->engine, (size_t)bytes, why, sizeof(why));
+
+        if (s != SORTD_OK)
+                sortd__log(SORTD__LOG_WARNING,
+                           "no host pool: cannot take %llu bytes of %s host memory (%s: %s); "
+                           "requests are received into the heap",
+                           (unsigned long long)bytes, sortd_engine_kind(srv->engine),
+                           sortd_strerror(s), why);
+        else if (sortd__hostpool_on(&srv->pool))
+                sortd__log(SORTD__LOG_INFO, "host pool: %llu bytes of %s host memory",
+                           (unsigned long long)bytes, sortd_engine_kind(srv->engine));
+}
+
 /* ---- listening ---- */
 
 static void on_conn_gone(sortd__server *srv);
@@ -334,7 +380,8 @@ static int run_loop(sortd__server *srv)
         uv_loop_t loop;
         int r;
 
-        sortd__adm_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->stats, sortd__conn_admitted);
+        sortd__adm_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->pool, &srv->stats,
+                        sortd__conn_admitted);
         srv->regions = (sortd__region_limits){.max_per_conn = srv->cfg.max_regions,
                                               .max_bytes = srv->cfg.max_region_bytes};
         if (sortd__fq_init(&srv->queue) < 0) {
@@ -373,8 +420,11 @@ int sortd__run(int argc, char **argv)
                 sd_notify(0, "STOPPING=1\nSTATUS=cannot create the engine");
                 return 1;
         }
+        open_host_pool(&srv);
         r = run_loop(&srv);
         sd_notify(0, "STOPPING=1");
+        /* The engine thread has stopped and every job is freed: the arena can go back. */
+        sortd__hostpool_close(&srv.pool);
         sortd_engine_destroy(srv.engine);
         sortd__log(SORTD__LOG_NOTICE, "stopped");
         return r < 0 ? 1 : 0;

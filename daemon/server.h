@@ -1,7 +1,7 @@
 /*
  * The server (server.c): configuration, engine, listener, signals, the drain, and what every
- * connection shares (the queue, admission, the counters). Everything here runs on the loop
- * thread but what queue.c and worker.c say otherwise.
+ * connection shares (the queue, admission and its host pool, the counters). Everything here
+ * runs on the loop thread but what queue.c and worker.c say otherwise.
  */
 #ifndef SORTD_DAEMON_SERVER_H
 #define SORTD_DAEMON_SERVER_H
@@ -14,6 +14,7 @@
 #include "admission.h"
 #include "config.h"
 #include "engine.h"
+#include "hostpool.h"
 #include "queue.h"
 #include "region.h"
 #include "stats.h"
@@ -29,6 +30,7 @@ typedef struct sortd__server {
         sortd__fair_queue queue;
         sortd__worker worker;
         sortd__admission adm;
+        sortd__hostpool pool; /* request buffers' memory, for admission; off on cpu by default */
         sortd__region_limits regions; /* every connection's regions together */
         bool has_device;              /* the engine sorts device memory: CUDA regions */
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];

@@ -6,7 +6,8 @@
 
 #include "sortd_counters.h"
 
-/* queued stays 0 here: Status reads the queue's length instead. */
+/* queued, regions, region_bytes and host_pool_bytes stay 0 here: Status reads them from the
+   queue, the region limits and the host pool. */
 typedef struct sortd__stats {
 #define SORTD__STAT(name, field, wire_type, label) uint64_t name;
         SORTD_STATUS_COUNTERS(SORTD__STAT)

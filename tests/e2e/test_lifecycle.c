@@ -215,11 +215,13 @@ START_TEST(config_file_and_bad_options)
 {
         char path[] = "/tmp/sortd-conf-XXXXXX";
         int fd = mkstemp(path);
-        const char text[] = "# test\ncapacity = 1000\n  max-connections=3\nlog-level = error\n";
+        const char text[] = "# test\ncapacity = 1000\n  max-connections=3\nlog-level = error\n"
+                            "host-pool = 2M\n";
         const char *extra[] = {"--config", path, NULL};
         const char *bad1[] = {"--capacity", "lots", NULL};
         const char *bad2[] = {"--no-such-option", "1", NULL};
         const char *bad3[] = {"--max-request-bytes", "2G", "--max-inflight-bytes", "1G", NULL};
+        const char *bad4[] = {"--host-pool", "most", NULL};
         const char *help[] = {"--help", NULL};
         sortd_info info;
         sortd_conn *c;
@@ -234,11 +236,13 @@ START_TEST(config_file_and_bad_options)
         ck_assert_uint_eq(info.capacity, 1u << 20);
         ck_assert_uint_eq(info.max_connections, 3);
         sortd_close(c);
+        ck_assert_uint_eq(status_of(&d).host_pool_bytes, 2u << 20);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
         unlink(path);
         ck_assert_int_eq(run_sortd(bad1), 2);
         ck_assert_int_eq(run_sortd(bad2), 2);
         ck_assert_int_eq(run_sortd(bad3), 2);
+        ck_assert_int_eq(run_sortd(bad4), 2);
         ck_assert_int_eq(run_sortd(help), 0);
 }
 END_TEST
@@ -258,8 +262,6 @@ START_TEST(engine_choice)
         sortd_server_status st;
         sortd_conn *c;
         daemon_proc d = {0};
-        FILE *f;
-        size_t n;
 
         daemon_start(&d, extra);
         c = client_open(&d);
@@ -267,11 +269,7 @@ START_TEST(engine_choice)
         sortd_close(c);
         st = status_of(&d);
         ck_assert_str_eq(st.engine, info.engine);
-        f = fopen(d.log, "r");
-        ck_assert_ptr_nonnull(f);
-        n = fread(log, 1, sizeof(log) - 1, f);
-        log[n] = '\0';
-        fclose(f);
+        daemon_log(&d, log, sizeof(log));
         ck_assert_msg(strstr(log, st.engine_reason), "log lacks '%s': %s", st.engine_reason, log);
         if (strcmp(info.engine, "cpu") == 0) {
                 ck_assert_msg(strstr(st.engine_reason, "auto chose cpu: cuda cannot serve ("), "%s",

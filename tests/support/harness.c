@@ -162,6 +162,17 @@ int daemon_stop(daemon_proc *d, int sig)
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+void daemon_log(const daemon_proc *d, char *buf, size_t len)
+{
+        FILE *f = fopen(d->log, "r");
+        size_t n;
+
+        ck_assert_msg(f, "cannot open %s", d->log);
+        n = fread(buf, 1, len - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+}
+
 long daemon_rss_kib(const daemon_proc *d)
 {
         char path[64], line[256];

@@ -40,6 +40,8 @@ int daemon_alive(const daemon_proc *d);
 int daemon_fd_count(const daemon_proc *d);
 /* The daemon's mappings (/proc/PID/maps lines) that contain text. */
 int daemon_maps_matching(const daemon_proc *d, const char *text);
+/* The daemon's log (its stderr) so far, NUL-terminated, cut to len - 1 bytes. */
+void daemon_log(const daemon_proc *d, char *buf, size_t len);
 /* Resident set size of the daemon in KiB. */
 long daemon_rss_kib(const daemon_proc *d);
 
