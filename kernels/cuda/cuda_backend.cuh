@@ -6,6 +6,7 @@
 #ifndef SORTD_CUDA_BACKEND_CUH
 #define SORTD_CUDA_BACKEND_CUH
 
+#include <cudaTypedefs.h> /* the driver's function types only: we do not link libcuda */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,8 @@ class CudaBackend
         int device = 0;
         unsigned sms = 1;
         cudaEvent_t marks[2] = {nullptr, nullptr}; /* bracket a sort's device work */
+        cudaUUID_t uuid = {};
+        PFN_cuMemGetAddressRange_v3020 address_range = nullptr; /* fetched by the first IPC open */
 
         /* Records a failed call in e->why; true when rc is cudaSuccess. */
         bool check(cudaError_t rc, const char *what)
@@ -59,6 +62,11 @@ class CudaBackend
                 return check(cudaMemcpyAsync(dst, src, bytes, kind, stream), "cudaMemcpyAsync");
         }
 
+        bool copy_device(void *dst, const void *src, size_t bytes)
+        {
+                return copy(dst, src, bytes, cudaMemcpyDeviceToDevice);
+        }
+
         bool wait()
         {
                 return check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -84,6 +92,53 @@ class CudaBackend
                         return 0;
                 }
                 return ms * 1e-3;
+        }
+
+        /* After a failed step: what was queued may still use the caller's memory; let it end. */
+        void drain()
+        {
+                if (cudaStreamSynchronize(stream) != cudaSuccess)
+                        (void)cudaGetLastError();
+        }
+
+        /*
+         * *bytes = the size of the allocation that starts at p. Only the driver knows it
+         * (cuMemGetAddressRange); the runtime hands out the driver's entry point, so we need not
+         * link libcuda, which a machine without a GPU lacks.
+         */
+        bool allocation_size(void *p, size_t *bytes)
+        {
+                CUdeviceptr start = 0;
+                CUresult r;
+
+                if (!address_range && !find_address_range())
+                        return false;
+                r = address_range(&start, bytes, (CUdeviceptr)p);
+                if (r == CUDA_SUCCESS)
+                        return true;
+                sortd__engine_fail(e, SORTD_E_DEVICE, "cuMemGetAddressRange: CUresult %d", (int)r);
+                return false;
+        }
+
+        bool find_address_range()
+        {
+                void *fn = nullptr;
+                cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+
+                /* CUDA 13 deprecates cudaGetDriverEntryPoint for this call. 3020: CUDA 3.2 made
+                   the 64-bit form that PFN_..._v3020 types; a version above the driver's fails. */
+                if (!check(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 3020,
+                                                            cudaEnableDefault, &found),
+                           "cudaGetDriverEntryPointByVersion(cuMemGetAddressRange)"))
+                        return false;
+                if (!fn || found != cudaDriverEntryPointSuccess) {
+                        sortd__engine_fail(e, SORTD_E_DEVICE,
+                                           "the CUDA driver has no cuMemGetAddressRange (%d)",
+                                           (int)found);
+                        return false;
+                }
+                address_range = (PFN_cuMemGetAddressRange_v3020)fn;
+                return true;
         }
 
         bool alloc(void **p, size_t bytes, const char *what)
@@ -130,6 +185,7 @@ class CudaBackend
                                 "no CUDA device: %s is sm_%d%d, sm_75 or newer needed", prop.name,
                                 prop.major, prop.minor);
                 sms = (unsigned)prop.multiProcessorCount;
+                uuid = prop.uuid;
                 e->peak_bandwidth = peak_bandwidth();
                 snprintf(e->device, sizeof(e->device), "%.80s (sm_%d%d, %d SMs, %.1f GiB)",
                          prop.name, prop.major, prop.minor, prop.multiProcessorCount,
@@ -294,6 +350,114 @@ template <class E> sortd_status host_unregister(sortd_engine *e, void *p)
                 return SORTD_E_DEVICE;
         rc = cudaHostUnregister(p);
         return rc == cudaSuccess ? SORTD_OK : host_register_failed(e, rc, "cudaHostUnregister");
+}
+
+/* ---- device memory (engine.h) for an engine struct E with members base and be ---- */
+
+static_assert(sizeof(cudaUUID_t) == SORTD_DEVICE_UUID_BYTES, "engine.h's device UUID");
+static_assert(sizeof(cudaIpcMemHandle_t) == SORTD_CUDA_IPC_HANDLE_BYTES, "engine.h's IPC handle");
+
+template <class E> sortd_status device_uuid(sortd_engine *e, uint8_t *uuid)
+{
+        memcpy(uuid, ((E *)e)->be.uuid.bytes, SORTD_DEVICE_UUID_BYTES);
+        return SORTD_OK;
+}
+
+/*
+ * Whether the driver refused the handle itself rather than failed: the handle is the caller's
+ * to fix (engine.h: SORTD_E_INVAL).
+ */
+inline bool handle_refused(cudaError_t rc)
+{
+        switch (rc) {
+        case cudaErrorInvalidValue:          /* not a handle, freed since, another GPU */
+        case cudaErrorInvalidResourceHandle: /* not a handle this driver knows */
+        case cudaErrorMapBufferObjectFailed: /* another container or PID namespace */
+        case cudaErrorInvalidDevice:         /* exported on a device we cannot reach */
+        case cudaErrorPeerAccessUnsupported: /* ... or map */
+        case cudaErrorDeviceUninitialized:   /* "invalid device context": this same process */
+        case cudaErrorAlreadyMapped:         /* opened before and not closed */
+                return true;
+        default:
+                return false;
+        }
+}
+
+inline sortd_status ipc_failed(sortd_engine *e, cudaError_t rc, const char *what)
+{
+        (void)cudaGetLastError();
+        return sortd__engine_fail(e, handle_refused(rc) ? SORTD_E_INVAL : SORTD_E_DEVICE,
+                                  "%s: %s (%s)", what, cudaGetErrorString(rc),
+                                  cudaGetErrorName(rc));
+}
+
+/* Lazy peer access: a handle from a peer device maps without our enabling peer access first. */
+template <class E>
+sortd_status ipc_open(sortd_engine *e, const uint8_t *handle, void **base, size_t *bytes)
+{
+        CudaBackend &be = ((E *)e)->be;
+        cudaIpcMemHandle_t h;
+        void *p = nullptr;
+        size_t size = 0;
+        cudaError_t rc;
+
+        memcpy(&h, handle, sizeof(h));
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        rc = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+        if (rc != cudaSuccess)
+                return ipc_failed(e, rc, "cudaIpcOpenMemHandle");
+        if (!be.allocation_size(p, &size)) {
+                if (cudaIpcCloseMemHandle(p) != cudaSuccess)
+                        (void)cudaGetLastError();
+                return SORTD_E_DEVICE;
+        }
+        *base = p;
+        *bytes = size;
+        return SORTD_OK;
+}
+
+template <class E> sortd_status ipc_close(sortd_engine *e, void *base)
+{
+        CudaBackend &be = ((E *)e)->be;
+        cudaError_t rc;
+
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        rc = cudaIpcCloseMemHandle(base);
+        return rc == cudaSuccess ? SORTD_OK : ipc_failed(e, rc, "cudaIpcCloseMemHandle");
+}
+
+inline CallerArrays caller_arrays(const sortd__plan *plan, void *keys, void *vals, size_t n)
+{
+        return CallerArrays{keys, vals, n, plan->key_bytes, plan->val_bytes, plan->argsort};
+}
+
+/*
+ * A sort's end: after a failed step, work queued before it may still use the caller's memory
+ * (a sort_device's arrays); it ends before we return.
+ */
+inline sortd_status sort_finished(CudaBackend &be, bool ok)
+{
+        if (ok)
+                return SORTD_OK;
+        be.drain();
+        return SORTD_E_DEVICE;
+}
+
+/*
+ * The frame of either engine's sort_device: sort() queues the sort on be's stream. The device
+ * time (sortd_engine_last_device_seconds) is all of it, copies on the device included.
+ */
+template <class Sort> sortd_status sort_device(CudaBackend &be, size_t n, Sort sort)
+{
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        if (!be.mark(0) || !sort() || !be.mark(1) || !be.wait())
+                return sort_finished(be, false);
+        if (n >= 2)
+                be.e->last_device_seconds = be.marked_seconds();
+        return SORTD_OK;
 }
 
 } /* namespace sortd_cuda */
