@@ -10,12 +10,37 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../engine_impl.h"
+extern "C" {
+#include "../cpu/pool.h" /* a C header without C++ guards */
+}
 #include "dispatch.cuh"
+#include "staging.h"
 
 namespace sortd_cuda
 {
+
+/*
+ * The staging area (staging.h): 4 slots of 8 MiB, 32 MiB pinned per engine, less for a capacity
+ * whose largest transfer (capacity x 8 bytes) is smaller. 8 MiB keeps each DMA (~150 us at
+ * 55 GB/s) and each copy thread's share (1 MiB, ~100 us at one core's ~10 GB/s) well above what
+ * an operation costs (a cudaMemcpyAsync, an event wait, a thread's wake-up: 5-20 us). Two slots
+ * would double-buffer; four let the DMA engine run three chunks ahead of a host copy that
+ * stalls (its core taken by another thread), and keep four chunks of a download in flight.
+ */
+constexpr unsigned STAGING_SLOTS = 4;
+constexpr size_t STAGING_SLOT_BYTES = (size_t)8 << 20;
+/*
+ * Threads that split each chunk's host copy, the caller's included: one core copies ~10 GB/s and
+ * pinned DMA moves 55 GB/s, so fewer would cap the staged rate (copying is bound by the host's
+ * memory bandwidth before 8). Shares are whole pages of at least 1 MiB: below that a thread's
+ * wake-up costs more than it copies.
+ */
+constexpr unsigned COPY_THREADS = 8;
+constexpr size_t COPY_SHARE_MIN = (size_t)1 << 20;
+constexpr size_t PAGE = 4096;
 
 class CudaBackend
 {
@@ -27,6 +52,9 @@ class CudaBackend
         cudaEvent_t marks[2] = {nullptr, nullptr}; /* bracket a sort's device work */
         cudaUUID_t uuid = {};
         PFN_cuMemGetAddressRange_v3020 address_range = nullptr; /* fetched by the first IPC open */
+        StagingSlots staging = {};                              /* pinned; see STAGING_SLOTS */
+        cudaEvent_t slot_done[MAX_STAGING_SLOTS] = {};          /* each slot's last DMA */
+        sortd__pool *copy_threads = nullptr;
 
         /* Records a failed call in e->why; true when rc is cudaSuccess. */
         bool check(cudaError_t rc, const char *what)
@@ -195,6 +223,34 @@ class CudaBackend
                     !check(cudaEventCreate(&marks[0]), "cudaEventCreate") ||
                     !check(cudaEventCreate(&marks[1]), "cudaEventCreate"))
                         return SORTD_E_DEVICE;
+                return open_staging(cfg->capacity);
+        }
+
+        /* The staging slots, their events and the copy threads for transfers of up to
+           capacity x 8 bytes. */
+        sortd_status open_staging(size_t capacity)
+        {
+                size_t largest = (capacity ? capacity : 1) * 8;
+                size_t slot = largest < STAGING_SLOT_BYTES ? (largest + PAGE - 1) / PAGE * PAGE
+                                                           : STAGING_SLOT_BYTES;
+                long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+                unsigned threads = cpus > 0 && cpus < COPY_THREADS ? (unsigned)cpus : COPY_THREADS;
+                int rc;
+
+                if (!check(cudaHostAlloc((void **)&staging.mem, slot * STAGING_SLOTS,
+                                         cudaHostAllocDefault),
+                           "cudaHostAlloc (staging slots)"))
+                        return SORTD_E_NOMEM;
+                staging.slot_bytes = slot;
+                staging.slots = STAGING_SLOTS;
+                for (unsigned i = 0; i < STAGING_SLOTS; i++)
+                        if (!check(cudaEventCreateWithFlags(&slot_done[i], cudaEventDisableTiming),
+                                   "cudaEventCreate"))
+                                return SORTD_E_DEVICE;
+                rc = sortd__pool_create(threads, &copy_threads);
+                if (rc != 0)
+                        return sortd__engine_fail(e, SORTD_E_SYSTEM, "copy threads: %s",
+                                                  strerror(-rc));
                 return SORTD_OK;
         }
 
@@ -225,34 +281,139 @@ class CudaBackend
                 if (!stream) /* open() makes the events only after the stream */
                         return;
                 (void)cudaSetDevice(device);
+                (void)cudaStreamSynchronize(stream); /* nothing may still use the slots */
                 for (cudaEvent_t &ev : marks)
                         if (ev)
                                 (void)cudaEventDestroy(ev);
+                for (cudaEvent_t &ev : slot_done)
+                        if (ev)
+                                (void)cudaEventDestroy(ev);
+                if (staging.mem)
+                        (void)cudaFreeHost(staging.mem);
+                sortd__pool_destroy(copy_threads);
                 (void)cudaStreamDestroy(stream);
+                (void)cudaGetLastError();
                 marks[0] = marks[1] = nullptr;
+                for (cudaEvent_t &ev : slot_done)
+                        ev = nullptr;
+                staging = {};
+                copy_threads = nullptr;
                 stream = nullptr;
+        }
+
+        /* dst = src on the host, split over the copy threads in whole pages. */
+        void host_copy(void *dst, const void *src, size_t bytes)
+        {
+                struct Job {
+                        unsigned char *dst;
+                        const unsigned char *src;
+                        size_t bytes;
+                } job = {(unsigned char *)dst, (const unsigned char *)src, bytes};
+                size_t shares = bytes / COPY_SHARE_MIN;
+                unsigned threads = sortd__pool_size(copy_threads);
+
+                if (shares < 2) {
+                        memcpy(dst, src, bytes);
+                        return;
+                }
+                sortd__pool_run(
+                        copy_threads, shares < threads ? (unsigned)shares : threads,
+                        [](void *arg, unsigned tid, unsigned n) {
+                                Job *j = (Job *)arg;
+                                size_t pages = (j->bytes + PAGE - 1) / PAGE;
+                                size_t lo = pages * tid / n * PAGE;
+                                size_t hi = pages * (tid + 1) / n * PAGE;
+
+                                hi = hi < j->bytes ? hi : j->bytes;
+                                memcpy(j->dst + lo, j->src + lo, hi - lo);
+                        },
+                        &job);
         }
 };
 
-/* The uploads both engines start with: raw keys to keys0, values (not an
-   argsort's, which are generated) to vals0; then mark(0) starts the device
-   time that download reports (sortd_engine_last_device_seconds). */
+/* StagedCopy's operations (staging.h) on a backend's stream and copy threads. */
+class CudaStaging
+{
+      public:
+        explicit CudaStaging(CudaBackend &be) : be_(be)
+        {
+        }
+
+        /* Pinned or registered (portable, or with our device current): DMA-able as it is. */
+        bool pinned(const void *host, size_t bytes)
+        {
+                return page_locked(host) && page_locked((const unsigned char *)host + bytes - 1);
+        }
+
+        bool host_copy(void *dst, const void *src, size_t bytes)
+        {
+                be_.host_copy(dst, src, bytes);
+                return true;
+        }
+
+        bool dma(void *dst, const void *src, size_t bytes, Dir dir)
+        {
+                return be_.copy(dst, src, bytes,
+                                dir == Dir::to_device ? cudaMemcpyHostToDevice
+                                                      : cudaMemcpyDeviceToHost);
+        }
+
+        bool record(unsigned slot)
+        {
+                return be_.check(cudaEventRecord(be_.slot_done[slot], be_.stream),
+                                 "cudaEventRecord");
+        }
+
+        bool wait(unsigned slot)
+        {
+                return be_.check(cudaEventSynchronize(be_.slot_done[slot]), "cudaEventSynchronize");
+        }
+
+      private:
+        CudaBackend &be_;
+
+        static bool page_locked(const void *p)
+        {
+                cudaPointerAttributes a;
+
+                if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+                        (void)cudaGetLastError();
+                        return false;
+                }
+                return a.type == cudaMemoryTypeHost;
+        }
+};
+
+/*
+ * The uploads both engines start with: raw keys to keys0, values (not an argsort's, which are
+ * generated) to vals0, through the staging slots unless pinned; then mark(0) starts the device
+ * time that download reports (sortd_engine_last_device_seconds).
+ *
+ * The histogram is not counted per chunk as chunks land: it would save at most its one kernel
+ * (150-220 us of a 2^28 sort's ~60 ms), cost a launch per chunk each merging every block's
+ * counts with global atomics, need the dispatch to take counts made elsewhere, and move kernel
+ * work before mark(0), where the device time (and its comparison with cub) would miss it.
+ */
 inline bool upload(CudaBackend &be, const sortd__plan *plan, const void *keys, const void *vals,
                    size_t n, void *keys0, void *vals0)
 {
-        return be.copy(keys0, keys, n * plan->key_bytes, cudaMemcpyHostToDevice) &&
+        CudaStaging ops(be);
+        StagedCopy<CudaStaging> copy(ops, be.staging);
+
+        return copy.upload(keys0, keys, n * plan->key_bytes) &&
                (plan->argsort || !plan->val_bytes ||
-                be.copy(vals0, vals, n * plan->val_bytes, cudaMemcpyHostToDevice)) &&
+                copy.upload(vals0, vals, n * plan->val_bytes)) &&
                be.mark(0);
 }
 
 inline bool download(CudaBackend &be, const sortd__plan *plan, void *keys, void *vals, size_t n,
                      const void *keys_dev, const void *vals_dev)
 {
-        if (!be.mark(1) || !be.copy(keys, keys_dev, n * plan->key_bytes, cudaMemcpyDeviceToHost) ||
-            (plan->val_bytes &&
-             !be.copy(vals, vals_dev, n * plan->val_bytes, cudaMemcpyDeviceToHost)) ||
-            !be.wait())
+        CudaStaging ops(be);
+        StagedCopy<CudaStaging> copy(ops, be.staging);
+
+        if (!be.mark(1) || !copy.download(keys, keys_dev, n * plan->key_bytes) ||
+            (plan->val_bytes && !copy.download(vals, vals_dev, n * plan->val_bytes)) || !be.wait())
                 return false;
         be.e->last_device_seconds = be.marked_seconds();
         return true;
@@ -435,7 +596,7 @@ inline CallerArrays caller_arrays(const sortd__plan *plan, void *keys, void *val
 
 /*
  * A sort's end: after a failed step, work queued before it may still use the caller's memory
- * (a sort_device's arrays); it ends before we return.
+ * (a direct DMA, a sort_device's arrays) and the staging slots; it ends before we return.
  */
 inline sortd_status sort_finished(CudaBackend &be, bool ok)
 {
