@@ -6,7 +6,8 @@
  * opinion), against the CPU engine, which CI tests on every commit, and
  * against the independent reference sort (tests/support/reference.c) up to 100003
  * keys: the matrix, bit windows, 2^28 keys, the size limit, and each engine's
- * self-check, and sorts in each engine's pinned and registered host memory.
+ * self-check, and sorts in each engine's pinned and registered host memory,
+ * around the staging slot's size with pageable and pinned arrays mixed.
  * Device memory: sortd_engine_sort_device on arrays of exactly n keys against
  * the CPU engine, the device UUID, and CUDA IPC: a handle from this process
  * must be refused cleanly, and one from another process (this binary run
@@ -540,6 +541,42 @@ END_TEST
 
 #endif /* SORTD_HAVE_CUDA */
 
+/*
+ * Transfers around the engines' 8 MiB staging slot (2^21 u32 keys, 2^20 values), with pageable
+ * and pinned arrays in one sort: each array takes its own path (staged or direct).
+ */
+START_TEST(test_staged_transfers)
+{
+        const size_t slot_keys = (size_t)1 << 21, n_max = 3 * slot_keys + 5;
+        const size_t sizes[] = {slot_keys - 1, slot_keys, slot_keys + 1, n_max};
+        const sortd_sort_desc d = {SORTD_KEY_U32, SORTD_PAYLOAD_VALUES64, SORTD_DESCENDING, 0, 0};
+        struct engines e = make_all(n_max);
+
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+                size_t n = sizes[i];
+                struct run in = generate(&d, DATAGEN_ENTROPY, 16, n, 500 + i);
+                struct run want = sort_copy(e.cpu, &d, &in, n);
+
+                for (int g = 0; g < GPU_ENGINES; g++) {
+                        struct run mixed = copy_of(&d, in.keys, in.vals, n);
+                        void *pinned = NULL;
+
+                        ck_assert_msg(sortd_engine_host_alloc(e.gpu[g], n * 8, &pinned) == SORTD_OK,
+                                      "%s: %s", gpu_kinds[g], sortd_engine_error(e.gpu[g]));
+                        sort_in_place(e.gpu[g], &d, &in, &want, (struct run){mixed.keys, pinned}, n,
+                                      "pageable keys, pinned values");
+                        sort_in_place(e.gpu[g], &d, &in, &want, (struct run){pinned, mixed.vals}, n,
+                                      "pinned keys, pageable values");
+                        sortd_engine_host_free(e.gpu[g], pinned, n * 8);
+                        drop(&mixed);
+                }
+                drop(&want);
+                drop(&in);
+        }
+        destroy_all(&e);
+}
+END_TEST
+
 /* What the daemon runs at start, for each GPU engine; it prints its account. */
 START_TEST(test_selfcheck)
 {
@@ -623,6 +660,7 @@ static Suite *gpu_suite(void)
         tcase_add_test(engines, test_large);
         tcase_add_test(engines, test_size_limit);
         tcase_add_test(engines, test_host_memory);
+        tcase_add_test(engines, test_staged_transfers);
 #ifdef SORTD_HAVE_CUDA
         tcase_add_test(engines, test_sort_device);
         tcase_add_test(engines, test_device_uuid);
