@@ -130,6 +130,9 @@ void fault_in(buffer &b, unsigned threads);
 /* Bytes of the work buffer that fits any contestant's layout for this input. */
 size_t work_bytes(const input &in);
 
+/* Where our engines' runs put the values in the work buffer: after the keys, 64-byte aligned. */
+size_t vals_offset(const input &in);
+
 /* The CPU sorting peers, in report order, and whether each uses more than one thread. */
 const std::vector<std::string> &peer_names();
 bool peer_is_threaded(const std::string &name);
@@ -195,6 +198,7 @@ struct options {
         std::vector<std::string> engines;
         uint64_t seed = 1;
         bool json = false;
+        std::vector<std::string> memory{"pageable"}; /* GPU engines: pageable, pinned, device */
 };
 
 /* argv with the defaults filled in. A bad option exits 2 after one line on
@@ -215,6 +219,7 @@ struct gpu_request {
         unsigned host_threads; /* for generating, the reference sort and checking on the host */
         uint64_t seed;
         bool json;
+        std::vector<std::string> memory; /* pageable, pinned, device: a row each */
 };
 
 /* 0, also when no engine could be created (one line each says why); 1 after a

@@ -25,8 +25,7 @@ class engine_run : public run
         engine_run(sortd_engine *e, const input &in, const sorted_result &want, void *work,
                    unsigned threads)
             : e_(e), in_(in), want_(want), keys_(work),
-              vals_(static_cast<char *>(work) + (in.n * in.key_bytes + 63) / 64 * 64),
-              threads_(threads)
+              vals_(static_cast<char *>(work) + vals_offset(in)), threads_(threads)
         {
         }
 
@@ -90,6 +89,11 @@ std::unique_ptr<run> make_engine_run(sortd_engine *e, const input &in, const sor
                                      void *work, unsigned threads)
 {
         return std::make_unique<engine_run>(e, in, want, work, threads);
+}
+
+size_t vals_offset(const input &in)
+{
+        return (in.n * in.key_bytes + 63) / 64 * 64;
 }
 
 double now()

@@ -7,10 +7,15 @@
  * end of the upload to the start of the download
  * (sortd_engine_last_device_seconds): what the kernels cost, and what the
  * bandwidth bound, peak / bytes_per_key, is about. sortbench --help, "GPU",
- * says what each column means.
+ * says what each column means. --memory adds rows with the data in the
+ * engine's pinned host memory, or in device memory (sortd_engine_sort_device).
  */
 #include <algorithm>
 #include <cstdio>
+
+#ifdef SORTD_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include "bench.h"
 
@@ -27,8 +32,9 @@ struct gpu_engine {
 
 struct gpu_row {
         std::string engine;
-        double e2e_s;    /* median host-timed sort */
-        double device_s; /* median device-timed sort; 0 if not measured */
+        std::string memory; /* pageable, pinned, device */
+        double e2e_s;       /* median host-timed sort */
+        double device_s;    /* median device-timed sort; 0 if not measured */
         bool verified;
 };
 
@@ -50,6 +56,111 @@ double rate_g(size_t n, double secs)
 {
         return secs > 0 ? double(n) / secs / 1e9 : 0;
 }
+
+/* Host memory from sortd_engine_host_alloc (pinned on a GPU engine); get() is NULL if none. */
+class pinned_buffer
+{
+      public:
+        pinned_buffer(sortd_engine *e, size_t bytes) : e_(e), bytes_(bytes)
+        {
+                if (sortd_engine_host_alloc(e, bytes, &p_) != SORTD_OK)
+                        p_ = nullptr;
+        }
+        ~pinned_buffer()
+        {
+                sortd_engine_host_free(e_, p_, bytes_);
+        }
+        pinned_buffer(const pinned_buffer &) = delete;
+        pinned_buffer &operator=(const pinned_buffer &) = delete;
+        void *get() const
+        {
+                return p_;
+        }
+
+      private:
+        sortd_engine *e_;
+        size_t bytes_;
+        void *p_ = nullptr;
+};
+
+#ifdef SORTD_HAVE_CUDA
+/*
+ * sortd_engine_sort_device on device arrays laid out as the host work buffer (keys, then values
+ * at vals_offset). The engine run on the work buffer stages the input and checks the result;
+ * the copies up and down are untimed.
+ */
+class device_run : public run
+{
+      public:
+        device_run(sortd_engine *e, const input &in, std::unique_ptr<run> host, void *work)
+            : e_(e), in_(in), host_(std::move(host)), work_(work),
+              bytes_(vals_offset(in) + in.n * in.val_bytes)
+        {
+                if (cudaMalloc(&dev_, bytes_) != cudaSuccess) {
+                        (void)cudaGetLastError();
+                        dev_ = nullptr;
+                }
+        }
+        ~device_run() override
+        {
+                if (dev_)
+                        (void)cudaFree(dev_);
+        }
+        bool ok() const
+        {
+                return dev_ != nullptr;
+        }
+
+        /* The engines' streams do not wait for this copy: it has finished on return. */
+        void load() override
+        {
+                host_->load();
+                copied_ = cudaMemcpy(dev_, work_, bytes_, cudaMemcpyHostToDevice) == cudaSuccess &&
+                          cudaDeviceSynchronize() == cudaSuccess;
+        }
+
+        outcome sort(std::string &why) override
+        {
+                sortd_sort_desc d = {in_.type, in_.payload, SORTD_ASCENDING, 0, 0};
+                char *vals = in_.val_bytes ? static_cast<char *>(dev_) + vals_offset(in_) : nullptr;
+
+                if (!copied_) {
+                        why = "copying the input to the device failed";
+                        return outcome::failed;
+                }
+                sortd_status s = sortd_engine_sort_device(e_, &d, dev_, vals, in_.n);
+                if (s == SORTD_OK)
+                        return outcome::ok;
+                why = std::string(sortd_strerror(s)) + ": " + sortd_engine_error(e_);
+                return s == SORTD_E_UNSUPPORTED ? outcome::unsupported : outcome::failed;
+        }
+
+        bool verify(std::string &why) override
+        {
+                if (cudaMemcpy(work_, dev_, bytes_, cudaMemcpyDeviceToHost) != cudaSuccess) {
+                        why = "copying the result from the device failed";
+                        return false;
+                }
+                return host_->verify(why);
+        }
+
+      private:
+        sortd_engine *e_;
+        const input &in_;
+        std::unique_ptr<run> host_;
+        void *work_;
+        size_t bytes_;
+        void *dev_ = nullptr;
+        bool copied_ = false;
+};
+#endif
+
+/* An engine's run on a case with its data in the memory asked for, and that memory. */
+struct placed_run {
+        std::unique_ptr<pinned_buffer> pinned;
+        std::unique_ptr<run> r; /* nullptr when the memory could not be had */
+        std::string why;
+};
 
 class gpu_bench
 {
@@ -73,9 +184,9 @@ class gpu_bench
                 if (engines_.empty())
                         return 0;
                 if (!r_.json)
-                        printf("%-6s %-4s %-9s %-8s %-6s %12s %15s %7s %9s\n", "engine", "type",
-                               "payload", "dist", "n", "e2e GKeys/s", "kernel GKeys/s", "vs cub",
-                               "of bound");
+                        printf("%-6s %-8s %-4s %-9s %-8s %-6s %12s %15s %7s %9s\n", "engine",
+                               "memory", "type", "payload", "dist", "n", "e2e GKeys/s",
+                               "kernel GKeys/s", "vs cub", "of bound");
                 fflush(stdout);
                 r_.cases.for_each([this](sortd_key_type t, sortd_payload p, const dist_spec &d,
                                          size_t n) { run_case(t, p, d, n); });
@@ -166,25 +277,60 @@ class gpu_bench
                 buffer work(work_bytes(in));
                 /* Fault the pages in now: argsort output is the first write to its part. */
                 fault_in(work, r_.host_threads);
-                for (const gpu_engine *g : on) {
-                        gpu_row row;
-                        if (measure(*g, in, want, work, d.name, row))
-                                rows.push_back(row);
-                }
+                for (const gpu_engine *g : on)
+                        for (const auto &memory : r_.memory) {
+                                gpu_row row;
+                                if (measure(*g, in, want, work, d.name, memory, row))
+                                        rows.push_back(row);
+                        }
                 for (const auto &row : rows)
                         print(in, d.name, row, rows);
         }
 
+        placed_run place(const gpu_engine &g, const input &in, const sorted_result &want,
+                         buffer &work, const std::string &memory) const
+        {
+                placed_run p;
+                void *at = work.as<void>();
+
+                if (memory == "pinned") {
+                        p.pinned = std::make_unique<pinned_buffer>(g.e, work.bytes());
+                        at = p.pinned->get();
+                        if (!at) {
+                                p.why = sortd_engine_error(g.e);
+                                return p;
+                        }
+                }
+                p.r = make_engine_run(g.e, in, want, at, r_.host_threads);
+                if (memory != "device")
+                        return p;
+#ifdef SORTD_HAVE_CUDA
+                auto d = std::make_unique<device_run>(g.e, in, std::move(p.r), at);
+                if (d->ok())
+                        p.r = std::move(d);
+                else
+                        p.why = "cudaMalloc of the device arrays failed";
+#else
+                p.r = nullptr;
+                p.why = "this build has no CUDA";
+#endif
+                return p;
+        }
+
         /* repeats + 1 sorts, the first untimed (module loading, first touch); all verified. */
         bool measure(const gpu_engine &g, const input &in, const sorted_result &want, buffer &work,
-                     const std::string &dist, gpu_row &row)
+                     const std::string &dist, const std::string &memory, gpu_row &row)
         {
-                std::unique_ptr<run> r =
-                        make_engine_run(g.e, in, want, work.as<void>(), r_.host_threads);
+                placed_run p = place(g, in, want, work, memory);
+                std::unique_ptr<run> &r = p.r;
                 std::vector<double> e2e, dev;
                 std::string why;
 
-                row = {g.kind, 0, 0, true};
+                if (!r) {
+                        note(g.kind + " skips " + memory + " memory: " + p.why);
+                        return false;
+                }
+                row = {g.kind, memory, 0, 0, true};
                 for (unsigned rep = 0; rep <= r_.repeats; rep++) {
                         r->load();
                         double t0 = now();
@@ -234,7 +380,8 @@ class gpu_bench
                 double vs_cub = -1;
 
                 for (const auto &r : all)
-                        if (r.engine == "cub" && r.verified && r.device_s > 0)
+                        if (r.engine == "cub" && r.memory == row.memory && r.verified &&
+                            r.device_s > 0)
                                 cub = &r;
                 if (cub && row.engine != "cub" && kernel > 0)
                         vs_cub = kernel / rate_g(in.n, cub->device_s);
@@ -256,10 +403,10 @@ class gpu_bench
                         snprintf(bound, sizeof(bound), "%.4f", of_bound);
                 if (vs_cub >= 0)
                         snprintf(ratio, sizeof(ratio), ",\"vs_cub\":%.4f", vs_cub);
-                printf("{\"engine\":\"%s\",\"type\":\"%s\",\"payload\":\"%s\",\"dist\":\"%s\","
-                       "\"n\":%zu,\"gkeys_per_s\":%.4f,\"kernel_gkeys_per_s\":%s,"
+                printf("{\"engine\":\"%s\",\"memory\":\"%s\",\"type\":\"%s\",\"payload\":\"%s\","
+                       "\"dist\":\"%s\",\"n\":%zu,\"gkeys_per_s\":%.4f,\"kernel_gkeys_per_s\":%s,"
                        "\"of_bound\":%s%s,\"verified\":%s}\n",
-                       row.engine.c_str(), sortd_key_type_name(in.type),
+                       row.engine.c_str(), row.memory.c_str(), sortd_key_type_name(in.type),
                        sortd_payload_name(in.payload), dist.c_str(), in.n, rate_g(in.n, row.e2e_s),
                        rate, bound, ratio, row.verified ? "true" : "false");
         }
@@ -275,10 +422,10 @@ class gpu_bench
                         snprintf(bound, sizeof(bound), "%.0f%%", 100 * of_bound);
                 if (vs_cub >= 0)
                         snprintf(ratio, sizeof(ratio), "%.2fx", vs_cub);
-                printf("%-6s %-4s %-9s %-8s %-6s %12.3f %15s %7s %9s%s\n", row.engine.c_str(),
-                       sortd_key_type_name(in.type), sortd_payload_name(in.payload), dist.c_str(),
-                       size_name(in.n).c_str(), rate_g(in.n, row.e2e_s), rate, ratio, bound,
-                       row.verified ? "" : "  WRONG");
+                printf("%-6s %-8s %-4s %-9s %-8s %-6s %12.3f %15s %7s %9s%s\n", row.engine.c_str(),
+                       row.memory.c_str(), sortd_key_type_name(in.type),
+                       sortd_payload_name(in.payload), dist.c_str(), size_name(in.n).c_str(),
+                       rate_g(in.n, row.e2e_s), rate, ratio, bound, row.verified ? "" : "  WRONG");
         }
 };
 

@@ -40,6 +40,8 @@ void usage(FILE *f)
               "                   spreadsort,std (default: all; an engine of ours that cannot\n"
               "                   be created here is skipped with a note on stderr)\n"
               "  --seed N         data generator seed (default 1)\n"
+              "  --memory LIST    where cuda and cub find the data: pageable,pinned,device\n"
+              "                   (default pageable; see GPU)\n"
               "  --thp            madvise(MADV_HUGEPAGE) the input and work buffers\n"
               "  --json           one JSON object per line instead of a table\n"
               "  --help\n"
@@ -92,7 +94,12 @@ void usage(FILE *f)
               "cub engine maps signed, float and descending keys with one elementwise\n"
               "kernel before DeviceRadixSort and one after (4 x key bytes per key more,\n"
               "inside its kernel time); unsigned ascending keys reach it unmapped.\n"
-              "JSON rows of GPU engines carry gkeys_per_s (e2e), kernel_gkeys_per_s,\n"
+              "--memory: pageable sorts ordinary host buffers (staged through the\n"
+              "engine's pinned slots), pinned sorts buffers from sortd_engine_host_alloc\n"
+              "(DMA'd directly), device sorts device arrays with sortd_engine_sort_device\n"
+              "(input copied up and result down untimed; e2e is the call's host time,\n"
+              "kernel its device time). Each kind is a row of its own.\n"
+              "JSON rows of GPU engines carry memory, gkeys_per_s (e2e), kernel_gkeys_per_s,\n"
               "of_bound and, for cuda, vs_cub. Without a CUDA device (or in a build\n"
               "without the CUDA engines) each of cuda and cub prints one line on stderr,\n"
               "\"sortbench: ENGINE: no GPU benchmark: WHY\" (in JSON also a {\"skipped\"}\n"
@@ -180,7 +187,17 @@ bool is_peer(const std::string &name)
 
 options parse_options(int argc, char **argv)
 {
-        enum { o_type = 256, o_payload, o_dist, o_n, o_threads, o_repeats, o_engines, o_seed };
+        enum {
+                o_type = 256,
+                o_payload,
+                o_dist,
+                o_n,
+                o_threads,
+                o_repeats,
+                o_engines,
+                o_seed,
+                o_memory
+        };
         static const struct option longopts[] = {
                 {"type", required_argument, nullptr, o_type},
                 {"payload", required_argument, nullptr, o_payload},
@@ -190,6 +207,7 @@ options parse_options(int argc, char **argv)
                 {"repeats", required_argument, nullptr, o_repeats},
                 {"engines", required_argument, nullptr, o_engines},
                 {"seed", required_argument, nullptr, o_seed},
+                {"memory", required_argument, nullptr, o_memory},
                 {"thp", no_argument, nullptr, 't'},
                 {"json", no_argument, nullptr, 'j'},
                 {"help", no_argument, nullptr, 'h'},
@@ -260,6 +278,14 @@ options parse_options(int argc, char **argv)
                 case o_seed:
                         if (!parse_u64(optarg, &o.seed))
                                 bad_option("seed", optarg);
+                        break;
+                case o_memory:
+                        o.memory.clear();
+                        for (const auto &s : split(optarg)) {
+                                if (s != "pageable" && s != "pinned" && s != "device")
+                                        bad_option("memory", s.c_str());
+                                o.memory.push_back(s);
+                        }
                         break;
                 case 't':
                         buffer::use_huge_pages(true);

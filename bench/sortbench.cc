@@ -351,6 +351,7 @@ int run_all(options o)
         g.host_threads = *std::max_element(o.threads.begin(), o.threads.end());
         g.seed = o.seed;
         g.json = o.json;
+        g.memory = o.memory;
         return gpu_sweep(g) | rc;
 }
 

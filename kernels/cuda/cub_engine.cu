@@ -5,7 +5,8 @@
  * self-check, and tests/kernels/cuda/test_gpu_engines). It sorts the same mapped keys
  * as ours (keys.h, applied by convert_keys_kernel), so both engines agree bit
  * for bit; temporary storage is sized once, at create, for the largest
- * request the capacity allows.
+ * request the capacity allows. A sort on the caller's device memory gives
+ * CUB's DoubleBuffers the caller's arrays as one side (caller_buffers.h).
  */
 #include <cub/device/device_radix_sort.cuh>
 
@@ -22,10 +23,16 @@ extern "C" const sortd__engine_ops sortd__cub_engine_ops;
 namespace
 {
 
+/* A ping-pong pair of key and of value buffers: the engine's own, or with the caller's arrays
+   in place of buffer 0 (caller_buffers.h). */
+struct Buffers {
+        void *keys[2], *vals[2];
+};
+
 struct cub_engine {
         sortd_engine base; /* first: the C side sees a sortd_engine */
         CudaBackend be;
-        void *keys[2], *vals[2];
+        Buffers own;
         void *temp;
         size_t temp_bytes;
 };
@@ -33,7 +40,7 @@ struct cub_engine {
 void cub_destroy(sortd_engine *e)
 {
         cub_engine *c = (cub_engine *)e;
-        void *dev[] = {c->keys[0], c->keys[1], c->vals[0], c->vals[1], c->temp};
+        void *dev[] = {c->own.keys[0], c->own.keys[1], c->own.vals[0], c->own.vals[1], c->temp};
 
         (void)cudaSetDevice(c->be.device);
         for (void *p : dev)
@@ -90,10 +97,10 @@ sortd_status cub_create(const sortd_engine_config *cfg, sortd_engine **out, char
         s = c->be.open(&c->base, cfg);
         if (s == SORTD_OK) {
                 c->temp_bytes = max_temp_bytes(cap);
-                if (!c->be.alloc(&c->keys[0], cap * 8, "keys") ||
-                    !c->be.alloc(&c->keys[1], cap * 8, "keys") ||
-                    !c->be.alloc(&c->vals[0], cap * 8, "values") ||
-                    !c->be.alloc(&c->vals[1], cap * 8, "values") ||
+                if (!c->be.alloc(&c->own.keys[0], cap * 8, "keys") ||
+                    !c->be.alloc(&c->own.keys[1], cap * 8, "keys") ||
+                    !c->be.alloc(&c->own.vals[0], cap * 8, "values") ||
+                    !c->be.alloc(&c->own.vals[1], cap * 8, "values") ||
                     !c->be.alloc(&c->temp, c->temp_bytes, "CUB temporary storage"))
                         s = SORTD_E_NOMEM;
         }
@@ -103,12 +110,13 @@ sortd_status cub_create(const sortd_engine_config *cfg, sortd_engine **out, char
         return SORTD_OK;
 }
 
-/* Keys are mapped (and 8/16-bit keys widened) into keys[*key_buf]; values are in
-   vals[*val_buf]. Both indices are updated to where CUB leaves the result. */
+/* Keys are mapped (and 8/16-bit keys widened) into b.keys[*key_buf]; values are in
+   b.vals[*val_buf]. Both indices are updated to where CUB leaves the result. */
 template <class K, class V>
-bool cub_sort_typed(cub_engine *c, const sortd__plan *plan, uint32_t n, int *key_buf, int *val_buf)
+bool cub_sort_typed(cub_engine *c, const Buffers &b, const sortd__plan *plan, uint32_t n,
+                    int *key_buf, int *val_buf)
 {
-        cub::DoubleBuffer<K> k((K *)c->keys[*key_buf], (K *)c->keys[*key_buf ^ 1]);
+        cub::DoubleBuffer<K> k((K *)b.keys[*key_buf], (K *)b.keys[*key_buf ^ 1]);
         size_t bytes = c->temp_bytes;
         cudaError_t rc;
 
@@ -116,7 +124,7 @@ bool cub_sort_typed(cub_engine *c, const sortd__plan *plan, uint32_t n, int *key
                 rc = cub::DeviceRadixSort::SortKeys(c->temp, bytes, k, (int)n, (int)plan->begin_bit,
                                                     (int)plan->end_bit, c->be.stream);
         } else {
-                cub::DoubleBuffer<V> v((V *)c->vals[*val_buf], (V *)c->vals[*val_buf ^ 1]);
+                cub::DoubleBuffer<V> v((V *)b.vals[*val_buf], (V *)b.vals[*val_buf ^ 1]);
                 rc = cub::DeviceRadixSort::SortPairs(c->temp, bytes, k, v, (int)n,
                                                      (int)plan->begin_bit, (int)plan->end_bit,
                                                      c->be.stream);
@@ -127,22 +135,23 @@ bool cub_sort_typed(cub_engine *c, const sortd__plan *plan, uint32_t n, int *key
 }
 
 template <class K>
-bool cub_sort_values(cub_engine *c, const sortd__plan *plan, uint32_t n, int *kb, int *vb)
+bool cub_sort_values(cub_engine *c, const Buffers &b, const sortd__plan *plan, uint32_t n, int *kb,
+                     int *vb)
 {
         switch (plan->val_bytes) {
         case 4:
-                return cub_sort_typed<K, uint32_t>(c, plan, n, kb, vb);
+                return cub_sort_typed<K, uint32_t>(c, b, plan, n, kb, vb);
         case 8:
-                return cub_sort_typed<K, uint64_t>(c, plan, n, kb, vb);
+                return cub_sort_typed<K, uint64_t>(c, b, plan, n, kb, vb);
         default:
-                return cub_sort_typed<K, void>(c, plan, n, kb, vb);
+                return cub_sort_typed<K, void>(c, b, plan, n, kb, vb);
         }
 }
 
 /* Maps keys into (widened) kernel keys, or back: in place for 32/64-bit
    keys, between the two buffers for 8/16-bit ones. */
 template <class Narrow, class Wide>
-bool map_keys(cub_engine *c, sortd__twiddle tw, uint32_t n, int *kb, bool inverse)
+bool map_keys(cub_engine *c, const Buffers &b, sortd__twiddle tw, uint32_t n, int *kb, bool inverse)
 {
         CudaBackend &be = c->be;
         dim3 grid(elementwise_blocks(be, n)), block(CONVERT_THREADS);
@@ -154,22 +163,47 @@ bool map_keys(cub_engine *c, sortd__twiddle tw, uint32_t n, int *kb, bool invers
                 return true;
         bool ok =
                 inverse ? be.launch(convert_keys_kernel<Wide, Narrow>, grid, block,
-                                    (const Wide *)c->keys[from], (Narrow *)c->keys[to], n, tw, true)
+                                    (const Wide *)b.keys[from], (Narrow *)b.keys[to], n, tw, true)
                         : be.launch(convert_keys_kernel<Narrow, Wide>, grid, block,
-                                    (const Narrow *)c->keys[from], (Wide *)c->keys[to], n, tw,
-                                    false);
+                                    (const Narrow *)b.keys[from], (Wide *)b.keys[to], n, tw, false);
         *kb = to;
         return ok;
 }
 
 template <class Narrow, class Wide>
-bool cub_sort_keys(cub_engine *c, const sortd__plan *plan, uint32_t n, int *kb, int *vb)
+bool cub_sort_keys(cub_engine *c, const Buffers &b, const sortd__plan *plan, uint32_t n, int *kb,
+                   int *vb)
 {
         sortd__twiddle tw = sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
 
-        return map_keys<Narrow, Wide>(c, tw, n, kb, false) &&
-               cub_sort_values<Wide>(c, plan, n, kb, vb) &&
-               map_keys<Narrow, Wide>(c, tw, n, kb, true);
+        return map_keys<Narrow, Wide>(c, b, tw, n, kb, false) &&
+               cub_sort_values<Wide>(c, b, plan, n, kb, vb) &&
+               map_keys<Narrow, Wide>(c, b, tw, n, kb, true);
+}
+
+/* Sorts the keys (and values) in b.keys[0] (b.vals[0]); *kb and *vb name where the result is. */
+bool cub_sort_in(cub_engine *c, const Buffers &b, const sortd__plan *plan, uint32_t n, int *kb,
+                 int *vb)
+{
+        CudaBackend &be = c->be;
+        dim3 grid(elementwise_blocks(be, n)), block(CONVERT_THREADS);
+
+        *kb = *vb = 0;
+        if (plan->argsort &&
+            !(plan->val_bytes == 4
+                      ? be.launch(iota_kernel<uint32_t>, grid, block, (uint32_t *)b.vals[0], n)
+                      : be.launch(iota_kernel<uint64_t>, grid, block, (uint64_t *)b.vals[0], n)))
+                return false;
+        switch (plan->key_bytes) {
+        case 1:
+                return cub_sort_keys<uint8_t, uint32_t>(c, b, plan, n, kb, vb);
+        case 2:
+                return cub_sort_keys<uint16_t, uint32_t>(c, b, plan, n, kb, vb);
+        case 4:
+                return cub_sort_keys<uint32_t, uint32_t>(c, b, plan, n, kb, vb);
+        default:
+                return cub_sort_keys<uint64_t, uint64_t>(c, b, plan, n, kb, vb);
+        }
 }
 
 sortd_status cub_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals, size_t n)
@@ -177,34 +211,27 @@ sortd_status cub_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void
         cub_engine *c = (cub_engine *)e;
         CudaBackend &be = c->be;
         int kb = 0, vb = 0;
-        uint32_t n32 = (uint32_t)n;
-        bool ok = be.select() && upload(be, plan, keys, vals, n, c->keys[0], c->vals[0]);
 
-        if (ok && plan->argsort)
-                ok = plan->val_bytes == 4
-                             ? be.launch(iota_kernel<uint32_t>, dim3(elementwise_blocks(be, n32)),
-                                         dim3(CONVERT_THREADS), (uint32_t *)c->vals[0], n32)
-                             : be.launch(iota_kernel<uint64_t>, dim3(elementwise_blocks(be, n32)),
-                                         dim3(CONVERT_THREADS), (uint64_t *)c->vals[0], n32);
-        if (ok) {
-                switch (plan->key_bytes) {
-                case 1:
-                        ok = cub_sort_keys<uint8_t, uint32_t>(c, plan, n32, &kb, &vb);
-                        break;
-                case 2:
-                        ok = cub_sort_keys<uint16_t, uint32_t>(c, plan, n32, &kb, &vb);
-                        break;
-                case 4:
-                        ok = cub_sort_keys<uint32_t, uint32_t>(c, plan, n32, &kb, &vb);
-                        break;
-                default:
-                        ok = cub_sort_keys<uint64_t, uint64_t>(c, plan, n32, &kb, &vb);
-                        break;
-                }
-        }
-        if (!ok || !download(be, plan, keys, vals, n, c->keys[kb], c->vals[vb]))
+        if (!be.select())
                 return SORTD_E_DEVICE;
-        return SORTD_OK;
+        return sort_finished(
+                be, upload(be, plan, keys, vals, n, c->own.keys[0], c->own.vals[0]) &&
+                            cub_sort_in(c, c->own, plan, (uint32_t)n, &kb, &vb) &&
+                            download(be, plan, keys, vals, n, c->own.keys[kb], c->own.vals[vb]));
+}
+
+sortd_status cub_sort_device(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
+                             size_t n)
+{
+        cub_engine *c = (cub_engine *)e;
+        CallerArrays arrays = caller_arrays(plan, keys, vals, n);
+
+        return sort_device(c->be, n, [&] {
+                return sort_in_caller_buffers(
+                        c->be, c->own, arrays, [&](const Buffers &b, int *kb, int *vb) {
+                                return cub_sort_in(c, b, plan, (uint32_t)n, kb, vb);
+                        });
+        });
 }
 
 } /* namespace */
@@ -219,4 +246,8 @@ extern "C" const sortd__engine_ops sortd__cub_engine_ops = {
         host_free,
         host_register<cub_engine>,
         host_unregister<cub_engine>,
+        device_uuid<cub_engine>,
+        ipc_open<cub_engine>,
+        ipc_close<cub_engine>,
+        cub_sort_device,
 };

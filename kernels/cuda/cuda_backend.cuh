@@ -6,15 +6,41 @@
 #ifndef SORTD_CUDA_BACKEND_CUH
 #define SORTD_CUDA_BACKEND_CUH
 
+#include <cudaTypedefs.h> /* the driver's function types only: we do not link libcuda */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../engine_impl.h"
+extern "C" {
+#include "../cpu/pool.h" /* a C header without C++ guards */
+}
 #include "dispatch.cuh"
+#include "staging.h"
 
 namespace sortd_cuda
 {
+
+/*
+ * The staging area (staging.h): 4 slots of 8 MiB, 32 MiB pinned per engine, less for a capacity
+ * whose largest transfer (capacity x 8 bytes) is smaller. 8 MiB keeps each DMA (~150 us at
+ * 55 GB/s) and each copy thread's share (1 MiB, ~100 us at one core's ~10 GB/s) well above what
+ * an operation costs (a cudaMemcpyAsync, an event wait, a thread's wake-up: 5-20 us). Two slots
+ * would double-buffer; four let the DMA engine run three chunks ahead of a host copy that
+ * stalls (its core taken by another thread), and keep four chunks of a download in flight.
+ */
+constexpr unsigned STAGING_SLOTS = 4;
+constexpr size_t STAGING_SLOT_BYTES = (size_t)8 << 20;
+/*
+ * Threads that split each chunk's host copy, the caller's included: one core copies ~10 GB/s and
+ * pinned DMA moves 55 GB/s, so fewer would cap the staged rate (copying is bound by the host's
+ * memory bandwidth before 8). Shares are whole pages of at least 1 MiB: below that a thread's
+ * wake-up costs more than it copies.
+ */
+constexpr unsigned COPY_THREADS = 8;
+constexpr size_t COPY_SHARE_MIN = (size_t)1 << 20;
+constexpr size_t PAGE = 4096;
 
 class CudaBackend
 {
@@ -24,6 +50,11 @@ class CudaBackend
         int device = 0;
         unsigned sms = 1;
         cudaEvent_t marks[2] = {nullptr, nullptr}; /* bracket a sort's device work */
+        cudaUUID_t uuid = {};
+        PFN_cuMemGetAddressRange_v3020 address_range = nullptr; /* fetched by the first IPC open */
+        StagingSlots staging = {};                              /* pinned; see STAGING_SLOTS */
+        cudaEvent_t slot_done[MAX_STAGING_SLOTS] = {};          /* each slot's last DMA */
+        sortd__pool *copy_threads = nullptr;
 
         /* Records a failed call in e->why; true when rc is cudaSuccess. */
         bool check(cudaError_t rc, const char *what)
@@ -59,6 +90,11 @@ class CudaBackend
                 return check(cudaMemcpyAsync(dst, src, bytes, kind, stream), "cudaMemcpyAsync");
         }
 
+        bool copy_device(void *dst, const void *src, size_t bytes)
+        {
+                return copy(dst, src, bytes, cudaMemcpyDeviceToDevice);
+        }
+
         bool wait()
         {
                 return check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -84,6 +120,53 @@ class CudaBackend
                         return 0;
                 }
                 return ms * 1e-3;
+        }
+
+        /* After a failed step: what was queued may still use the caller's memory; let it end. */
+        void drain()
+        {
+                if (cudaStreamSynchronize(stream) != cudaSuccess)
+                        (void)cudaGetLastError();
+        }
+
+        /*
+         * *bytes = the size of the allocation that starts at p. Only the driver knows it
+         * (cuMemGetAddressRange); the runtime hands out the driver's entry point, so we need not
+         * link libcuda, which a machine without a GPU lacks.
+         */
+        bool allocation_size(void *p, size_t *bytes)
+        {
+                CUdeviceptr start = 0;
+                CUresult r;
+
+                if (!address_range && !find_address_range())
+                        return false;
+                r = address_range(&start, bytes, (CUdeviceptr)p);
+                if (r == CUDA_SUCCESS)
+                        return true;
+                sortd__engine_fail(e, SORTD_E_DEVICE, "cuMemGetAddressRange: CUresult %d", (int)r);
+                return false;
+        }
+
+        bool find_address_range()
+        {
+                void *fn = nullptr;
+                cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+
+                /* CUDA 13 deprecates cudaGetDriverEntryPoint for this call. 3020: CUDA 3.2 made
+                   the 64-bit form that PFN_..._v3020 types; a version above the driver's fails. */
+                if (!check(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 3020,
+                                                            cudaEnableDefault, &found),
+                           "cudaGetDriverEntryPointByVersion(cuMemGetAddressRange)"))
+                        return false;
+                if (!fn || found != cudaDriverEntryPointSuccess) {
+                        sortd__engine_fail(e, SORTD_E_DEVICE,
+                                           "the CUDA driver has no cuMemGetAddressRange (%d)",
+                                           (int)found);
+                        return false;
+                }
+                address_range = (PFN_cuMemGetAddressRange_v3020)fn;
+                return true;
         }
 
         bool alloc(void **p, size_t bytes, const char *what)
@@ -130,6 +213,7 @@ class CudaBackend
                                 "no CUDA device: %s is sm_%d%d, sm_75 or newer needed", prop.name,
                                 prop.major, prop.minor);
                 sms = (unsigned)prop.multiProcessorCount;
+                uuid = prop.uuid;
                 e->peak_bandwidth = peak_bandwidth();
                 snprintf(e->device, sizeof(e->device), "%.80s (sm_%d%d, %d SMs, %.1f GiB)",
                          prop.name, prop.major, prop.minor, prop.multiProcessorCount,
@@ -139,6 +223,34 @@ class CudaBackend
                     !check(cudaEventCreate(&marks[0]), "cudaEventCreate") ||
                     !check(cudaEventCreate(&marks[1]), "cudaEventCreate"))
                         return SORTD_E_DEVICE;
+                return open_staging(cfg->capacity);
+        }
+
+        /* The staging slots, their events and the copy threads for transfers of up to
+           capacity x 8 bytes. */
+        sortd_status open_staging(size_t capacity)
+        {
+                size_t largest = (capacity ? capacity : 1) * 8;
+                size_t slot = largest < STAGING_SLOT_BYTES ? (largest + PAGE - 1) / PAGE * PAGE
+                                                           : STAGING_SLOT_BYTES;
+                long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+                unsigned threads = cpus > 0 && cpus < COPY_THREADS ? (unsigned)cpus : COPY_THREADS;
+                int rc;
+
+                if (!check(cudaHostAlloc((void **)&staging.mem, slot * STAGING_SLOTS,
+                                         cudaHostAllocDefault),
+                           "cudaHostAlloc (staging slots)"))
+                        return SORTD_E_NOMEM;
+                staging.slot_bytes = slot;
+                staging.slots = STAGING_SLOTS;
+                for (unsigned i = 0; i < STAGING_SLOTS; i++)
+                        if (!check(cudaEventCreateWithFlags(&slot_done[i], cudaEventDisableTiming),
+                                   "cudaEventCreate"))
+                                return SORTD_E_DEVICE;
+                rc = sortd__pool_create(threads, &copy_threads);
+                if (rc != 0)
+                        return sortd__engine_fail(e, SORTD_E_SYSTEM, "copy threads: %s",
+                                                  strerror(-rc));
                 return SORTD_OK;
         }
 
@@ -169,34 +281,139 @@ class CudaBackend
                 if (!stream) /* open() makes the events only after the stream */
                         return;
                 (void)cudaSetDevice(device);
+                (void)cudaStreamSynchronize(stream); /* nothing may still use the slots */
                 for (cudaEvent_t &ev : marks)
                         if (ev)
                                 (void)cudaEventDestroy(ev);
+                for (cudaEvent_t &ev : slot_done)
+                        if (ev)
+                                (void)cudaEventDestroy(ev);
+                if (staging.mem)
+                        (void)cudaFreeHost(staging.mem);
+                sortd__pool_destroy(copy_threads);
                 (void)cudaStreamDestroy(stream);
+                (void)cudaGetLastError();
                 marks[0] = marks[1] = nullptr;
+                for (cudaEvent_t &ev : slot_done)
+                        ev = nullptr;
+                staging = {};
+                copy_threads = nullptr;
                 stream = nullptr;
+        }
+
+        /* dst = src on the host, split over the copy threads in whole pages. */
+        void host_copy(void *dst, const void *src, size_t bytes)
+        {
+                struct Job {
+                        unsigned char *dst;
+                        const unsigned char *src;
+                        size_t bytes;
+                } job = {(unsigned char *)dst, (const unsigned char *)src, bytes};
+                size_t shares = bytes / COPY_SHARE_MIN;
+                unsigned threads = sortd__pool_size(copy_threads);
+
+                if (shares < 2) {
+                        memcpy(dst, src, bytes);
+                        return;
+                }
+                sortd__pool_run(
+                        copy_threads, shares < threads ? (unsigned)shares : threads,
+                        [](void *arg, unsigned tid, unsigned n) {
+                                Job *j = (Job *)arg;
+                                size_t pages = (j->bytes + PAGE - 1) / PAGE;
+                                size_t lo = pages * tid / n * PAGE;
+                                size_t hi = pages * (tid + 1) / n * PAGE;
+
+                                hi = hi < j->bytes ? hi : j->bytes;
+                                memcpy(j->dst + lo, j->src + lo, hi - lo);
+                        },
+                        &job);
         }
 };
 
-/* The uploads both engines start with: raw keys to keys0, values (not an
-   argsort's, which are generated) to vals0; then mark(0) starts the device
-   time that download reports (sortd_engine_last_device_seconds). */
+/* StagedCopy's operations (staging.h) on a backend's stream and copy threads. */
+class CudaStaging
+{
+      public:
+        explicit CudaStaging(CudaBackend &be) : be_(be)
+        {
+        }
+
+        /* Pinned or registered (portable, or with our device current): DMA-able as it is. */
+        bool pinned(const void *host, size_t bytes)
+        {
+                return page_locked(host) && page_locked((const unsigned char *)host + bytes - 1);
+        }
+
+        bool host_copy(void *dst, const void *src, size_t bytes)
+        {
+                be_.host_copy(dst, src, bytes);
+                return true;
+        }
+
+        bool dma(void *dst, const void *src, size_t bytes, Dir dir)
+        {
+                return be_.copy(dst, src, bytes,
+                                dir == Dir::to_device ? cudaMemcpyHostToDevice
+                                                      : cudaMemcpyDeviceToHost);
+        }
+
+        bool record(unsigned slot)
+        {
+                return be_.check(cudaEventRecord(be_.slot_done[slot], be_.stream),
+                                 "cudaEventRecord");
+        }
+
+        bool wait(unsigned slot)
+        {
+                return be_.check(cudaEventSynchronize(be_.slot_done[slot]), "cudaEventSynchronize");
+        }
+
+      private:
+        CudaBackend &be_;
+
+        static bool page_locked(const void *p)
+        {
+                cudaPointerAttributes a;
+
+                if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+                        (void)cudaGetLastError();
+                        return false;
+                }
+                return a.type == cudaMemoryTypeHost;
+        }
+};
+
+/*
+ * The uploads both engines start with: raw keys to keys0, values (not an argsort's, which are
+ * generated) to vals0, through the staging slots unless pinned; then mark(0) starts the device
+ * time that download reports (sortd_engine_last_device_seconds).
+ *
+ * The histogram is not counted per chunk as chunks land: it would save at most its one kernel
+ * (150-220 us of a 2^28 sort's ~60 ms), cost a launch per chunk each merging every block's
+ * counts with global atomics, need the dispatch to take counts made elsewhere, and move kernel
+ * work before mark(0), where the device time (and its comparison with cub) would miss it.
+ */
 inline bool upload(CudaBackend &be, const sortd__plan *plan, const void *keys, const void *vals,
                    size_t n, void *keys0, void *vals0)
 {
-        return be.copy(keys0, keys, n * plan->key_bytes, cudaMemcpyHostToDevice) &&
+        CudaStaging ops(be);
+        StagedCopy<CudaStaging> copy(ops, be.staging);
+
+        return copy.upload(keys0, keys, n * plan->key_bytes) &&
                (plan->argsort || !plan->val_bytes ||
-                be.copy(vals0, vals, n * plan->val_bytes, cudaMemcpyHostToDevice)) &&
+                copy.upload(vals0, vals, n * plan->val_bytes)) &&
                be.mark(0);
 }
 
 inline bool download(CudaBackend &be, const sortd__plan *plan, void *keys, void *vals, size_t n,
                      const void *keys_dev, const void *vals_dev)
 {
-        if (!be.mark(1) || !be.copy(keys, keys_dev, n * plan->key_bytes, cudaMemcpyDeviceToHost) ||
-            (plan->val_bytes &&
-             !be.copy(vals, vals_dev, n * plan->val_bytes, cudaMemcpyDeviceToHost)) ||
-            !be.wait())
+        CudaStaging ops(be);
+        StagedCopy<CudaStaging> copy(ops, be.staging);
+
+        if (!be.mark(1) || !copy.download(keys, keys_dev, n * plan->key_bytes) ||
+            (plan->val_bytes && !copy.download(vals, vals_dev, n * plan->val_bytes)) || !be.wait())
                 return false;
         be.e->last_device_seconds = be.marked_seconds();
         return true;
@@ -294,6 +511,114 @@ template <class E> sortd_status host_unregister(sortd_engine *e, void *p)
                 return SORTD_E_DEVICE;
         rc = cudaHostUnregister(p);
         return rc == cudaSuccess ? SORTD_OK : host_register_failed(e, rc, "cudaHostUnregister");
+}
+
+/* ---- device memory (engine.h) for an engine struct E with members base and be ---- */
+
+static_assert(sizeof(cudaUUID_t) == SORTD_DEVICE_UUID_BYTES, "engine.h's device UUID");
+static_assert(sizeof(cudaIpcMemHandle_t) == SORTD_CUDA_IPC_HANDLE_BYTES, "engine.h's IPC handle");
+
+template <class E> sortd_status device_uuid(sortd_engine *e, uint8_t *uuid)
+{
+        memcpy(uuid, ((E *)e)->be.uuid.bytes, SORTD_DEVICE_UUID_BYTES);
+        return SORTD_OK;
+}
+
+/*
+ * Whether the driver refused the handle itself rather than failed: the handle is the caller's
+ * to fix (engine.h: SORTD_E_INVAL).
+ */
+inline bool handle_refused(cudaError_t rc)
+{
+        switch (rc) {
+        case cudaErrorInvalidValue:          /* not a handle, freed since, another GPU */
+        case cudaErrorInvalidResourceHandle: /* not a handle this driver knows */
+        case cudaErrorMapBufferObjectFailed: /* another container or PID namespace */
+        case cudaErrorInvalidDevice:         /* exported on a device we cannot reach */
+        case cudaErrorPeerAccessUnsupported: /* ... or map */
+        case cudaErrorDeviceUninitialized:   /* "invalid device context": this same process */
+        case cudaErrorAlreadyMapped:         /* opened before and not closed */
+                return true;
+        default:
+                return false;
+        }
+}
+
+inline sortd_status ipc_failed(sortd_engine *e, cudaError_t rc, const char *what)
+{
+        (void)cudaGetLastError();
+        return sortd__engine_fail(e, handle_refused(rc) ? SORTD_E_INVAL : SORTD_E_DEVICE,
+                                  "%s: %s (%s)", what, cudaGetErrorString(rc),
+                                  cudaGetErrorName(rc));
+}
+
+/* Lazy peer access: a handle from a peer device maps without our enabling peer access first. */
+template <class E>
+sortd_status ipc_open(sortd_engine *e, const uint8_t *handle, void **base, size_t *bytes)
+{
+        CudaBackend &be = ((E *)e)->be;
+        cudaIpcMemHandle_t h;
+        void *p = nullptr;
+        size_t size = 0;
+        cudaError_t rc;
+
+        memcpy(&h, handle, sizeof(h));
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        rc = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+        if (rc != cudaSuccess)
+                return ipc_failed(e, rc, "cudaIpcOpenMemHandle");
+        if (!be.allocation_size(p, &size)) {
+                if (cudaIpcCloseMemHandle(p) != cudaSuccess)
+                        (void)cudaGetLastError();
+                return SORTD_E_DEVICE;
+        }
+        *base = p;
+        *bytes = size;
+        return SORTD_OK;
+}
+
+template <class E> sortd_status ipc_close(sortd_engine *e, void *base)
+{
+        CudaBackend &be = ((E *)e)->be;
+        cudaError_t rc;
+
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        rc = cudaIpcCloseMemHandle(base);
+        return rc == cudaSuccess ? SORTD_OK : ipc_failed(e, rc, "cudaIpcCloseMemHandle");
+}
+
+inline CallerArrays caller_arrays(const sortd__plan *plan, void *keys, void *vals, size_t n)
+{
+        return CallerArrays{keys, vals, n, plan->key_bytes, plan->val_bytes, plan->argsort};
+}
+
+/*
+ * A sort's end: after a failed step, work queued before it may still use the caller's memory
+ * (a direct DMA, a sort_device's arrays) and the staging slots; it ends before we return.
+ */
+inline sortd_status sort_finished(CudaBackend &be, bool ok)
+{
+        if (ok)
+                return SORTD_OK;
+        be.drain();
+        return SORTD_E_DEVICE;
+}
+
+/*
+ * The frame of either engine's sort_device: sort() queues the sort on be's stream. The device
+ * time (sortd_engine_last_device_seconds) is all of it, copies on the device included.
+ */
+template <class Sort> sortd_status sort_device(CudaBackend &be, size_t n, Sort sort)
+{
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        if (!be.mark(0) || !sort() || !be.mark(1) || !be.wait())
+                return sort_finished(be, false);
+        if (n >= 2)
+                be.e->last_device_seconds = be.marked_seconds();
+        return SORTD_OK;
 }
 
 } /* namespace sortd_cuda */

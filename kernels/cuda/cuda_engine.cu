@@ -2,7 +2,9 @@
  * The "cuda" engine: our Onesweep kernels behind kernels/engine.h. Creates
  * everything for its capacity up front (ping-pong key and value buffers,
  * histograms, offsets, status counters, tile tickets, the stream); a sort
- * uploads, dispatches (dispatch.cuh) and downloads, allocating nothing.
+ * uploads, dispatches (dispatch.cuh) and downloads, allocating nothing; a sort on
+ * the caller's device memory dispatches with the caller's arrays as one side of
+ * the ping-pong (caller_buffers.h).
  */
 #include <new>
 #include <stdlib.h>
@@ -82,12 +84,9 @@ sortd_status cuda_create(const sortd_engine_config *cfg, sortd_engine **out, cha
         return SORTD_OK;
 }
 
-sortd_status cuda_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals, size_t n)
+SortRequest request(const sortd__plan *plan, size_t n)
 {
-        cuda_engine *c = (cuda_engine *)e;
-        CudaBackend &be = c->be;
         SortRequest r;
-        SortResult res;
 
         r.n = (uint32_t)n;
         r.key_bytes = plan->key_bytes;
@@ -96,11 +95,33 @@ sortd_status cuda_sort(sortd_engine *e, const sortd__plan *plan, void *keys, voi
         r.tw = sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
         r.begin_bit = plan->begin_bit;
         r.end_bit = plan->end_bit;
-        if (!be.select() || !upload(be, plan, keys, vals, n, c->buf.keys[0], c->buf.vals[0]) ||
-            !onesweep_sort<Policy32, Policy64>(be, c->buf, r, &res) ||
-            !download(be, plan, keys, vals, n, c->buf.keys[res.key_buf], c->buf.vals[res.val_buf]))
+        return r;
+}
+
+sortd_status cuda_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals, size_t n)
+{
+        cuda_engine *c = (cuda_engine *)e;
+        CudaBackend &be = c->be;
+        SortRequest r = request(plan, n);
+        SortResult res;
+
+        if (!be.select())
                 return SORTD_E_DEVICE;
-        return SORTD_OK;
+        return sort_finished(be, upload(be, plan, keys, vals, n, c->buf.keys[0], c->buf.vals[0]) &&
+                                         onesweep_sort<Policy32, Policy64>(be, c->buf, r, &res) &&
+                                         download(be, plan, keys, vals, n, c->buf.keys[res.key_buf],
+                                                  c->buf.vals[res.val_buf]));
+}
+
+sortd_status cuda_sort_device(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
+                              size_t n)
+{
+        cuda_engine *c = (cuda_engine *)e;
+        SortRequest r = request(plan, n);
+
+        return sort_device(c->be, n, [&] {
+                return onesweep_sort_device<Policy32, Policy64>(c->be, c->buf, r, keys, vals);
+        });
 }
 
 } /* namespace */
@@ -115,4 +136,8 @@ extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
         host_free,
         host_register<cuda_engine>,
         host_unregister<cuda_engine>,
+        device_uuid<cuda_engine>,
+        ipc_open<cuda_engine>,
+        ipc_close<cuda_engine>,
+        cuda_sort_device,
 };

@@ -1,12 +1,14 @@
 /*
  * Dispatch: the host-side sequence of an Onesweep sort over buffers already
  * on the device. Templated on a Backend so the CUDA engine (streams, real
- * launches) and the emulated-kernel tests (tests/kernels/cuda/test_emulated_kernels on tests/support/simt) run the same code:
+ * launches) and the emulated-kernel tests (tests/kernels/cuda/test_emulated_kernels on
+ * tests/support/simt) run the same code:
  *
  *   template <class... P, class... A>
  *   bool launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args);
  *   bool clear(void *dev, size_t bytes);              // async memset 0
  *   bool to_host(void *host, const void *dev, size_t bytes); // waits
+ *   bool copy_device(void *dst, const void *src, size_t bytes); // async
  *   unsigned sm_count();
  *
  * A backend that returns false has recorded its error; dispatch stops.
@@ -17,6 +19,7 @@
 #include <stddef.h>
 
 #include "../keys.h"
+#include "caller_buffers.h"
 #include "kernels.cuh"
 #include "result_buffer.h"
 
@@ -226,6 +229,26 @@ bool onesweep_sort(Backend &be, const DeviceBuffers &b, const SortRequest &r, So
         default:
                 return dispatch_values<P64, uint64_t>(be, b, r, r.tw, res);
         }
+}
+
+/*
+ * onesweep_sort on the caller's device arrays keys and vals (any n <= MAX_KEYS): own's
+ * ping-pong buffers with the caller's arrays in place of buffer 0 (caller_buffers.h).
+ */
+template <class P32, class P64, class Backend>
+bool onesweep_sort_device(Backend &be, const DeviceBuffers &own, const SortRequest &r, void *keys,
+                          void *vals)
+{
+        CallerArrays c = {keys, vals, r.n, r.key_bytes, r.val_bytes, r.argsort};
+
+        return sort_in_caller_buffers(be, own, c, [&](DeviceBuffers &b, int *kb, int *vb) {
+                SortResult res;
+                bool ok = onesweep_sort<P32, P64>(be, b, r, &res);
+
+                *kb = res.key_buf;
+                *vb = res.val_buf;
+                return ok;
+        });
 }
 
 } /* namespace sortd_cuda */

@@ -11,6 +11,7 @@
 
 #include <check.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -264,6 +265,94 @@ START_TEST(test_production_64)
 }
 END_TEST
 
+/* Bytes past the caller's arrays that a sort on them must leave alone. */
+constexpr size_t GUARD = 64;
+constexpr unsigned char GUARD_BYTE = 0xa5;
+
+/* The device-to-device copies caller_buffers.h promises for a sort of `passes` binning passes:
+   an odd number leaves 32/64-bit keys and any values in the engine's buffer, to be copied back;
+   8/16-bit keys are always copied in and out. */
+unsigned expected_copies(const sortd_sort_desc &d, size_t n, unsigned passes)
+{
+        if (n < 2)
+                return 0;
+        unsigned keys = sortd_key_size(d.key_type) < 4 ? 2 : passes % 2;
+        return keys + (sortd_payload_size(d.payload) ? passes % 2 : 0);
+}
+
+/* sort_device on arrays of exactly n keys and values (plus a guard) against the CPU engine's
+   sortd_engine_sort of the same input; and, where passes >= 0, its copies. */
+void check_device(sortd_engine *cpu, const sortd_sort_desc &d, const Dist &dist, size_t n,
+                  int passes, uint64_t seed)
+{
+        size_t kb = sortd_key_size(d.key_type), vb = sortd_payload_size(d.payload);
+        std::vector<unsigned char> k(n * kb + GUARD, GUARD_BYTE), v(n * vb + GUARD, GUARD_BYTE);
+        std::vector<unsigned char> k_cpu, v_cpu, guard(GUARD, GUARD_BYTE);
+        char dname[32];
+
+        datagen_fill(k.data(), n, d.key_type, dist.dist, dist.param, seed);
+        if (vb)
+                datagen_fill_values(v.data(), n, (unsigned)vb, seed + 1);
+        if (d.payload == SORTD_PAYLOAD_ARGSORT32 || d.payload == SORTD_PAYLOAD_ARGSORT64)
+                std::memset(v.data(), 0xff, n * vb); /* every index must be written */
+        k_cpu = k;
+        v_cpu = v;
+        ck_assert_msg(sortd_engine_sort(cpu, &d, k_cpu.data(), v_cpu.data(), n) == SORTD_OK,
+                      "cpu engine: %s", sortd_engine_error(cpu));
+        schedule(seed);
+        unsigned copies = emulated::sort_device<TestPolicy, TestPolicy>(d, k.data(), v.data(), n);
+
+        datagen_name(dist.dist, dist.param, dname, sizeof(dname));
+        ck_assert_msg(k == k_cpu && v == v_cpu, "sort_device %s %s %s [%u,%u) %s n=%zu: %s",
+                      sortd_key_type_name(d.key_type), sortd_payload_name(d.payload),
+                      d.order == SORTD_DESCENDING ? "desc" : "asc", d.begin_bit, d.end_bit, dname,
+                      n,
+                      !std::equal(guard.begin(), guard.end(), k.end() - GUARD) ||
+                                      !std::equal(guard.begin(), guard.end(), v.end() - GUARD)
+                              ? "wrote past the caller's arrays"
+                              : "differs from the CPU engine");
+        if (passes < 0)
+                return;
+        ck_assert_msg(copies == expected_copies(d, n, (unsigned)passes),
+                      "sort_device %s %s [%u,%u) n=%zu, %u passes: %u device copies, want %u",
+                      sortd_key_type_name(d.key_type), sortd_payload_name(d.payload), d.begin_bit,
+                      d.end_bit, n, passes, copies, expected_copies(d, n, (unsigned)passes));
+}
+
+/*
+ * sortd_engine_sort_device's buffer choice (caller_buffers.h): every key type and payload, an
+ * even and an odd number of passes (full width, and a bit window a pass narrower or wider),
+ * no pass at all (equal keys), and n = 1 (an argsort writes index 0).
+ */
+START_TEST(test_sort_device)
+{
+        /* By key bytes - 1. Uniform keys use every place of their window: passes = its width
+           in digits; the full width of 8- and 16-bit keys is one and two passes. */
+        const struct {
+                unsigned begin, end;
+        } odd_window[] = {{1, 7}, {4, 12}, {}, {0, 24}, {}, {}, {}, {3, 43}};
+        size_t n = 5 * TEST_TILE + 3;
+        sortd_engine *cpu = cpu_engine(n);
+        uint64_t seed = seed_base() * 65537u;
+
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (sortd_payload pl : PAYLOADS) {
+                        unsigned kb = (unsigned)sortd_key_size((sortd_key_type)t);
+                        unsigned b = odd_window[kb - 1].begin, e = odd_window[kb - 1].end;
+                        sortd_sort_desc full = {(sortd_key_type)t, pl, SORTD_ASCENDING, 0, 0};
+                        sortd_sort_desc window = {(sortd_key_type)t, pl, SORTD_DESCENDING, b, e};
+
+                        check_device(cpu, full, DISTS[0], n, (int)kb, ++seed);
+                        check_device(cpu, window, DISTS[0], n, (int)(e - b + 7) / 8, ++seed);
+                        check_device(cpu, full, DISTS[4], n, 0, ++seed); /* all equal */
+                        /* two keys may share a digit, and that place is skipped */
+                        check_device(cpu, window, DISTS[0], 2, -1, ++seed);
+                        check_device(cpu, full, DISTS[0], 1, 0, ++seed);
+                }
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
 Suite *emulated_suite()
 {
         const struct {
@@ -282,7 +371,8 @@ Suite *emulated_suite()
                      {"bits", test_bit_ranges},
                      {"homogeneous", test_homogeneous_tiles},
                      {"production32", test_production_32},
-                     {"production64", test_production_64}};
+                     {"production64", test_production_64},
+                     {"device", test_sort_device}};
         Suite *s = suite_create("emulated-kernels");
 
         for (const auto &c : cases) {

@@ -6,7 +6,13 @@
  * opinion), against the CPU engine, which CI tests on every commit, and
  * against the independent reference sort (tests/support/reference.c) up to 100003
  * keys: the matrix, bit windows, 2^28 keys, the size limit, and each engine's
- * self-check, and sorts in each engine's pinned and registered host memory.
+ * self-check, and sorts in each engine's pinned and registered host memory,
+ * around the staging slot's size with pageable and pinned arrays mixed.
+ * Device memory: sortd_engine_sort_device on arrays of exactly n keys against
+ * the CPU engine, the device UUID, and CUDA IPC: a handle from this process
+ * must be refused cleanly, and one from another process (this binary run
+ * again as "--ipc-child", a fresh process, never a fork of one that initialised
+ * CUDA) opened, sorted in and closed.
  * No GPU engine is an oracle here.
  * Case "daemon": `sortd --engine auto` ($SORTD_BIN) must choose cuda after its
  * self-check, and sort every key type through libsortd like the reference.
@@ -16,10 +22,17 @@
  * main probes the device first: the suite runs with CK_NOFORK.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef SORTD_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include "datagen.h"
 #include "engine.h"
@@ -275,6 +288,295 @@ START_TEST(test_host_memory)
 }
 END_TEST
 
+#ifdef SORTD_HAVE_CUDA
+
+/* A CUDA call the test makes itself, outside the engines. */
+#define CUDA_OK(call)                                                                              \
+        do {                                                                                       \
+                cudaError_t rc_ = (call);                                                          \
+                ck_assert_msg(rc_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(rc_));       \
+        } while (0)
+
+/* in's keys and values in device arrays of exactly n keys and values. */
+static struct run to_device(const sortd_sort_desc *d, const struct run *in, size_t n)
+{
+        size_t kb = sortd_key_size(d->key_type), vb = sortd_payload_size(d->payload);
+        struct run dev = {NULL, NULL};
+
+        CUDA_OK(cudaMalloc(&dev.keys, n * kb));
+        CUDA_OK(cudaMemcpy(dev.keys, in->keys, n * kb, cudaMemcpyHostToDevice));
+        if (vb) {
+                CUDA_OK(cudaMalloc(&dev.vals, n * vb));
+                CUDA_OK(cudaMemcpy(dev.vals, in->vals, n * vb, cudaMemcpyHostToDevice));
+        }
+        /* a pageable copy may still be in flight, and the engines' streams do not wait for it */
+        CUDA_OK(cudaDeviceSynchronize());
+        return dev;
+}
+
+/* The device arrays' contents in host memory. */
+static struct run from_device(const sortd_sort_desc *d, const struct run *dev, size_t n)
+{
+        size_t kb = sortd_key_size(d->key_type), vb = sortd_payload_size(d->payload);
+        struct run r = {malloc(n * kb + 1), malloc(n * vb + 1)};
+
+        ck_assert(r.keys && r.vals);
+        CUDA_OK(cudaMemcpy(r.keys, dev->keys, n * kb, cudaMemcpyDeviceToHost));
+        if (vb)
+                CUDA_OK(cudaMemcpy(r.vals, dev->vals, n * vb, cudaMemcpyDeviceToHost));
+        return r;
+}
+
+/* sort_device of the device arrays at dev, holding in, against want (the CPU engine's). */
+static void sort_on_device(sortd_engine *g, const sortd_sort_desc *d, struct run dev,
+                           const struct run *want, size_t n, const char *what)
+{
+        struct run got;
+
+        ck_assert_msg(sortd_engine_sort_device(g, d, dev.keys, dev.vals, n) == SORTD_OK,
+                      "%s: %s sort_device: %s", what, sortd_engine_kind(g), sortd_engine_error(g));
+        ck_assert_msg(n < 2 || sortd_engine_last_device_seconds(g) > 0,
+                      "%s: %s sort_device measured no device time", what, sortd_engine_kind(g));
+        got = from_device(d, &dev, n);
+        ck_assert_msg(same(&got, want, d, n), "%s: %s sort_device differs from cpu", what,
+                      sortd_engine_kind(g));
+        drop(&got);
+}
+
+static void check_device(const struct engines *e, const sortd_sort_desc *d, size_t n, uint64_t seed)
+{
+        struct run in = generate(d, DATAGEN_UNIFORM, 0, n, seed);
+        struct run want = sort_copy(e->cpu, d, &in, n);
+        char what[128];
+
+        snprintf(what, sizeof(what), "%s %s %s [%u,%u) n=%zu", sortd_key_type_name(d->key_type),
+                 sortd_payload_name(d->payload), d->order ? "desc" : "asc", d->begin_bit,
+                 d->end_bit, n);
+        for (int i = 0; i < GPU_ENGINES; i++) {
+                struct run dev = to_device(d, &in, n);
+                sort_on_device(e->gpu[i], d, dev, &want, n, what);
+                CUDA_OK(cudaFree(dev.keys));
+                CUDA_OK(cudaFree(dev.vals));
+        }
+        drop(&want);
+        drop(&in);
+}
+
+/*
+ * Every key type x payload on arrays of exactly their size: n = 1 (an argsort's index 0 is
+ * written on the device), tile edges, and windows with an odd number of passes, whose result
+ * ends in the engine's buffer and is copied back.
+ */
+START_TEST(test_sort_device)
+{
+        const size_t sizes[] = {1, 2, 3071, 4097, 100003};
+        struct engines e = make_all(100003);
+        uint64_t seed = 4242;
+
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++) {
+                        unsigned bits = 8 * (unsigned)sortd_key_size((sortd_key_type)t);
+                        sortd_sort_desc odd = {(sortd_key_type)t, (sortd_payload)p,
+                                               SORTD_DESCENDING, 1, bits > 8 ? bits - 8 : 7};
+
+                        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+                                sortd_sort_desc d = {(sortd_key_type)t, (sortd_payload)p,
+                                                     (sortd_order)(s & 1), 0, 0};
+                                check_device(&e, &d, sizes[s], ++seed);
+                        }
+                        check_device(&e, &odd, 100003, ++seed);
+                }
+        destroy_all(&e);
+}
+END_TEST
+
+START_TEST(test_device_uuid)
+{
+        struct cudaDeviceProp prop;
+        uint8_t uuid[SORTD_DEVICE_UUID_BYTES];
+
+        CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+        for (int i = 0; i < GPU_ENGINES; i++) {
+                sortd_engine *g = make(gpu_kinds[i], 2);
+
+                ck_assert_msg(sortd_engine_device_uuid(g, uuid) == SORTD_OK, "%s: %s", gpu_kinds[i],
+                              sortd_engine_error(g));
+                ck_assert_msg(memcmp(uuid, prop.uuid.bytes, sizeof(uuid)) == 0,
+                              "%s: not device 0's UUID", gpu_kinds[i]);
+                sortd_engine_destroy(g);
+        }
+}
+END_TEST
+
+/* The driver refuses a handle from this same process: a clean SORTD_E_INVAL naming the error. */
+START_TEST(test_ipc_same_process)
+{
+        cudaIpcMemHandle_t h;
+        void *mem;
+
+        CUDA_OK(cudaMalloc(&mem, 4096));
+        CUDA_OK(cudaIpcGetMemHandle(&h, mem));
+        for (int i = 0; i < GPU_ENGINES; i++) {
+                sortd_engine *g = make(gpu_kinds[i], 2);
+                void *base = &h;
+                size_t bytes = 7;
+                sortd_status s = sortd_engine_ipc_open(g, (const uint8_t *)&h, &base, &bytes);
+                const char *why = sortd_engine_error(g);
+
+                printf("%s: ipc_open of our own handle: %s: %s\n", gpu_kinds[i], sortd_strerror(s),
+                       why);
+                ck_assert_msg(s == SORTD_E_INVAL, "%s: %s: %s", gpu_kinds[i], sortd_strerror(s),
+                              why);
+                ck_assert_msg(strstr(why, "cudaIpcOpenMemHandle: ") && strstr(why, "(cudaError"),
+                              "%s: the message names no CUDA error: %s", gpu_kinds[i], why);
+                ck_assert_msg(base == &h && bytes == 7, "%s: outputs written on failure",
+                              gpu_kinds[i]);
+                sortd_engine_destroy(g);
+        }
+        CUDA_OK(cudaFree(mem));
+}
+END_TEST
+
+/* The cross-process case's data: one allocation, keys then values. */
+#define IPC_N ((size_t)100003)
+static const sortd_sort_desc ipc_desc = {SORTD_KEY_U64, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING, 0,
+                                         0};
+
+/*
+ * The exporting process (main, given "--ipc-child"): allocates and fills the case's arrays,
+ * writes their handle to stdout, and frees them when stdin ends. Exit 0 on success.
+ */
+static int ipc_child(void)
+{
+        struct run in = generate(&ipc_desc, DATAGEN_UNIFORM, 0, IPC_N, 77);
+        size_t kbytes = IPC_N * 8, vbytes = IPC_N * 4;
+        cudaIpcMemHandle_t h;
+        char *mem = NULL, c;
+        cudaError_t rc;
+
+        if ((rc = cudaMalloc((void **)&mem, kbytes + vbytes)) != cudaSuccess ||
+            (rc = cudaMemcpy(mem, in.keys, kbytes, cudaMemcpyHostToDevice)) != cudaSuccess ||
+            (rc = cudaMemcpy(mem + kbytes, in.vals, vbytes, cudaMemcpyHostToDevice)) !=
+                    cudaSuccess ||
+            (rc = cudaDeviceSynchronize()) != cudaSuccess ||
+            (rc = cudaIpcGetMemHandle(&h, mem)) != cudaSuccess) {
+                fprintf(stderr, "ipc child: %s\n", cudaGetErrorString(rc));
+                return 1;
+        }
+        if (write(1, &h, sizeof(h)) != (ssize_t)sizeof(h))
+                return 1;
+        while (read(0, &c, 1) > 0)
+                ;
+        drop(&in);
+        return cudaFree(mem) == cudaSuccess ? 0 : 1;
+}
+
+/* Runs this binary as the IPC child; *to and *from are its stdin and stdout. */
+static pid_t spawn_ipc_child(int *to, int *from)
+{
+        extern char **environ;
+        char *argv[] = {"/proc/self/exe", "--ipc-child", NULL};
+        posix_spawn_file_actions_t fa;
+        int in[2], out[2];
+        pid_t pid;
+
+        ck_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0);
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+        posix_spawn_file_actions_destroy(&fa);
+        close(in[0]);
+        close(out[1]);
+        *to = in[1];
+        *from = out[0];
+        return pid;
+}
+
+/* Another process's allocation, opened by each engine, sorted in place and closed. */
+START_TEST(test_ipc_cross_process)
+{
+        struct engines e = make_all(IPC_N);
+        struct run in = generate(&ipc_desc, DATAGEN_UNIFORM, 0, IPC_N, 77);
+        struct run want = sort_copy(e.cpu, &ipc_desc, &in, IPC_N);
+        uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES];
+        size_t got = 0, kbytes = IPC_N * 8;
+        int to, from, status;
+        pid_t pid = spawn_ipc_child(&to, &from);
+        ssize_t r;
+
+        while (got < sizeof(handle) && (r = read(from, handle + got, sizeof(handle) - got)) > 0)
+                got += (size_t)r;
+        ck_assert_msg(got == sizeof(handle), "the IPC child sent no handle (see its stderr)");
+        for (int i = 0; i < GPU_ENGINES; i++) {
+                sortd_engine *g = e.gpu[i];
+                void *base = NULL;
+                size_t bytes = 0;
+
+                ck_assert_msg(sortd_engine_ipc_open(g, handle, &base, &bytes) == SORTD_OK,
+                              "%s: ipc_open: %s", gpu_kinds[i], sortd_engine_error(g));
+                ck_assert_msg(bytes >= kbytes + IPC_N * 4, "%s: %zu bytes opened, %zu allocated",
+                              gpu_kinds[i], bytes, kbytes + IPC_N * 4);
+                if (i > 0) /* the engine before sorted it */
+                        CUDA_OK(cudaMemcpy(base, in.keys, kbytes, cudaMemcpyHostToDevice));
+                if (i > 0)
+                        CUDA_OK(cudaMemcpy((char *)base + kbytes, in.vals, IPC_N * 4,
+                                           cudaMemcpyHostToDevice));
+                CUDA_OK(cudaDeviceSynchronize());
+                sort_on_device(g, &ipc_desc, (struct run){base, (char *)base + kbytes}, &want,
+                               IPC_N, "another process's allocation");
+                ck_assert_msg(sortd_engine_ipc_close(g, base) == SORTD_OK, "%s: ipc_close: %s",
+                              gpu_kinds[i], sortd_engine_error(g));
+        }
+        close(to);
+        close(from);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "IPC child: status %#x",
+                      status);
+        drop(&want);
+        drop(&in);
+        destroy_all(&e);
+}
+END_TEST
+
+#endif /* SORTD_HAVE_CUDA */
+
+/*
+ * Transfers around the engines' 8 MiB staging slot (2^21 u32 keys, 2^20 values), with pageable
+ * and pinned arrays in one sort: each array takes its own path (staged or direct).
+ */
+START_TEST(test_staged_transfers)
+{
+        const size_t slot_keys = (size_t)1 << 21, n_max = 3 * slot_keys + 5;
+        const size_t sizes[] = {slot_keys - 1, slot_keys, slot_keys + 1, n_max};
+        const sortd_sort_desc d = {SORTD_KEY_U32, SORTD_PAYLOAD_VALUES64, SORTD_DESCENDING, 0, 0};
+        struct engines e = make_all(n_max);
+
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+                size_t n = sizes[i];
+                struct run in = generate(&d, DATAGEN_ENTROPY, 16, n, 500 + i);
+                struct run want = sort_copy(e.cpu, &d, &in, n);
+
+                for (int g = 0; g < GPU_ENGINES; g++) {
+                        struct run mixed = copy_of(&d, in.keys, in.vals, n);
+                        void *pinned = NULL;
+
+                        ck_assert_msg(sortd_engine_host_alloc(e.gpu[g], n * 8, &pinned) == SORTD_OK,
+                                      "%s: %s", gpu_kinds[g], sortd_engine_error(e.gpu[g]));
+                        sort_in_place(e.gpu[g], &d, &in, &want, (struct run){mixed.keys, pinned}, n,
+                                      "pageable keys, pinned values");
+                        sort_in_place(e.gpu[g], &d, &in, &want, (struct run){pinned, mixed.vals}, n,
+                                      "pinned keys, pageable values");
+                        sortd_engine_host_free(e.gpu[g], pinned, n * 8);
+                        drop(&mixed);
+                }
+                drop(&want);
+                drop(&in);
+        }
+        destroy_all(&e);
+}
+END_TEST
+
 /* What the daemon runs at start, for each GPU engine; it prints its account. */
 START_TEST(test_selfcheck)
 {
@@ -358,6 +660,13 @@ static Suite *gpu_suite(void)
         tcase_add_test(engines, test_large);
         tcase_add_test(engines, test_size_limit);
         tcase_add_test(engines, test_host_memory);
+        tcase_add_test(engines, test_staged_transfers);
+#ifdef SORTD_HAVE_CUDA
+        tcase_add_test(engines, test_sort_device);
+        tcase_add_test(engines, test_device_uuid);
+        tcase_add_test(engines, test_ipc_same_process);
+        tcase_add_test(engines, test_ipc_cross_process);
+#endif
         suite_add_tcase(s, engines);
         tcase_set_timeout(daemon, 300);
         tcase_add_test(daemon, test_daemon_auto);
@@ -394,9 +703,16 @@ static int probe(void)
         return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-        int rc = probe();
+        int rc;
 
+#ifdef SORTD_HAVE_CUDA
+        if (argc == 2 && strcmp(argv[1], "--ipc-child") == 0)
+                return ipc_child();
+#endif
+        (void)argc;
+        (void)argv;
+        rc = probe();
         return rc != 0 ? rc : run_suite_nofork(gpu_suite());
 }

@@ -21,6 +21,7 @@ namespace emulated
 /* A host-memory stand-in for a CUDA stream. */
 struct Backend {
         unsigned sms = 3;
+        unsigned copies = 0; /* copy_device calls */
 
         template <class... P, class... A>
         bool launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args)
@@ -36,6 +37,12 @@ struct Backend {
         bool to_host(void *host, const void *dev, size_t bytes)
         {
                 std::memcpy(host, dev, bytes);
+                return true;
+        }
+        bool copy_device(void *dst, const void *src, size_t bytes)
+        {
+                copies++;
+                std::memcpy(dst, src, bytes);
                 return true;
         }
         unsigned sm_count() const
@@ -61,39 +68,71 @@ inline sortd__key_kind key_kind(sortd_key_type t)
         }
 }
 
+/* The cuda engine's own device memory for n keys, in host memory. */
+template <class P32, class P64> struct Memory {
+        std::vector<uint64_t> k0, k1, v0, v1;
+        std::vector<uint32_t> hist, offsets, hist_host, tickets, status;
+        sortd_cuda::DeviceBuffers b;
+
+        explicit Memory(size_t n)
+            : k0(n), k1(n), v0(n), v1(n), hist(sortd_cuda::MAX_PLACES * sortd_cuda::RADIX),
+              offsets(hist.size()), hist_host(hist.size()), tickets(sortd_cuda::MAX_PLACES),
+              status(sortd_cuda::status_words<P32, P64>(n))
+        {
+                b = {{k0.data(), k1.data()}, {v0.data(), v1.data()}, hist.data(),
+                     offsets.data(),         tickets.data(),         status.data(),
+                     hist_host.data()};
+        }
+};
+
+/* The request the cuda engine makes of d (kernels/cuda/cuda_engine.cu). */
+inline sortd_cuda::SortRequest request(const sortd_sort_desc &d, size_t n)
+{
+        sortd_cuda::SortRequest r;
+        unsigned kb = (unsigned)sortd_key_size(d.key_type);
+
+        r.n = (uint32_t)n;
+        r.key_bytes = kb;
+        r.val_bytes = (unsigned)sortd_payload_size(d.payload);
+        r.argsort = d.payload == SORTD_PAYLOAD_ARGSORT32 || d.payload == SORTD_PAYLOAD_ARGSORT64;
+        r.tw = sortd__twiddle_make(kb, key_kind(d.key_type), d.order == SORTD_DESCENDING);
+        r.begin_bit = d.begin_bit;
+        r.end_bit = d.end_bit ? d.end_bit : kb * 8;
+        return r;
+}
+
 /* Sorts like sortd_engine_sort() would with the cuda engine, n >= 2. */
 template <class P32, class P64>
 void sort(const sortd_sort_desc &d, void *keys, void *vals, size_t n)
 {
-        unsigned kb = (unsigned)sortd_key_size(d.key_type);
-        unsigned vb = (unsigned)sortd_payload_size(d.payload);
-        bool argsort = d.payload == SORTD_PAYLOAD_ARGSORT32 || d.payload == SORTD_PAYLOAD_ARGSORT64;
-        std::vector<uint64_t> k0(n), k1(n), v0(n), v1(n);
-        std::vector<uint32_t> hist(sortd_cuda::MAX_PLACES * sortd_cuda::RADIX),
-                offsets(hist.size()), hist_host(hist.size()), tickets(sortd_cuda::MAX_PLACES),
-                status(sortd_cuda::status_words<P32, P64>(n));
-        sortd_cuda::DeviceBuffers b = {
-                {k0.data(), k1.data()}, {v0.data(), v1.data()}, hist.data(),     offsets.data(),
-                tickets.data(),         status.data(),          hist_host.data()};
-        sortd_cuda::SortRequest r;
+        Memory<P32, P64> m(n);
+        sortd_cuda::SortRequest r = request(d, n);
         sortd_cuda::SortResult res;
         Backend be;
 
-        r.n = (uint32_t)n;
-        r.key_bytes = kb;
-        r.val_bytes = vb;
-        r.argsort = argsort;
-        r.tw = sortd__twiddle_make(kb, key_kind(d.key_type), d.order == SORTD_DESCENDING);
-        r.begin_bit = d.begin_bit;
-        r.end_bit = d.end_bit ? d.end_bit : kb * 8;
-        std::memcpy(k0.data(), keys, n * kb);
-        if (vb && !argsort)
-                std::memcpy(v0.data(), vals, n * vb);
-        if (!sortd_cuda::onesweep_sort<P32, P64>(be, b, r, &res))
+        std::memcpy(m.k0.data(), keys, n * r.key_bytes);
+        if (r.val_bytes && !r.argsort)
+                std::memcpy(m.v0.data(), vals, n * r.val_bytes);
+        if (!sortd_cuda::onesweep_sort<P32, P64>(be, m.b, r, &res))
                 std::abort();
-        std::memcpy(keys, b.keys[res.key_buf], n * kb);
-        if (vb)
-                std::memcpy(vals, b.vals[res.val_buf], n * vb);
+        std::memcpy(keys, m.b.keys[res.key_buf], n * r.key_bytes);
+        if (r.val_bytes)
+                std::memcpy(vals, m.b.vals[res.val_buf], n * r.val_bytes);
+}
+
+/*
+ * Sorts like sortd_engine_sort_device() would with the cuda engine, any n: keys and vals stand
+ * in for the caller's device arrays. Returns the device-to-device copies it made.
+ */
+template <class P32, class P64>
+unsigned sort_device(const sortd_sort_desc &d, void *keys, void *vals, size_t n)
+{
+        Memory<P32, P64> m(n);
+        Backend be;
+
+        if (!sortd_cuda::onesweep_sort_device<P32, P64>(be, m.b, request(d, n), keys, vals))
+                std::abort();
+        return be.copies;
 }
 
 } /* namespace emulated */
