@@ -152,7 +152,8 @@ sortd_status sortd_engine_ipc_close(sortd_engine *e, void *base);
  * sortd_engine_sort on keys and vals in the engine's device memory (an opened allocation, say):
  * the same request checks, and it returns when the sort has finished on the device. The
  * buffers serve as the sort's own scratch, so on an error after the checks their contents are
- * undefined.
+ * undefined. The engine sorts on a stream of its own and waits for no other: the work that
+ * writes the buffers must have finished (cudaStreamSynchronize) before the call.
  */
 sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
                                       void *vals, size_t n);
