@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "cuda_backend.cuh"
+#include "memory_ops.cuh"
 #include "result_buffer.h"
 
 using namespace sortd_cuda;

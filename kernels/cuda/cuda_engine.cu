@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cuda_backend.cuh"
+#include "memory_ops.cuh"
 
 using namespace sortd_cuda;
 
