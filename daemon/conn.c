@@ -202,7 +202,7 @@ void sortd__conn_complete(sortd__job *j, void *arg)
 {
         sortd__conn *c = j->conn;
         sortd__server *srv = arg;
-        bool sort = j->op == SORTD__OP_SORT || j->op == SORTD__OP_SORT_DEVICE;
+        bool sort = sortd__job_is_sort(j);
 
         c->in_engine--;
         if (sort)
@@ -256,7 +256,7 @@ void sortd__conn_close(sortd__conn *c)
         for (j = cancelled; j; j = j->qnext) {
                 j->cancelled = true;
                 c->in_engine--;
-                if (j->op == SORTD__OP_SORT || j->op == SORTD__OP_SORT_DEVICE)
+                if (sortd__job_is_sort(j))
                         srv->stats.cancelled++;
         }
         sortd__dispatch_closing(c);

@@ -71,7 +71,6 @@ static sortd__job *sort_job(sortd__conn *c, const sortd__request *rq)
                 return NULL;
         }
         j->conn = c;
-        j->is_sort = true;
         j->op = SORTD__OP_SORT;
         j->desc = rq->desc;
         j->n = rq->n;

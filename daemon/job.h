@@ -41,7 +41,6 @@ typedef struct sortd__job {
         struct sortd__conn *conn;
         sortd__job_state state;
         uint64_t id;
-        bool is_sort;
         sortd__job_op op;
         struct sortd__region *region; /* REGION_OPEN, REGION_CLOSE */
         bool cancelled;               /* its connection went away while the engine had it */
@@ -64,5 +63,11 @@ typedef struct sortd__job {
         size_t out_len;
         uv_write_t wreq;
 } sortd__job;
+
+/* Whether j is a sort (its reply a SortReply), as against a region's open or close. */
+static inline bool sortd__job_is_sort(const sortd__job *j)
+{
+        return j->op == SORTD__OP_SORT || j->op == SORTD__OP_SORT_DEVICE;
+}
 
 #endif

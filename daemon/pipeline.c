@@ -75,7 +75,7 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
         unsigned nbufs = 0;
         int r;
 
-        if (j->is_sort && sortd__reply_pack_sort(j) < 0)
+        if (sortd__job_is_sort(j) && sortd__reply_pack_sort(j) < 0)
                 j->out_len = 0;
         if (j->out_len == 0) { /* no memory for the reply: the stream would lose sync */
                 sortd__adm_release(p->adm, j);
@@ -84,7 +84,7 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
         }
         bufs[nbufs++] = (uv_buf_t){.base = (char *)j->out, .len = j->out_len};
         /* An inline sort's result goes back from its request buffer; a region's stays put. */
-        if (j->is_sort && j->status == SORTD_OK && j->n && j->buf) {
+        if (sortd__job_is_sort(j) && j->status == SORTD_OK && j->n && j->buf) {
                 bufs[nbufs++] = (uv_buf_t){.base = (char *)j->keys, .len = j->sizes.keys_bytes};
                 if (j->sizes.vals_bytes)
                         bufs[nbufs++] =
