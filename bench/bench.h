@@ -199,11 +199,17 @@ struct options {
         uint64_t seed = 1;
         bool json = false;
         std::vector<std::string> memory{"pageable"}; /* GPU engines: pageable, pinned, device */
+        bool model = false; /* the kernels' cost model on the emulator, no timing */
 };
 
 /* argv with the defaults filled in. A bad option exits 2 after one line on
    stderr, --help exits 0 after the usage text: the process is sortbench. */
 options parse_options(int argc, char **argv);
+
+/* --model: the cuda engine's kernels on the SIMT emulator, per launch and per
+   key, beside the Onesweep minimum (tests/support/simt/kernel_model.h);
+   1 if a modelled sort is wrong, 2 where the build has no emulator. */
+int run_model(const options &o);
 
 /* Whether an --engines name is one of ours (cpu, cuda, cub), one of ours on
    the GPU, a CPU sorting peer. */

@@ -41,6 +41,9 @@ void usage(FILE *f)
               "                   be created here is skipped with a note on stderr)\n"
               "  --seed N         data generator seed (default 1)\n"
               "  --memory LIST    where cuda and cub find the data: pageable,pinned,device\n"
+              "  --model          no timing: the cuda kernels' cost model on the SIMT emulator\n"
+              "                   (DRAM bytes, L2 sectors, shared wavefronts, warp operations\n"
+              "                   per key and launch; default n 2^18, --type/--payload/--dist)\n"
               "                   (default pageable; see GPU)\n"
               "  --thp            madvise(MADV_HUGEPAGE) the input and work buffers\n"
               "  --json           one JSON object per line instead of a table\n"
@@ -196,7 +199,8 @@ options parse_options(int argc, char **argv)
                 o_repeats,
                 o_engines,
                 o_seed,
-                o_memory
+                o_memory,
+                o_model
         };
         static const struct option longopts[] = {
                 {"type", required_argument, nullptr, o_type},
@@ -208,6 +212,7 @@ options parse_options(int argc, char **argv)
                 {"engines", required_argument, nullptr, o_engines},
                 {"seed", required_argument, nullptr, o_seed},
                 {"memory", required_argument, nullptr, o_memory},
+                {"model", no_argument, nullptr, o_model},
                 {"thp", no_argument, nullptr, 't'},
                 {"json", no_argument, nullptr, 'j'},
                 {"help", no_argument, nullptr, 'h'},
@@ -286,6 +291,9 @@ options parse_options(int argc, char **argv)
                                         bad_option("memory", s.c_str());
                                 o.memory.push_back(s);
                         }
+                        break;
+                case o_model:
+                        o.model = true;
                         break;
                 case 't':
                         buffer::use_huge_pages(true);

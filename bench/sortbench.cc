@@ -335,6 +335,8 @@ int run_all(options o)
         options cpu = o;
         int rc = 0;
 
+        if (o.model)
+                return run_model(o);
         cpu.engines.clear();
         for (const auto &name : o.engines)
                 (is_gpu(name) ? g.engines : cpu.engines).push_back(name);

@@ -1,7 +1,8 @@
 /*
  * One Onesweep digit-binning pass over one tile (paper, section 3):
  *   take a tile ticket -> load keys -> rank (warp multi-split) -> count and
- *   publish -> look back -> scatter keys through shared staging -> move values.
+ *   publish -> stage keys in rank order -> look back -> write keys out ->
+ *   move values the same way.
  * A tile whose keys all share one digit skips the staging.
  *
  * Keys are 32- or 64-bit unsigned; the key-type, sign, float and order map
@@ -40,29 +41,55 @@ template <class K, class V> struct BinningParams {
         bool gen_index; /* argsort, first pass: the value is the input index */
 };
 
+/* Lanes whose digit equals this lane's: one ballot per digit bit, each
+   vote narrowing the set. match.any would do it in one instruction, but a
+   long-latency one that stalls the warp on the MIO pipe. */
+SORTD_DEVICE unsigned warp_peers(uint32_t d)
+{
+        unsigned peers = FULL_MASK;
+
+#pragma unroll
+        for (int b = 0; b < RADIX_BITS; b++) {
+                unsigned bit = d >> b & 1u;
+                unsigned vote = __ballot_sync(FULL_MASK, bit);
+                peers &= bit ? vote : ~vote;
+        }
+        return peers;
+}
+
 template <class Policy, class K, class V> struct AgentBinning {
-        using P = typename Policy::binning;
+        static constexpr bool HAS_VALUES = !std::is_same<V, NoValue>::value;
+        using P = typename Policy::template binning_for<HAS_VALUES>;
         static constexpr int THREADS = P::THREADS;
         static constexpr int ITEMS = P::ITEMS;
         static constexpr int WARPS = P::WARPS;
         static constexpr int TILE = P::TILE;
         static constexpr int WARP_ITEMS = ITEMS * WARP_THREADS;
         static constexpr int DIGITS_PER_THREAD = (RADIX + THREADS - 1) / THREADS;
-        static constexpr bool HAS_VALUES = !std::is_same<V, NoValue>::value;
+        /* predecessors' status words read at once by the look-back */
+        static constexpr int LOOKBACK_WINDOW = 4;
         using Staged = typename std::conditional<HAS_VALUES, V, K>::type;
+        /* a rank within the tile, and above it the key's digit */
+        static constexpr int RANK_BITS = 16;
+        static constexpr uint32_t RANK_MASK = (1u << RANK_BITS) - 1;
+        static_assert(TILE <= (1 << RANK_BITS), "ranks fit below the digit");
+        static constexpr int DIGIT_WORDS = (ITEMS + 3) / 4;
+        static constexpr int POS_WORDS = (ITEMS + 1) / 2;
 
-        /* Ranking's warp histograms, then staging of keys, then of values:
-           phases that never overlap share the bytes. */
+        /* Keys are staged, then values over them; the warp counters stay
+           apart so a warp may stage its keys while others still read theirs. */
         union Exchange {
-                uint32_t warp_hist[WARPS][RADIX];
                 K keys[TILE];
                 Staged vals[TILE];
         };
 
         struct TempStorage {
                 Exchange x;
-                uint32_t tile_start[RADIX]; /* exclusive scan of the tile's counts */
-                uint32_t bin_off[RADIX];    /* global position - tile position, mod 2^32 */
+                /* digit counts per warp, then each warp's first position per
+                   digit in the tile */
+                uint32_t warp_hist[WARPS][RADIX];
+                uint32_t warp_totals[DIGITS_PER_THREAD][WARPS]; /* for the digit scan */
+                uint32_t bin_off[RADIX]; /* global position - tile position, mod 2^32 */
                 uint32_t tile;
                 int homogeneous_digit; /* -1: the tile has more than one digit */
         };
@@ -93,9 +120,10 @@ template <class Policy, class K, class V> struct AgentBinning {
                         s.tile = atomicAdd(p.tile_ticket, 1u);
                         s.homogeneous_digit = -1;
                 }
-                uint32_t *flat = &s.x.warp_hist[0][0];
-                for (int i = threadIdx.x; i < WARPS * RADIX; i += THREADS)
-                        flat[i] = 0;
+                static_assert(WARPS * RADIX % THREADS == 0, "every lane clears");
+#pragma unroll
+                for (int i = 0; i < WARPS * RADIX / THREADS; i++)
+                        shared_store(&s.warp_hist[0][0] + i * THREADS + threadIdx.x, 0u);
                 __syncthreads();
                 tile = s.tile;
                 tile_base = tile * TILE;
@@ -109,104 +137,181 @@ template <class Policy, class K, class V> struct AgentBinning {
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t j = striped_index(i);
-                        keys[i] =
-                                j < valid ? twiddle_in(p.tw_load, p.keys_in[tile_base + j]) : ~(K)0;
+                        K raw = global_load_if(j < valid, p.keys_in + tile_base + j, K());
+
+                        keys[i] = j < valid ? twiddle_in(p.tw_load, raw) : ~(K)0;
                 }
         }
 
-        /* Warp-level multi-split: peers with the same digit find each other
-           with match_any; the lowest peer bumps the warp's counter for all. */
+        /* Warp-level multi-split: the lowest of each digit's peers bumps the
+           warp's counter for all of them; the order of items and lanes is
+           the input order, so ranks are stable. */
         SORTD_DEVICE void rank_keys(const K (&keys)[ITEMS], uint32_t (&ranks)[ITEMS]) const
         {
-                uint32_t *hist = s.x.warp_hist[warp_id()];
+                uint32_t *hist = s.warp_hist[warp_id()];
                 const unsigned lane = lane_id();
 
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t d = digit(keys[i]);
-                        unsigned peers = __match_any_sync(FULL_MASK, d);
+                        unsigned peers = warp_peers(d);
                         int leader = __ffs(peers) - 1;
-                        uint32_t before = 0;
+                        uint32_t before = shared_atomic_add_if((int)lane == leader, &hist[d],
+                                                               (unsigned)__popc(peers));
 
-                        if ((int)lane == leader) {
-                                before = hist[d];
-                                hist[d] = before + __popc(peers);
-                        }
                         before = __shfl_sync(FULL_MASK, before, leader);
-                        ranks[i] = before + __popc(peers & lanemask_lt());
-                        __syncwarp(); /* the next item's leader reads hist */
+                        /* the digit rides along, so it is not recomputed
+                           and held apart until staging */
+                        ranks[i] = (before + __popc(peers & lanemask_lt())) | d << RANK_BITS;
                 }
         }
 
-        /* Per digit: scan the warp counts in place (warp offsets), publish
-           the tile count, note a homogeneous tile. */
-        SORTD_DEVICE void count_and_publish(uint32_t (&counts)[DIGITS_PER_THREAD])
+        /* The digits this thread owns: d = threadIdx.x + j * THREADS. */
+        SORTD_DEVICE static int owned_digit(int j)
+        {
+                return (int)threadIdx.x + j * THREADS;
+        }
+
+        /* Per owned digit: the tile's count, published at once for the
+           look-backs of later tiles, and where the digit starts in the tile
+           (an exclusive scan over digits: warp scans, then the totals of the
+           warps and rounds before). Notes a homogeneous tile. */
+        SORTD_DEVICE void count_digits(uint32_t (&counts)[DIGITS_PER_THREAD],
+                                       uint32_t (&starts)[DIGITS_PER_THREAD])
         {
 #pragma unroll
                 for (int j = 0; j < DIGITS_PER_THREAD; j++) {
-                        int d = threadIdx.x + j * THREADS;
+                        int d = owned_digit(j);
+                        uint32_t sum = 0;
+
+                        if (d < RADIX) {
+#pragma unroll
+                                for (int w = 0; w < WARPS; w++)
+                                        sum += shared_load(&s.warp_hist[w][d]);
+                                store_volatile(&p.status[(size_t)tile * RADIX + d],
+                                               (tile == 0 ? STATUS_GLOBAL : STATUS_LOCAL) | sum);
+                                if (sum == (uint32_t)TILE)
+                                        s.homogeneous_digit = d;
+                        }
+                        uint32_t inclusive = warp_inclusive_sum(sum);
+                        counts[j] = sum;
+                        starts[j] = inclusive - sum;
+                        shared_store_if(lane_id() == WARP_THREADS - 1, &s.warp_totals[j][warp_id()],
+                                        inclusive);
+                }
+                __syncthreads();
+#pragma unroll
+                for (int j = 0; j < DIGITS_PER_THREAD; j++)
+#pragma unroll
+                        for (int jj = 0; jj <= j; jj++)
+#pragma unroll
+                                for (int w = 0; w < WARPS; w++) {
+                                        uint32_t t = shared_load(&s.warp_totals[jj][w]);
+                                        if (jj < j || w < (int)warp_id())
+                                                starts[j] += t;
+                                }
+        }
+
+        /* Each warp's counts become its first tile position per digit, so
+           ranking needs one shared read per key to finish. */
+        SORTD_DEVICE void warp_starts(const uint32_t (&starts)[DIGITS_PER_THREAD])
+        {
+#pragma unroll
+                for (int j = 0; j < DIGITS_PER_THREAD; j++) {
+                        int d = owned_digit(j);
+
                         if (d >= RADIX)
                                 break;
-                        uint32_t sum = 0;
+                        uint32_t run = starts[j];
 #pragma unroll
                         for (int w = 0; w < WARPS; w++) {
-                                uint32_t c = s.x.warp_hist[w][d];
-                                s.x.warp_hist[w][d] = sum;
-                                sum += c;
+                                uint32_t c = shared_load(&s.warp_hist[w][d]);
+                                shared_store(&s.warp_hist[w][d], run);
+                                run += c;
                         }
-                        counts[j] = sum;
-                        s.tile_start[d] = sum;
-                        store_volatile(&p.status[(size_t)tile * RADIX + d],
-                                       (tile == 0 ? STATUS_GLOBAL : STATUS_LOCAL) | sum);
-                        if (sum == (uint32_t)TILE)
-                                s.homogeneous_digit = d;
                 }
         }
 
-        SORTD_DEVICE void finish_ranks(const K (&keys)[ITEMS], uint32_t (&ranks)[ITEMS]) const
+        /* Keys go to shared memory in rank order, so that the write-out reads
+           them back in order and a run of one digit lands in one run of
+           global memory. */
+        SORTD_DEVICE void stage_keys(const K (&keys)[ITEMS], const uint32_t (&ranks)[ITEMS],
+                                     uint32_t (&pos)[POS_WORDS]) const
         {
+                const uint32_t *starts = s.warp_hist[warp_id()];
+
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
-                        uint32_t d = digit(keys[i]);
-                        ranks[i] += s.tile_start[d] + s.x.warp_hist[warp_id()][d];
+                        uint32_t r = (ranks[i] & RANK_MASK) +
+                                     shared_load(&starts[ranks[i] >> RANK_BITS]);
+
+                        shared_store(&s.x.keys[r], keys[i]);
+                        pos[i / 2] = i % 2 ? pos[i / 2] | r << 16 : r;
                 }
         }
 
-        /* Decoupled look-back, one thread per digit: add predecessors' counts
-           until one carries an inclusive global prefix. */
-        SORTD_DEVICE void look_back(const uint32_t (&counts)[DIGITS_PER_THREAD])
-        {
-#pragma unroll
-                for (int j = 0; j < DIGITS_PER_THREAD; j++) {
-                        int d = threadIdx.x + j * THREADS;
-                        if (d >= RADIX)
-                                break;
-                        uint32_t exclusive = 0;
-                        if (tile > 0) {
-                                unsigned steps = 0;
-                                for (uint32_t pred = tile - 1;; pred--) {
-                                        uint32_t st =
-                                                wait_status(&p.status[(size_t)pred * RADIX + d]);
-                                        exclusive += st & STATUS_VALUE_MASK;
-                                        steps++;
-                                        if ((st & STATUS_FLAG_MASK) == STATUS_GLOBAL)
-                                                break;
-                                }
-                                note_lookback(steps);
-                                store_volatile(&p.status[(size_t)tile * RADIX + d],
-                                               STATUS_GLOBAL | (exclusive + counts[j]));
-                        }
-                        s.bin_off[d] = p.bins[d] + exclusive - s.tile_start[d];
-                }
-        }
-
+        /* The first read was counted by the caller; how often a spin reads
+           again depends on timing, which the emulator does not model. */
         SORTD_DEVICE static uint32_t wait_status(const uint32_t *counter)
         {
                 uint32_t st;
 
-                while (((st = load_volatile(counter)) & STATUS_FLAG_MASK) == STATUS_NOT_READY)
+                do
                         spin_pause();
+                while (((st = reload_volatile(counter)) & STATUS_FLAG_MASK) == STATUS_NOT_READY);
                 return st;
+        }
+
+        /* Decoupled look-back for one digit: add predecessors' counts until
+           one carries an inclusive global prefix. The status words of a
+           window of predecessors are read together, so their latencies
+           overlap; only a word not yet published is waited on. Tile 0 is
+           always global, so the walk ends there at the latest. */
+        SORTD_DEVICE uint32_t look_back_digit(int d, uint32_t count) const
+        {
+                uint32_t exclusive = 0;
+                unsigned steps = 0;
+
+                for (uint32_t pred = tile;;) {
+                        uint32_t st[LOOKBACK_WINDOW];
+#pragma unroll
+                        for (int w = 0; w < LOOKBACK_WINDOW; w++)
+                                st[w] = pred > (uint32_t)w
+                                                ? load_volatile(
+                                                          &p.status[(size_t)(pred - 1 - w) * RADIX +
+                                                                    d])
+                                                : STATUS_GLOBAL;
+#pragma unroll
+                        for (int w = 0; w < LOOKBACK_WINDOW; w++) {
+                                if ((st[w] & STATUS_FLAG_MASK) == STATUS_NOT_READY)
+                                        st[w] = wait_status(
+                                                &p.status[(size_t)(pred - 1 - w) * RADIX + d]);
+                                exclusive += st[w] & STATUS_VALUE_MASK;
+                                steps++;
+                                if ((st[w] & STATUS_FLAG_MASK) == STATUS_GLOBAL) {
+                                        note_lookback(steps);
+                                        store_volatile(&p.status[(size_t)tile * RADIX + d],
+                                                       STATUS_GLOBAL | (exclusive + count));
+                                        return exclusive;
+                                }
+                        }
+                        pred -= LOOKBACK_WINDOW;
+                }
+        }
+
+        SORTD_DEVICE void look_back(const uint32_t (&counts)[DIGITS_PER_THREAD],
+                                    const uint32_t (&starts)[DIGITS_PER_THREAD])
+        {
+#pragma unroll
+                for (int j = 0; j < DIGITS_PER_THREAD; j++) {
+                        int d = owned_digit(j);
+
+                        if (d >= RADIX)
+                                break;
+                        uint32_t exclusive = tile > 0 ? look_back_digit(d, counts[j]) : 0;
+                        shared_store(&s.bin_off[d],
+                                     global_load(p.bins + d) + exclusive - starts[j]);
+                }
         }
 
         SORTD_DEVICE Staged load_value(uint32_t j) const
@@ -214,14 +319,16 @@ template <class Policy, class K, class V> struct AgentBinning {
                 if constexpr (HAS_VALUES) {
                         if (p.gen_index)
                                 return (Staged)(tile_base + j);
-                        return p.vals_in[tile_base + j];
+                        return global_load_if(j < valid, p.vals_in + tile_base + j, Staged());
                 } else {
                         return Staged();
                 }
         }
 
-        /* The whole tile goes to one bin, in input order: no staging. */
-        SORTD_DEVICE void copy_homogeneous(const K (&keys)[ITEMS]) const
+        /* The whole tile goes to one bin, in input order: no staging. The
+           keys are read again (from L2) rather than held in registers
+           through the look-back. */
+        SORTD_DEVICE void copy_homogeneous() const
         {
                 uint32_t base = s.bin_off[s.homogeneous_digit];
 
@@ -230,80 +337,87 @@ template <class Policy, class K, class V> struct AgentBinning {
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t j = striped_index(i);
-                        if (j < valid) {
-                                p.keys_out[base + j] = twiddle_out(p.tw_store, keys[i]);
-                                if constexpr (HAS_VALUES)
-                                        p.vals_out[base + j] = load_value(j);
+                        K key = global_load_if(j < valid, p.keys_in + tile_base + j, K());
+
+                        global_store_if(j < valid, p.keys_out + base + j,
+                                        twiddle_out(p.tw_store, twiddle_in(p.tw_load, key)));
+                }
+                if constexpr (HAS_VALUES) {
+#pragma unroll
+                        for (int i = 0; i < ITEMS; i++) {
+                                uint32_t j = striped_index(i);
+                                global_store_if(j < valid, p.vals_out + base + j, load_value(j));
                         }
                 }
         }
 
-        /* Keys are written to shared memory in rank order, then read back in
-           order by consecutive threads: a run of one digit lands in one run of
-           global memory, so the stores coalesce. */
-        SORTD_DEVICE void scatter_keys(const K (&keys)[ITEMS], const uint32_t (&ranks)[ITEMS],
-                                       uint32_t (&dest)[ITEMS])
+        /* Consecutive threads read consecutive staged keys: runs of one digit
+           store coalesced. The digits, four to a word, are kept for the
+           values: fewer registers than their destinations. */
+        SORTD_DEVICE void write_keys(uint32_t (&digits)[DIGIT_WORDS]) const
         {
 #pragma unroll
-                for (int i = 0; i < ITEMS; i++)
-                        s.x.keys[ranks[i]] = keys[i];
-                __syncthreads();
+                for (int i = 0; i < DIGIT_WORDS; i++)
+                        digits[i] = 0;
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t k = i * THREADS + threadIdx.x;
-                        K key = s.x.keys[k];
-                        dest[i] = s.bin_off[digit(key)] + k;
-                        if (k < valid)
-                                p.keys_out[dest[i]] = twiddle_out(p.tw_store, key);
+                        K key = shared_load(&s.x.keys[k]);
+                        uint32_t d = digit(key);
+
+                        digits[i / 4] |= d << 8 * (i % 4);
+                        global_store_if(k < valid, p.keys_out + shared_load(&s.bin_off[d]) + k,
+                                        twiddle_out(p.tw_store, key));
                 }
         }
 
         /* Values follow their keys' ranks; loaded only now, so they hold no
            registers through ranking and look-back. */
-        SORTD_DEVICE void scatter_values(const uint32_t (&ranks)[ITEMS],
-                                         const uint32_t (&dest)[ITEMS])
+        SORTD_DEVICE void move_values(const uint32_t (&pos)[POS_WORDS],
+                                      const uint32_t (&digits)[DIGIT_WORDS])
         {
                 __syncthreads(); /* staged keys are all read */
 #pragma unroll
-                for (int i = 0; i < ITEMS; i++) {
-                        uint32_t j = striped_index(i);
-                        if (j < valid)
-                                s.x.vals[ranks[i]] = load_value(j);
-                }
+                for (int i = 0; i < ITEMS; i++)
+                        shared_store(&s.x.vals[pos[i / 2] >> 16 * (i % 2) & 0xffffu],
+                                     load_value(striped_index(i)));
                 __syncthreads();
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t k = i * THREADS + threadIdx.x;
-                        if (k < valid)
-                                p.vals_out[dest[i]] = s.x.vals[k];
+                        uint32_t d = digits[i / 4] >> 8 * (i % 4) & 0xffu;
+
+                        global_store_if(k < valid, p.vals_out + shared_load(&s.bin_off[d]) + k,
+                                        shared_load(&s.x.vals[k]));
                 }
         }
 
         SORTD_DEVICE void process()
         {
                 K keys[ITEMS];
-                uint32_t ranks[ITEMS], counts[DIGITS_PER_THREAD];
+                uint32_t ranks[ITEMS], counts[DIGITS_PER_THREAD], starts[DIGITS_PER_THREAD];
 
                 take_ticket();
                 load_keys(keys);
                 rank_keys(keys, ranks);
                 __syncthreads();
-                count_and_publish(counts);
-                __syncthreads();
-                if (warp_id() == 0)
-                        warp_exclusive_scan_radix(s.tile_start, s.tile_start);
-                __syncthreads();
-                finish_ranks(keys, ranks);
-                look_back(counts);
-                __syncthreads(); /* bin_off is complete; warp_hist is dead */
+                count_digits(counts, starts);
+                warp_starts(starts);
+                __syncthreads(); /* warp_hist holds each warp's starts */
                 if (s.homogeneous_digit >= 0) {
-                        copy_homogeneous(keys);
+                        look_back(counts, starts);
+                        __syncthreads();
+                        copy_homogeneous();
                         return;
                 }
-                uint32_t dest[ITEMS];
-                scatter_keys(keys, ranks, dest);
+                uint32_t pos[POS_WORDS]; /* tile positions, two to a word */
+                stage_keys(keys, ranks, pos);
+                look_back(counts, starts);
+                __syncthreads(); /* keys staged, bin_off complete */
+                uint32_t digits[DIGIT_WORDS];
+                write_keys(digits);
                 if constexpr (HAS_VALUES)
-                        scatter_values(ranks, dest);
+                        move_values(pos, digits);
         }
 };
 

@@ -58,10 +58,10 @@ template <class Policy, class K> struct AgentHistogram {
 
         SORTD_DEVICE void clear()
         {
-                uint32_t *flat = &s.bins[0][0];
-
-                for (int i = threadIdx.x; i < PLACES * RADIX; i += P::THREADS)
-                        flat[i] = 0;
+                static_assert(PLACES * RADIX % P::THREADS == 0, "every lane clears");
+#pragma unroll
+                for (int i = 0; i < PLACES * RADIX / P::THREADS; i++)
+                        shared_store(&s.bins[0][0] + i * P::THREADS + threadIdx.x, 0u);
         }
 
         SORTD_DEVICE void count_tile(uint32_t base)
@@ -72,29 +72,33 @@ template <class Policy, class K> struct AgentHistogram {
 #pragma unroll
                 for (int i = 0; i < P::ITEMS; i++) {
                         uint32_t idx = base + i * P::THREADS + threadIdx.x;
-                        k[i] = idx < n ? twiddle_in(tw, keys[idx]) : 0;
+                        k[i] = twiddle_in(tw, global_load_if(idx < n, keys + idx, K()));
                 }
 #pragma unroll
                 for (int i = 0; i < P::ITEMS; i++) {
-                        if (base + i * P::THREADS + threadIdx.x >= n)
-                                break;
+                        bool in = base + i * P::THREADS + threadIdx.x < n;
 #pragma unroll
                         for (int p = 0; p < PLACES; p++)
                                 if ((unsigned)p < places)
-                                        shared_atomic_add(
+                                        shared_atomic_add_if(
+                                                in,
                                                 &s.bins[p][digit_of(
                                                         k[i], digit_place(begin_bit, end_bit, p))],
                                                 1u);
                 }
         }
 
+        /* One global atomic per non-empty bin: a sparse histogram merges
+           cheaply. */
         SORTD_DEVICE void merge(uint32_t *hist)
         {
                 const uint32_t *flat = &s.bins[0][0];
 
-                for (unsigned i = threadIdx.x; i < places * RADIX; i += P::THREADS)
-                        if (flat[i])
-                                atomicAdd(&hist[i], flat[i]);
+                for (unsigned i = threadIdx.x; i < places * RADIX; i += P::THREADS) {
+                        uint32_t c = shared_load(flat + i);
+                        if (c)
+                                atomicAdd(&hist[i], c);
+                }
         }
 
         SORTD_DEVICE void run(uint32_t *hist)

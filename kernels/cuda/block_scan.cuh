@@ -22,9 +22,9 @@ SORTD_DEVICE uint32_t warp_inclusive_sum(uint32_t x)
 }
 
 /*
- * Exclusive prefix sum of RADIX counters, by one whole warp: each lane sums
- * RADIX/32 consecutive counters, the warp scans the lane sums. in and out
- * may be the same array (shared or global).
+ * Exclusive prefix sum of RADIX counters in global memory, by one whole
+ * warp: each lane sums RADIX/32 consecutive counters, the warp scans the
+ * lane sums. in and out may be the same array.
  */
 SORTD_DEVICE void warp_exclusive_scan_radix(const uint32_t *in, uint32_t *out)
 {
@@ -34,13 +34,13 @@ SORTD_DEVICE void warp_exclusive_scan_radix(const uint32_t *in, uint32_t *out)
 
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
-                x[i] = in[base + i];
+                x[i] = global_load(in + base + i);
                 sum += x[i];
         }
         uint32_t run = warp_inclusive_sum(sum) - sum;
 #pragma unroll
         for (int i = 0; i < PER_LANE; i++) {
-                out[base + i] = run;
+                global_store(out + base + i, run);
                 run += x[i];
         }
 }

@@ -33,10 +33,15 @@ SORTD_DEVICE void note_lookback(unsigned steps)
 SORTD_DEVICE void note_homogeneous_tile()
 {
 }
-SORTD_DEVICE unsigned shared_atomic_add(unsigned *p, unsigned v)
+SORTD_DEVICE void note_kernel(const char *name)
 {
-        return atomicAdd(p, v);
+        (void)name;
 }
+
+/* Memory accessors: every lane of a warp calls them, with any guard as an
+   argument, so that the emulator's cost model (tests/support/simt/cost.h)
+   sees whole warp instructions. Here they are the plain accesses. */
+#define SORTD_SITE
 
 } /* namespace sortd_cuda */
 
@@ -61,10 +66,14 @@ inline void note_homogeneous_tile()
 {
         ::simt::counters().homogeneous_tiles++;
 }
-inline unsigned shared_atomic_add(unsigned *p, unsigned v)
+/* Names the running launch in the cost model's report. */
+inline void note_kernel(const char *name)
 {
-        return simt_atomic_add_local(p, v);
+        ::simt::cost_kernel_name(name);
 }
+
+/* The calling source line names the warp instruction for the cost model. */
+#define SORTD_SITE , const char *site_file = __builtin_FILE(), unsigned site_line = __builtin_LINE()
 
 } /* namespace sortd_cuda */
 
@@ -83,12 +92,21 @@ constexpr int WARP_THREADS = 32;
    The emulator parks spin-waiting threads until such a store. */
 SORTD_DEVICE uint32_t load_volatile(const uint32_t *p)
 {
+#if defined(SORTD_SIMT)
+        ::simt::cost_scalar_global(p, sizeof(*p), false);
+#endif
+        return *(const volatile uint32_t *)p;
+}
+/* A spin-wait's re-read: the cost model leaves it out. */
+SORTD_DEVICE uint32_t reload_volatile(const uint32_t *p)
+{
         return *(const volatile uint32_t *)p;
 }
 SORTD_DEVICE void store_volatile(uint32_t *p, uint32_t v)
 {
         *(volatile uint32_t *)p = v;
 #if defined(SORTD_SIMT)
+        ::simt::cost_scalar_global(p, sizeof(*p), true);
         ::simt::wake_spinners();
 #endif
 }
@@ -104,6 +122,75 @@ SORTD_DEVICE unsigned warp_id()
 SORTD_DEVICE unsigned lanemask_lt()
 {
         return (1u << lane_id()) - 1u;
+}
+
+/* What one lane reports of an access; nothing outside the emulator. */
+SORTD_DEVICE void note_access(bool shared, bool write, bool atomic, const void *p, unsigned bytes,
+                              bool active, const char *file, unsigned line)
+{
+#if defined(SORTD_SIMT)
+        ::simt::cost_access(shared, write, atomic, p, bytes, active, file, line);
+#else
+        (void)shared, (void)write, (void)atomic, (void)p, (void)bytes, (void)active, (void)file,
+                (void)line;
+#endif
+}
+
+#if defined(SORTD_SIMT)
+#define SORTD_NOTE(shared, write, atomic, p, bytes, active)                                        \
+        note_access(shared, write, atomic, p, bytes, active, site_file, site_line)
+#else
+#define SORTD_NOTE(shared, write, atomic, p, bytes, active) ((void)0)
+#endif
+
+template <class T> SORTD_DEVICE T global_load_if(bool pred, const T *p, T other SORTD_SITE)
+{
+        SORTD_NOTE(false, false, false, p, sizeof(T), pred);
+        return pred ? *p : other;
+}
+template <class T> SORTD_DEVICE T global_load(const T *p SORTD_SITE)
+{
+        SORTD_NOTE(false, false, false, p, sizeof(T), true);
+        return *p;
+}
+template <class T> SORTD_DEVICE void global_store_if(bool pred, T *p, T v SORTD_SITE)
+{
+        SORTD_NOTE(false, true, false, p, sizeof(T), pred);
+        if (pred)
+                *p = v;
+}
+template <class T> SORTD_DEVICE void global_store(T *p, T v SORTD_SITE)
+{
+        SORTD_NOTE(false, true, false, p, sizeof(T), true);
+        *p = v;
+}
+template <class T> SORTD_DEVICE T shared_load(const T *p SORTD_SITE)
+{
+        SORTD_NOTE(true, false, false, p, sizeof(T), true);
+        return *p;
+}
+template <class T> SORTD_DEVICE void shared_store_if(bool pred, T *p, T v SORTD_SITE)
+{
+        SORTD_NOTE(true, true, false, p, sizeof(T), pred);
+        if (pred)
+                *p = v;
+}
+template <class T> SORTD_DEVICE void shared_store(T *p, T v SORTD_SITE)
+{
+        SORTD_NOTE(true, true, false, p, sizeof(T), true);
+        *p = v;
+}
+/* Returns the old value where pred holds, 0 elsewhere. */
+SORTD_DEVICE unsigned shared_atomic_add_if(bool pred, unsigned *p, unsigned v SORTD_SITE)
+{
+        SORTD_NOTE(true, true, true, p, sizeof(unsigned), pred);
+        if (!pred)
+                return 0;
+#if defined(SORTD_SIMT)
+        return simt_atomic_add_local(p, v);
+#else
+        return atomicAdd(p, v);
+#endif
 }
 
 } /* namespace sortd_cuda */

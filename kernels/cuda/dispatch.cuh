@@ -40,8 +40,8 @@ struct DeviceBuffers {
 /* Status counters for the most tiles either key width can have. */
 template <class P32, class P64> size_t status_words(size_t capacity)
 {
-        size_t a = (capacity + P32::binning::TILE - 1) / P32::binning::TILE;
-        size_t b = (capacity + P64::binning::TILE - 1) / P64::binning::TILE;
+        size_t a = (capacity + P32::MIN_TILE - 1) / P32::MIN_TILE;
+        size_t b = (capacity + P64::MIN_TILE - 1) / P64::MIN_TILE;
 
         return (a > b ? a : b) * RADIX;
 }
@@ -102,8 +102,8 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
 
       private:
         using HP = typename Policy::histogram;
-        using BP = typename Policy::binning;
         using Val = typename std::conditional<std::is_same<V, void>::value, NoValue, V>::type;
+        using BP = typename Policy::template binning_for<!std::is_same<Val, NoValue>::value>;
 
         bool iota()
         {

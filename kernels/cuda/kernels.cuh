@@ -12,6 +12,16 @@
 #include "compat.cuh"
 #include "policy.cuh"
 
+/* A binning policy's MIN_BLOCKS caps registers for occupancy. nvcc 13.0's
+   ptxas for sm_100 spills the capped kernels (even u32 keys at a 128-register
+   cap) where sm_75..sm_90 do not, so there the cap is lifted until sm_100
+   has a policy tuned on one. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+#define SORTD_MIN_BLOCKS(...) 1
+#else
+#define SORTD_MIN_BLOCKS(...) (__VA_ARGS__)
+#endif
+
 namespace sortd_cuda
 {
 
@@ -23,6 +33,7 @@ __global__ void __launch_bounds__(Policy::histogram::THREADS)
 {
         using Agent = AgentHistogram<Policy, K>;
         SORTD_SHARED(typename Agent::TempStorage, temp);
+        note_kernel("histogram");
         Agent{temp, keys, n, tw, begin_bit, end_bit, places}.run(hist);
 }
 
@@ -31,17 +42,22 @@ __global__ void __launch_bounds__(Policy::histogram::THREADS)
 template <class Policy>
 __global__ void __launch_bounds__(32) scan_kernel(const uint32_t *hist, uint32_t *offsets)
 {
+        note_kernel("scan");
         warp_exclusive_scan_radix(hist + blockIdx.x * RADIX, offsets + blockIdx.x * RADIX);
 }
 
 /* One binning pass: one block per tile (the tile itself comes from the
    ticket, not from blockIdx). */
 template <class Policy, class K, class V>
-__global__ void __launch_bounds__(Policy::binning::THREADS)
+__global__ void __launch_bounds__(
+        Policy::template binning_for<!std::is_same<V, NoValue>::value>::THREADS,
+        SORTD_MIN_BLOCKS(
+                Policy::template binning_for<!std::is_same<V, NoValue>::value>::MIN_BLOCKS))
         binning_kernel(BinningParams<K, V> params)
 {
         using Agent = AgentBinning<Policy, K, V>;
         SORTD_SHARED(typename Agent::TempStorage, temp);
+        note_kernel("binning");
         Agent(temp, params).process();
 }
 
@@ -52,19 +68,26 @@ template <class In, class Out>
 __global__ void convert_keys_kernel(const In *in, Out *out, uint32_t n, sortd__twiddle tw,
                                     bool inverse)
 {
-        for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-             i += blockDim.x * gridDim.x) {
-                uint64_t x = (uint64_t)in[i];
-                out[i] = (Out)(inverse ? sortd__twiddle_inverse(tw, x)
-                                       : sortd__twiddle_forward(tw, x));
+        note_kernel("convert");
+        /* a block-uniform stride, so every lane makes every access call */
+        for (uint32_t base = blockIdx.x * blockDim.x; base < n; base += blockDim.x * gridDim.x) {
+                uint32_t i = base + threadIdx.x;
+                uint64_t x = (uint64_t)global_load_if(i < n, in + i, In());
+
+                global_store_if(i < n, out + i,
+                                (Out)(inverse ? sortd__twiddle_inverse(tw, x)
+                                              : sortd__twiddle_forward(tw, x)));
         }
 }
 
 /* argsort when no pass runs, and CUB's input permutation. */
 template <class V> __global__ void iota_kernel(V *out, uint32_t n)
 {
-        for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
-                out[i] = (V)i;
+        note_kernel("iota");
+        for (uint32_t base = blockIdx.x * blockDim.x; base < n; base += blockDim.x * gridDim.x) {
+                uint32_t i = base + threadIdx.x;
+                global_store_if(i < n, out + i, (V)i);
+        }
 }
 
 } /* namespace sortd_cuda */

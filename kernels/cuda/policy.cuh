@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 namespace sortd_cuda
 {
 
@@ -34,23 +36,35 @@ template <int THREADS_, int ITEMS_> struct HistogramPolicy {
         static_assert(THREADS % 32 == 0, "whole warps");
 };
 
-template <int THREADS_, int ITEMS_> struct BinningPolicy {
+/* MIN_BLOCKS_: blocks per SM that ptxas must leave room for (registers);
+   1 leaves it free. */
+template <int THREADS_, int ITEMS_, int MIN_BLOCKS_ = 1> struct BinningPolicy {
         static constexpr int THREADS = THREADS_;
         static constexpr int ITEMS = ITEMS_;
+        static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
         static constexpr int WARPS = THREADS / 32;
         static constexpr int TILE = THREADS * ITEMS;
         static_assert(THREADS % 32 == 0, "whole warps");
         static_assert(TILE <= (1 << 16), "a tile is a small fraction of the 30-bit counts");
 };
 
-template <class Histogram, class Binning> struct OnesweepPolicy {
+/* Binning for keys alone and for keys with values: values need staging
+   bytes and registers of their own, so they may want a smaller tile. */
+template <class Histogram, class Binning, class BinningPairs = Binning> struct OnesweepPolicy {
         using histogram = Histogram;
-        using binning = Binning;
+        template <bool PAIRS>
+        using binning_for = typename std::conditional<PAIRS, BinningPairs, Binning>::type;
+        static constexpr int MIN_TILE =
+                Binning::TILE < BinningPairs::TILE ? Binning::TILE : BinningPairs::TILE;
 };
 
-/* Production: 32-bit keys. */
-using Policy32 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 16>>;
-/* Production: 64-bit keys (twice the registers per key, same tile bytes). */
+/* Production: 32-bit keys. 256 threads at <= 64 registers keep 4 blocks, half
+   an SM's warps, resident on sm_80 and later; 20 keys a thread (5120 a
+   tile) amortise each tile's fixed work, look-back and barriers over more
+   keys. With values the staging must hold 8-byte values in 48 KiB. */
+using Policy32 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 16, 4>,
+                                BinningPolicy<256, 12, 3>>;
+/* Production: 64-bit keys (twice the registers per key). */
 using Policy64 = OnesweepPolicy<HistogramPolicy<256, 8>, BinningPolicy<256, 12>>;
 
 template <class K> struct DefaultPolicy;

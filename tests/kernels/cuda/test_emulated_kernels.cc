@@ -31,7 +31,7 @@ namespace
    the agents' several-digits-per-thread loops. */
 using TestPolicy = sortd_cuda::OnesweepPolicy<sortd_cuda::HistogramPolicy<64, 2>,
                                               sortd_cuda::BinningPolicy<64, 3>>;
-constexpr size_t TEST_TILE = TestPolicy::binning::TILE;
+constexpr size_t TEST_TILE = TestPolicy::binning_for<false>::TILE;
 
 const sortd_payload PAYLOADS[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES32,
                                   SORTD_PAYLOAD_VALUES64, SORTD_PAYLOAD_ARGSORT32,
@@ -230,13 +230,19 @@ END_TEST
 /* The production tile sizes around their boundaries. */
 template <class P> void run_production(sortd_key_type t, const sortd_payload *pls, size_t npl)
 {
-        const size_t tile = P::binning::TILE;
-        const size_t sizes[] = {tile - 1, tile, tile + 1, 5 * tile + 3, 17 * tile + 5};
-        sortd_engine *cpu = cpu_engine(17 * tile + 5);
+        const size_t big_tile =
+                P::template binning_for<false>::TILE > P::template binning_for<true>::TILE
+                        ? P::template binning_for<false>::TILE
+                        : P::template binning_for<true>::TILE;
+        sortd_engine *cpu = cpu_engine(17 * big_tile + 5);
         uint64_t seed = seed_base() * 104729u;
 
         simt::reset_counters();
-        for (size_t i = 0; i < npl; i++)
+        for (size_t i = 0; i < npl; i++) {
+                const size_t tile = pls[i] == SORTD_PAYLOAD_NONE
+                                            ? P::template binning_for<false>::TILE
+                                            : P::template binning_for<true>::TILE;
+                const size_t sizes[] = {tile - 1, tile, tile + 1, 5 * tile + 3, 17 * tile + 5};
                 for (size_t n : sizes) {
                         sortd_sort_desc d = {t, pls[i], (sortd_order)(n & 1), 0, 0};
                         for (const Dist &dist : {DISTS[0], DISTS[2], DISTS[3]}) {
@@ -245,6 +251,7 @@ template <class P> void run_production(sortd_key_type t, const sortd_payload *pl
                                                                                       n, seed);
                         }
                 }
+        }
         sortd_engine_destroy(cpu);
         ck_assert(simt::counters().multi_step_lookbacks > 0);
 }

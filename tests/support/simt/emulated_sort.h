@@ -31,6 +31,7 @@ struct Backend {
         }
         bool clear(void *dev, size_t bytes)
         {
+                simt::cost_memset(dev, bytes);
                 std::memset(dev, 0, bytes);
                 return true;
         }

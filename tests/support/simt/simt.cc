@@ -241,6 +241,7 @@ void launch(dim3 grid, dim3 block, const std::function<void()> &body)
         g.rng = g_config.seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull + g_stats.launches;
         g_grid = &g;
         g_stats.launches++;
+        cost_launch_begin(block.x * block.y * block.z, blocks);
         /* blocks enter in a shuffled order: hardware promises no order either */
         std::vector<unsigned> order(blocks);
         for (unsigned i = 0; i < blocks; i++)
@@ -288,12 +289,19 @@ void launch(dim3 grid, dim3 block, const std::function<void()> &body)
                         die("a thread exited while its block waits at __syncthreads");
                 }
         }
+        cost_launch_end();
         g_grid = nullptr;
 }
 
 thread_ctx *current()
 {
         return g_current;
+}
+uint64_t warp_key()
+{
+        const dim3 &b = me()->block->idx;
+
+        return ((uint64_t)(b.z * g_grid->grid.y + b.y) * g_grid->grid.x + b.x) << 8 | me()->warp;
 }
 const dim3 &thread_idx()
 {

@@ -38,6 +38,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "cost.h"
+
 #define SORTD_SIMT 1
 
 struct dim3 {
@@ -76,6 +78,8 @@ void launch(dim3 grid, dim3 block, const std::function<void()> &body);
 
 /* The calling emulated thread; only valid inside a launch. */
 thread_ctx *current();
+/* Names the calling thread's warp uniquely within the launch. */
+uint64_t warp_key();
 const dim3 &thread_idx();
 const dim3 &block_idx();
 const dim3 &block_dim();
@@ -121,10 +125,12 @@ inline unsigned simt_lane()
 
 inline void __syncthreads()
 {
+        ::simt::cost_op(::simt::op::barrier);
         ::simt::syncthreads();
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu)
 {
+        ::simt::cost_op(::simt::op::syncwarp);
         (void)::simt::warp_exchange(mask, 0);
 }
 inline void __threadfence()
@@ -137,6 +143,7 @@ inline void __threadfence_block()
 
 inline unsigned __ballot_sync(unsigned mask, int pred)
 {
+        ::simt::cost_op(::simt::op::ballot);
         const uint64_t *v = ::simt::warp_exchange(mask, pred != 0);
         unsigned r = 0;
 
@@ -150,6 +157,7 @@ template <class T> inline unsigned __match_any_sync(unsigned mask, T value)
 {
         static_assert(sizeof(T) <= 8, "match_any on a 32- or 64-bit value");
         uint64_t mine = (uint64_t)value;
+        ::simt::cost_op(::simt::op::match);
         const uint64_t *v = ::simt::warp_exchange(mask, mine);
         unsigned r = 0;
 
@@ -179,6 +187,7 @@ template <class T> inline uint64_t simt_shfl_raw(T value)
 
 template <class T> inline T __shfl_sync(unsigned mask, T value, int src, int width = 32)
 {
+        ::simt::cost_op(::simt::op::shfl);
         const uint64_t *v = ::simt::warp_exchange(mask, simt_shfl_raw(value));
         unsigned lane = simt_lane();
         unsigned base = lane & ~(unsigned)(width - 1);
@@ -188,6 +197,7 @@ template <class T> inline T __shfl_sync(unsigned mask, T value, int src, int wid
 
 template <class T> inline T __shfl_up_sync(unsigned mask, T value, unsigned delta, int width = 32)
 {
+        ::simt::cost_op(::simt::op::shfl);
         const uint64_t *v = ::simt::warp_exchange(mask, simt_shfl_raw(value));
         unsigned lane = simt_lane();
         unsigned in_seg = lane & (unsigned)(width - 1);
@@ -217,6 +227,8 @@ inline int __clz(int x)
    threads race for the same word. */
 template <class T> inline T simt_atomic_add(T *p, T v)
 {
+        ::simt::cost_op(::simt::op::global_atomic);
+        ::simt::cost_scalar_global(p, sizeof(T), true);
         ::simt::yield();
         T old = *p;
         *p = old + v;
