@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""scripts/kernel-census without CUDA: its parsers on the cuobjdump samples in census/ (see
-census/README.md for where each comes from), the demangling of our template arguments, the
-occupancy arithmetic on cases worked by hand, and --check on crafted inputs."""
+"""scripts/kernel-census without CUDA: its parsers on the cuobjdump, ptxas -v and PTX samples in
+census/ (see census/README.md for where each comes from), the demangling of our template
+arguments, the occupancy arithmetic on cases worked by hand, and --check on crafted inputs."""
 
 import collections
 import json
@@ -156,6 +156,116 @@ class ParseMaxThreads(unittest.TestCase):
         self.assertEqual(census.parse_max_threads(text), {(None, '_Z1fv'): 256})
 
 
+class ParsePtxas(unittest.TestCase):
+    def setUp(self):
+        self.res = census.parse_ptxas(sample('ptxas-v.txt'))
+
+    def test_every_entry_of_both_runs(self):
+        self.assertEqual(len(self.res), 8)
+        self.assertEqual({arch for arch, _ in self.res}, {80, 90})
+
+    def test_figures(self):
+        # ptxas's smem has no reserved KiB on sm_90, where cuobjdump's SHARED says 19464.
+        self.assertEqual(self.res[(80, BINNING_KEYS)], census.Resources(62, 18440, 0, 0))
+        self.assertEqual(self.res[(90, BINNING_KEYS)], census.Resources(64, 18440, 0, 0))
+        self.assertEqual(self.res[(90, BINNING_PAIRS)].registers, 74)
+        self.assertEqual(self.res[(80, HISTOGRAM)], census.Resources(48, 4096, 0, 0))
+        self.assertEqual(self.res[(90, SCAN)], census.Resources(19, 0, 0, 0))  # no smem field
+
+    def test_spills(self):
+        text = sample('ptxas-v.txt').replace(
+            "for 'sm_80'\nptxas info    : Function properties for " + BINNING_KEYS
+            + '\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads',
+            "for 'sm_80'\nptxas info    : Function properties for " + BINNING_KEYS
+            + '\n    40 bytes stack frame, 36 bytes spill stores, 32 bytes spill loads')
+        res = census.parse_ptxas(text)
+        self.assertEqual(res[(80, BINNING_KEYS)], census.Resources(62, 18440, 36, 40))
+        self.assertEqual(res[(90, BINNING_KEYS)], census.Resources(64, 18440, 0, 0))
+
+    def test_callee_frames_are_not_the_entry_s(self):
+        text = ("ptxas info    : Function properties for _Z6calleev\n"
+                "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+                "ptxas info    : Compiling entry function '_Z1kv' for 'sm_90a'\n"
+                "ptxas info    : Function properties for _Z1kv\n"
+                "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                "ptxas info    : Used 10 registers, used 1 barriers, 256 bytes smem\n")
+        self.assertEqual(census.parse_ptxas(text),
+                         {(90, '_Z1kv'): census.Resources(10, 256, 0, 0)})
+
+
+class ParsePtx(unittest.TestCase):
+    def setUp(self):
+        self.counts, self.bounds = census.parse_ptx(sample('cuda_engine.ptx'))
+
+    def classes(self, symbol):
+        return dict(census.instruction_classes(self.counts[(90, symbol)], census.PTX))
+
+    def test_entries_and_bounds(self):
+        self.assertEqual(len(self.counts), 3)  # scan, iota and binning
+        self.assertEqual(self.bounds, {(90, SCAN): 32, (90, BINNING_KEYS): 256})
+
+    def test_binning_by_class(self):
+        # Counted with grep in census/cuda_engine.ptx: its 7 bar.warp.sync are "other".
+        want = {'match': 8, 'vote': 0, 'shfl': 8, 'bar': 1, 'ld.shared': 9, 'st.shared': 15,
+                'atom.shared': 0, 'ld.global': 16, 'st.global': 0, 'atom.global/red': 1,
+                'bra': 9, 'other': 114}
+        self.assertEqual(self.classes(BINNING_KEYS), want)
+        counts = self.counts[(90, BINNING_KEYS)]
+        self.assertEqual(sum(counts.values()), 181)
+        self.assertEqual(counts['match.any.sync.b32'], 8)
+        self.assertEqual(counts['ld.param.v2.u32'], 8)  # {%r409, %r410}: no block of ours
+        self.assertEqual(counts['ret'], 1)
+
+    def test_scan(self):
+        classes = self.classes(SCAN)
+        self.assertEqual((classes['shfl'], classes['ld.global'], classes['st.global']), (5, 8, 8))
+        self.assertEqual(sum(self.counts[(90, SCAN)].values()), 73)
+
+    def test_opcodes(self):
+        cases = {
+            '\t@%p1 bra \t$L__BB8_2': 'bra',
+            '\t@!%p3 match.any.sync.b32 \t%r5, %r4, %r3': 'match.any.sync.b32',
+            '\tret': 'ret',
+            '{ .reg .pred p': None,
+            ' setp.ne.b32 p, %r1, 0': 'setp.ne.b32',
+            ' }': None,
+            '$L__BB8_2:': None,
+            '\t.reg .b32 \t%r<1476>': None,
+            '': None,
+        }
+        for statement, want in cases.items():
+            self.assertEqual(census.ptx_opcode(statement), want, statement)
+
+    def test_classes(self):
+        cases = {
+            'ld.volatile.global.u32': 'ld.global', 'ld.global.nc.v4.u32': 'ld.global',
+            'ldu.global.u32': 'ld.global', 'ld.shared::cta.u32': 'ld.shared',
+            'ld.param.u64': 'other', 'ld.local.u32': 'other', 'ld.u32': 'other',
+            'st.relaxed.gpu.global.u32': 'st.global', 'st.shared.v4.u32': 'st.shared',
+            'atom.shared.add.u32': 'atom.shared', 'red.global.add.u32': 'atom.global/red',
+            'atom.add.u32': 'atom.global/red', 'cp.async.ca.shared.global': 'ld.global',
+            'bar.sync': 'bar', 'barrier.sync.aligned': 'bar', 'bar.warp.sync': 'other',
+            'vote.sync.ballot.b32': 'vote', 'shfl.sync.up.b32': 'shfl', 'bra.uni': 'bra',
+            'matchers.x': 'other',
+        }
+        for opcode, want in cases.items():
+            self.assertEqual(census.ptx_class(opcode), want, opcode)
+
+    def test_inline_asm_and_functions(self):
+        text = ('.target sm_80\n'
+                '.func _Z6calleev()\n{\n\tmatch.any.sync.b32 %r1, %r2, -1;\n}\n'
+                '.entry _Z1kv(\n\t.param .u64 p\n)\n.reqntid 64, 2\n{\n'
+                '\t// begin inline asm\n\t{ .reg .pred p; vote.sync.any.pred p, 1, -1; }\n'
+                '\t{\n\t.reg .b32 t;\n\tbar.sync 0;\n\t}\n'
+                '\tmov.b64 {%r1, %r2}, %rd1;\n\tret;\n}\n'
+                '.visible .entry _Z1gv()\n{\n\tret;\n}\n')
+        counts, bounds = census.parse_ptx(text)
+        self.assertEqual(counts, {(80, '_Z1kv'): {'vote.sync.any.pred': 1, 'bar.sync': 1,
+                                                  'mov.b64': 1, 'ret': 1},
+                                  (80, '_Z1gv'): {'ret': 1}})
+        self.assertEqual(bounds, {(80, '_Z1kv'): 128})
+
+
 class Names(unittest.TestCase):
     def test_template_args(self):
         text = 'void ns::f<A<1, 2>, B<C<3> >, int>(P<int, long>)'
@@ -225,6 +335,14 @@ class Occupancy(unittest.TestCase):
         # A kernel with no shared memory still takes the reserved KiB: 228 blocks' worth.
         self.assertEqual(census.shared_limit(census.LIMITS[90], 0), 228)
 
+    def test_ptxas_shared_memory(self):
+        # ptxas -v leaves the reserved KiB out on sm_90 too: 57 KiB + 1 KiB, 3 blocks of 58 KiB.
+        occ = census.occupancy(90, 256, 32, 57 * 1024, from_ptxas=True)
+        self.assertEqual((occ.blocks, occ.limiter), (3, 'shared'))
+        # Our u32 keys-only binning kernel from ptxas: 64 registers, 18440 + 1024 bytes.
+        occ = census.occupancy(90, 256, 64, 18440, from_ptxas=True)
+        self.assertEqual((occ.blocks, occ.percent, occ.limiter), (4, 50.0, 'registers'))
+
     def test_too_many_registers(self):
         # 128 x 32 = 4096 a warp, 4 a sub-partition: 16 warps, and the block has 32.
         self.check(90, 1024, 128, 0, 0, 0.0, 'registers')
@@ -234,12 +352,12 @@ class Occupancy(unittest.TestCase):
 
 
 def row(arch, kind='binning', keys='u32', values='-', regs=64, shared=19464, local=0, stack=0,
-        mnemonics=None):
+        mnemonics=None, isa=census.SASS):
     kernel = census.Kernel(kind, 256, 16, keys, values if kind == 'binning' else None)
     res = census.Resources(regs, shared, local, stack)
     counts = collections.Counter({'IADD3': 3} if mnemonics is None else mnemonics)
     return census.Row(arch, kernel, '_Z1fv', 256, 'policy', res,
-                      census.occupancy(arch, 256, regs, shared), counts)
+                      census.occupancy(arch, 256, regs, shared, isa.from_ptxas), counts, isa)
 
 
 class Check(unittest.TestCase):
@@ -269,6 +387,22 @@ class Check(unittest.TestCase):
         rows = [row(80), row(90), row(90, values='u32', regs=80), row(75, regs=96),
                 row(100, regs=96)]
         self.assertEqual(census.check(rows, {75, 80, 90, 100}), [])
+
+    def test_ptx(self):
+        ptx = census.PTX
+        rows = [row(80, regs=62, shared=18440, isa=ptx, mnemonics={'match.any.sync.b32': 16}),
+                row(90, shared=18440, isa=ptx, mnemonics={'add.s32': 3}),
+                row(90, 'histogram', isa=ptx, mnemonics={'match.any.sync.b32': 1}),
+                row(90, values='u32', isa=ptx, local=36, stack=40, mnemonics={'ret': 1})]
+        self.assertEqual(census.check(rows, {80, 90}), [
+            'sm_80 binning_kernel<u32, -> (256 x 16): 16 match instruction(s) in its PTX',
+            'sm_90 binning_kernel<u32, u32> (256 x 16): 36 bytes of spill stores, 40 of stack '
+            'frame (register spills)'])
+        # SASS class names mean nothing in PTX: MATCH is an opcode no PTX has.
+        self.assertEqual(census.check([row(80, shared=18440, isa=ptx, mnemonics={'MATCH': 1}),
+                                       row(90, shared=18440, isa=ptx)], {80, 90}), [])
+        rows = [row(80, regs=72, shared=18440, isa=ptx), row(90, shared=18440, isa=ptx)]
+        self.assertIn('occupancy 37.5%', census.check(rows, {80, 90})[0])
 
     def test_missing_kernel_or_sass(self):
         self.assertEqual(census.check([row(80)], {80, 90}),
@@ -383,6 +517,98 @@ class CommandLine(unittest.TestCase):
                                '--skip-if-missing', '--check', self.lib],
                               capture_output=True, text=True)
         self.assertEqual(proc.returncode, census.EXIT_SKIP)
+
+
+# An nvcc that prints the sample's ptxas -v run for the arch asked and leaves the PTX sample,
+# retargeted to it, in -keep-dir, as nvcc -cubin -keep does.
+FAKE_NVCC = '''#!{python}
+import os, re, sys
+args = sys.argv[1:]
+arch = re.search(r'code=sm_(\\d+)', ' '.join(args)).group(1)
+keep = args[args.index('-keep-dir') + 1]
+runs = open('{samples}/ptxas-v.txt').read().split('ptxas info    : 0 bytes gmem\\n')
+sys.stderr.write(next(run for run in runs if "for 'sm_%s'" % arch in run))
+ptx = open('{samples}/cuda_engine.ptx').read().replace('.target sm_90', '.target sm_' + arch)
+open(os.path.join(keep, 'cuda_engine.ptx'), 'w').write(ptx)
+'''
+
+
+@needs('c++filt')
+class Compile(unittest.TestCase):
+    """--compile end to end, with an nvcc that prints the samples."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.nvcc = os.path.join(self.tmp.name, 'nvcc')
+        with open(self.nvcc, 'w') as f:
+            f.write(FAKE_NVCC.format(python=sys.executable, samples=SAMPLES))
+        os.chmod(self.nvcc, stat.S_IRWXU)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_census(self, *options, nvcc=None):
+        return subprocess.run([sys.executable, SCRIPT, '--compile', 'cuda_engine.cu',
+                               '--nvcc', nvcc or self.nvcc, '-I', 'kernels', *options],
+                              capture_output=True, text=True)
+
+    def test_check_names_the_match(self):
+        proc = self.run_census('--arch', '80', '--arch', '90', '--check')
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        # The PTX sample has the binning kernel for u32 keys only: sm_80's scan and histogram
+        # have ptxas figures but no PTX.
+        self.assertEqual(proc.stderr.splitlines(), [
+            'kernel-census: sm_80 binning_kernel<u32, -> (256 x 16): 8 match instruction(s) in '
+            'its PTX',
+            'kernel-census: sm_80 binning_kernel<u32, u32> (256 x 16): no PTX read for it',
+            'kernel-census: sm_80 histogram_kernel<u32> (256 x 16): no PTX read for it',
+            'kernel-census: sm_90 binning_kernel<u32, -> (256 x 16): 8 match instruction(s) in '
+            'its PTX',
+            'kernel-census: sm_90 binning_kernel<u32, u32> (256 x 16): no PTX read for it',
+            'kernel-census: sm_90 histogram_kernel<u32> (256 x 16): no PTX read for it'])
+
+    def test_table(self):
+        proc = self.run_census('--arch', '90')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertTrue(lines[0].startswith('PTX census'))
+        self.assertIn('spill/stack', lines[1])
+        self.assertIn('atom.global/red', lines[1])
+        self.assertEqual(len(lines), 5)  # title, headings, 3 of our kernels on sm_90
+        self.assertEqual(lines[2].split()[:12],
+                         ['sm_90', 'binning', 'u32', '-', '256', 'x', '16', '64', '18440', '0/0',
+                          '4', '50%'])
+
+    def test_json(self):
+        doc = json.loads(self.run_census('--json').stdout)  # sm_80 and sm_90 by default
+        self.assertEqual((doc['census'], doc['source'], doc['archs']),
+                         ('PTX', 'cuda_engine.cu', [80, 90]))
+        first = doc['kernels'][0]
+        self.assertEqual((first['arch'], first['block_threads_from']), (80, 'launch_bounds'))
+        self.assertEqual(first['instructions']['match'], 8)
+        self.assertEqual(first['occupancy']['percent'], 50.0)
+
+    def test_markdown(self):
+        lines = self.run_census('--markdown', '--arch', '80').stdout.splitlines()
+        self.assertTrue(lines[0].startswith('PTX census'))
+        self.assertTrue(lines[2].startswith('| arch | kernel |'))
+
+    def test_no_nvcc(self):
+        missing = os.path.join(self.tmp.name, 'none')
+        self.assertEqual(self.run_census(nvcc=missing).returncode, 2)
+        proc = self.run_census('--skip-if-missing', nvcc=missing)
+        self.assertEqual(proc.returncode, census.EXIT_SKIP)
+        self.assertIn('no nvcc', proc.stderr)
+
+    def test_nvcc_fails(self):
+        proc = self.run_census(nvcc='false')
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn('failed', proc.stderr)
+
+    def test_usage(self):
+        for argv in (['lib.a', '--compile', 'x.cu'], [], ['--arch', '80', 'lib.a']):
+            proc = subprocess.run([sys.executable, SCRIPT, *argv], capture_output=True)
+            self.assertEqual(proc.returncode, 2, argv)
 
 
 if __name__ == '__main__':
