@@ -41,6 +41,21 @@ template <class K, class V> struct BinningParams {
         bool gen_index; /* argsort, first pass: the value is the input index */
 };
 
+/* Small fields packed into words to save registers: field i of BITS bits.
+   The words start at zero. */
+template <int BITS, int N> SORTD_DEVICE void pack_put(uint32_t (&w)[N], int i, uint32_t v)
+{
+        constexpr int PER_WORD = 32 / BITS;
+
+        w[i / PER_WORD] |= v << BITS * (i % PER_WORD);
+}
+template <int BITS, int N> SORTD_DEVICE uint32_t pack_get(const uint32_t (&w)[N], int i)
+{
+        constexpr int PER_WORD = 32 / BITS;
+
+        return w[i / PER_WORD] >> BITS * (i % PER_WORD) & ((1u << BITS) - 1);
+}
+
 /* Lanes whose digit equals this lane's: one ballot per digit bit, each
    vote narrowing the set. match.any would do it in one instruction, but a
    long-latency one that stalls the warp on the MIO pipe. */
@@ -73,8 +88,8 @@ template <class Policy, class K, class V> struct AgentBinning {
         static constexpr int RANK_BITS = 16;
         static constexpr uint32_t RANK_MASK = (1u << RANK_BITS) - 1;
         static_assert(TILE <= (1 << RANK_BITS), "ranks fit below the digit");
-        static constexpr int DIGIT_WORDS = (ITEMS + 3) / 4;
-        static constexpr int POS_WORDS = (ITEMS + 1) / 2;
+        static constexpr int DIGIT_WORDS = (ITEMS * RADIX_BITS + 31) / 32;
+        static constexpr int POS_WORDS = (ITEMS * RANK_BITS + 31) / 32;
 
         /* Keys are staged, then values over them; the warp counters stay
            apart so a warp may stage its keys while others still read theirs. */
@@ -105,6 +120,11 @@ template <class Policy, class K, class V> struct AgentBinning {
         SORTD_DEVICE uint32_t digit(K key) const
         {
                 return digit_of(key, p.place);
+        }
+
+        SORTD_DEVICE uint32_t *status_word(uint32_t t, int d) const
+        {
+                return &p.status[(size_t)t * RADIX + d];
         }
 
         /* warp-striped: warp w owns WARP_ITEMS consecutive keys, lane l reads
@@ -188,7 +208,7 @@ template <class Policy, class K, class V> struct AgentBinning {
 #pragma unroll
                                 for (int w = 0; w < WARPS; w++)
                                         sum += shared_load(&s.warp_hist[w][d]);
-                                store_volatile(&p.status[(size_t)tile * RADIX + d],
+                                store_volatile(status_word(tile, d),
                                                (tile == 0 ? STATUS_GLOBAL : STATUS_LOCAL) | sum);
                                 if (sum == (uint32_t)TILE)
                                         s.homogeneous_digit = d;
@@ -241,12 +261,15 @@ template <class Policy, class K, class V> struct AgentBinning {
                 const uint32_t *starts = s.warp_hist[warp_id()];
 
 #pragma unroll
+                for (int i = 0; i < POS_WORDS; i++)
+                        pos[i] = 0;
+#pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t r = (ranks[i] & RANK_MASK) +
                                      shared_load(&starts[ranks[i] >> RANK_BITS]);
 
                         shared_store(&s.x.keys[r], keys[i]);
-                        pos[i / 2] = i % 2 ? pos[i / 2] | r << 16 : r;
+                        pack_put<RANK_BITS>(pos, i, r);
                 }
         }
 
@@ -277,20 +300,17 @@ template <class Policy, class K, class V> struct AgentBinning {
 #pragma unroll
                         for (int w = 0; w < LOOKBACK_WINDOW; w++)
                                 st[w] = pred > (uint32_t)w
-                                                ? load_volatile(
-                                                          &p.status[(size_t)(pred - 1 - w) * RADIX +
-                                                                    d])
+                                                ? load_volatile(status_word(pred - 1 - w, d))
                                                 : STATUS_GLOBAL;
 #pragma unroll
                         for (int w = 0; w < LOOKBACK_WINDOW; w++) {
                                 if ((st[w] & STATUS_FLAG_MASK) == STATUS_NOT_READY)
-                                        st[w] = wait_status(
-                                                &p.status[(size_t)(pred - 1 - w) * RADIX + d]);
+                                        st[w] = wait_status(status_word(pred - 1 - w, d));
                                 exclusive += st[w] & STATUS_VALUE_MASK;
                                 steps++;
                                 if ((st[w] & STATUS_FLAG_MASK) == STATUS_GLOBAL) {
                                         note_lookback(steps);
-                                        store_volatile(&p.status[(size_t)tile * RADIX + d],
+                                        store_volatile(status_word(tile, d),
                                                        STATUS_GLOBAL | (exclusive + count));
                                         return exclusive;
                                 }
@@ -365,7 +385,7 @@ template <class Policy, class K, class V> struct AgentBinning {
                         K key = shared_load(&s.x.keys[k]);
                         uint32_t d = digit(key);
 
-                        digits[i / 4] |= d << 8 * (i % 4);
+                        pack_put<RADIX_BITS>(digits, i, d);
                         global_store_if(k < valid, p.keys_out + shared_load(&s.bin_off[d]) + k,
                                         twiddle_out(p.tw_store, key));
                 }
@@ -379,13 +399,13 @@ template <class Policy, class K, class V> struct AgentBinning {
                 __syncthreads(); /* staged keys are all read */
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++)
-                        shared_store(&s.x.vals[pos[i / 2] >> 16 * (i % 2) & 0xffffu],
+                        shared_store(&s.x.vals[pack_get<RANK_BITS>(pos, i)],
                                      load_value(striped_index(i)));
                 __syncthreads();
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t k = i * THREADS + threadIdx.x;
-                        uint32_t d = digits[i / 4] >> 8 * (i % 4) & 0xffu;
+                        uint32_t d = pack_get<RADIX_BITS>(digits, i);
 
                         global_store_if(k < valid, p.vals_out + shared_load(&s.bin_off[d]) + k,
                                         shared_load(&s.x.vals[k]));

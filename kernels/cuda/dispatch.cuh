@@ -103,7 +103,7 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
       private:
         using HP = typename Policy::histogram;
         using Val = typename std::conditional<std::is_same<V, void>::value, NoValue, V>::type;
-        using BP = typename Policy::template binning_for<!std::is_same<Val, NoValue>::value>;
+        using BP = typename AgentBinning<Policy, K, Val>::P;
 
         bool iota()
         {

@@ -49,10 +49,8 @@ __global__ void __launch_bounds__(32) scan_kernel(const uint32_t *hist, uint32_t
 /* One binning pass: one block per tile (the tile itself comes from the
    ticket, not from blockIdx). */
 template <class Policy, class K, class V>
-__global__ void __launch_bounds__(
-        Policy::template binning_for<!std::is_same<V, NoValue>::value>::THREADS,
-        SORTD_MIN_BLOCKS(
-                Policy::template binning_for<!std::is_same<V, NoValue>::value>::MIN_BLOCKS))
+__global__ void __launch_bounds__(AgentBinning<Policy, K, V>::THREADS,
+                                  SORTD_MIN_BLOCKS(AgentBinning<Policy, K, V>::P::MIN_BLOCKS))
         binning_kernel(BinningParams<K, V> params)
 {
         using Agent = AgentBinning<Policy, K, V>;

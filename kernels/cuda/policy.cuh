@@ -59,9 +59,9 @@ template <class Histogram, class Binning, class BinningPairs = Binning> struct O
 };
 
 /* Production: 32-bit keys. 256 threads at <= 64 registers keep 4 blocks, half
-   an SM's warps, resident on sm_80 and later; 20 keys a thread (5120 a
-   tile) amortise each tile's fixed work, look-back and barriers over more
-   keys. With values the staging must hold 8-byte values in 48 KiB. */
+   an SM's warps, resident on sm_75..sm_90 (20 keys a thread would spill at
+   64). With values the kernel needs 80 registers (3 blocks) even at 12 keys
+   a thread. */
 using Policy32 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 16, 4>,
                                 BinningPolicy<256, 12, 3>>;
 /* Production: 64-bit keys (twice the registers per key). */

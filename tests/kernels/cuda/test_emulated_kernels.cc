@@ -231,9 +231,7 @@ END_TEST
 template <class P> void run_production(sortd_key_type t, const sortd_payload *pls, size_t npl)
 {
         const size_t big_tile =
-                P::template binning_for<false>::TILE > P::template binning_for<true>::TILE
-                        ? P::template binning_for<false>::TILE
-                        : P::template binning_for<true>::TILE;
+                std::max(P::template binning_for<false>::TILE, P::template binning_for<true>::TILE);
         sortd_engine *cpu = cpu_engine(17 * big_tile + 5);
         uint64_t seed = seed_base() * 104729u;
 

@@ -30,8 +30,6 @@ struct lane_access {
 
 /* One warp instruction being assembled from its lanes' calls. */
 struct group {
-        const char *file;
-        unsigned line;
         unsigned arrived = 0;
         bool shared = false, write = false, atomic = false;
         lane_access lane[WARP];
@@ -118,18 +116,18 @@ uint64_t shared_wavefronts(const group &gr)
         return most;
 }
 
-void retire(const group &gr)
+void retire(const group &gr, const char *file, unsigned line)
 {
         kernel_cost &c = g.cur;
 
         if (gr.shared) {
                 uint64_t wf = shared_wavefronts(gr);
-                const char *base = std::strrchr(gr.file, '/');
+                const char *base = std::strrchr(file, '/');
 
                 (gr.atomic ? c.atoms : gr.write ? c.sts : c.lds)++;
                 c.shared_wavefronts += wf;
-                c.wavefronts_at[std::string(base ? base + 1 : gr.file) + ":" +
-                                std::to_string(gr.line)] += wf;
+                c.wavefronts_at[std::string(base ? base + 1 : file) + ":" + std::to_string(line)] +=
+                        wf;
                 if (gr.atomic)
                         for (const lane_access &a : gr.lane)
                                 c.shared_atomics += a.active;
@@ -177,10 +175,10 @@ void cost_launch_end()
         for (auto &kv : g.sites) {
                 if (kv.second.open.empty())
                         continue;
-                if (!g.cur.nonuniform++)
+                if (!g.cur.nonuniform)
                         g.cur.nonuniform_site =
                                 std::string(kv.first.file) + ":" + std::to_string(kv.first.line);
-                g.cur.nonuniform += kv.second.open.size() - 1;
+                g.cur.nonuniform += kv.second.open.size();
         }
         g.cur.dram_read_sectors = g.read_sectors.size();
         g.cur.dram_write_sectors = g.written_sectors.size();
@@ -219,8 +217,6 @@ void cost_access(bool shared, bool write, bool atomic, const void *p, unsigned b
         uint32_t k = st.calls[lane]++;
         group &gr = st.open[k];
 
-        gr.file = file;
-        gr.line = line;
         gr.arrived |= 1u << lane;
         gr.shared = shared;
         gr.write = write;
@@ -228,7 +224,7 @@ void cost_access(bool shared, bool write, bool atomic, const void *p, unsigned b
         gr.lane[lane] = lane_access{(uintptr_t)p, bytes, active};
         if (gr.arrived != 0xffffffffu)
                 return;
-        retire(gr);
+        retire(gr, file, line);
         st.open.erase(k);
 }
 
@@ -245,27 +241,15 @@ void cost_op(op o)
 {
         if (!g.on || !g.in_launch)
                 return;
-        /* collectives and barriers: every lane calls, the warp issues one */
-        switch (o) {
-        case op::match:
-                g.cur.match += simt_lane() == 0;
-                break;
-        case op::ballot:
-                g.cur.ballot += simt_lane() == 0;
-                break;
-        case op::shfl:
-                g.cur.shfl += simt_lane() == 0;
-                break;
-        case op::syncwarp:
-                g.cur.syncwarp += simt_lane() == 0;
-                break;
-        case op::barrier:
-                g.cur.barrier += simt_lane() == 0;
-                break;
-        case op::global_atomic:
+        if (o == op::global_atomic) {
                 g.cur.global_atomics++;
-                break;
+                return;
         }
+        /* collectives and barriers: every lane calls, the warp issues one */
+        uint64_t kernel_cost::*const per_warp[] = {&kernel_cost::match, &kernel_cost::ballot,
+                                                   &kernel_cost::shfl, &kernel_cost::syncwarp,
+                                                   &kernel_cost::barrier};
+        g.cur.*per_warp[(int)o] += simt_lane() == 0;
 }
 
 } /* namespace simt */

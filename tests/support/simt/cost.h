@@ -29,6 +29,7 @@
 namespace simt
 {
 
+/* In this order: cost_op indexes the warp counters by it. */
 enum class op { match, ballot, shfl, syncwarp, barrier, global_atomic };
 
 /* One launch (or one memset of the backend). */
