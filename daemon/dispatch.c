@@ -155,25 +155,37 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
         queue_job(c, j);
 }
 
-/* An engine thread's job on region r; with id, in the pipeline (its reply comes in order). */
-static sortd__job *region_job(sortd__conn *c, sortd__job_op op, sortd__region *r, bool reply,
-                              uint64_t id)
+/* Queues job j on region r for the engine thread. */
+static void queue_region_job(sortd__conn *c, sortd__job *j, sortd__job_op op, sortd__region *r)
 {
-        sortd__job *j = reply ? sortd__pipe_push(&c->out, id) : calloc(1, sizeof(*j));
-
-        if (!j)
-                return NULL;
         j->conn = c;
         j->op = op;
         j->region = r;
         queue_job(c, j);
-        return j;
+}
+
+/* An engine thread's job on region r whose reply comes in the pipeline's order; false without
+   memory. */
+static bool region_request(sortd__conn *c, sortd__job_op op, sortd__region *r, uint64_t id)
+{
+        sortd__job *j = sortd__pipe_push(&c->out, id);
+
+        if (!j)
+                return false;
+        queue_region_job(c, j, op, r);
+        return true;
 }
 
 /* A new region goes to the engine thread, which opens it; the reply comes from there. */
 static void open_region(sortd__conn *c, uint64_t id, sortd__region *r)
 {
-        if (!region_job(c, SORTD__OP_REGION_OPEN, r, true, id)) {
+        r->close_job = calloc(1, sizeof(*r->close_job));
+        if (!r->close_job) {
+                sortd__regions_forget(&c->regions, r);
+                sortd__pipe_refuse(&c->out, id, SORTD_E_NOMEM, "out of memory for a region");
+                return;
+        }
+        if (!region_request(c, SORTD__OP_REGION_OPEN, r, id)) {
                 sortd__regions_forget(&c->regions, r);
                 fatal(c, SORTD_E_NOMEM, "out of memory");
         }
@@ -250,7 +262,7 @@ static void unregister_region(sortd__conn *c, const sortd__request *rq)
                 return;
         }
         /* Without memory the region stays CLOSING, and the connection's close closes it. */
-        if (!region_job(c, SORTD__OP_REGION_CLOSE, r, true, rq->id))
+        if (!region_request(c, SORTD__OP_REGION_CLOSE, r, rq->id))
                 fatal(c, SORTD_E_NOMEM, "out of memory");
 }
 
@@ -260,9 +272,7 @@ void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j)
         sortd__reply m;
 
         if (j->status != SORTD_OK) {
-                sortd__log(SORTD__LOG_INFO, "%s: request %llu: %s: %s", c->name,
-                           (unsigned long long)j->id, sortd_strerror(j->status), j->why);
-                sortd__reply_error(&m, j->id, j->status, j->why);
+                sortd__pipe_error(&c->out, &m, j->id, j->status, j->why);
         } else if (j->op == SORTD__OP_REGION_OPEN) {
                 sortd__log(SORTD__LOG_DEBUG, "%s: region %llu, %llu bytes", c->name,
                            (unsigned long long)r->id, (unsigned long long)r->bytes);
@@ -276,21 +286,19 @@ void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j)
         else
                 sortd__regions_forget(&c->regions, r);
         j->region = NULL;
-        if (sortd__reply_pack(j, &m.r, 0) < 0) {
-                sortd__log(SORTD__LOG_ERR, "%s: out of memory for a reply", c->name);
-                c->out.close_after_flush = true;
-                j->out_len = 0;
-        }
+        sortd__pipe_fill(&c->out, j, &m.r);
 }
 
+/* Each region's own close job (open_region): nothing here can fail. A region whose close an
+   unregister already queued is closed once more, which does nothing. */
 void sortd__dispatch_closing(sortd__conn *c)
 {
-        for (sortd__region *r = c->regions.head; r; r = r->next)
-                if (!region_job(c, SORTD__OP_REGION_CLOSE, r, false, 0))
-                        sortd__log(SORTD__LOG_ERR,
-                                   "%s: out of memory: region %llu is unmapped without the "
-                                   "engine's release",
-                                   c->name, (unsigned long long)r->id);
+        for (sortd__region *r = c->regions.head; r; r = r->next) {
+                sortd__job *j = r->close_job;
+
+                r->close_job = NULL;
+                queue_region_job(c, j, SORTD__OP_REGION_CLOSE, r);
+        }
 }
 
 static void answer(sortd__conn *c, const sortd__request *rq)

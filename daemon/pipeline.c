@@ -34,10 +34,8 @@ sortd__job *sortd__pipe_push(sortd__pipeline *p, uint64_t id)
         return j;
 }
 
-void sortd__pipe_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Reply *r)
+void sortd__pipe_fill(sortd__pipeline *p, sortd__job *j, const Sortd__Wire__Reply *r)
 {
-        sortd__job *j = sortd__pipe_push(p, id);
-
         if (!j || sortd__reply_pack(j, r, 0) < 0) {
                 sortd__log(SORTD__LOG_ERR, "%s: out of memory for a reply", p->name);
                 p->close_after_flush = true;
@@ -46,13 +44,24 @@ void sortd__pipe_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Repl
         }
 }
 
+void sortd__pipe_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Reply *r)
+{
+        sortd__pipe_fill(p, sortd__pipe_push(p, id), r);
+}
+
+void sortd__pipe_error(const sortd__pipeline *p, sortd__reply *m, uint64_t id, sortd_status s,
+                       const char *why)
+{
+        sortd__log(SORTD__LOG_INFO, "%s: request %llu: %s: %s", p->name, (unsigned long long)id,
+                   sortd_strerror(s), why);
+        sortd__reply_error(m, id, s, why);
+}
+
 void sortd__pipe_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const char *why)
 {
         sortd__reply m;
 
-        sortd__log(SORTD__LOG_INFO, "%s: request %llu: %s: %s", p->name, (unsigned long long)id,
-                   sortd_strerror(s), why);
-        sortd__reply_error(&m, id, s, why);
+        sortd__pipe_error(p, &m, id, s, why);
         sortd__pipe_answer(p, id, &m.r);
 }
 

@@ -14,6 +14,7 @@
 
 #include "admission.h"
 #include "job.h"
+#include "reply.h"
 #include "stats.h"
 
 struct sortd__pipeline;
@@ -41,8 +42,14 @@ void sortd__pipe_init(sortd__pipeline *p, uv_stream_t *stream, const char *name,
 /* Appends a job for request id, done with nothing packed (a sort fills it in); NULL if no memory.
  */
 sortd__job *sortd__pipe_push(sortd__pipeline *p, uint64_t id);
-/* Appends request id's reply r, packed now. Without memory the stream ends after what is queued. */
+/* Packs r into j, a job of this pipeline (NULL: pushing it found no memory). Without memory the
+   stream ends after what is queued. */
+void sortd__pipe_fill(sortd__pipeline *p, sortd__job *j, const Sortd__Wire__Reply *r);
+/* Appends request id's reply r, packed now (push, then fill). */
 void sortd__pipe_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Reply *r);
+/* Makes *m request id's error reply, and logs the refusal. */
+void sortd__pipe_error(const sortd__pipeline *p, sortd__reply *m, uint64_t id, sortd_status s,
+                       const char *why);
 /* Appends an error reply to request id, and logs it. */
 void sortd__pipe_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const char *why);
 /* Writes every reply at the head that is ready, in request order. */

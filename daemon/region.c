@@ -4,6 +4,7 @@
  * SIGBUS, so F_SEAL_SHRINK is required; the sort writes in place, so a write seal is refused
  * here rather than failing later; F_SEAL_GROW and F_SEAL_SEAL change nothing for us.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -297,6 +298,7 @@ static void unmap(sortd__regions *t, sortd__region *r)
         }
         t->limits->regions--;
         t->count--;
+        free(r->close_job);
         free(r);
 }
 
@@ -323,8 +325,7 @@ void sortd__regions_forget(sortd__regions *t, sortd__region *r)
 {
         sortd__region **pp = link_of(t, r->id);
 
-        if (*pp != r)
-                return;
+        assert(*pp == r); /* a region is forgotten once: its open failed, or its close ran */
         *pp = r->next;
         unmap(t, r);
 }

@@ -53,6 +53,9 @@ typedef struct sortd__region {
         uint8_t *base;             /* the buffer (memfd: the mapping; CUDA: once opened) */
         uint64_t bytes;
         uint64_t users; /* sorts holding it */
+        /* Its close job for the connection's end, allocated with the region (dispatch.c), so
+           that closing a connection never needs memory; freed with the region if unused. */
+        struct sortd__job *close_job;
         /* Engine thread only, from its open to its close. */
         bool engine_open;
         void *ipc_base;      /* CUDA: the opened allocation, which ipc_close takes */

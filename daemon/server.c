@@ -111,7 +111,7 @@ static uint64_t host_pool_bytes(const sortd__server *srv)
 
         if (srv->cfg.host_pool != SORTD__CONFIG_AUTO)
                 return srv->cfg.host_pool;
-        if (strcmp(sortd_engine_kind(srv->engine), "cpu") == 0)
+        if (!srv->has_device) /* host memory is all it sorts in: nothing to pin */
                 return 0;
         return limit < HOST_POOL_AUTO_MAX ? limit : HOST_POOL_AUTO_MAX;
 }
