@@ -209,7 +209,9 @@ sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r);
  * multiples of the element size (and so is a CUDA region's offset in its allocation); both
  * spans lie inside their regions, in regions of c, and do not overlap; keys and vals are
  * regions of one kind (both memfd or both CUDA). vals may be keys; it is ignored without a
- * payload.
+ * payload. The daemon sorts in the regions themselves: when the sort fails after the request was
+ * accepted (a device error), their spans may be left partly sorted or, in a CUDA region, hold
+ * the sort's scratch. A refused request changes nothing.
  */
 typedef struct sortd_region_sort {
         sortd_region *keys;

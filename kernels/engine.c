@@ -162,10 +162,8 @@ sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *de
 
         if (!e)
                 return SORTD_E_INVAL;
-        if (!e->ops->sort_device) {
-                e->why[0] = '\0';
+        if (!e->ops->sort_device)
                 return no_device(e);
-        }
         s = sort_begin(e, desc, keys, vals, n, &p);
         if (s != SORTD_OK || n == 0)
                 return s;

@@ -14,7 +14,9 @@
  *   bytes) move with their keys. With argsort, vals receives the permutation:
  *   vals[i] is the input position of the key now at position i (u32 or u64
  *   indices). Buffers must be aligned to their element size and must not
- *   overlap. On any error nothing is written to keys or vals.
+ *   overlap. On an error nothing is written to keys or vals, except one: a
+ *   GPU engine whose device fails while it copies the result back (to host
+ *   memory, in chunks) may leave them partly written.
  */
 #ifndef SORTD_ENGINE_H
 #define SORTD_ENGINE_H
@@ -86,8 +88,8 @@ sortd_status sortd_engine_selfcheck(sortd_engine *e, char *report, size_t report
 
 /*
  * Host memory
- *   A GPU engine copies pageable memory through the driver's own bounce
- *   buffers at a fraction of the speed it moves pinned memory, so a caller
+ *   A GPU engine copies pageable memory through its own pinned staging
+ *   slots at a fraction of the speed it moves pinned memory, so a caller
  *   that owns the buffers it sorts should get them from the engine, or
  *   register them with it once. These calls follow the rule of every other:
  *   serialised with the engine's calls, message in sortd_engine_error.

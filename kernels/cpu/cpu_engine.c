@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "onesweep.h"
 
@@ -16,13 +15,6 @@ typedef struct cpu_engine {
 #define MAX_CAPACITY ((size_t)1 << 40)
 #define MAX_THREADS 1024u
 
-static unsigned online_cpus(void)
-{
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-        return n > 0 ? (unsigned)n : 1;
-}
-
 static void cpu_destroy(sortd_engine *e)
 {
         cpu_engine *c = (cpu_engine *)e;
@@ -34,7 +26,7 @@ static void cpu_destroy(sortd_engine *e)
 static sortd_status cpu_create(const sortd_engine_config *cfg, sortd_engine **out, char *why,
                                size_t why_len)
 {
-        unsigned threads = cfg->threads ? cfg->threads : online_cpus();
+        unsigned threads = cfg->threads ? cfg->threads : sortd__online_cpus();
         cpu_engine *c;
         int r;
 

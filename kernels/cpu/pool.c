@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "pool.h"
 
@@ -56,6 +57,13 @@ static void *worker_main(void *opaque)
         }
         pthread_mutex_unlock(&p->lock);
         return NULL;
+}
+
+unsigned sortd__online_cpus(void)
+{
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+        return n > 0 ? (unsigned)n : 1;
 }
 
 int sortd__pool_create(unsigned nthreads, sortd__pool **out)

@@ -6,6 +6,10 @@
 #ifndef SORTD_CPU_POOL_H
 #define SORTD_CPU_POOL_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct sortd__pool sortd__pool;
 typedef void (*sortd__pool_fn)(void *arg, unsigned tid, unsigned nthreads);
 
@@ -16,5 +20,11 @@ void sortd__pool_run(sortd__pool *p, unsigned nthreads, sortd__pool_fn fn, void 
 unsigned sortd__pool_size(const sortd__pool *p);
 /* Accepts NULL; joins every worker. */
 void sortd__pool_destroy(sortd__pool *p);
+/* The CPUs online now, at least 1: the default size of a pool. */
+unsigned sortd__online_cpus(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,12 +10,9 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../cpu/pool.h"
 #include "../engine_impl.h"
-extern "C" {
-#include "../cpu/pool.h" /* a C header without C++ guards */
-}
 #include "dispatch.cuh"
 #include "staging.h"
 
@@ -233,8 +230,8 @@ class CudaBackend
                 size_t largest = (capacity ? capacity : 1) * 8;
                 size_t slot = largest < STAGING_SLOT_BYTES ? (largest + PAGE - 1) / PAGE * PAGE
                                                            : STAGING_SLOT_BYTES;
-                long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-                unsigned threads = cpus > 0 && cpus < COPY_THREADS ? (unsigned)cpus : COPY_THREADS;
+                unsigned cpus = sortd__online_cpus();
+                unsigned threads = cpus < COPY_THREADS ? cpus : COPY_THREADS;
                 int rc;
 
                 if (!check(cudaHostAlloc((void **)&staging.mem, slot * STAGING_SLOTS,
@@ -419,7 +416,6 @@ inline bool download(CudaBackend &be, const sortd__plan *plan, void *keys, void 
         return true;
 }
 
-/* Create's failure path: hand the engine's message to the caller. */
 /* A zeroed engine struct E (members base and be) for cfg, its backend constructed; NULL with a
    message in why when out of memory. */
 template <class E>
@@ -439,6 +435,7 @@ E *engine_new(const sortd__engine_ops *ops, const sortd_engine_config *cfg, char
         return c;
 }
 
+/* Create's failure path: hand the engine's message to the caller. */
 inline sortd_status create_failed(sortd_engine *e, sortd_status s, char *why, size_t why_len,
                                   void (*destroy)(sortd_engine *))
 {
