@@ -89,6 +89,13 @@ template <class Policy, class K, class V> struct AgentBinning {
         static constexpr uint32_t RANK_MASK = (1u << RANK_BITS) - 1;
         static_assert(TILE <= (1 << RANK_BITS), "ranks fit below the digit");
         static constexpr int DIGIT_WORDS = (ITEMS * RADIX_BITS + 31) / 32;
+        /* The warp counters are 16 bits, two digits to a word: half the
+           words to clear, sum and rewrite per tile. Sums of two halves never
+           carry, as no count or position reaches 2^16. */
+        static constexpr int PAIRS = RADIX / 2;
+        static_assert(TILE < (1 << 16), "counts and tile positions fit 16 bits");
+        static constexpr int PAIR_ROUNDS = (PAIRS + THREADS - 1) / THREADS;
+        static constexpr int PAIR_CHUNKS = PAIRS / WARP_THREADS; /* a warp's pairs in a round */
         static constexpr int POS_WORDS = (ITEMS * RANK_BITS + 31) / 32;
 
         /* Keys are staged, then values over them; the warp counters stay
@@ -98,13 +105,19 @@ template <class Policy, class K, class V> struct AgentBinning {
                 Staged vals[TILE];
         };
 
+        /* stored by a pair's owner in one 64-bit access */
+        struct alignas(8) DigitPair {
+                uint32_t digit[2];
+        };
+
         struct TempStorage {
                 Exchange x;
                 /* digit counts per warp, then each warp's first position per
-                   digit in the tile */
-                uint32_t warp_hist[WARPS][RADIX];
-                uint32_t warp_totals[DIGITS_PER_THREAD][WARPS]; /* for the digit scan */
-                uint32_t bin_off[RADIX]; /* global position - tile position, mod 2^32 */
+                   digit in the tile (16-bit, digit 2q in the low half of q) */
+                uint32_t warp_hist[WARPS][PAIRS];
+                uint32_t chunk_totals[PAIR_CHUNKS]; /* for the digit scan */
+                DigitPair digit_tile[PAIRS];        /* count << 16 | first tile position */
+                uint32_t bin_off[RADIX];            /* global position - tile position, mod 2^32 */
                 uint32_t tile;
                 int homogeneous_digit; /* -1: the tile has more than one digit */
         };
@@ -127,6 +140,12 @@ template <class Policy, class K, class V> struct AgentBinning {
                 return &p.status[(size_t)t * RADIX + d];
         }
 
+        /* digit d's 16-bit counter in its pair's word */
+        SORTD_DEVICE static uint32_t half(uint32_t word, uint32_t d)
+        {
+                return word >> 16 * (d & 1) & 0xffff;
+        }
+
         /* warp-striped: warp w owns WARP_ITEMS consecutive keys, lane l reads
            every 32nd of them, so item order is input order within a warp */
         SORTD_DEVICE uint32_t striped_index(int i) const
@@ -140,9 +159,9 @@ template <class Policy, class K, class V> struct AgentBinning {
                         s.tile = atomicAdd(p.tile_ticket, 1u);
                         s.homogeneous_digit = -1;
                 }
-                static_assert(WARPS * RADIX % THREADS == 0, "every lane clears");
+                static_assert(WARPS * PAIRS % THREADS == 0, "every lane clears");
 #pragma unroll
-                for (int i = 0; i < WARPS * RADIX / THREADS; i++)
+                for (int i = 0; i < WARPS * PAIRS / THREADS; i++)
                         shared_store(&s.warp_hist[0][0] + i * THREADS + threadIdx.x, 0u);
                 __syncthreads();
                 tile = s.tile;
@@ -176,79 +195,89 @@ template <class Policy, class K, class V> struct AgentBinning {
                         uint32_t d = digit(keys[i]);
                         unsigned peers = warp_peers(d);
                         int leader = __ffs(peers) - 1;
-                        uint32_t before = shared_atomic_add_if((int)lane == leader, &hist[d],
-                                                               (unsigned)__popc(peers));
+                        uint32_t before =
+                                shared_atomic_add_if((int)lane == leader, &hist[d / 2],
+                                                     (unsigned)__popc(peers) << 16 * (d & 1));
 
-                        before = __shfl_sync(FULL_MASK, before, leader);
+                        before = half(__shfl_sync(FULL_MASK, before, leader), d);
                         /* the digit rides along, so it is not recomputed
                            and held apart until staging */
                         ranks[i] = (before + __popc(peers & lanemask_lt())) | d << RANK_BITS;
                 }
         }
 
-        /* The digits this thread owns: d = threadIdx.x + j * THREADS. */
-        SORTD_DEVICE static int owned_digit(int j)
+        /* The digits (look-back) or digit pairs (counting) this thread owns
+           in round j. */
+        SORTD_DEVICE static int owned(int j)
         {
                 return (int)threadIdx.x + j * THREADS;
         }
 
-        /* Per owned digit: the tile's count, published at once for the
-           look-backs of later tiles, and where the digit starts in the tile
-           (an exclusive scan over digits: warp scans, then the totals of the
-           warps and rounds before). Notes a homogeneous tile. */
-        SORTD_DEVICE void count_digits(uint32_t (&counts)[DIGITS_PER_THREAD],
-                                       uint32_t (&starts)[DIGITS_PER_THREAD])
+        /* Per owned pair: the tile's two counts, published at once for the
+           look-backs of later tiles, and the pair's first position among the
+           pairs of its warp (a warp scan; chunk_totals carry the rest).
+           Both halves are summed at once. Notes a homogeneous tile. */
+        SORTD_DEVICE void count_digits(uint32_t (&totals)[PAIR_ROUNDS],
+                                       uint32_t (&starts)[PAIR_ROUNDS])
         {
+                const uint32_t flag = tile == 0 ? STATUS_GLOBAL : STATUS_LOCAL;
+
 #pragma unroll
-                for (int j = 0; j < DIGITS_PER_THREAD; j++) {
-                        int d = owned_digit(j);
+                for (int j = 0; j < PAIR_ROUNDS; j++) {
+                        int q = owned(j);
                         uint32_t sum = 0;
 
-                        if (d < RADIX) {
+                        if (q < PAIRS) {
 #pragma unroll
                                 for (int w = 0; w < WARPS; w++)
-                                        sum += shared_load(&s.warp_hist[w][d]);
-                                store_volatile(status_word(tile, d),
-                                               (tile == 0 ? STATUS_GLOBAL : STATUS_LOCAL) | sum);
-                                if (sum == (uint32_t)TILE)
-                                        s.homogeneous_digit = d;
+                                        sum += shared_load(&s.warp_hist[w][q]);
+                                uint32_t lo = sum & 0xffff, hi = sum >> 16;
+                                store_volatile(status_word(tile, 2 * q), flag | lo);
+                                store_volatile(status_word(tile, 2 * q + 1), flag | hi);
+                                if (lo == (uint32_t)TILE || hi == (uint32_t)TILE)
+                                        s.homogeneous_digit = 2 * q + (hi == (uint32_t)TILE);
                         }
-                        uint32_t inclusive = warp_inclusive_sum(sum);
-                        counts[j] = sum;
-                        starts[j] = inclusive - sum;
-                        shared_store_if(lane_id() == WARP_THREADS - 1, &s.warp_totals[j][warp_id()],
-                                        inclusive);
+                        uint32_t pair = (sum & 0xffff) + (sum >> 16);
+                        uint32_t inclusive = warp_inclusive_sum(pair);
+                        totals[j] = sum;
+                        starts[j] = inclusive - pair;
+                        shared_store_if(q < PAIRS && lane_id() == WARP_THREADS - 1,
+                                        &s.chunk_totals[q / WARP_THREADS % PAIR_CHUNKS], inclusive);
                 }
-                __syncthreads();
-#pragma unroll
-                for (int j = 0; j < DIGITS_PER_THREAD; j++)
-#pragma unroll
-                        for (int jj = 0; jj <= j; jj++)
-#pragma unroll
-                                for (int w = 0; w < WARPS; w++) {
-                                        uint32_t t = shared_load(&s.warp_totals[jj][w]);
-                                        if (jj < j || w < (int)warp_id())
-                                                starts[j] += t;
-                                }
         }
 
-        /* Each warp's counts become its first tile position per digit, so
-           ranking needs one shared read per key to finish. */
-        SORTD_DEVICE void warp_starts(const uint32_t (&starts)[DIGITS_PER_THREAD])
+        /* Adds the chunks before each pair's, so starts become tile
+           positions; then each warp's counters become its first tile
+           position per digit (one shared read per key finishes a rank), and
+           each digit's count and start go to digit_tile for its look-back.
+           The counts are read again rather than held in registers through
+           the barrier. */
+        SORTD_DEVICE void warp_starts(const uint32_t (&totals)[PAIR_ROUNDS],
+                                      uint32_t (&starts)[PAIR_ROUNDS])
         {
 #pragma unroll
-                for (int j = 0; j < DIGITS_PER_THREAD; j++) {
-                        int d = owned_digit(j);
+                for (int j = 0; j < PAIR_ROUNDS; j++) {
+                        int q = owned(j);
 
-                        if (d >= RADIX)
+                        if (q >= PAIRS) /* warp-uniform: whole warps */
                                 break;
-                        uint32_t run = starts[j];
+                        uint32_t chunk = shared_load(&s.chunk_totals[lane_id() % PAIR_CHUNKS]);
+#pragma unroll
+                        for (int c = 0; c < PAIR_CHUNKS; c++) {
+                                uint32_t t = __shfl_sync(FULL_MASK, chunk, c);
+                                if (c < q / WARP_THREADS)
+                                        starts[j] += t;
+                        }
+                        uint32_t lo = totals[j] & 0xffff, hi = totals[j] >> 16;
+                        uint32_t run = starts[j] | (starts[j] + lo) << 16;
 #pragma unroll
                         for (int w = 0; w < WARPS; w++) {
-                                uint32_t c = shared_load(&s.warp_hist[w][d]);
-                                shared_store(&s.warp_hist[w][d], run);
+                                uint32_t c = shared_load(&s.warp_hist[w][q]);
+                                shared_store(&s.warp_hist[w][q], run);
                                 run += c;
                         }
+                        DigitPair info = {{lo << 16 | starts[j], hi << 16 | (starts[j] + lo)}};
+                        shared_store(&s.digit_tile[q], info);
                 }
         }
 
@@ -265,8 +294,8 @@ template <class Policy, class K, class V> struct AgentBinning {
                         pos[i] = 0;
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
-                        uint32_t r = (ranks[i] & RANK_MASK) +
-                                     shared_load(&starts[ranks[i] >> RANK_BITS]);
+                        uint32_t d = ranks[i] >> RANK_BITS;
+                        uint32_t r = (ranks[i] & RANK_MASK) + half(shared_load(&starts[d / 2]), d);
 
                         shared_store(&s.x.keys[r], keys[i]);
                         pack_put<RANK_BITS>(pos, i, r);
@@ -319,18 +348,18 @@ template <class Policy, class K, class V> struct AgentBinning {
                 }
         }
 
-        SORTD_DEVICE void look_back(const uint32_t (&counts)[DIGITS_PER_THREAD],
-                                    const uint32_t (&starts)[DIGITS_PER_THREAD])
+        SORTD_DEVICE void look_back()
         {
 #pragma unroll
                 for (int j = 0; j < DIGITS_PER_THREAD; j++) {
-                        int d = owned_digit(j);
+                        int d = owned(j);
 
                         if (d >= RADIX)
                                 break;
-                        uint32_t exclusive = tile > 0 ? look_back_digit(d, counts[j]) : 0;
+                        uint32_t info = shared_load(&s.digit_tile[d / 2].digit[d & 1]);
+                        uint32_t exclusive = tile > 0 ? look_back_digit(d, info >> 16) : 0;
                         shared_store(&s.bin_off[d],
-                                     global_load(p.bins + d) + exclusive - starts[j]);
+                                     global_load(p.bins + d) + exclusive - (info & 0xffff));
                 }
         }
 
@@ -415,24 +444,29 @@ template <class Policy, class K, class V> struct AgentBinning {
         SORTD_DEVICE void process()
         {
                 K keys[ITEMS];
-                uint32_t ranks[ITEMS], counts[DIGITS_PER_THREAD], starts[DIGITS_PER_THREAD];
+                uint32_t ranks[ITEMS];
 
                 take_ticket();
                 load_keys(keys);
                 rank_keys(keys, ranks);
                 __syncthreads();
-                count_digits(counts, starts);
-                warp_starts(starts);
+                {
+                        uint32_t totals[PAIR_ROUNDS] = {}, starts[PAIR_ROUNDS] = {};
+
+                        count_digits(totals, starts);
+                        __syncthreads(); /* chunk_totals complete */
+                        warp_starts(totals, starts);
+                }
                 __syncthreads(); /* warp_hist holds each warp's starts */
                 if (s.homogeneous_digit >= 0) {
-                        look_back(counts, starts);
+                        look_back();
                         __syncthreads();
                         copy_homogeneous();
                         return;
                 }
                 uint32_t pos[POS_WORDS]; /* tile positions, two to a word */
                 stage_keys(keys, ranks, pos);
-                look_back(counts, starts);
+                look_back();
                 __syncthreads(); /* keys staged, bin_off complete */
                 uint32_t digits[DIGIT_WORDS];
                 write_keys(digits);

@@ -64,8 +64,10 @@ template <class Histogram, class Binning, class BinningPairs = Binning> struct O
    a thread. */
 using Policy32 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 16, 4>,
                                 BinningPolicy<256, 12, 3>>;
-/* Production: 64-bit keys (twice the registers per key). */
-using Policy64 = OnesweepPolicy<HistogramPolicy<256, 8>, BinningPolicy<256, 12>>;
+/* Production: 64-bit keys (twice the registers per key). Left uncapped,
+   ptxas spends all 255 registers on the kernels with values (one block an
+   SM); capped at 128 they keep 2 blocks without spilling. */
+using Policy64 = OnesweepPolicy<HistogramPolicy<256, 8>, BinningPolicy<256, 12, 2>>;
 
 template <class K> struct DefaultPolicy;
 template <> struct DefaultPolicy<uint32_t> {

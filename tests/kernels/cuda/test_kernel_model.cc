@@ -113,13 +113,20 @@ START_TEST(test_shared_wavefronts)
         });
         ck_assert_uint_eq(c.sts, 1);
         ck_assert_uint_eq(c.shared_wavefronts, 2);
-        /* an atomic on one word by four lanes, the rest guarded off */
+        /* atomics on one word by four lanes, the rest guarded off: they
+           serialise, unlike loads of one word, which broadcast */
         c = one_launch(1, 32, [] {
                 Bank &b = simt::block_shared<Bank>();
                 shared_atomic_add_if(lane_id() < 4, &b.w[0], 1u);
         });
         ck_assert_uint_eq(c.atoms, 1);
         ck_assert_uint_eq(c.shared_atomics, 4);
+        ck_assert_uint_eq(c.shared_wavefronts, 4);
+        /* atomics on 32 distinct words in 32 banks: one wavefront */
+        c = one_launch(1, 32, [] {
+                Bank &b = simt::block_shared<Bank>();
+                shared_atomic_add_if(true, &b.w[lane_id()], 1u);
+        });
         ck_assert_uint_eq(c.shared_wavefronts, 1);
 }
 END_TEST
@@ -148,11 +155,12 @@ START_TEST(test_warp_ops_and_uniformity)
 }
 END_TEST
 
-/* The modelled targets for u32 keys, on 2^18 uniform keys (64 tiles: enough
-   for look-backs and partial sectors between tiles). Issue 13 asks for at
-   most 0.4 shared wavefronts per key and pass; the kernels are at 0.45
-   (per-key ranking, staging and write-out 0.37, per-tile counter work
-   0.07), so this holds them there until they reach it. */
+/* The modelled targets of issue 13 for u32 keys, on 2^18 uniform keys (64
+   tiles: enough for look-backs and partial sectors between tiles). The
+   kernels are at 0.397 shared wavefronts per key and pass: 0.36 per key
+   (rank atomic, start read and staging store, with random digits about 3
+   wavefronts per warp access each; the in-order reads 1) and 0.04 per tile
+   (16-bit warp counters: clear, sum, rewrite). */
 START_TEST(test_production_u32)
 {
         sortd_sort_desc d = {SORTD_KEY_U32, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0};
@@ -166,8 +174,8 @@ START_TEST(test_production_u32)
         ck_assert_msg(r.dram_bytes_per_key <= 1.1 * r.min_bytes_per_key,
                       "DRAM %.2f bytes/key, over 1.1x the minimum %.2f", r.dram_bytes_per_key,
                       r.min_bytes_per_key);
-        ck_assert_msg(r.wavefronts_per_key_pass <= 0.46,
-                      "%.3f shared wavefronts/key/pass, over 0.46", r.wavefronts_per_key_pass);
+        ck_assert_msg(r.wavefronts_per_key_pass <= 0.4, "%.3f shared wavefronts/key/pass, over 0.4",
+                      r.wavefronts_per_key_pass);
 }
 END_TEST
 

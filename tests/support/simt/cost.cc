@@ -97,7 +97,9 @@ uint64_t global_sectors(const group &gr)
         return (uint64_t)(std::unique(s, s + n) - s);
 }
 
-/* The most distinct words one bank must deliver: each takes a wavefront. */
+/* The most distinct words one bank must deliver: each takes a wavefront.
+   Atomics to one word are not merged: the hardware serialises them, so
+   each lane's update counts. */
 uint64_t shared_wavefronts(const group &gr)
 {
         uint64_t words[4 * WARP];
@@ -109,8 +111,10 @@ uint64_t shared_wavefronts(const group &gr)
                 for (uintptr_t w = a.addr >> 2; w <= (a.addr + a.bytes - 1) >> 2; w++)
                         words[n++] = w;
         }
-        std::sort(words, words + n);
-        n = (unsigned)(std::unique(words, words + n) - words);
+        if (!gr.atomic) {
+                std::sort(words, words + n);
+                n = (unsigned)(std::unique(words, words + n) - words);
+        }
         for (unsigned i = 0; i < n; i++)
                 most = std::max(most, ++per_bank[words[i] % BANKS]);
         return most;
