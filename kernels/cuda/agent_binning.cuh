@@ -27,13 +27,16 @@ namespace sortd_cuda
 struct NoValue {
 };
 
+/* One strip's binning pass: its keys (and values) in, every strip's out. */
 template <class K, class V> struct BinningParams {
-        const K *keys_in;
+        const K *keys_in; /* the strip's first key */
         K *keys_out;
         const V *vals_in; /* unused when gen_index */
         V *vals_out;
-        uint32_t n;
-        const uint32_t *bins;  /* this place's global exclusive bin offsets */
+        uint32_t n;            /* the strip's keys */
+        uint32_t index_base;   /* the whole input's index of keys_in[0], for gen_index */
+        const uint32_t *bins;  /* where this strip's keys of each digit go */
+        uint32_t *next_bins;   /* the next strip's, written by the last tile; or null */
         uint32_t *status;      /* [tile][RADIX] status counters, cleared */
         uint32_t *tile_ticket; /* cleared */
         DigitPlace place;
@@ -363,11 +366,32 @@ template <class Policy, class K, class V> struct AgentBinning {
                 }
         }
 
+        /* The strip's last tile: where each digit's keys of the next strip
+           go, after this strip's. Done last, when registers are free. */
+        SORTD_DEVICE void next_strip_bins() const
+        {
+                if (!p.next_bins || tile + 1 != gridDim.x)
+                        return;
+#pragma unroll
+                for (int j = 0; j < DIGITS_PER_THREAD; j++) {
+                        int d = owned(j);
+
+                        if (d >= RADIX)
+                                break;
+                        uint32_t info = shared_load(&s.digit_tile[d / 2].digit[d & 1]);
+                        /* the padding keys (all ones) were counted in the top digit */
+                        uint32_t padding = (uint32_t)d == p.place.mask ? TILE - valid : 0;
+
+                        global_store(p.next_bins + d, shared_load(&s.bin_off[d]) + (info & 0xffff) +
+                                                              (info >> 16) - padding);
+                }
+        }
+
         SORTD_DEVICE Staged load_value(uint32_t j) const
         {
                 if constexpr (HAS_VALUES) {
                         if (p.gen_index)
-                                return (Staged)(tile_base + j);
+                                return (Staged)(p.index_base + tile_base + j);
                         return global_load_if(j < valid, p.vals_in + tile_base + j, Staged());
                 } else {
                         return Staged();
@@ -462,6 +486,7 @@ template <class Policy, class K, class V> struct AgentBinning {
                         look_back();
                         __syncthreads();
                         copy_homogeneous();
+                        next_strip_bins();
                         return;
                 }
                 uint32_t pos[POS_WORDS]; /* tile positions, two to a word */
@@ -472,6 +497,7 @@ template <class Policy, class K, class V> struct AgentBinning {
                 write_keys(digits);
                 if constexpr (HAS_VALUES)
                         move_values(pos, digits);
+                next_strip_bins();
         }
 };
 

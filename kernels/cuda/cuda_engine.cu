@@ -47,13 +47,15 @@ bool allocate(cuda_engine *c, size_t cap)
 {
         CudaBackend &be = c->be;
         DeviceBuffers &b = c->buf;
-        const size_t table = sizeof(uint32_t) * MAX_PLACES * RADIX;
+        const size_t strips = strip_count<Policy32, Policy64>(cap);
+        const size_t table = sizeof(uint32_t) * TABLE;
 
         if (!be.alloc(&b.keys[0], cap * 8, "keys") || !be.alloc(&b.keys[1], cap * 8, "keys") ||
             !be.alloc(&b.vals[0], cap * 8, "values") || !be.alloc(&b.vals[1], cap * 8, "values") ||
             !be.alloc((void **)&b.hist, table, "histograms") ||
-            !be.alloc((void **)&b.offsets, table, "bin offsets") ||
-            !be.alloc((void **)&b.tile_tickets, sizeof(uint32_t) * MAX_PLACES, "tile tickets") ||
+            !be.alloc((void **)&b.offsets, strips * table, "bin offsets") ||
+            !be.alloc((void **)&b.tile_tickets, sizeof(uint32_t) * strips * MAX_PLACES,
+                      "tile tickets") ||
             !be.alloc((void **)&b.status, sizeof(uint32_t) * status_words<Policy32, Policy64>(cap),
                       "status counters"))
                 return false;
@@ -71,8 +73,7 @@ sortd_status cuda_create(const sortd_engine_config *cfg, sortd_engine **out, cha
         if (cfg->capacity > MAX_KEYS) {
                 sortd__engine_fail(&c->base, SORTD_E_UNSUPPORTED,
                                    "capacity %zu above the cuda engine's limit of %llu keys "
-                                   "(2^30 - 2^16: 30-bit look-back counts; strips are not "
-                                   "implemented)",
+                                   "(2^32 - 2^16: 32-bit counts and indices)",
                                    cfg->capacity, (unsigned long long)MAX_KEYS);
                 return create_failed(&c->base, SORTD_E_UNSUPPORTED, why, why_len, cuda_destroy);
         }

@@ -31,17 +31,34 @@ struct DeviceBuffers {
         void *keys[2];          /* capacity * 8 bytes each */
         void *vals[2];          /* capacity * 8 bytes each */
         uint32_t *hist;         /* [MAX_PLACES][RADIX] */
-        uint32_t *offsets;      /* [MAX_PLACES][RADIX] */
-        uint32_t *tile_tickets; /* [MAX_PLACES] */
+        uint32_t *offsets;      /* [strips][MAX_PLACES][RADIX] */
+        uint32_t *tile_tickets; /* [strips][MAX_PLACES] */
         uint32_t *status;       /* status_words(capacity) */
         uint32_t *hist_host;    /* host copy of hist (page-locked on a GPU) */
 };
 
-/* Status counters for the most tiles either key width can have. */
+constexpr size_t TABLE = (size_t)MAX_PLACES * RADIX; /* a strip's counters */
+
+template <class P32, class P64> constexpr uint32_t strip_keys()
+{
+        static_assert(P32::STRIP == P64::STRIP, "one strip size for both key widths");
+        return P32::STRIP;
+}
+
+/* Strips of a sort of n keys (at least one, so that buffers exist). */
+template <class P32, class P64> size_t strip_count(size_t n)
+{
+        return n > strip_keys<P32, P64>()
+                       ? (n + strip_keys<P32, P64>() - 1) / strip_keys<P32, P64>()
+                       : 1;
+}
+
+/* Status counters for the most tiles of one strip either key width can have. */
 template <class P32, class P64> size_t status_words(size_t capacity)
 {
-        size_t a = (capacity + P32::MIN_TILE - 1) / P32::MIN_TILE;
-        size_t b = (capacity + P64::MIN_TILE - 1) / P64::MIN_TILE;
+        size_t keys = capacity < strip_keys<P32, P64>() ? capacity : strip_keys<P32, P64>();
+        size_t a = (keys + P32::MIN_TILE - 1) / P32::MIN_TILE;
+        size_t b = (keys + P64::MIN_TILE - 1) / P64::MIN_TILE;
 
         return (a > b ? a : b) * RADIX;
 }
@@ -66,10 +83,10 @@ constexpr unsigned CONVERT_THREADS = 256;
 
 template <class Backend> unsigned elementwise_blocks(Backend &be, uint32_t n)
 {
-        unsigned want = (n + CONVERT_THREADS - 1) / CONVERT_THREADS;
+        uint64_t want = ((uint64_t)n + CONVERT_THREADS - 1) / CONVERT_THREADS;
         unsigned cap = be.sm_count() * 8;
 
-        return want < cap ? want : cap;
+        return want < cap ? (unsigned)want : cap;
 }
 
 template <class Policy, class K, class V, class Backend> class OnesweepDispatch
@@ -77,7 +94,8 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
       public:
         OnesweepDispatch(Backend &be, const DeviceBuffers &b, const SortRequest &r,
                          sortd__twiddle tw, SortResult *res)
-            : be_(be), b_(b), r_(r), tw_(tw), res_(res)
+            : be_(be), b_(b), r_(r), tw_(tw), res_(res),
+              strips_((unsigned)((r.n + (uint64_t)Policy::STRIP - 1) / Policy::STRIP))
         {
         }
 
@@ -123,17 +141,26 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
                 return true;
         }
 
+        uint32_t strip_n(unsigned st) const
+        {
+                uint64_t rest = r_.n - (uint64_t)st * Policy::STRIP;
+
+                return rest < Policy::STRIP ? (uint32_t)rest : Policy::STRIP;
+        }
+
+        /* One histogram of the whole input: its counts fit 32 bits, where
+           only the look-back's are 30. */
         bool histogram(unsigned places)
         {
-                unsigned tiles = (r_.n + HP::TILE - 1) / HP::TILE;
+                unsigned tiles = (unsigned)(((uint64_t)r_.n + HP::TILE - 1) / HP::TILE);
                 /* 8 blocks an SM hide the global loads' latency better than
                    2: +4% for a whole u32 sort on an H100 */
                 unsigned blocks = be_.sm_count() * 8;
 
                 if (blocks > tiles)
                         blocks = tiles;
-                return be_.clear(b_.hist, sizeof(uint32_t) * MAX_PLACES * RADIX) &&
-                       be_.clear(b_.tile_tickets, sizeof(uint32_t) * MAX_PLACES) &&
+                return be_.clear(b_.hist, sizeof(uint32_t) * TABLE) &&
+                       be_.clear(b_.tile_tickets, sizeof(uint32_t) * strips_ * MAX_PLACES) &&
                        be_.launch(histogram_kernel<Policy, K>, dim3(blocks), dim3(HP::THREADS),
                                   (const K *)b_.keys[res_->key_buf], r_.n, b_.hist, tw_,
                                   r_.begin_bit, r_.end_bit, places) &&
@@ -142,27 +169,39 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
                        be_.to_host(b_.hist_host, b_.hist, sizeof(uint32_t) * places * RADIX);
         }
 
+        /* One launch per strip, in order: a strip's last tile leaves where
+           each digit's keys of the next strip go. */
         bool binning(unsigned place, bool first, bool last)
         {
-                unsigned tiles = (r_.n + BP::TILE - 1) / BP::TILE;
                 int kb = res_->key_buf, vb = res_->val_buf;
-                BinningParams<K, Val> p;
 
-                p.keys_in = (const K *)b_.keys[kb];
-                p.keys_out = (K *)b_.keys[pass_output(kb)];
-                p.vals_in = (const Val *)b_.vals[vb];
-                p.vals_out = (Val *)b_.vals[pass_output(vb)];
-                p.n = r_.n;
-                p.bins = b_.offsets + place * RADIX;
-                p.status = b_.status;
-                p.tile_ticket = b_.tile_tickets + place;
-                p.place = digit_place(r_.begin_bit, r_.end_bit, place);
-                p.tw_load = first ? tw_ : sortd__twiddle_identity();
-                p.tw_store = last ? tw_ : sortd__twiddle_identity();
-                p.gen_index = first && r_.argsort;
-                if (!be_.clear(b_.status, sizeof(uint32_t) * tiles * RADIX) ||
-                    !be_.launch(binning_kernel<Policy, K, Val>, dim3(tiles), dim3(BP::THREADS), p))
-                        return false;
+                for (unsigned st = 0; st < strips_; st++) {
+                        size_t base = (size_t)st * Policy::STRIP;
+                        uint32_t n = strip_n(st);
+                        unsigned tiles = (unsigned)(((uint64_t)n + BP::TILE - 1) / BP::TILE);
+                        BinningParams<K, Val> p;
+
+                        p.keys_in = (const K *)b_.keys[kb] + base;
+                        p.keys_out = (K *)b_.keys[pass_output(kb)];
+                        p.vals_in = (const Val *)b_.vals[vb] + base;
+                        p.vals_out = (Val *)b_.vals[pass_output(vb)];
+                        p.n = n;
+                        p.index_base = (uint32_t)base;
+                        p.bins = b_.offsets + st * TABLE + place * RADIX;
+                        p.next_bins = st + 1 < strips_
+                                              ? b_.offsets + (st + 1) * TABLE + place * RADIX
+                                              : nullptr;
+                        p.status = b_.status;
+                        p.tile_ticket = b_.tile_tickets + st * MAX_PLACES + place;
+                        p.place = digit_place(r_.begin_bit, r_.end_bit, place);
+                        p.tw_load = first ? tw_ : sortd__twiddle_identity();
+                        p.tw_store = last ? tw_ : sortd__twiddle_identity();
+                        p.gen_index = first && r_.argsort;
+                        if (!be_.clear(b_.status, sizeof(uint32_t) * tiles * RADIX) ||
+                            !be_.launch(binning_kernel<Policy, K, Val>, dim3(tiles),
+                                        dim3(BP::THREADS), p))
+                                return false;
+                }
                 res_->key_buf = pass_output(kb);
                 if (!std::is_same<Val, NoValue>::value)
                         res_->val_buf = pass_output(vb);
@@ -174,6 +213,7 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
         const SortRequest &r_;
         sortd__twiddle tw_; /* applied by the first pass, undone by the last */
         SortResult *res_;
+        unsigned strips_;
 };
 
 template <class Policy, class K, class Backend>

@@ -37,8 +37,9 @@ __global__ void __launch_bounds__(Policy::histogram::THREADS)
         Agent{temp, keys, n, tw, begin_bit, end_bit, places}.run(hist);
 }
 
-/* One block of one warp per place: global exclusive bin offsets. (A
-   template only so that every file including this one may define it.) */
+/* One block of one warp per place: global exclusive bin offsets, which are
+   the first strip's. (A template only so that every file including this
+   one may define it.) */
 template <class Policy>
 __global__ void __launch_bounds__(32) scan_kernel(const uint32_t *hist, uint32_t *offsets)
 {
@@ -67,9 +68,11 @@ __global__ void convert_keys_kernel(const In *in, Out *out, uint32_t n, sortd__t
                                     bool inverse)
 {
         note_kernel("convert");
-        /* a block-uniform stride, so every lane makes every access call */
-        for (uint32_t base = blockIdx.x * blockDim.x; base < n; base += blockDim.x * gridDim.x) {
-                uint32_t i = base + threadIdx.x;
+        /* a block-uniform stride, so every lane makes every access call;
+           64-bit, so the last step cannot wrap past n */
+        for (uint64_t base = (uint64_t)blockIdx.x * blockDim.x; base < n;
+             base += (uint64_t)blockDim.x * gridDim.x) {
+                uint64_t i = base + threadIdx.x;
                 uint64_t x = (uint64_t)global_load_if(i < n, in + i, In());
 
                 global_store_if(i < n, out + i,
@@ -82,8 +85,9 @@ __global__ void convert_keys_kernel(const In *in, Out *out, uint32_t n, sortd__t
 template <class V> __global__ void iota_kernel(V *out, uint32_t n)
 {
         note_kernel("iota");
-        for (uint32_t base = blockIdx.x * blockDim.x; base < n; base += blockDim.x * gridDim.x) {
-                uint32_t i = base + threadIdx.x;
+        for (uint64_t base = (uint64_t)blockIdx.x * blockDim.x; base < n;
+             base += (uint64_t)blockDim.x * gridDim.x) {
+                uint64_t i = base + threadIdx.x;
                 global_store_if(i < n, out + i, (V)i);
         }
 }

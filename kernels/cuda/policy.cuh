@@ -48,14 +48,29 @@ template <int THREADS_, int ITEMS_, int MIN_BLOCKS_ = 1> struct BinningPolicy {
         static_assert(TILE <= (1 << 16), "a tile is a small fraction of the 30-bit counts");
 };
 
+/* The look-back's counts are 30 bits, so one chained scan bins at most
+   STRIP keys. Larger sorts go strip by strip (the Onesweep paper's strips):
+   one binning launch per strip and digit place, each strip's keys of a digit
+   placed after the previous strip's, where that strip's last tile left the
+   offsets. The histogram's counts are 32-bit and need no strips. The
+   paper's offsets are 64-bit; ours stay 32-bit, as n < 2^32 (MAX_KEYS): the
+   engine's buffers take 32 bytes a key, so 2^32 keys would need 128 GiB of
+   device memory. */
+constexpr uint32_t DEFAULT_STRIP = (1u << 30) - (1u << 16);
+
 /* Binning for keys alone and for keys with values: values need staging
    bytes and registers of their own, so they may want a smaller tile. */
-template <class Histogram, class Binning, class BinningPairs = Binning> struct OnesweepPolicy {
+template <class Histogram, class Binning, class BinningPairs = Binning,
+          uint32_t STRIP_ = DEFAULT_STRIP>
+struct OnesweepPolicy {
         using histogram = Histogram;
         template <bool PAIRS>
         using binning_for = typename std::conditional<PAIRS, BinningPairs, Binning>::type;
         static constexpr int MIN_TILE =
                 Binning::TILE < BinningPairs::TILE ? Binning::TILE : BinningPairs::TILE;
+        static constexpr uint32_t STRIP = STRIP_;
+        static_assert((uint64_t)STRIP + Binning::TILE + BinningPairs::TILE <= (1u << 30),
+                      "a strip's counts, last tile's padding included, fit 30 bits");
 };
 
 /* Production: 32-bit keys. 256 threads at <= 64 registers keep 4 blocks, half
@@ -77,9 +92,9 @@ template <> struct DefaultPolicy<uint64_t> {
         using type = Policy64;
 };
 
-/* Largest n the kernels take: the look-back's 30-bit counts must hold n plus
-   the last tile's padding. Strips above 2^30 keys are not implemented. */
-constexpr uint64_t MAX_KEYS = (1u << 30) - (1u << 16);
+/* Largest n the kernels take: counts, indices and launch arithmetic are
+   32-bit, with room for a tile's rounding. */
+constexpr uint64_t MAX_KEYS = (1ull << 32) - (1u << 16);
 
 } /* namespace sortd_cuda */
 

@@ -32,6 +32,13 @@ namespace
 using TestPolicy = sortd_cuda::OnesweepPolicy<sortd_cuda::HistogramPolicy<64, 2>,
                                               sortd_cuda::BinningPolicy<64, 3>>;
 constexpr size_t TEST_TILE = TestPolicy::binning_for<false>::TILE;
+/* The same tiles in strips of 5 tiles and a part (production: 2^30 - 2^16
+   keys): strip ends fall inside tiles, and a few thousand keys make several
+   strips. */
+using StripPolicy = sortd_cuda::OnesweepPolicy<sortd_cuda::HistogramPolicy<64, 2>,
+                                               sortd_cuda::BinningPolicy<64, 3>,
+                                               sortd_cuda::BinningPolicy<64, 3>, 5 * 192 + 17>;
+constexpr size_t STRIP = StripPolicy::STRIP;
 
 const sortd_payload PAYLOADS[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES32,
                                   SORTD_PAYLOAD_VALUES64, SORTD_PAYLOAD_ARGSORT32,
@@ -287,6 +294,7 @@ unsigned expected_copies(const sortd_sort_desc &d, size_t n, unsigned passes)
 
 /* sort_device on arrays of exactly n keys and values (plus a guard) against the CPU engine's
    sortd_engine_sort of the same input; and, where passes >= 0, its copies. */
+template <class P = TestPolicy>
 void check_device(sortd_engine *cpu, const sortd_sort_desc &d, const Dist &dist, size_t n,
                   int passes, uint64_t seed)
 {
@@ -305,7 +313,7 @@ void check_device(sortd_engine *cpu, const sortd_sort_desc &d, const Dist &dist,
         ck_assert_msg(sortd_engine_sort(cpu, &d, k_cpu.data(), v_cpu.data(), n) == SORTD_OK,
                       "cpu engine: %s", sortd_engine_error(cpu));
         schedule(seed);
-        unsigned copies = emulated::sort_device<TestPolicy, TestPolicy>(d, k.data(), v.data(), n);
+        unsigned copies = emulated::sort_device<P, P>(d, k.data(), v.data(), n);
 
         datagen_name(dist.dist, dist.param, dname, sizeof(dname));
         ck_assert_msg(k == k_cpu && v == v_cpu, "sort_device %s %s %s [%u,%u) %s n=%zu: %s",
@@ -358,6 +366,43 @@ START_TEST(test_sort_device)
 }
 END_TEST
 
+/* Sorts of several strips: one binning launch per strip and place, each
+   strip's keys of a digit after the previous strip's (left by its last
+   tile), and strip ends inside tiles. */
+START_TEST(test_strips)
+{
+        const size_t sizes[] = {STRIP, STRIP + 1, 3 * STRIP + 100};
+        const size_t most = 3 * STRIP + 100;
+        sortd_engine *cpu = cpu_engine(most);
+        uint64_t seed = seed_base() * 15485863u;
+        std::vector<unsigned char> k(most * 4), v(1);
+        sortd_sort_desc u32 = {SORTD_KEY_U32, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0};
+
+        /* 4 strips of uniform u32 keys: one histogram, one scan, and 4
+           passes of a binning launch per strip */
+        datagen_fill(k.data(), most, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, seed);
+        simt::reset_counters();
+        emulated::sort<StripPolicy, StripPolicy>(u32, k.data(), v.data(), most);
+        ck_assert_uint_eq(simt::counters().launches, 1 + 1 + 4 * 4);
+
+        for (sortd_key_type t : {SORTD_KEY_U32, SORTD_KEY_I64, SORTD_KEY_F32, SORTD_KEY_U8})
+                for (sortd_payload pl : PAYLOADS)
+                        for (int o = 0; o < SORTD_ORDER_COUNT; o++)
+                                for (const Dist &dist : {DISTS[0], DISTS[7], DISTS[4]})
+                                        for (size_t n : sizes) {
+                                                sortd_sort_desc d = {t, pl, (sortd_order)o, 0, 0};
+                                                schedule(++seed);
+                                                check_one<StripPolicy, StripPolicy>(cpu, d, dist, n,
+                                                                                    seed);
+                                        }
+        for (sortd_payload pl : {SORTD_PAYLOAD_VALUES32, SORTD_PAYLOAD_ARGSORT64}) {
+                sortd_sort_desc d = {SORTD_KEY_I64, pl, SORTD_DESCENDING, 3, 43};
+                check_device<StripPolicy>(cpu, d, DISTS[0], most, 5, ++seed);
+        }
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
 Suite *emulated_suite()
 {
         const struct {
@@ -377,7 +422,8 @@ Suite *emulated_suite()
                      {"homogeneous", test_homogeneous_tiles},
                      {"production32", test_production_32},
                      {"production64", test_production_64},
-                     {"device", test_sort_device}};
+                     {"device", test_sort_device},
+                     {"strips", test_strips}};
         Suite *s = suite_create("emulated-kernels");
 
         for (const auto &c : cases) {

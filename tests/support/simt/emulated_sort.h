@@ -72,12 +72,14 @@ inline sortd__key_kind key_kind(sortd_key_type t)
 /* The cuda engine's own device memory for n keys, in host memory. */
 template <class P32, class P64> struct Memory {
         std::vector<uint64_t> k0, k1, v0, v1;
-        std::vector<uint32_t> hist, offsets, hist_host, tickets, status;
+        std::vector<uint32_t> offsets, hist, hist_host, tickets, status;
         sortd_cuda::DeviceBuffers b;
 
         explicit Memory(size_t n)
-            : k0(n), k1(n), v0(n), v1(n), hist(sortd_cuda::MAX_PLACES * sortd_cuda::RADIX),
-              offsets(hist.size()), hist_host(hist.size()), tickets(sortd_cuda::MAX_PLACES),
+            : k0(n), k1(n), v0(n), v1(n),
+              offsets(sortd_cuda::strip_count<P32, P64>(n) * sortd_cuda::TABLE),
+              hist(sortd_cuda::TABLE), hist_host(sortd_cuda::TABLE),
+              tickets(sortd_cuda::strip_count<P32, P64>(n) * sortd_cuda::MAX_PLACES),
               status(sortd_cuda::status_words<P32, P64>(n))
         {
                 b = {{k0.data(), k1.data()}, {v0.data(), v1.data()}, hist.data(),
