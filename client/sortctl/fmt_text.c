@@ -158,18 +158,38 @@ int text_parse(const char *buf, size_t len, sortd_key_type t, void *out, text_er
         return 0;
 }
 
-/* The shortest %.*g of v that reads back to the same bits (up to 9 digits for f32, 17 for
-   f64, which always do). */
+static bool reads_back(const char *buf, double v, bool single)
+{
+        return single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v;
+}
+
+/*
+ * The shortest %.*g of v that reads back to the same value. More digits only bring a decimal
+ * closer, so the precisions that read back form a range up to 9 digits (f32) or 17 (f64),
+ * which always do: a binary search finds its start in four or five tries.
+ */
 static size_t format_float(double v, bool single, char *buf, size_t cap)
 {
-        int len = 0;
+        int lo = 1, hi = single ? 9 : 17;
 
-        for (int prec = single ? 6 : 15; prec <= (single ? 9 : 17); prec++) {
-                len = snprintf(buf, cap, "%.*g", prec, v);
-                if (isnan(v) || (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v))
-                        break;
+        if (isnan(v) || isinf(v) || v == 0)
+                return (size_t)snprintf(buf, cap, "%g", v);
+        while (lo < hi) {
+                int mid = (lo + hi) / 2;
+
+                snprintf(buf, cap, "%.*g", mid, v);
+                if (reads_back(buf, v, single))
+                        hi = mid;
+                else
+                        lo = mid + 1;
         }
-        return (size_t)len;
+        snprintf(buf, cap, "%.*g", lo, v);
+        /* %g writes 2500 as 2.5e+03; a whole number that fits the type's digits reads
+           better as seq and awk write it. */
+        if (strchr(buf, 'e') && atoi(strchr(buf, 'e') + 1) >= lo &&
+            atoi(strchr(buf, 'e') + 1) < (single ? 9 : 17))
+                lo = atoi(strchr(buf, 'e') + 1) + 1;
+        return (size_t)snprintf(buf, cap, "%.*g", lo, v);
 }
 
 size_t text_format(sortd_key_type t, const void *elem, char buf[TEXT_MAX_FORMATTED])

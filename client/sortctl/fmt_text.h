@@ -9,10 +9,11 @@
  * each with a sign; a finite number too large for the type is refused, one too small becomes
  * a denormal or zero as strtod rounds it. Anything else, empty lines included, is a bad line.
  *
- * Writing: integers in decimal; floats in the shortest %g form that reads back to the same
- * bits, so -0 stays "-0" and infinities are "inf" and "-inf". NaNs are written "nan" or "-nan"
- * and read back as the quiet NaN of that sign: a NaN's payload bits are the one thing text
- * does not keep.
+ * Writing: integers in decimal; floats with the fewest significant digits that read back to
+ * the same bits, in %g's notation except that whole numbers below 10^9 (f32) or 10^17 (f64)
+ * are written out (2500, not 2.5e+03); -0 stays "-0", infinities are "inf" and "-inf". NaNs are
+ * written "nan" or "-nan" and read back as the quiet NaN of that sign: a NaN's payload bits are the
+ * one thing text does not keep.
  */
 #ifndef SORTCTL_FMT_TEXT_H
 #define SORTCTL_FMT_TEXT_H
