@@ -242,26 +242,25 @@ static int run_row(sortd_conn *c, const bench_args *b, bench_row *r, double *e2e
         return rc;
 }
 
+/* Every combination of the lists, in the order they were given, types outermost. */
 static int run_all(sortd_conn *c, const bench_args *b)
 {
         double e2e[1000], srt[1000];
-        bool first = true;
-        int rc = SC_OK;
+        int total = b->ntypes * b->ndists * b->npayloads * b->nns, rc = SC_OK;
 
-        for (int ti = 0; ti < b->ntypes && rc == SC_OK; ti++)
-                for (int di = 0; di < b->ndists && rc == SC_OK; di++)
-                        for (int pi = 0; pi < b->npayloads && rc == SC_OK; pi++)
-                                for (int ni = 0; ni < b->nns && rc == SC_OK; ni++) {
-                                        bench_row r = {.type = (sortd_key_type)b->types[ti],
-                                                       .dist = (bench_dist)b->dists[di],
-                                                       .payload = (sortd_payload)b->payloads[pi],
-                                                       .n = (size_t)b->ns[ni]};
+        for (int k = 0; k < total && rc == SC_OK; k++) {
+                int ni = k % b->nns, pi = k / b->nns % b->npayloads;
+                int di = k / b->nns / b->npayloads % b->ndists;
+                int ti = k / b->nns / b->npayloads / b->ndists;
+                bench_row r = {.type = (sortd_key_type)b->types[ti],
+                               .dist = (bench_dist)b->dists[di],
+                               .payload = (sortd_payload)b->payloads[pi],
+                               .n = (size_t)b->ns[ni]};
 
-                                        rc = run_row(c, b, &r, e2e, srt);
-                                        if (rc == SC_OK)
-                                                print_row(&r, b->json, first);
-                                        first = false;
-                                }
+                rc = run_row(c, b, &r, e2e, srt);
+                if (rc == SC_OK)
+                        print_row(&r, b->json, k == 0);
+        }
         return rc;
 }
 
