@@ -1,0 +1,201 @@
+/* See atomic.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "sortctl.h"
+
+#define BUFFER (1u << 20)
+
+struct sc_out {
+        char path[PATH_MAX], tmp[PATH_MAX + 32];
+        int fd, slot;
+        size_t used;
+        char *buf;
+};
+
+/* The temporary files a signal must remove: a run has at most three (keys, values, argsort).
+   The handler only reads the paths, which are written before the slot is published. */
+#define SLOTS 4
+static char *volatile pending[SLOTS];
+
+static void on_signal(int sig)
+{
+        for (int i = 0; i < SLOTS; i++)
+                if (pending[i])
+                        unlink(pending[i]);
+        signal(sig, SIG_DFL);
+        raise(sig);
+}
+
+static int publish(char *tmp)
+{
+        static int installed;
+
+        if (!installed) {
+                struct sigaction sa = {.sa_handler = on_signal};
+
+                sigemptyset(&sa.sa_mask);
+                sigaction(SIGINT, &sa, NULL);
+                sigaction(SIGTERM, &sa, NULL);
+                sigaction(SIGHUP, &sa, NULL);
+                installed = 1;
+        }
+        for (int i = 0; i < SLOTS; i++) {
+                if (!pending[i]) {
+                        pending[i] = tmp;
+                        return i;
+                }
+        }
+        return -1;
+}
+
+static void unpublish(sc_out *o)
+{
+        if (o->slot >= 0)
+                pending[o->slot] = NULL;
+        o->slot = -1;
+}
+
+/* The mode a new file would get from open(path, O_CREAT, 0666), or the existing file's. */
+static mode_t target_mode(const char *path)
+{
+        struct stat st;
+        mode_t mask;
+
+        if (stat(path, &st) == 0)
+                return st.st_mode & 07777;
+        mask = umask(0);
+        umask(mask);
+        return 0666 & ~mask;
+}
+
+int sc_out_open(const char *path, sc_out **out)
+{
+        sc_out *o = calloc(1, sizeof(*o));
+        char dir[PATH_MAX], base[PATH_MAX];
+
+        if (!o || !(o->buf = malloc(BUFFER))) {
+                free(o);
+                return sc_fail(SC_FAIL, "out of memory");
+        }
+        if (strlen(path) >= sizeof(o->path)) {
+                free(o->buf);
+                free(o);
+                return sc_fail(SC_FAIL, "%s: the path is too long", path);
+        }
+        strcpy(o->path, path);
+        strcpy(dir, path);
+        strcpy(base, path);
+        snprintf(o->tmp, sizeof(o->tmp), "%s/.%s.sortctl-XXXXXX", dirname(dir), basename(base));
+        o->fd = mkstemp(o->tmp);
+        if (o->fd < 0) {
+                int e = errno;
+
+                free(o->buf);
+                free(o);
+                return sc_fail(SC_FAIL, "%s: cannot create a file in its directory (%s): %s", path,
+                               strerror(e),
+                               e == EACCES ? "write to a directory you may write to"
+                                           : "check that the directory exists");
+        }
+        o->slot = publish(o->tmp);
+        if (fchmod(o->fd, target_mode(path)) < 0) {
+                sc_out_discard(o);
+                return sc_fail(SC_FAIL, "%s: chmod: %s", path, strerror(errno));
+        }
+        *out = o;
+        return SC_OK;
+}
+
+static int flush(sc_out *o)
+{
+        for (size_t done = 0; done < o->used;) {
+                ssize_t w = write(o->fd, o->buf + done, o->used - done);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return sc_fail(SC_FAIL, "%s: write: %s (nothing was written to it)",
+                                       o->path, strerror(errno));
+                done += (size_t)w;
+        }
+        o->used = 0;
+        return SC_OK;
+}
+
+int sc_out_write(sc_out *o, const void *buf, size_t len)
+{
+        const char *p = buf;
+
+        while (len > 0) {
+                size_t n = BUFFER - o->used < len ? BUFFER - o->used : len;
+
+                memcpy(o->buf + o->used, p, n);
+                o->used += n;
+                p += n;
+                len -= n;
+                if (o->used == BUFFER && flush(o) != SC_OK)
+                        return SC_FAIL;
+        }
+        return SC_OK;
+}
+
+int sc_out_finish(sc_out *o)
+{
+        int r = flush(o);
+
+        if (r == SC_OK && fsync(o->fd) < 0)
+                r = sc_fail(SC_FAIL, "%s: fsync: %s (nothing was written to it)", o->path,
+                            strerror(errno));
+        if (close(o->fd) < 0 && r == SC_OK)
+                r = sc_fail(SC_FAIL, "%s: close: %s (nothing was written to it)", o->path,
+                            strerror(errno));
+        o->fd = -1;
+        return r;
+}
+
+int sc_out_commit(sc_out *o)
+{
+        char dir[PATH_MAX];
+        int dfd;
+
+        if (rename(o->tmp, o->path) < 0) {
+                int r = sc_fail(SC_FAIL, "%s: rename: %s (nothing was written to it)", o->path,
+                                strerror(errno));
+
+                sc_out_discard(o);
+                return r;
+        }
+        unpublish(o);
+        /* The rename itself is durable once the directory is synced. */
+        strcpy(dir, o->path);
+        dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+                fsync(dfd);
+                close(dfd);
+        }
+        free(o->buf);
+        free(o);
+        return SC_OK;
+}
+
+void sc_out_discard(sc_out *o)
+{
+        if (!o)
+                return;
+        if (o->fd >= 0)
+                close(o->fd);
+        unlink(o->tmp);
+        unpublish(o);
+        free(o->buf);
+        free(o);
+}

@@ -1,0 +1,25 @@
+/*
+ * Output files that appear whole or not at all: the data goes to a temporary file beside the
+ * destination (mkstemp in its directory, so that rename cannot cross file systems), is
+ * fsynced, and is renamed over the destination only on commit. A run that fails, or is
+ * interrupted by SIGINT, SIGTERM or SIGHUP, removes its temporary files and leaves the
+ * destination as it was.
+ */
+#ifndef SORTCTL_ATOMIC_H
+#define SORTCTL_ATOMIC_H
+
+#include <stddef.h>
+
+typedef struct sc_out sc_out;
+
+/* Creates the temporary file for path; returns SC_OK or the exit code (failure recorded). */
+int sc_out_open(const char *path, sc_out **out);
+int sc_out_write(sc_out *o, const void *buf, size_t len);
+/* Flushes, fsyncs and closes the temporary file: what is left to commit is one rename. */
+int sc_out_finish(sc_out *o);
+/* Renames the finished file over its destination and frees o. */
+int sc_out_commit(sc_out *o);
+/* Removes the temporary file and frees o. Accepts NULL. */
+void sc_out_discard(sc_out *o);
+
+#endif

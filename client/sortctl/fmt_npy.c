@@ -1,0 +1,286 @@
+/* See fmt_npy.h. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fmt_npy.h"
+
+static const char MAGIC[6] = "\x93NUMPY";
+
+/* The dtype string numpy writes for each key type, in sortd_key_type order. */
+static const char *const DESCR[SORTD_KEY_TYPE_COUNT] = {
+        "|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<f4", "<u8", "<i8", "<f8",
+};
+
+/* A cursor over the header's text: [p, end). */
+typedef struct cursor {
+        const char *p, *end;
+        char *why;
+        size_t why_len;
+} cursor;
+
+static int fail(cursor *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(cursor *c, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (c->why_len) {
+                va_start(ap, fmt);
+                vsnprintf(c->why, c->why_len, fmt, ap);
+                va_end(ap);
+        }
+        return -1;
+}
+
+static void skip_space(cursor *c)
+{
+        while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+                c->p++;
+}
+
+static bool eat(cursor *c, char ch)
+{
+        skip_space(c);
+        if (c->p < c->end && *c->p == ch) {
+                c->p++;
+                return true;
+        }
+        return false;
+}
+
+/* A quoted string without escapes (numpy's headers never need one): [*s, *s + *len). */
+static int string(cursor *c, const char **s, size_t *len)
+{
+        char q;
+        const char *close;
+
+        skip_space(c);
+        if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
+                return fail(c, "a string was expected in the header");
+        q = *c->p++;
+        close = memchr(c->p, q, (size_t)(c->end - c->p));
+        if (!close || memchr(c->p, '\\', (size_t)(close - c->p)))
+                return fail(c, "a string in the header is not closed or has an escape");
+        *s = c->p;
+        *len = (size_t)(close - c->p);
+        c->p = close + 1;
+        return 0;
+}
+
+static bool word(cursor *c, const char *w)
+{
+        size_t n = strlen(w);
+
+        skip_space(c);
+        if ((size_t)(c->end - c->p) >= n && memcmp(c->p, w, n) == 0) {
+                c->p += n;
+                return true;
+        }
+        return false;
+}
+
+/* A non-negative Python int literal (Python 2's numpy wrote a trailing L), without overflow. */
+static int integer(cursor *c, uint64_t *v)
+{
+        uint64_t x = 0;
+        const char *start;
+
+        skip_space(c);
+        start = c->p;
+        while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+                unsigned d = (unsigned)(*c->p - '0');
+
+                if (x > (UINT64_MAX - d) / 10)
+                        return fail(c, "a dimension in the header's shape overflows 64 bits");
+                x = x * 10 + d;
+                c->p++;
+        }
+        if (c->p == start)
+                return fail(c, "the header's shape is not a tuple of non-negative integers");
+        if (c->p < c->end && *c->p == 'L')
+                c->p++;
+        *v = x;
+        return 0;
+}
+
+/* The shape tuple: its number of dimensions and the first two of them. */
+static int shape(cursor *c, unsigned *ndim, uint64_t dims[2])
+{
+        *ndim = 0;
+        if (!eat(c, '('))
+                return fail(c, "the header's shape is not a tuple");
+        while (!eat(c, ')')) {
+                uint64_t d = 0;
+
+                if (integer(c, &d) < 0)
+                        return -1;
+                if (*ndim < 2)
+                        dims[*ndim] = d;
+                if (*ndim == 64)
+                        return fail(c, "the header's shape has more than 64 dimensions");
+                (*ndim)++;
+                if (!eat(c, ',')) {
+                        if (!eat(c, ')'))
+                                return fail(c, "the header's shape tuple is not closed");
+                        break;
+                }
+        }
+        return 0;
+}
+
+/* The dtype string: byte order, kind, size, as numpy spells them; key type or refusal. */
+static int dtype(cursor *c, const char *s, size_t len, sortd_key_type *t)
+{
+        char d[16];
+
+        snprintf(d, sizeof(d), "%.*s", len < 12 ? (int)len : 12, s);
+        if (len > 12)
+                strcat(d, "...");
+        if (len > 0 && s[0] == '>')
+                return fail(c,
+                            "big-endian dtype '%s' is not supported: save the array as "
+                            "little-endian (a.astype(a.dtype.newbyteorder('<')))",
+                            d);
+        for (int i = 0; i < SORTD_KEY_TYPE_COUNT; i++) {
+                /* '=' (native) is little-endian on every machine sortd runs on; '<' for one
+                   byte is what other writers than numpy may say. */
+                if (len == 3 && strchr("<=|", s[0]) && memcmp(s + 1, DESCR[i] + 1, 2) == 0 &&
+                    (s[0] != '|' || DESCR[i][0] == '|')) {
+                        *t = (sortd_key_type)i;
+                        return 0;
+                }
+        }
+        return fail(c,
+                    "unsupported dtype '%s': sortctl sorts u1 i1 u2 i2 u4 i4 f4 u8 i8 f8 "
+                    "(numpy's uint8 ... float64)",
+                    d);
+}
+
+/* The header dict: exactly the keys descr, fortran_order and shape, in any order. */
+static int dict(cursor *c, sortd_key_type *t, uint64_t *n)
+{
+        bool seen[3] = {false, false, false}, fortran = false;
+        const char *descr = NULL;
+        size_t descr_len = 0;
+        unsigned ndim = 0;
+        uint64_t dims[2] = {0, 0};
+
+        if (!eat(c, '{'))
+                return fail(c, "the header is not a dict");
+        while (!eat(c, '}')) {
+                const char *key;
+                size_t kl;
+                int k;
+
+                if (string(c, &key, &kl) < 0)
+                        return -1;
+                k = kl == 5 && !memcmp(key, "descr", 5)             ? 0
+                    : kl == 13 && !memcmp(key, "fortran_order", 13) ? 1
+                    : kl == 5 && !memcmp(key, "shape", 5)           ? 2
+                                                                    : -1;
+                if (k < 0)
+                        return fail(c, "unknown key '%.*s' in the header", kl < 32 ? (int)kl : 32,
+                                    key);
+                if (seen[k])
+                        return fail(c, "the header has the key '%.*s' twice", (int)kl, key);
+                seen[k] = true;
+                if (!eat(c, ':'))
+                        return fail(c, "a ':' is missing in the header");
+                skip_space(c);
+                if (k == 0 && c->p < c->end && *c->p == '[')
+                        return fail(c, "unsupported dtype: a structured dtype (a list of fields)");
+                if (k == 0 && string(c, &descr, &descr_len) < 0)
+                        return -1;
+                if (k == 1 && !(fortran = word(c, "True")) && !word(c, "False"))
+                        return fail(c, "fortran_order in the header is neither True nor False");
+                if (k == 2 && shape(c, &ndim, dims) < 0)
+                        return -1;
+                if (!eat(c, ',')) {
+                        if (!eat(c, '}'))
+                                return fail(c, "the header's dict is not closed");
+                        break;
+                }
+        }
+        if (!seen[0] || !seen[1] || !seen[2])
+                return fail(c, "the header lacks '%s'",
+                            !seen[0]   ? "descr"
+                            : !seen[1] ? "fortran_order"
+                                       : "shape");
+        skip_space(c);
+        if (c->p != c->end)
+                return fail(c, "the header has text after its dict");
+        if (dtype(c, descr, descr_len, t) < 0)
+                return -1;
+        if (fortran)
+                return fail(c, "Fortran-order arrays are not supported: save the array in C "
+                               "order (np.ascontiguousarray)");
+        if (ndim != 1)
+                return ndim == 0 ? fail(c, "the array has 0 dimensions (a scalar): sortctl "
+                                           "sorts 1-d arrays")
+                                 : fail(c,
+                                        "the array has %u dimensions: sortctl sorts 1-d "
+                                        "arrays (save a.ravel())",
+                                        ndim);
+        *n = dims[0];
+        return 0;
+}
+
+int npy_parse(const uint8_t *buf, size_t len, uint64_t file_size, npy_header *h, char *why,
+              size_t why_len)
+{
+        cursor c = {.why = why, .why_len = why_len};
+        uint64_t hlen, pre, n = 0, bytes;
+        sortd_key_type t = SORTD_KEY_U8;
+
+        if (len > file_size)
+                return fail(&c, "internal: more bytes than the file has");
+        if (len < 10 || memcmp(buf, MAGIC, sizeof(MAGIC)) != 0)
+                return fail(&c, "not a .npy file (no \\x93NUMPY magic)");
+        if (buf[6] < 1 || buf[6] > 3 || buf[7] != 0)
+                return fail(&c, "unsupported .npy version %u.%u (1.0, 2.0 and 3.0 are)", buf[6],
+                            buf[7]);
+        pre = buf[6] == 1 ? 10 : 12;
+        if (len < pre)
+                return fail(&c, "the .npy header is cut short");
+        hlen = (uint64_t)buf[8] | (uint64_t)buf[9] << 8;
+        if (pre == 12)
+                hlen |= (uint64_t)buf[10] << 16 | (uint64_t)buf[11] << 24;
+        if (hlen > NPY_MAX_HEADER)
+                return fail(&c, "the .npy header is %llu bytes long, more than the %d allowed",
+                            (unsigned long long)hlen, NPY_MAX_HEADER);
+        if (len - pre < hlen)
+                return fail(&c, "the .npy header is cut short");
+        c.p = (const char *)buf + pre;
+        c.end = c.p + hlen;
+        if (dict(&c, &t, &n) < 0)
+                return -1;
+        bytes = n * sortd_key_size(t);
+        if (n > UINT64_MAX / 8 || file_size - pre - hlen != bytes)
+                return fail(&c, "the .npy data is %llu bytes, but shape (%llu,) of %s needs %llu",
+                            (unsigned long long)(file_size - pre - hlen), (unsigned long long)n,
+                            DESCR[t], (unsigned long long)bytes);
+        *h = (npy_header){.type = t, .n = n, .data_offset = pre + hlen};
+        return 0;
+}
+
+size_t npy_format(sortd_key_type t, uint64_t n, uint8_t buf[NPY_HEADER_OUT])
+{
+        char dict[NPY_HEADER_OUT];
+        int len = snprintf(dict, sizeof(dict),
+                           "{'descr': '%s', 'fortran_order': False, 'shape': (%llu,), }", DESCR[t],
+                           (unsigned long long)n);
+        /* Pad with spaces and a final newline so that the data starts at a multiple of 64. */
+        size_t total = ((size_t)len + 10 + 1 + 63) & ~(size_t)63, hlen = total - 10;
+
+        memcpy(buf, MAGIC, sizeof(MAGIC));
+        buf[6] = 1;
+        buf[7] = 0;
+        buf[8] = (uint8_t)hlen;
+        buf[9] = (uint8_t)(hlen >> 8);
+        memcpy(buf + 10, dict, (size_t)len);
+        memset(buf + 10 + len, ' ', hlen - (size_t)len - 1);
+        buf[total - 1] = '\n';
+        return total;
+}

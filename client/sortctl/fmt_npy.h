@@ -1,0 +1,46 @@
+/*
+ * NumPy's .npy format, as much of it as a sort needs: a 1-d, C-order array of one of sortd's
+ * key types, little-endian. Debian packages no maintained C parser, so this is a small strict
+ * one: every length and offset in a header is checked against the bytes there are, and
+ * anything else (big-endian, Fortran order, other dtypes, more dimensions) is refused with a
+ * message that names it. tests/fuzz/fuzz_npy.c fuzzes npy_parse.
+ *
+ * The format (numpy/lib/format.py): "\x93NUMPY", major and minor version bytes, the header's
+ * length (2 bytes little-endian in version 1.0, 4 bytes in 2.0 and 3.0), then the header: a
+ * Python dict literal {'descr': '<u4', 'fortran_order': False, 'shape': (N,), } padded with
+ * spaces and a newline; the data follows it.
+ */
+#ifndef SORTCTL_FMT_NPY_H
+#define SORTCTL_FMT_NPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sortd_types.h"
+
+/* A header longer than this is refused (numpy itself reads at most 10,000 bytes by default). */
+#define NPY_MAX_HEADER 65536
+/* The most bytes npy_parse may need to see: the preamble of version 2.0 and the longest header. */
+#define NPY_MAX_PREAMBLE (12 + NPY_MAX_HEADER)
+/* What npy_format writes at most. */
+#define NPY_HEADER_OUT 128
+
+typedef struct npy_header {
+        sortd_key_type type;
+        uint64_t n;
+        uint64_t data_offset; /* from the file's start */
+} npy_header;
+
+/*
+ * Parses the header in buf (the file's first len bytes: the whole file, or at least its first
+ * NPY_MAX_PREAMBLE bytes) of a file of file_size bytes, and checks that the data that follows
+ * is exactly n elements. Returns 0 and fills *h, or -1 with the reason in why (*h untouched).
+ */
+int npy_parse(const uint8_t *buf, size_t len, uint64_t file_size, npy_header *h, char *why,
+              size_t why_len);
+
+/* Writes a version 1.0 header for n elements of type t (its length is a multiple of 64, as
+   numpy aligns it) into buf; returns its length. */
+size_t npy_format(sortd_key_type t, uint64_t n, uint8_t buf[NPY_HEADER_OUT]);
+
+#endif

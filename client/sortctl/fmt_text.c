@@ -1,0 +1,223 @@
+/* See fmt_text.h. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt_text.h"
+
+uint64_t text_count_lines(const char *buf, size_t len)
+{
+        uint64_t n = 0;
+        const char *p = buf, *end = buf + len, *nl;
+
+        while (p < end && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+                n++;
+                p = nl + 1;
+        }
+        return n + (p < end);
+}
+
+/* The token as the error message quotes it: printable, and cut when long. */
+static void quote(const char *s, size_t len, char *out, size_t cap)
+{
+        size_t j = 0, show = len > 24 ? 24 : len;
+
+        for (size_t i = 0; i < show && j + 1 < cap; i++)
+                out[j++] = isprint((unsigned char)s[i]) ? s[i] : '?';
+        out[j] = '\0';
+        if (show < len && cap > j + 3)
+                strcat(out, "...");
+}
+
+static int bad(text_error *err, uint64_t line, const char *tok, size_t len, sortd_key_type t,
+               const char *why)
+{
+        char q[32];
+
+        err->line = line;
+        if (len == 0) {
+                snprintf(err->what, sizeof(err->what), "an empty line is not a %s",
+                         sortd_key_type_name(t));
+                return -1;
+        }
+        quote(tok, len, q, sizeof(q));
+        snprintf(err->what, sizeof(err->what), "'%s' %s %s", q, why, sortd_key_type_name(t));
+        return -1;
+}
+
+static bool is_signed(sortd_key_type t)
+{
+        return t == SORTD_KEY_I8 || t == SORTD_KEY_I16 || t == SORTD_KEY_I32 || t == SORTD_KEY_I64;
+}
+
+/* A decimal integer of type t in s (NUL-terminated, no spaces): 0, -1 malformed, -2 range. */
+static int parse_int(const char *s, sortd_key_type t, uint64_t *bits)
+{
+        unsigned w = (unsigned)sortd_key_size(t) * 8;
+        bool neg = *s == '-';
+        uint64_t mag = 0, limit;
+
+        if (*s == '-' || *s == '+')
+                s++;
+        if (!*s || (neg && !is_signed(t)))
+                return -1;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return -1;
+                if (mag > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+                        return -2;
+                mag = mag * 10 + (uint64_t)(*s - '0');
+        }
+        limit = is_signed(t) ? (1ull << (w - 1)) - !neg : w == 64 ? UINT64_MAX : (1ull << w) - 1;
+        if (mag > limit)
+                return -2;
+        *bits = neg ? 0 - mag : mag;
+        return 0;
+}
+
+/* A float of type t in s: 0, -1 malformed, -2 a finite number beyond the type's range. */
+static int parse_float(const char *s, sortd_key_type t, void *out)
+{
+        char *end;
+        float f;
+        double d;
+
+        errno = 0;
+        if (t == SORTD_KEY_F32) {
+                f = strtof(s, &end);
+                d = f;
+        } else {
+                d = strtod(s, &end);
+        }
+        if (end == s || *end)
+                return -1;
+        if (errno == ERANGE && isinf(d))
+                return -2;
+        if (t == SORTD_KEY_F32)
+                memcpy(out, &f, sizeof(f));
+        else
+                memcpy(out, &d, sizeof(d));
+        return 0;
+}
+
+/* One line's token (spaces, tabs and a \r around it removed) into elem. */
+static int parse_token(const char *tok, size_t len, sortd_key_type t, void *elem, uint64_t line,
+                       text_error *err)
+{
+        char s[TEXT_MAX_TOKEN + 1];
+        uint64_t bits = 0;
+        int r;
+
+        if (len == 0)
+                return bad(err, line, tok, len, t, "");
+        if (len > TEXT_MAX_TOKEN || memchr(tok, '\0', len))
+                return bad(err, line, tok, len, t, "is not a");
+        memcpy(s, tok, len);
+        s[len] = '\0';
+        if (t == SORTD_KEY_F32 || t == SORTD_KEY_F64) {
+                /* strtod skips leading spaces of its own; anything it skips is not ours. */
+                r = isspace((unsigned char)s[0]) ? -1 : parse_float(s, t, elem);
+        } else {
+                r = parse_int(s, t, &bits);
+                if (r == 0)
+                        memcpy(elem, &bits, sortd_key_size(t)); /* little-endian: low bytes */
+        }
+        return r == 0 ? 0
+                      : bad(err, line, tok, len, t, r == -2 ? "is out of range for" : "is not a");
+}
+
+static bool blank(char c)
+{
+        return c == ' ' || c == '\t' || c == '\r';
+}
+
+int text_parse(const char *buf, size_t len, sortd_key_type t, void *out, text_error *err)
+{
+        const char *p = buf, *end = buf + len;
+        size_t ks = sortd_key_size(t);
+        uint64_t line = 0;
+
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
+
+                line++;
+                while (p < e && blank(*p))
+                        p++;
+                while (e > p && blank(e[-1]))
+                        e--;
+                if (parse_token(p, (size_t)(e - p), t, (uint8_t *)out + (line - 1) * ks, line,
+                                err) < 0)
+                        return -1;
+                p = nl ? nl + 1 : end;
+        }
+        return 0;
+}
+
+static bool reads_back(const char *buf, double v, bool single)
+{
+        return single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v;
+}
+
+/*
+ * The shortest %.*g of v that reads back to the same value. More digits only bring a decimal
+ * closer, so the precisions that read back form a range up to 9 digits (f32) or 17 (f64),
+ * which always do: a binary search finds its start in four or five tries.
+ */
+static size_t format_float(double v, bool single, char *buf, size_t cap)
+{
+        int lo = 1, hi = single ? 9 : 17;
+
+        if (isnan(v) || isinf(v) || v == 0)
+                return (size_t)snprintf(buf, cap, "%g", v);
+        while (lo < hi) {
+                int mid = (lo + hi) / 2;
+
+                snprintf(buf, cap, "%.*g", mid, v);
+                if (reads_back(buf, v, single))
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        snprintf(buf, cap, "%.*g", lo, v);
+        /* %g writes 2500 as 2.5e+03; a whole number that fits the type's digits reads
+           better as seq and awk write it. */
+        if (strchr(buf, 'e') && atoi(strchr(buf, 'e') + 1) >= lo &&
+            atoi(strchr(buf, 'e') + 1) < (single ? 9 : 17))
+                lo = atoi(strchr(buf, 'e') + 1) + 1;
+        return (size_t)snprintf(buf, cap, "%.*g", lo, v);
+}
+
+size_t text_format(sortd_key_type t, const void *elem, char buf[TEXT_MAX_FORMATTED])
+{
+        size_t ks = sortd_key_size(t), len;
+        uint64_t u = 0;
+        float f;
+        double d;
+
+        memcpy(&u, elem, ks);
+        switch (t) {
+        case SORTD_KEY_F32:
+                memcpy(&f, elem, sizeof(f));
+                len = format_float(f, true, buf, TEXT_MAX_FORMATTED - 1);
+                break;
+        case SORTD_KEY_F64:
+                memcpy(&d, elem, sizeof(d));
+                len = format_float(d, false, buf, TEXT_MAX_FORMATTED - 1);
+                break;
+        default:
+                if (is_signed(t) && ks < 8 && (u >> (ks * 8 - 1) & 1))
+                        u |= ~0ull << (ks * 8); /* sign-extend */
+                if (is_signed(t))
+                        len = (size_t)snprintf(buf, TEXT_MAX_FORMATTED - 1, "%" PRId64, (int64_t)u);
+                else
+                        len = (size_t)snprintf(buf, TEXT_MAX_FORMATTED - 1, "%" PRIu64, u);
+                break;
+        }
+        buf[len++] = '\n';
+        return len;
+}

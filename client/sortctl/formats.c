@@ -1,0 +1,237 @@
+/* See formats.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fmt_npy.h"
+#include "fmt_text.h"
+#include "formats.h"
+#include "sortctl.h"
+
+/* Reads and writes go in pieces of this size, so that the progress line moves. */
+#define CHUNK (8u << 20)
+
+static const char *const NAMES[] = {
+        [SC_FMT_NPY] = "npy", [SC_FMT_RAW] = "raw", [SC_FMT_TEXT] = "text"};
+
+int sc_format_parse(const char *name)
+{
+        for (int f = SC_FMT_NPY; f <= SC_FMT_TEXT; f++)
+                if (strcmp(name, NAMES[f]) == 0)
+                        return f;
+        return -1;
+}
+
+sc_format sc_format_of(const char *path, sc_format fallback)
+{
+        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+
+        if (!dot || (slash && dot < slash))
+                return fallback;
+        if (strcmp(dot, ".npy") == 0)
+                return SC_FMT_NPY;
+        if (strcmp(dot, ".txt") == 0)
+                return SC_FMT_TEXT;
+        if (strcmp(dot, ".bin") == 0 || strcmp(dot, ".raw") == 0)
+                return SC_FMT_RAW;
+        return fallback;
+}
+
+/* Reads len bytes at offset into dst, all of them. */
+static int read_at(sc_input *in, void *dst, uint64_t len, uint64_t offset, sc_progress *p)
+{
+        uint8_t *d = dst;
+
+        while (len > 0) {
+                ssize_t r = pread(in->fd, d, len < CHUNK ? len : CHUNK, (off_t)offset);
+
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return sc_fail(SC_FAIL, "%s: read: %s", in->path, strerror(errno));
+                if (r == 0)
+                        return sc_fail(SC_FAIL, "%s: the file shrank while it was read", in->path);
+                d += r;
+                len -= (uint64_t)r;
+                offset += (uint64_t)r;
+                sc_progress_add(p, (uint64_t)r);
+        }
+        return SC_OK;
+}
+
+static int open_npy(sc_input *in, uint64_t size)
+{
+        uint8_t *head;
+        size_t len = size < NPY_MAX_PREAMBLE ? (size_t)size : NPY_MAX_PREAMBLE;
+        char why[256];
+        npy_header h;
+        int r;
+
+        head = malloc(len ? len : 1);
+        if (!head)
+                return sc_fail(SC_FAIL, "out of memory");
+        r = read_at(in, head, len, 0, NULL);
+        if (r == SC_OK && npy_parse(head, len, size, &h, why, sizeof(why)) < 0)
+                r = sc_fail(SC_FAIL, "%s: %s", in->path, why);
+        free(head);
+        if (r != SC_OK)
+                return r;
+        in->type = h.type;
+        in->n = h.n;
+        in->offset = h.data_offset;
+        return SC_OK;
+}
+
+static int open_raw(sc_input *in, uint64_t size)
+{
+        size_t ks = sortd_key_size(in->type);
+
+        if (size % ks)
+                return sc_fail(SC_FAIL,
+                               "%s: %llu bytes are not a whole number of %s elements (%zu bytes "
+                               "each): check the type",
+                               in->path, (unsigned long long)size, sortd_key_type_name(in->type),
+                               ks);
+        in->n = size / ks;
+        return SC_OK;
+}
+
+static int open_text(sc_input *in, uint64_t size, sc_progress *p)
+{
+        char *buf;
+        text_error err;
+        uint64_t n;
+        int r;
+
+        if (size > SIZE_MAX / 2)
+                return sc_fail(SC_FAIL, "%s: too large to read", in->path);
+        buf = malloc(size ? size : 1);
+        if (!buf)
+                return sc_fail(SC_FAIL, "%s: out of memory reading %llu bytes", in->path,
+                               (unsigned long long)size);
+        r = read_at(in, buf, size, 0, p);
+        n = r == SC_OK ? text_count_lines(buf, size) : 0;
+        /* A line holds at least one byte, so n * 8 cannot overflow. */
+        if (r == SC_OK && !(in->parsed = malloc(n ? n * sortd_key_size(in->type) : 1)))
+                r = sc_fail(SC_FAIL, "%s: out of memory for %llu elements", in->path,
+                            (unsigned long long)n);
+        if (r == SC_OK && text_parse(buf, size, in->type, in->parsed, &err) < 0)
+                r = sc_fail(SC_FAIL, "%s:%llu: %s", in->path, (unsigned long long)err.line,
+                            err.what);
+        free(buf);
+        in->n = n;
+        return r;
+}
+
+int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const char *type_option,
+                  sc_progress *p)
+{
+        struct stat st;
+        int r;
+
+        *in = (sc_input){.path = path, .fmt = fmt ? fmt : sc_format_of(path, SC_FMT_RAW), .fd = -1};
+        in->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (in->fd < 0)
+                return sc_fail(SC_FAIL, "%s: cannot open it: %s: check the path", path,
+                               strerror(errno));
+        if (fstat(in->fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return sc_fail(SC_FAIL, "%s: not a regular file: give a file's path", path);
+        if (in->fmt != SC_FMT_NPY && type < 0)
+                return sc_fail(SC_FAIL,
+                               "%s is %s: give its element type with %s (u8 i8 u16 i16 "
+                               "u32 i32 f32 u64 i64 f64)",
+                               path, in->fmt == SC_FMT_TEXT ? "text" : "raw binary", type_option);
+        in->type = (sortd_key_type)type;
+        sc_progress_phase(p, "reading", (uint64_t)st.st_size);
+        switch (in->fmt) {
+        case SC_FMT_NPY:
+                r = open_npy(in, (uint64_t)st.st_size);
+                if (r == SC_OK && type >= 0 && in->type != (sortd_key_type)type)
+                        r = sc_fail(SC_FAIL, "%s holds %s, but %s says %s: leave %s out", path,
+                                    sortd_key_type_name(in->type), type_option,
+                                    sortd_key_type_name((sortd_key_type)type), type_option);
+                return r;
+        case SC_FMT_TEXT:
+                return open_text(in, (uint64_t)st.st_size, p);
+        default:
+                return open_raw(in, (uint64_t)st.st_size);
+        }
+}
+
+int sc_input_read(sc_input *in, void *dst, sc_progress *p)
+{
+        uint64_t bytes = in->n * sortd_key_size(in->type);
+
+        if (in->parsed) {
+                memcpy(dst, in->parsed, bytes);
+                return SC_OK;
+        }
+        return read_at(in, dst, bytes, in->offset, p);
+}
+
+void sc_input_close(sc_input *in)
+{
+        if (in->fd >= 0)
+                close(in->fd);
+        free(in->parsed);
+        in->fd = -1;
+        in->parsed = NULL;
+}
+
+static int write_text(sc_out *o, sortd_key_type t, const uint8_t *data, uint64_t n, sc_progress *p)
+{
+        char line[TEXT_MAX_FORMATTED];
+        size_t ks = sortd_key_size(t);
+
+        for (uint64_t i = 0; i < n; i++) {
+                size_t len = text_format(t, data + i * ks, line);
+
+                if (sc_out_write(o, line, len) != SC_OK)
+                        return SC_FAIL;
+                if ((i & 0xffff) == 0xffff)
+                        sc_progress_add(p, 0x10000 * ks);
+        }
+        return SC_OK;
+}
+
+static int write_binary(sc_out *o, sortd_key_type t, const uint8_t *data, uint64_t n, bool header,
+                        sc_progress *p)
+{
+        uint8_t head[NPY_HEADER_OUT];
+        uint64_t bytes = n * sortd_key_size(t);
+
+        if (header && sc_out_write(o, head, npy_format(t, n, head)) != SC_OK)
+                return SC_FAIL;
+        for (uint64_t at = 0; at < bytes; at += CHUNK) {
+                size_t len = bytes - at < CHUNK ? (size_t)(bytes - at) : CHUNK;
+
+                if (sc_out_write(o, data + at, len) != SC_OK)
+                        return SC_FAIL;
+                sc_progress_add(p, len);
+        }
+        return SC_OK;
+}
+
+int sc_output_prepare(const char *path, sc_format fmt, sortd_key_type t, const void *data,
+                      uint64_t n, sc_progress *p, sc_out **out)
+{
+        sc_out *o;
+        int r = sc_out_open(path, &o);
+
+        if (r != SC_OK)
+                return r;
+        sc_progress_phase(p, "writing", n * sortd_key_size(t));
+        r = fmt == SC_FMT_TEXT ? write_text(o, t, data, n, p)
+                               : write_binary(o, t, data, n, fmt == SC_FMT_NPY, p);
+        if (r == SC_OK)
+                r = sc_out_finish(o);
+        if (r != SC_OK) {
+                sc_out_discard(o);
+                return r;
+        }
+        *out = o;
+        return SC_OK;
+}

@@ -1,0 +1,54 @@
+/*
+ * Array files in and out, in the three formats: which one a file is, reading its elements into
+ * memory the caller chose (the heap, or a shared-memory region), and writing them atomically.
+ *
+ * A file's format is --format when given; else its extension: .npy (NumPy), .txt (text),
+ * .bin or .raw (raw little-endian binary). An input with another extension is raw; an output
+ * with another extension takes the input's format. Raw and text files do not say their element
+ * type: the command line does (--type, --values-type).
+ */
+#ifndef SORTCTL_FORMATS_H
+#define SORTCTL_FORMATS_H
+
+#include <stdint.h>
+
+#include "atomic.h"
+#include "progress.h"
+#include "sortd_types.h"
+
+typedef enum sc_format { SC_FMT_AUTO, SC_FMT_NPY, SC_FMT_RAW, SC_FMT_TEXT } sc_format;
+
+/* "npy", "raw", "text"; -1 if unknown. */
+int sc_format_parse(const char *name);
+/* The format path's extension names, else fallback. */
+sc_format sc_format_of(const char *path, sc_format fallback);
+
+typedef struct sc_input {
+        const char *path;
+        sc_format fmt;
+        sortd_key_type type;
+        uint64_t n;
+        /* private */
+        int fd;
+        uint64_t offset; /* of the data in the file */
+        void *parsed;    /* text: the elements, parsed when opened */
+} sc_input;
+
+/*
+ * Opens path in format fmt (AUTO: by its extension). type is the key type the command line
+ * gave (-1 for none), named type_option in messages: raw and text files need it, and a .npy
+ * file's dtype must match it. Fills in->type and in->n. Text is read and parsed here, so that
+ * a bad line fails before anything is sent or written.
+ */
+int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const char *type_option,
+                  sc_progress *p);
+/* Reads the n elements into dst (n * key size bytes). */
+int sc_input_read(sc_input *in, void *dst, sc_progress *p);
+void sc_input_close(sc_input *in);
+
+/* Writes n elements of type t for path, in format fmt, to a finished temporary file: *out
+   only needs sc_out_commit (or sc_out_discard). */
+int sc_output_prepare(const char *path, sc_format fmt, sortd_key_type t, const void *data,
+                      uint64_t n, sc_progress *p, sc_out **out);
+
+#endif

@@ -1,0 +1,170 @@
+/* The subcommands that ask the daemon about itself: status, ping, hello. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "sortctl.h"
+
+static const char STATUS_HELP[] =
+        "usage: sortctl status [--json] [--socket PATH] [--timeout MS]\n"
+        "\n"
+        "Prints the daemon's engine (and why it was chosen), its capacity, uptime and every\n"
+        "counter, one per line; with --json, one JSON object with the same fields.\n";
+
+static const char PING_HELP[] =
+        "usage: sortctl ping [--count N] [--socket PATH] [--timeout MS]\n"
+        "\n"
+        "Sends N pings (default 1), prints each round trip's time, and the minimum, mean and\n"
+        "maximum when N > 1.\n";
+
+static const char HELLO_HELP[] =
+        "usage: sortctl hello [--socket PATH] [--timeout MS]\n"
+        "\n"
+        "Prints the daemon's version, protocol, engine, device, capacity and limits.\n";
+
+static int json_flag(sc_args *a, const char *name, const char *pos, void *ctx)
+{
+        (void)a;
+        if (!name || strcmp(name, "json") != 0)
+                return 0;
+        *(bool *)ctx = true;
+        return 1;
+}
+
+/* A string as a JSON string's contents (the daemon's reason may hold quotes). */
+static void json_str(const char *s)
+{
+        for (; *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        printf("\\%c", *s);
+                else if ((unsigned char)*s < 0x20)
+                        printf("\\u%04x", *s);
+                else
+                        putchar(*s);
+        }
+}
+
+static void print_status(const sortd_server_status *st, bool json)
+{
+        if (json) {
+                printf("{\"engine\": \"");
+                json_str(st->engine);
+                printf("\", \"device\": \"");
+                json_str(st->device);
+                printf("\", \"engine_reason\": \"");
+                json_str(st->engine_reason);
+                printf("\", \"capacity\": %llu, \"uptime_ms\": %llu",
+                       (unsigned long long)st->capacity, (unsigned long long)st->uptime_ms);
+#define JSON(name, field, wire_type, label)                                                        \
+        printf(", \"%s\": %llu", #name, (unsigned long long)st->name);
+                SORTD_STATUS_COUNTERS(JSON)
+#undef JSON
+                printf("}\n");
+                return;
+        }
+        printf("engine             %s (%s)\nengine chosen      %s\ncapacity           %llu\n"
+               "uptime             %.1f s\n",
+               st->engine, st->device, st->engine_reason, (unsigned long long)st->capacity,
+               st->uptime_ms / 1e3);
+#define PRINT(name, field, wire_type, label)                                                       \
+        printf("%-18s %llu\n", label, (unsigned long long)st->name);
+        SORTD_STATUS_COUNTERS(PRINT)
+#undef PRINT
+}
+
+int sc_cmd_status(sc_common *c, int argc, char **argv)
+{
+        sortd_server_status st;
+        sortd_conn *conn;
+        bool json = false, helped;
+        sortd_status s;
+        int r = sc_parse_command(c, argc, argv, "status", STATUS_HELP, json_flag, &json, &helped);
+
+        if (r != SC_OK || helped || (r = sc_connect(c, &conn)) != SC_OK)
+                return r;
+        s = sortd_query_status(conn, &st);
+        if (s == SORTD_OK)
+                print_status(&st, json);
+        else
+                r = sc_fail_conn(conn, s, "status");
+        sortd_close(conn);
+        return r;
+}
+
+static int count_option(sc_args *a, const char *name, const char *pos, void *ctx)
+{
+        const char *v;
+
+        if (!name || strcmp(name, "count") != 0)
+                return 0;
+        if (!(v = sc_args_value(a, name)))
+                return -1;
+        if (sc_parse_count(v, ctx) < 0 || *(uint64_t *)ctx == 0)
+                return sc_fail(SC_FAIL, "--count %s: give a positive number", v), -1;
+        return 1;
+}
+
+static double now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int sc_cmd_ping(sc_common *c, int argc, char **argv)
+{
+        uint64_t count = 1;
+        double lo = 0, hi = 0, sum = 0;
+        sortd_conn *conn;
+        bool helped;
+        int r = sc_parse_command(c, argc, argv, "ping", PING_HELP, count_option, &count, &helped);
+
+        if (r != SC_OK || helped || (r = sc_connect(c, &conn)) != SC_OK)
+                return r;
+        for (uint64_t i = 0; i < count; i++) {
+                double t0 = now_ms(), dt;
+                sortd_status s = sortd_ping(conn);
+
+                if (s != SORTD_OK) {
+                        r = sc_fail_conn(conn, s, "ping");
+                        break;
+                }
+                dt = now_ms() - t0;
+                lo = i == 0 || dt < lo ? dt : lo;
+                hi = dt > hi ? dt : hi;
+                sum += dt;
+                printf("pong %llu: %.3f ms\n", (unsigned long long)i + 1, dt);
+        }
+        if (r == SC_OK && count > 1)
+                printf("%llu pings: min %.3f ms, mean %.3f ms, max %.3f ms\n",
+                       (unsigned long long)count, lo, sum / (double)count, hi);
+        sortd_close(conn);
+        return r;
+}
+
+int sc_cmd_hello(sc_common *c, int argc, char **argv)
+{
+        sortd_conn *conn;
+        sortd_info i;
+        bool helped;
+        sortd_status s;
+        int r = sc_parse_command(c, argc, argv, "hello", HELLO_HELP, NULL, NULL, &helped);
+
+        if (r != SC_OK || helped || (r = sc_connect(c, &conn)) != SC_OK)
+                return r;
+        s = sortd_hello(conn, &i);
+        if (s == SORTD_OK)
+                printf("sortd %s, protocol %u\nengine %s (%s), capacity %llu\nlimits: message "
+                       "%u B, request %llu B, in flight %llu B, connections %u, regions %llu a "
+                       "connection, region bytes %llu\n",
+                       i.server_version, i.protocol_version, i.engine, i.device,
+                       (unsigned long long)i.capacity, i.max_message_bytes,
+                       (unsigned long long)i.max_request_bytes,
+                       (unsigned long long)i.max_inflight_bytes, i.max_connections,
+                       (unsigned long long)i.max_regions, (unsigned long long)i.max_region_bytes);
+        else
+                r = sc_fail_conn(conn, s, "hello");
+        sortd_close(conn);
+        return r;
+}

@@ -1,0 +1,118 @@
+/* See job.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "sortctl.h"
+
+static const char *const VIA[] = {"auto", "inline", "shm"};
+
+int sc_via_parse(const char *name)
+{
+        for (int v = SC_VIA_AUTO; v <= SC_VIA_SHM; v++)
+                if (strcmp(name, VIA[v]) == 0)
+                        return v;
+        return -1;
+}
+
+const char *sc_via_name(sc_via v)
+{
+        return VIA[v];
+}
+
+/* The payload lies after the keys, 8-byte aligned, as the region's offsets must be multiples
+   of the element size. */
+static size_t vals_offset(const sc_job *j)
+{
+        return (j->n * sortd_key_size(j->type) + 7) & ~(size_t)7;
+}
+
+uint64_t sc_job_bytes(const sc_job *j)
+{
+        return (uint64_t)j->n * (sortd_key_size(j->type) + sortd_payload_size(j->payload));
+}
+
+int sc_job_alloc(sortd_conn *c, sc_job *j, sc_via via)
+{
+        size_t kb = j->n * sortd_key_size(j->type), vb = j->n * sortd_payload_size(j->payload);
+        sortd_status s;
+
+        if (j->n > SIZE_MAX / 16)
+                return sc_fail(SC_FAIL, "%zu elements are too many for this machine", j->n);
+        j->via = via != SC_VIA_AUTO                    ? via
+                 : sc_job_bytes(j) >= SC_SHM_THRESHOLD ? SC_VIA_SHM
+                                                       : SC_VIA_INLINE;
+        if (j->via == SC_VIA_SHM) {
+                s = sortd_region_create(c, vals_offset(j) + vb, &j->region);
+                if (s != SORTD_OK)
+                        return sc_fail_conn(c, s, "creating a shared-memory region");
+                j->keys = sortd_region_data(j->region);
+                j->vals = vb ? j->keys + vals_offset(j) : NULL;
+                return SC_OK;
+        }
+        j->keys = malloc(kb ? kb : 1);
+        j->vals = vb ? malloc(vb) : NULL;
+        if (!j->keys || (vb && !j->vals)) {
+                sc_job_free(c, j);
+                return sc_fail(SC_FAIL, "out of memory for %zu elements", j->n);
+        }
+        return SC_OK;
+}
+
+static sortd_status sort_inline(sortd_conn *c, sc_job *j, sc_progress *p)
+{
+        sortd_request r = {.keys = j->keys,
+                           .vals = j->vals,
+                           .n = j->n,
+                           .key_type = j->type,
+                           .payload = j->payload,
+                           .opts = j->opts};
+        sortd_status s;
+
+        sc_progress_phase(p, "sending", 0);
+        s = sortd_submit(c, &r);
+        /* libsortd's receive waits for the sort and reads the result in one blocking call. */
+        sc_progress_phase(p, "sorting", 0);
+        if (s == SORTD_OK)
+                s = sortd_receive(c, &r);
+        j->timings = r.timings;
+        return s;
+}
+
+static sortd_status sort_shm(sortd_conn *c, sc_job *j, sc_progress *p)
+{
+        sortd_region_sort rs = {.keys = j->region,
+                                .vals = j->vals ? j->region : NULL,
+                                .vals_offset = j->vals ? vals_offset(j) : 0,
+                                .n = j->n,
+                                .key_type = j->type,
+                                .payload = j->payload,
+                                .opts = j->opts};
+        sortd_status s;
+
+        sc_progress_phase(p, "sorting", 0);
+        s = sortd_sort_in_region(c, &rs);
+        j->timings = rs.timings;
+        return s;
+}
+
+int sc_job_sort(sortd_conn *c, sc_job *j, sc_progress *p)
+{
+        sortd_status s = j->via == SC_VIA_SHM ? sort_shm(c, j, p) : sort_inline(c, j, p);
+
+        return s == SORTD_OK ? SC_OK : sc_fail_conn(c, s, "sorting");
+}
+
+void sc_job_free(sortd_conn *c, sc_job *j)
+{
+        if (j->region) {
+                /* The data is already copied out or abandoned: a refused unregister only
+                   leaves the daemon's mapping until the connection closes. */
+                (void)sortd_region_destroy(c, j->region);
+        } else {
+                free(j->keys);
+                free(j->vals);
+        }
+        j->region = NULL;
+        j->keys = j->vals = NULL;
+}

@@ -1,0 +1,286 @@
+/*
+ * sortctl sort: a file's keys (and a parallel file of values) sorted through the daemon and
+ * written atomically. Inputs are read and checked before the daemon is asked; outputs are
+ * written to temporary files and renamed over their destinations only once all of them are
+ * complete, so a failed run leaves every destination as it was. IN is read whole before OUT
+ * is replaced, so OUT may be IN.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "formats.h"
+#include "job.h"
+#include "sortctl.h"
+
+static const char HELP[] =
+        "usage: sortctl sort IN -o OUT [--type T] [--desc] [--bits B:E]\n"
+        "                   [--values FILE --values-out FILE [--values-type T] | --argsort FILE]\n"
+        "                   [--via auto|inline|shm] [--format npy|raw|text] [--quiet]\n"
+        "                   [--socket PATH] [--timeout MS]\n"
+        "\n"
+        "Sorts the keys in IN through sortd and writes them to OUT. The sort is stable; floats\n"
+        "follow IEEE totalOrder (-nan < -inf < ... < -0 < +0 < ... < inf < nan).\n"
+        "\n"
+        "  -o, --out OUT      where the sorted keys go (may be IN: IN is read first)\n"
+        "  --type T           key type: u8 i8 u16 i16 u32 i32 f32 u64 i64 f64; raw and text\n"
+        "                     inputs need it, a .npy file's dtype must match it\n"
+        "  --desc             descending order (still stable)\n"
+        "  --bits B:E         order by bits [B, E) of the key's order-preserving image only\n"
+        "  --values FILE      values (4- or 8-byte elements, one for each key) that move with\n"
+        "                     their keys; written to --values-out FILE\n"
+        "  --values-type T    element type of a raw or text values file (u32 i32 f32 u64 i64\n"
+        "                     f64)\n"
+        "  --argsort FILE     also write the permutation: FILE[i] is the position in IN of the\n"
+        "                     key now at OUT[i] (int64; .npy dtype <i8)\n"
+        "  --via V            auto (default): a shared-memory region when keys and values\n"
+        "                     reach 1 MiB, the socket below; inline: through the socket;\n"
+        "                     shm: a shared-memory region the daemon sorts in place\n"
+        "  --format F         the format of IN and of every output, whatever their names\n"
+        "  --quiet            no progress line\n"
+        "\n"
+        "Formats, by extension unless --format says: .npy (NumPy; 1-d, C order,\n"
+        "little-endian, dtypes u1 i1 u2 i2 u4 i4 f4 u8 i8 f8, versions 1.0 to 3.0), .txt\n"
+        "(text: one number per line; decimal integers; floats as strtod reads them,\n"
+        "inf and nan included, written in the shortest form that reads back exactly),\n"
+        ".bin or .raw (little-endian binary). An input with another extension is raw; an\n"
+        "output with another extension takes IN's format. A bad text line is reported as\n"
+        "IN:LINE and nothing is written.\n"
+        "\n"
+        "Outputs are written to a temporary file in their directory, fsynced, and renamed\n"
+        "over OUT: a failed or interrupted sort leaves OUT and IN as they were. On a terminal\n"
+        "a progress line (reading, sending, sorting, writing) appears on stderr for inputs of\n"
+        "16 MiB or more, or once the sort has taken 0.5 s.\n"
+        "\n"
+        "Exit status: 0 sorted; 1 bad input, usage or refused by sortd; 2 sortd unreachable.\n";
+
+typedef struct sort_args {
+        const char *in, *out, *values, *values_out, *argsort;
+        int type, values_type, fmt;
+        sortd_sort_options opts;
+        sc_via via;
+        bool quiet;
+} sort_args;
+
+static int type_value(sc_args *a, const char *name, int *t)
+{
+        const char *v = sc_args_value(a, name);
+
+        if (!v)
+                return -1;
+        if ((*t = sortd_key_type_parse(v)) < 0)
+                return sc_fail(SC_FAIL,
+                               "--%s %s: give one of u8 i8 u16 i16 u32 i32 f32 u64 i64 "
+                               "f64",
+                               name, v),
+                       -1;
+        return 1;
+}
+
+static int bits_value(sc_args *a, sortd_sort_options *o)
+{
+        const char *v = sc_args_value(a, "bits");
+        unsigned b, e;
+        int used = 0;
+
+        if (!v)
+                return -1;
+        if (sscanf(v, "%u:%u%n", &b, &e, &used) != 2 || v[used] || b >= e || e > 64)
+                return sc_fail(SC_FAIL, "--bits %s: give B:E with 0 <= B < E <= the key's bits", v),
+                       -1;
+        o->begin_bit = b;
+        o->end_bit = e;
+        return 1;
+}
+
+/* Takes one of sort's own options; see sc_option_fn. */
+static int option(sc_args *a, const char *name, const char *pos, void *ctx)
+{
+        sort_args *s = ctx;
+        const char **path = NULL;
+        const char *v;
+
+        if (pos) {
+                if (s->in)
+                        return 0;
+                s->in = pos;
+                return 1;
+        }
+        if (!strcmp(name, "type") || !strcmp(name, "values-type"))
+                return type_value(a, name, name[0] == 't' ? &s->type : &s->values_type);
+        if (!strcmp(name, "bits"))
+                return bits_value(a, &s->opts);
+        if (!strcmp(name, "desc")) {
+                s->opts.order = SORTD_DESCENDING;
+                return 1;
+        }
+        if (!strcmp(name, "quiet")) {
+                s->quiet = true;
+                return 1;
+        }
+        path = !strcmp(name, "out")          ? &s->out
+               : !strcmp(name, "values")     ? &s->values
+               : !strcmp(name, "values-out") ? &s->values_out
+               : !strcmp(name, "argsort")    ? &s->argsort
+                                             : NULL;
+        if (!path && strcmp(name, "via") && strcmp(name, "format"))
+                return 0;
+        if (!(v = sc_args_value(a, name)))
+                return -1;
+        if (path) {
+                *path = v;
+        } else if (name[0] == 'v') {
+                int via = sc_via_parse(v);
+
+                if (via < 0)
+                        return sc_fail(SC_FAIL, "--via %s: give auto, inline or shm", v), -1;
+                s->via = (sc_via)via;
+        } else if ((s->fmt = sc_format_parse(v)) < 0) {
+                return sc_fail(SC_FAIL, "--format %s: give npy, raw or text", v), -1;
+        }
+        return 1;
+}
+
+/* -o is the one short option: rewritten to --out before parsing. */
+static void short_options(int argc, char **argv)
+{
+        for (int i = 0; i < argc; i++) {
+                if (strcmp(argv[i], "--") == 0)
+                        break;
+                if (strcmp(argv[i], "-o") == 0)
+                        argv[i] = "--out";
+        }
+}
+
+static bool same_file(const char *a, const char *b)
+{
+        struct stat sa, sb;
+
+        if (!a || !b)
+                return false;
+        if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+                return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+        return strcmp(a, b) == 0;
+}
+
+static int check_args(const sort_args *s)
+{
+        if (!s->in || !s->out)
+                return sc_fail(SC_FAIL,
+                               "sortctl sort needs IN and -o OUT: see sortctl sort --help");
+        if (!s->values != !s->values_out)
+                return sc_fail(SC_FAIL, "--values and --values-out go together: give both");
+        if (s->values && s->argsort)
+                return sc_fail(SC_FAIL, "--values and --argsort exclude each other: the daemon "
+                                        "moves one payload; run twice");
+        if (same_file(s->out, s->values_out) || same_file(s->out, s->argsort))
+                return sc_fail(SC_FAIL, "two outputs name the same file: give each its own");
+        return SC_OK;
+}
+
+/* The values file, checked against the keys before anything is sent. */
+static int open_values(const sort_args *s, const sc_input *keys, sc_input *vals, sortd_payload *p,
+                       sc_progress *prog)
+{
+        size_t vs;
+        int r;
+
+        if (!s->values) {
+                *p = s->argsort ? SORTD_PAYLOAD_ARGSORT64 : SORTD_PAYLOAD_NONE;
+                return SC_OK;
+        }
+        r = sc_input_open(vals, s->values, (sc_format)s->fmt, s->values_type, "--values-type",
+                          prog);
+        if (r != SC_OK)
+                return r;
+        vs = sortd_key_size(vals->type);
+        if (vs != 4 && vs != 8)
+                return sc_fail(SC_FAIL,
+                               "%s holds %s: values must be 4 or 8 bytes wide (u32 i32 "
+                               "f32 u64 i64 f64)",
+                               s->values, sortd_key_type_name(vals->type));
+        if (vals->n != keys->n)
+                return sc_fail(SC_FAIL,
+                               "%s has %llu values but %s has %llu keys: give one value "
+                               "for each key",
+                               s->values, (unsigned long long)vals->n, s->in,
+                               (unsigned long long)keys->n);
+        *p = vs == 4 ? SORTD_PAYLOAD_VALUES32 : SORTD_PAYLOAD_VALUES64;
+        return SC_OK;
+}
+
+/* Writes every output to a temporary file, then renames them all. */
+static int write_outputs(const sort_args *s, const sc_input *in, const sc_input *vals,
+                         const sc_job *j, sc_progress *p)
+{
+        sc_format fallback = in->fmt;
+        sc_format f = s->fmt ? (sc_format)s->fmt : sc_format_of(s->out, fallback);
+        const char *second = s->values ? s->values_out : s->argsort;
+        sc_out *o[2] = {NULL, NULL};
+        int r = sc_output_prepare(s->out, f, j->type, j->keys, j->n, p, &o[0]);
+
+        if (r == SC_OK && second)
+                r = sc_output_prepare(
+                        second, s->fmt ? (sc_format)s->fmt : sc_format_of(second, fallback),
+                        s->values ? vals->type : SORTD_KEY_I64, j->vals, j->n, p, &o[1]);
+        for (int i = 0; i < 2; i++) {
+                if (r == SC_OK && o[i])
+                        r = sc_out_commit(o[i]);
+                else
+                        sc_out_discard(o[i]);
+                o[i] = NULL;
+        }
+        return r;
+}
+
+/* Reads the inputs into the job's buffers, sorts them, and writes the outputs. */
+static int sort_file(sc_common *c, const sort_args *s, sc_progress *p)
+{
+        sc_input in = {.fd = -1}, vals = {.fd = -1};
+        sc_job j = {.opts = s->opts};
+        sortd_conn *conn = NULL;
+        int r = sc_input_open(&in, s->in, (sc_format)s->fmt, s->type, "--type", p);
+
+        if (r == SC_OK)
+                r = open_values(s, &in, &vals, &j.payload, p);
+        if (r == SC_OK)
+                r = sc_connect(c, &conn);
+        j.type = in.type;
+        j.n = (size_t)in.n;
+        if (r == SC_OK)
+                r = sc_job_alloc(conn, &j, s->via);
+        if (r == SC_OK) {
+                sc_progress_phase(p, "reading", sc_job_bytes(&j));
+                r = sc_input_read(&in, j.keys, p);
+        }
+        if (r == SC_OK && s->values)
+                r = sc_input_read(&vals, j.vals, p);
+        if (r == SC_OK)
+                r = sc_job_sort(conn, &j, p);
+        if (r == SC_OK)
+                r = write_outputs(s, &in, &vals, &j, p);
+        sc_job_free(conn, &j);
+        sortd_close(conn);
+        sc_input_close(&vals);
+        sc_input_close(&in);
+        return r;
+}
+
+int sc_cmd_sort(sc_common *c, int argc, char **argv)
+{
+        sort_args s = {.type = -1, .values_type = -1, .fmt = SC_FMT_AUTO, .via = SC_VIA_AUTO};
+        struct stat st;
+        sc_progress *p;
+        bool helped;
+        int r;
+
+        short_options(argc, argv);
+        r = sc_parse_command(c, argc, argv, "sort", HELP, option, &s, &helped);
+        if (r != SC_OK || helped || (r = check_args(&s)) != SC_OK)
+                return r;
+        p = sc_progress_start(s.quiet, stat(s.in, &st) == 0 ? (uint64_t)st.st_size : 0);
+        r = sort_file(c, &s, p);
+        sc_progress_end(p);
+        return r;
+}

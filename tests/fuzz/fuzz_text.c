@@ -1,0 +1,70 @@
+/*
+ * libFuzzer target for the text parser: the first byte chooses the key type, the rest is the
+ * file. Every line parsed must land inside the buffer text_count_lines sized, and what parses
+ * must format and parse back to the same value (NaN payloads aside, which text does not keep).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt_text.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int same(sortd_key_type t, const uint8_t *a, const uint8_t *b)
+{
+        size_t ks = sortd_key_size(t);
+        double x, y;
+        float f, g;
+
+        if (t == SORTD_KEY_F32) {
+                memcpy(&f, a, 4);
+                memcpy(&g, b, 4);
+                return isnan(f) ? isnan(g) && signbit(f) == signbit(g) : memcmp(a, b, 4) == 0;
+        }
+        if (t == SORTD_KEY_F64) {
+                memcpy(&x, a, 8);
+                memcpy(&y, b, 8);
+                return isnan(x) ? isnan(y) && signbit(x) == signbit(y) : memcmp(a, b, 8) == 0;
+        }
+        return memcmp(a, b, ks) == 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        sortd_key_type t;
+        size_t ks;
+        uint64_t n;
+        char *text, line[TEXT_MAX_FORMATTED];
+        uint8_t *out, back[8];
+        text_error err;
+
+        if (size < 1)
+                return 0;
+        t = (sortd_key_type)(data[0] % SORTD_KEY_TYPE_COUNT);
+        ks = sortd_key_size(t);
+        text = malloc(size - 1 ? size - 1 : 1);
+        if (!text)
+                return 0;
+        memcpy(text, data + 1, size - 1);
+        n = text_count_lines(text, size - 1);
+        out = malloc(n ? n * ks : 1);
+        if (out && text_parse(text, size - 1, t, out, &err) == 0) {
+                for (uint64_t i = 0; i < n; i++) {
+                        size_t len = text_format(t, out + i * ks, line);
+
+                        if (len == 0 || len > TEXT_MAX_FORMATTED || line[len - 1] != '\n')
+                                abort();
+                        if (text_parse(line, len, t, back, &err) != 0 ||
+                            !same(t, out + i * ks, back))
+                                abort();
+                }
+        } else if (out &&
+                   (err.line == 0 || err.line > n || !memchr(err.what, '\0', sizeof(err.what)))) {
+                abort();
+        }
+        free(out);
+        free(text);
+        return 0;
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of tests/fuzz (run once; the files are committed, and entries the
+fuzzer found are added beside them). npy entries start with the 8 bytes fuzz_npy.c reads as
+the extra file size (zero: the file is the rest); text entries with the key-type byte."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def npy(dict_text, payload=b"", version=1, pad=True, hlen=None):
+    pre = 10 if version == 1 else 12
+    if pad:
+        dict_text += " " * ((64 - (pre + len(dict_text) + 1) % 64) % 64) + "\n"
+    h = dict_text.encode("latin-1")
+    n = len(h) if hlen is None else hlen
+    size = struct.pack("<H", n) if version == 1 else struct.pack("<I", n)
+    return b"\x93NUMPY" + bytes([version, 0]) + size + h + payload
+
+
+def d(descr="<u4", fortran="False", shape="(4,)"):
+    return "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
+
+
+NPY = {
+    "u4": npy(d(), b"\1\0\0\0" * 4),
+    "u1": npy(d("|u1"), b"\3\2\1\0"),
+    "i1": npy(d("|i1", shape="(0,)")),
+    "f8_v2": npy(d("<f8", shape="(1,)"), b"\0" * 8, version=2),
+    "i8_v3": npy(d("<i8", shape="(2,)"), b"\0" * 16, version=3),
+    "f4_native": npy(d("=f4", shape="(1,)"), b"\0" * 4),
+    "keys_reordered": npy("{'shape': (2,), 'fortran_order': False, 'descr': '<u2'}", b"\0" * 4),
+    "double_quotes": npy('{"descr": "<i2", "fortran_order": False, "shape": (1,)}', b"\0" * 2),
+    "py2_long": npy(d(shape="(1L,)"), b"\0" * 4),
+    "big_endian": npy(d(">u4"), b"\0" * 16),
+    "fortran": npy(d(fortran="True"), b"\0" * 16),
+    "f2": npy(d("<f2"), b"\0" * 8),
+    "bool": npy(d("|b1"), b"\0" * 4),
+    "unicode": npy(d("<U10"), b"\0" * 160),
+    "structured": npy("{'descr': [('a', '<u4')], 'fortran_order': False, 'shape': (1,), }",
+                      b"\0" * 4),
+    "two_d": npy(d(shape="(2, 2)"), b"\0" * 16),
+    "scalar": npy(d(shape="()"), b"\0" * 4),
+    "overflow_shape": npy(d(shape="(99999999999999999999999,)")),
+    "huge_n": npy(d("<u8", shape="(2305843009213693952,)")),
+    "short_data": npy(d(), b"\0" * 15),
+    "long_data": npy(d(), b"\0" * 17),
+    "hlen_past_end": npy(d(), hlen=60000),
+    "hlen_huge_v2": npy(d(), version=2, hlen=0xFFFFFFFF),
+    "hlen_zero": npy("", pad=False),
+    "version_4": npy(d(), version=4),
+    "bad_magic": b"\x93NUMPZ\x01\x00" + b"\0" * 60,
+    "magic_only": b"\x93NUMPY",
+    "unclosed_string": npy("{'descr: '<u4', }"),
+    "escape": npy("{'descr': '<u\\4', 'fortran_order': False, 'shape': (4,), }"),
+    "duplicate_key": npy("{'descr': '<u4', 'descr': '<u4', 'fortran_order': False, 'shape': (1,)}"),
+    "unknown_key": npy("{'descr': '<u4', 'fortran_order': False, 'shape': (1,), 'x': 1}"),
+    "missing_shape": npy("{'descr': '<u4', 'fortran_order': False}"),
+    "trailing_text": npy(d() + " junk"),
+    "fortran_maybe": npy(d(fortran="Maybe")),
+    "shape_unclosed": npy("{'descr': '<u4', 'fortran_order': False, 'shape': (4,"),
+    "shape_negative": npy(d(shape="(-4,)")),
+    "many_dims": npy(d(shape="(" + "1," * 70 + ")")),
+    "not_a_dict": npy("['descr', '<u4']"),
+}
+
+T = {"u8": 0, "i8": 1, "u16": 2, "i16": 3, "u32": 4, "i32": 5, "f32": 6, "u64": 7, "i64": 8,
+     "f64": 9}
+
+TEXT = {
+    "u32_plain": (T["u32"], b"1\n2\n3\n4294967295\n0\n"),
+    "u32_no_final_newline": (T["u32"], b"7\n8"),
+    "u32_spaces_crlf": (T["u32"], b"  1\t\r\n\t2 \r\n"),
+    "u8_out_of_range": (T["u8"], b"255\n256\n"),
+    "i8_limits": (T["i8"], b"-128\n127\n+5\n"),
+    "i8_below": (T["i8"], b"-129\n"),
+    "i64_limits": (T["i64"], b"-9223372036854775808\n9223372036854775807\n"),
+    "u64_overflow": (T["u64"], b"18446744073709551616\n"),
+    "u16_negative": (T["u16"], b"-0\n"),
+    "empty_line": (T["i32"], b"1\n\n2\n"),
+    "empty_file": (T["i32"], b""),
+    "only_newline": (T["u32"], b"\n"),
+    "sign_only": (T["i32"], b"-\n"),
+    "letters": (T["u32"], b"12\nabc\n"),
+    "hex_int": (T["u32"], b"0x10\n"),
+    "nul_byte": (T["u32"], b"1\x002\n"),
+    "long_line": (T["u64"], b"1" * 200 + b"\n"),
+    "binary_garbage": (T["i16"], bytes(range(256))),
+    "f64_specials": (T["f64"], b"-0\n0\ninf\n-inf\nnan\n-nan\nInfinity\nNAN(123)\n"),
+    "f64_forms": (T["f64"], b"1.5\n1e-310\n0x1p-3\n2.5e3\n.5\n5.\n-1E+2\n"),
+    "f64_overflow": (T["f64"], b"1e309\n"),
+    "f64_underflow": (T["f64"], b"1e-400\n"),
+    "f32_overflow": (T["f32"], b"3.5e38\n"),
+    "f32_denormal": (T["f32"], b"1e-45\n1.4e-45\n"),
+    "f32_trailing": (T["f32"], b"1.5x\n"),
+    "f64_leading_space_in_token": (T["f64"], b"1 2\n"),
+    "f64_long_digits": (T["f64"], b"0." + b"3" * 120 + b"\n"),
+}
+
+
+def main():
+    for name, data in NPY.items():
+        with open(os.path.join(HERE, "corpus", "npy", name), "wb") as f:
+            f.write(b"\0" * 8 + data)
+    for name, (t, data) in TEXT.items():
+        with open(os.path.join(HERE, "corpus", "text", name), "wb") as f:
+            f.write(bytes([t]) + data)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,453 @@
+#!/usr/bin/env python3
+"""sortctl end to end: a real sortd (CPU engine) on a private socket, sortctl run as a user
+runs it, and every output compared with Python's own stable sort of the same input.
+
+Needs SORTD_BIN and SORTCTL_BIN (meson test sets them); numpy is not used: .npy files are
+written and read here with struct.
+"""
+import json
+import os
+import pty
+import random
+import select
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+SORTD = os.environ.get("SORTD_BIN")
+SORTCTL = os.environ.get("SORTCTL_BIN")
+
+# key type: (struct code, size, kind, npy descr)
+TYPES = {
+    "u8": ("B", 1, "u", "|u1"), "i8": ("b", 1, "i", "|i1"),
+    "u16": ("H", 2, "u", "<u2"), "i16": ("h", 2, "i", "<i2"),
+    "u32": ("I", 4, "u", "<u4"), "i32": ("i", 4, "i", "<i4"), "f32": ("f", 4, "f", "<f4"),
+    "u64": ("Q", 8, "u", "<u8"), "i64": ("q", 8, "i", "<i8"), "f64": ("d", 8, "f", "<f8"),
+}
+UCODE = {1: "B", 2: "H", 4: "I", 8: "Q"}
+
+
+def npy_bytes(descr, payload, n, fortran=False, version=1, shape=None):
+    shape = shape if shape is not None else "(%d,)" % n
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
+    pre = 10 if version == 1 else 12
+    d += " " * ((64 - (pre + len(d) + 1) % 64) % 64) + "\n"
+    size = struct.pack("<H", len(d)) if version == 1 else struct.pack("<I", len(d))
+    return b"\x93NUMPY" + bytes([version, 0]) + size + d.encode() + payload
+
+
+def npy_read(path):
+    b = open(path, "rb").read()
+    assert b[:6] == b"\x93NUMPY", path
+    hlen = struct.unpack("<H", b[8:10])[0]
+    header = b[10:10 + hlen].decode()
+    assert (10 + hlen) % 64 == 0, header
+    return header, b[10 + hlen:]
+
+
+def raw_keys(t, data):
+    """Raw little-endian bytes as their bit patterns (unsigned ints), one a key."""
+    size = TYPES[t][1]
+    return list(struct.unpack("<%d%s" % (len(data) // size, UCODE[size]), data))
+
+
+def image(t, u):
+    """sortd's order-preserving image of a key's bits (sortd_types.h)."""
+    size, kind = TYPES[t][1], TYPES[t][2]
+    sign = 1 << (size * 8 - 1)
+    if kind == "i":
+        return u ^ sign
+    if kind == "f":
+        return (~u & (2 * sign - 1)) if u & sign else u | sign
+    return u
+
+
+def ref_order(t, bits_list, desc=False, window=None):
+    """Input positions in the order of a stable sort, as sortd sorts."""
+    def key(i):
+        k = image(t, bits_list[i])
+        if window:
+            k = (k >> window[0]) & ((1 << (window[1] - window[0])) - 1)
+        return k
+    idx = list(range(len(bits_list)))
+    if desc:
+        # stable descending: sort by -key with ties kept in input order
+        return sorted(idx, key=lambda i: -key(i))
+    return sorted(idx, key=key)
+
+
+def random_bits(t, n, rng):
+    size, kind = TYPES[t][1], TYPES[t][2]
+    out = [rng.getrandbits(size * 8) for _ in range(n)]
+    if kind == "f":  # the float specials, among random bit patterns
+        specials = [struct.unpack("<" + UCODE[size], struct.pack("<" + TYPES[t][0], v))[0]
+                    for v in (0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1.5, -1.5)]
+        specials.append(specials[4] | (1 << (size * 8 - 1)))  # -nan
+        out[: len(specials)] = specials[:n]
+    return out
+
+
+def pack(t, bits_list):
+    return struct.pack("<%d%s" % (len(bits_list), UCODE[TYPES[t][1]]), *bits_list)
+
+
+class Daemon:
+    def __init__(self, tmp, *extra):
+        self.sock = os.path.join(tmp, "sortd-%d.sock" % len(os.listdir(tmp)))
+        self.log = open(self.sock + ".log", "w")
+        self.proc = subprocess.Popen(
+            [SORTD, "--socket", self.sock, "--engine", "cpu", "--capacity", "16M",
+             "--threads", "2", "--log-level", "warning", *extra], stderr=self.log)
+        for _ in range(3000):
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(self.sock)
+                s.close()
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise RuntimeError("sortd exited during start-up: " + self.sock + ".log")
+                time.sleep(0.01)
+        raise RuntimeError("sortd did not come up")
+
+    def stop(self):
+        self.proc.terminate()
+        assert self.proc.wait(60) == 0
+        self.log.close()
+
+
+class SortctlTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmpdir = tempfile.TemporaryDirectory(prefix="sortctl-test-")
+        cls.tmp = cls.tmpdir.name
+        cls.daemon = Daemon(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.tmpdir.cleanup()
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(dir=self.tmp)
+        self.rng = random.Random(hash(self.id()) & 0xffff)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def sortctl(self, *args, sock=None, code=0):
+        r = subprocess.run([SORTCTL, "--socket", sock or self.daemon.sock, *args],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, code, "sortctl %s: %s" % (" ".join(args), r.stderr))
+        if code:
+            lines = r.stderr.splitlines()
+            self.assertEqual(len(lines), 1, "one line on stderr: %r" % r.stderr)
+            self.assertTrue(lines[0].startswith("sortctl: "), lines[0])
+            self.assertEqual(r.stdout, "")
+        return r
+
+    def write(self, name, data):
+        p = self.path(name)
+        with open(p, "wb") as f:
+            f.write(data)
+        return p
+
+    def assert_fails(self, args, message, code=1, sock=None):
+        r = self.sortctl(*args, sock=sock, code=code)
+        self.assertIn(message, r.stderr)
+
+    def assert_untouched(self, out, content):
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(), content)
+        leftovers = [f for f in os.listdir(os.path.dirname(out)) if ".sortctl-" in f]
+        self.assertEqual(leftovers, [], "temporary files left")
+
+    # ---- every format and path, against the reference ----
+
+    def check_npy(self, t, n, via, desc=False):
+        bits = random_bits(t, n, self.rng)
+        src = self.write("in.npy", npy_bytes(TYPES[t][3], pack(t, bits), n))
+        out = self.path("out.npy")
+        args = ["sort", src, "-o", out, "--via", via] + (["--desc"] if desc else [])
+        self.sortctl(*args)
+        header, data = npy_read(out)
+        self.assertIn("'descr': '%s'" % TYPES[t][3], header)
+        self.assertIn("'shape': (%d,)" % n, header)
+        order = ref_order(t, bits, desc)
+        self.assertEqual(raw_keys(t, data), [bits[i] for i in order], (t, n, via, desc))
+
+    def test_npy_every_type_inline_and_shm(self):
+        for t in TYPES:
+            for via in ("inline", "shm"):
+                with self.subTest(t=t, via=via):
+                    self.check_npy(t, 3000, via, desc=(t in ("i32", "f64")))
+
+    def test_npy_auto_path_and_empty(self):
+        self.check_npy("u64", 300000, "auto")  # 2.4 MB: a region
+        self.check_npy("u32", 0, "auto")
+        self.check_npy("f32", 1, "shm")
+
+    def test_npy_versions_2_and_3(self):
+        bits = random_bits("i16", 500, self.rng)
+        for version in (2, 3):
+            src = self.write("v.npy", npy_bytes("<i2", pack("i16", bits), 500, version=version))
+            self.sortctl("sort", src, "-o", self.path("o.npy"))
+            _, data = npy_read(self.path("o.npy"))
+            self.assertEqual(raw_keys("i16", data), [bits[i] for i in ref_order("i16", bits)])
+
+    def test_raw_needs_type_and_sorts(self):
+        bits = random_bits("f32", 4000, self.rng)
+        src = self.write("in.bin", pack("f32", bits))
+        self.assert_fails(["sort", src, "-o", self.path("o.bin")], "--type")
+        for via in ("inline", "shm"):
+            self.sortctl("sort", src, "-o", self.path("o.bin"), "--type", "f32", "--via", via)
+            with open(self.path("o.bin"), "rb") as f:
+                self.assertEqual(raw_keys("f32", f.read()),
+                                 [bits[i] for i in ref_order("f32", bits)])
+
+    def test_text_ints(self):
+        for t in ("u8", "i8", "u32", "i64", "u64"):
+            bits = random_bits(t, 2000, self.rng)
+            values = list(struct.unpack("<%d%s" % (len(bits), TYPES[t][0]), pack(t, bits)))
+            lines = "".join(("  %d\t\n" if i % 7 == 0 else "%d\n") % v
+                            for i, v in enumerate(values))
+            src = self.write("in.txt", lines.encode())
+            for via in ("inline", "shm"):
+                self.sortctl("sort", src, "-o", self.path("o.txt"), "--type", t, "--via", via)
+                with open(self.path("o.txt")) as f:
+                    got = f.read()
+                self.assertEqual(got, "".join("%d\n" % v for v in sorted(values)), t)
+
+    def test_text_floats_specials(self):
+        src = self.write("f.txt", b"1.5\n-0\n0\nnan\n-inf\ninf\n-nan\n1e-310\n0x1p-3\n2.5e3")
+        self.sortctl("sort", src, "-o", self.path("o.txt"), "--type", "f64")
+        with open(self.path("o.txt")) as f:
+            self.assertEqual(f.read(),
+                             "-nan\n-inf\n-0\n0\n1e-310\n0.125\n1.5\n2500\ninf\nnan\n")
+        # shortest form that reads back exactly, f32 and f64
+        src = self.write("g.txt", b"0.1\n0.2\n3.4028235e38\n")
+        for t, want in (("f32", "0.1\n0.2\n3.4028235e+38\n"),
+                        ("f64", "0.1\n0.2\n3.4028235e+38\n")):
+            self.sortctl("sort", src, "-o", self.path("o.txt"), "--type", t)
+            with open(self.path("o.txt")) as f:
+                self.assertEqual(f.read(), want, t)
+
+    def test_format_conversion_and_flag(self):
+        bits = random_bits("i32", 1000, self.rng)
+        vals = struct.unpack("<1000i", pack("i32", bits))
+        src = self.write("in.npy", npy_bytes("<i4", pack("i32", bits), 1000))
+        self.sortctl("sort", src, "-o", self.path("o.txt"))
+        with open(self.path("o.txt")) as f:
+            self.assertEqual(f.read(), "".join("%d\n" % v for v in sorted(vals)))
+        # --format forces the format whatever the names say
+        self.sortctl("sort", self.path("o.txt"), "-o", self.path("o.dat"), "--format", "text",
+                     "--type", "i32", "--desc")
+        with open(self.path("o.dat")) as f:
+            self.assertEqual(f.read(), "".join("%d\n" % v for v in sorted(vals, reverse=True)))
+
+    def test_bits_window(self):
+        bits = random_bits("u32", 5000, self.rng)
+        src = self.write("in.npy", npy_bytes("<u4", pack("u32", bits), 5000))
+        self.sortctl("sort", src, "-o", self.path("o.npy"), "--bits", "4:12")
+        _, data = npy_read(self.path("o.npy"))
+        self.assertEqual(raw_keys("u32", data),
+                         [bits[i] for i in ref_order("u32", bits, window=(4, 12))])
+        self.assert_fails(["sort", src, "-o", self.path("o.npy"), "--bits", "12:4"], "--bits")
+
+    def test_values_and_argsort(self):
+        n = 20000  # few distinct keys: stability shows
+        for via in ("inline", "shm"):
+            keys = [self.rng.randrange(50) for _ in range(n)]
+            vals = [self.rng.getrandbits(64) for _ in range(n)]
+            k = self.write("k.npy", npy_bytes("<u2", pack("u16", keys), n))
+            v = self.write("v.npy", npy_bytes("<f8", pack("f64", vals), n))
+            order = ref_order("u16", keys, desc=True)
+            self.sortctl("sort", k, "-o", self.path("ko.npy"), "--values", v,
+                         "--values-out", self.path("vo.npy"), "--desc", "--via", via)
+            header, data = npy_read(self.path("vo.npy"))
+            self.assertIn("'<f8'", header)
+            self.assertEqual(raw_keys("f64", data), [vals[i] for i in order])
+            _, data = npy_read(self.path("ko.npy"))
+            self.assertEqual(raw_keys("u16", data), [keys[i] for i in order])
+            self.sortctl("sort", k, "-o", self.path("ko.txt"), "--argsort", self.path("p.npy"),
+                         "--desc", "--via", via)
+            header, data = npy_read(self.path("p.npy"))
+            self.assertIn("'<i8'", header)
+            self.assertEqual(raw_keys("i64", data), order)
+        # text values name their type; 1- and 2-byte values cannot travel
+        self.write("v.txt", "".join("%d\n" % i for i in range(n)).encode())
+        self.sortctl("sort", k, "-o", self.path("ko.npy"), "--values", self.path("v.txt"),
+                     "--values-type", "u32", "--values-out", self.path("vo.txt"))
+        with open(self.path("vo.txt")) as f:
+            self.assertEqual(f.read(), "".join("%d\n" % i for i in ref_order("u16", keys)))
+        self.assert_fails(["sort", k, "-o", self.path("x.npy"), "--values", k, "--values-out",
+                           self.path("y.npy")], "values must be 4 or 8 bytes wide")
+        short = self.write("s.npy", npy_bytes("<u4", pack("u32", [1, 2]), 2))
+        self.assert_fails(["sort", k, "-o", self.path("x.npy"), "--values", short,
+                           "--values-out", self.path("y.npy")], "give one value for each key")
+        self.assert_fails(["sort", k, "-o", self.path("x.npy"), "--values", short],
+                          "--values and --values-out go together")
+
+    def test_out_is_in(self):
+        bits = random_bits("u64", 1000, self.rng)
+        src = self.write("in.npy", npy_bytes("<u8", pack("u64", bits), 1000))
+        self.sortctl("sort", src, "-o", src)
+        _, data = npy_read(src)
+        self.assertEqual(raw_keys("u64", data), sorted(bits))
+
+    # ---- every error: one line, the right code, nothing written ----
+
+    def test_input_errors_leave_out_untouched(self):
+        out = self.write("out.npy", b"precious")
+        cases = [
+            ([self.path("missing.npy")], "missing.npy: cannot open it: No such file"),
+            ([self.write("h.npy", npy_bytes("<f2", b"\0\0" * 4, 4))], "unsupported dtype '<f2'"),
+            ([self.write("b.npy", npy_bytes("|b1", b"\0" * 4, 4))], "unsupported dtype '|b1'"),
+            ([self.write("s.npy", npy_bytes("<U4", b"\0" * 32, 2))], "unsupported dtype '<U4'"),
+            ([self.write("be.npy", npy_bytes(">u4", b"\0" * 16, 4))],
+             "big-endian dtype '>u4' is not supported"),
+            ([self.write("f.npy", npy_bytes("<u4", b"\0" * 16, 4, fortran=True))],
+             "Fortran-order arrays are not supported"),
+            ([self.write("2d.npy", npy_bytes("<u4", b"\0" * 24, 6, shape="(2, 3)"))],
+             "2 dimensions"),
+            ([self.write("cut.npy", npy_bytes("<u4", b"\0" * 15, 4))], "needs 16"),
+            ([self.write("junk.npy", b"not numpy at all")], "not a .npy file"),
+            ([self.write("t.npy", npy_bytes("<u4", b"\0" * 16, 4)), "--type", "f32"],
+             "holds u32, but --type says f32"),
+            ([self.write("bad.txt", b"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n"
+                                    b"abc\n18\n"), "--type", "u32"], "bad.txt:17: 'abc' is not a u32"),
+            ([self.write("range.txt", b"1\n256\n"), "--type", "u8"],
+             "range.txt:2: '256' is out of range for u8"),
+            ([self.write("neg.txt", b"-1\n"), "--type", "u16"], "neg.txt:1: '-1' is not a u16"),
+            ([self.write("empty.txt", b"1\n\n2\n"), "--type", "i32"],
+             "empty.txt:2: an empty line is not a i32"),
+            ([self.write("big.txt", b"1e39\n"), "--type", "f32"], "'1e39' is out of range for f32"),
+            ([self.write("odd.bin", b"\0" * 7), "--type", "u32"], "not a whole number of u32"),
+            ([self.path("x.npy"), "--via", "fast"], "--via fast"),
+            ([self.path("x.npy"), "--type", "u128"], "--type u128"),
+            ([self.path("x.npy"), "--frobnicate"], "no option --frobnicate"),
+        ]
+        for args, message in cases:
+            with self.subTest(message=message):
+                self.assert_fails(["sort", args[0], "-o", out] + args[1:], message)
+                self.assert_untouched(out, b"precious")
+
+    def test_in_is_out_and_fails(self):
+        src = self.write("bad.txt", b"3\nx\n")
+        self.assert_fails(["sort", src, "-o", src, "--type", "u8"], "bad.txt:2:")
+        self.assert_untouched(src, b"3\nx\n")
+
+    def test_daemon_down(self):
+        src = self.write("in.npy", npy_bytes("<u4", b"\0" * 16, 4))
+        out = self.write("out.npy", b"old")
+        gone = os.path.join(self.dir, "nobody.sock")
+        self.assert_fails(["sort", src, "-o", out], "sortd is not running at " + gone, code=2,
+                          sock=gone)
+        self.assert_untouched(out, b"old")
+        self.assert_fails(["ping"], "systemctl start sortd.socket", code=2, sock=gone)
+        # a stale socket file nobody listens on
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(gone)
+        s.close()
+        self.assert_fails(["status"], "nothing listens on " + gone, code=2, sock=gone)
+        env = dict(os.environ, SORTD_SOCKET=self.daemon.sock)
+        r = subprocess.run([SORTCTL, "ping"], env=env, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_daemon_refuses(self):
+        small = Daemon(self.tmp, "--max-request-bytes", "1K")
+        try:
+            src = self.write("in.npy", npy_bytes("<u4", b"\0" * 4000, 1000))
+            out = self.write("out.npy", b"old")
+            self.assert_fails(["sort", src, "-o", out, "--via", "inline"],
+                              "max-request-bytes 1024", sock=small.sock)
+            self.assert_untouched(out, b"old")
+        finally:
+            small.stop()
+        # above the engine's capacity (16M keys), refused before anything is sent
+        big = self.write("big.bin", b"")
+        os.truncate(big, (16 << 20) * 1 + 1)
+        self.assert_fails(["sort", big, "-o", self.path("x.bin"), "--type", "u8", "--via",
+                           "inline"], "capacity")
+
+    # ---- the other subcommands ----
+
+    def test_status_ping_version_help(self):
+        st = json.loads(self.sortctl("status", "--json").stdout)
+        self.assertEqual(st["engine"], "cpu")
+        self.assertGreaterEqual(st["connections"], 1)
+        self.assertIn("sorts ok", self.sortctl("status").stdout)
+        r = self.sortctl("ping", "--count", "3")
+        self.assertEqual(r.stdout.count("pong"), 3)
+        self.assertIn("3 pings", r.stdout)
+        self.assertTrue(self.sortctl("--version").stdout.startswith("sortctl "))
+        for cmd in ("sort", "bench", "status", "ping", "hello"):
+            r = subprocess.run([SORTCTL, cmd, "--help"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0)
+            self.assertTrue(r.stdout.startswith("usage: sortctl " + cmd), r.stdout)
+        self.assertIn("Exit status", self.sortctl("--help").stdout)
+        self.assert_fails(["frob"], "unknown command 'frob'")
+        self.assert_fails(["ping", "--count", "0"], "--count 0")
+        self.assert_fails(["--timeout", "soon", "ping"], "--timeout soon")
+
+    def test_bench(self):
+        r = self.sortctl("bench", "--type", "u8,f64", "--dist", "uniform,sorted,reversed,few",
+                         "--n", "1000,2^12", "--payload", "none,v32,argsort64", "--repeat", "1",
+                         "--json", "--via", "inline")
+        rows = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual(len(rows), 2 * 4 * 2 * 3)
+        self.assertTrue(all(row["verified"] for row in rows))
+        self.assertEqual({row["n"] for row in rows}, {1000, 4096})
+        r = self.sortctl("bench", "--n", "1e5", "--via", "shm", "--desc", "--repeat", "2")
+        self.assertIn("sort ms", r.stdout)
+        self.assertIn(" shm ", r.stdout)
+        self.assert_fails(["bench", "--dist", "zipf"], "'zipf' is not one of the choices")
+        self.assert_fails(["bench", "--n", "1<<20"], "'1<<20' is not a count")
+
+    # ---- the progress line ----
+
+    def run_on_pty(self, args):
+        """Runs sortctl with stdout and stderr on a pseudo-terminal; returns what it drew."""
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(SORTCTL, [SORTCTL, "--socket", self.daemon.sock] + args)
+        out = b""
+        while True:
+            try:
+                ready, _, _ = select.select([fd], [], [], 60)
+                chunk = os.read(fd, 65536) if ready else b""
+            except OSError:  # EIO: the child has gone
+                chunk = b""
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0, out)
+        return out.decode(errors="replace")
+
+    def test_progress_on_a_tty_only(self):
+        n = 6 << 20  # 24 MiB of u32: above the 16 MiB from which the line shows at once
+        src = self.path("big.bin")
+        with open(src, "wb") as f:
+            f.write(os.urandom(n * 4))
+        out = self.path("big.out.bin")
+        drawn = self.run_on_pty(["sort", src, "-o", out, "--type", "u32"])
+        self.assertIn("\r", drawn)
+        self.assertIn("sortctl: ", drawn)
+        self.assertTrue(any(p in drawn for p in ("reading", "sorting", "writing")), drawn)
+        self.assertTrue(drawn.endswith("\r\x1b[K"), repr(drawn[-40:]))  # erased at the end
+        quiet = self.run_on_pty(["sort", src, "-o", out, "--type", "u32", "--quiet"])
+        self.assertEqual(quiet, "")
+        piped = self.sortctl("sort", src, "-o", out, "--type", "u32")
+        self.assertEqual(piped.stderr + piped.stdout, "")
+
+
+if __name__ == "__main__":
+    if not SORTD or not SORTCTL:
+        print("SORTD_BIN and SORTCTL_BIN must be set (run under meson test)")
+        sys.exit(77)
+    unittest.main(verbosity=2)
