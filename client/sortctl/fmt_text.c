@@ -174,21 +174,23 @@ static size_t format_float(double v, bool single, char *buf, size_t cap)
 
         if (isnan(v) || isinf(v) || v == 0)
                 return (size_t)snprintf(buf, cap, "%g", v);
+        char probe[32]; /* %.17g of any double fits */
+
         while (lo < hi) {
                 int mid = (lo + hi) / 2;
 
-                snprintf(buf, cap, "%.*g", mid, v);
-                if (reads_back(buf, v, single))
+                snprintf(probe, sizeof(probe), "%.*g", mid, v);
+                if (reads_back(probe, v, single))
                         hi = mid;
                 else
                         lo = mid + 1;
         }
-        snprintf(buf, cap, "%.*g", lo, v);
+        snprintf(probe, sizeof(probe), "%.*g", lo, v);
         /* %g writes 2500 as 2.5e+03; a whole number that fits the type's digits reads
            better as seq and awk write it. */
-        if (strchr(buf, 'e') && atoi(strchr(buf, 'e') + 1) >= lo &&
-            atoi(strchr(buf, 'e') + 1) < (single ? 9 : 17))
-                lo = atoi(strchr(buf, 'e') + 1) + 1;
+        if (strchr(probe, 'e') && atoi(strchr(probe, 'e') + 1) >= lo &&
+            atoi(strchr(probe, 'e') + 1) < (single ? 9 : 17))
+                lo = atoi(strchr(probe, 'e') + 1) + 1;
         return (size_t)snprintf(buf, cap, "%.*g", lo, v);
 }
 
