@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,8 @@ static const struct option_def {
 #define STR(f) OPT_STRING, offsetof(sortd__config, f), sizeof(((sortd__config *)0)->f)
 #define NUM(t, f) t, offsetof(sortd__config, f), 0
         {"socket", STR(socket), "", 0, 0, "path",
-         "listening socket (default: $SORTD_SOCKET, /run/sortd/sortd.sock as root, else "
-         "$XDG_RUNTIME_DIR/sortd.sock)"},
+         "listening socket when systemd passes none (default: $SORTD_SOCKET, "
+         "/run/sortd/sortd.sock as root, else $XDG_RUNTIME_DIR/sortd.sock)"},
         {"engine", STR(engine), "auto", 0, 0, "name", "auto, cpu, cuda or cub"},
         {"capacity", NUM(OPT_SIZE, capacity), "16M", 1, 1ull << 40, "keys",
          "largest n one sort may have"},
@@ -179,12 +180,17 @@ static char *trim(char *s)
         return s;
 }
 
-static int load_file(sortd__config *cfg, const char *path)
+/* optional: a missing file is no error (--config-if-exists), so a package's example file may go. */
+static int load_file(sortd__config *cfg, const char *path, bool optional)
 {
         FILE *f = fopen(path, "re");
         char line[512], where[300];
         int lineno = 0, r = 0;
 
+        if (!f && optional && errno == ENOENT) {
+                fprintf(stderr, "sortd: no config file at %s: using the defaults\n", path);
+                return 0;
+        }
         if (!f) {
                 fprintf(stderr, "sortd: cannot open config file %s: %s\n", path, strerror(errno));
                 return -1;
@@ -219,13 +225,136 @@ static int load_file(sortd__config *cfg, const char *path)
 
 static void usage(void)
 {
-        printf("usage: sortd [--config FILE] [--NAME VALUE]...\n\nsettings (also 'NAME = VALUE' "
-               "in the config file):\n");
+        printf("usage: sortd [--config FILE | --config-if-exists FILE] [--NAME VALUE]...\n\n"
+               "settings (also 'NAME = VALUE' in the config file):\n");
         for (size_t i = 0; i < N_OPTIONS; i++)
                 printf("  --%-20s %s (default: %s)\n", options[i].name, options[i].help,
                        *options[i].def ? options[i].def : "see above");
-        printf("  --%-20s %s\n  --%-20s %s\n", "config FILE", "read settings from FILE", "version",
-               "print the version");
+        printf("  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n", "config FILE",
+               "read settings from FILE", "config-if-exists FILE",
+               "read settings from FILE when it exists", "print-config[=FORMAT]",
+               "print every setting at its default: conf (a commented sortd.conf), markdown or "
+               "scdoc",
+               "version", "print the version");
+}
+
+/* ---- the table as documentation: sortd.conf, README and sortd.conf(5) all print it here ---- */
+
+enum doc_format { DOC_CONF, DOC_MARKDOWN, DOC_SCDOC };
+
+/* A bound as the config file takes it: counts in decimal, sizes with their largest exact
+   suffix (1T, not 1099511627776). */
+static void format_bound(const struct option_def *o, uint64_t v, char *buf, size_t len)
+{
+        static const char suffixes[] = "KMGT";
+        const char *suffix = "";
+
+        for (int s = 0; o->type != OPT_COUNT && s < 4 && v >= 1024 && v % 1024 == 0; s++) {
+                v /= 1024;
+                suffix = &suffixes[s];
+        }
+        snprintf(buf, len, "%llu%.1s", (unsigned long long)v, suffix);
+}
+
+/* What a setting accepts, e.g. "1 to 1T keys", "path". */
+static void format_accepts(const struct option_def *o, char *buf, size_t len)
+{
+        char lo[32], hi[32];
+
+        if (o->type == OPT_STRING || o->type == OPT_LOG_LEVEL) {
+                snprintf(buf, len, "%s", o->unit);
+                return;
+        }
+        format_bound(o, o->min, lo, sizeof(lo));
+        format_bound(o, o->max, hi, sizeof(hi));
+        snprintf(buf, len, "%s to %s %s%s", lo, hi, o->unit,
+                 o->type == OPT_SIZE_AUTO ? ", or auto" : "");
+}
+
+/* text with each of the characters in special preceded by a backslash. */
+static void print_escaped(const char *text, const char *special)
+{
+        for (; *text; text++) {
+                if (strchr(special, *text))
+                        putchar('\\');
+                putchar(*text);
+        }
+}
+
+/* text as '# ' comment lines of at most 79 columns, broken at spaces. */
+static void print_comment(const char *text)
+{
+        while (*text) {
+                size_t n = strlen(text);
+
+                if (n > 77) {
+                        n = 77;
+                        while (n > 0 && text[n] != ' ')
+                                n--;
+                        if (n == 0)
+                                n = strcspn(text, " ");
+                }
+                printf("# %.*s\n", (int)n, text);
+                text += n;
+                text += *text == ' ';
+        }
+}
+
+static void print_setting(const struct option_def *o, enum doc_format format)
+{
+        const char *def = *o->def ? o->def : "computed";
+        char accepts[96];
+
+        format_accepts(o, accepts, sizeof(accepts));
+        switch (format) {
+        case DOC_CONF:
+                printf("\n");
+                print_comment(o->help);
+                printf("# accepts: %s\n#%s =%s%s\n", accepts, o->name, *o->def ? " " : "", o->def);
+                break;
+        case DOC_MARKDOWN:
+                printf("| `%s` | %s%s%s | %s | ", o->name, *o->def ? "`" : "", def,
+                       *o->def ? "`" : "", accepts);
+                print_escaped(o->help, "|");
+                printf(" |\n");
+                break;
+        case DOC_SCDOC:
+                printf("*%s* (", o->name);
+                print_escaped(accepts, "\\*_");
+                printf("; default: %s)\n\t", def);
+                print_escaped(o->help, "\\*_");
+                printf("\n\n");
+                break;
+        }
+}
+
+static int print_config(const char *format_name)
+{
+        static const char *const names[] = {"conf", "markdown", "scdoc"};
+        int format = -1;
+
+        for (int i = 0; i < 3; i++)
+                if (strcmp(format_name, names[i]) == 0)
+                        format = i;
+        if (format < 0) {
+                fprintf(stderr,
+                        "sortd: --print-config: unknown format '%s' (conf, markdown or "
+                        "scdoc)\n",
+                        format_name);
+                return -1;
+        }
+        if (format == DOC_CONF)
+                print_comment("sortd.conf: the settings of sortd, the sort daemon (sortd.conf(5)). "
+                              "Every setting is commented out at its default, so the daemon's own "
+                              "defaults apply until a line is uncommented. One 'name = value' a "
+                              "line; sizes take K, M, G and T (powers of 1024); the command line "
+                              "overrides this file. Written by sortd --print-config.");
+        if (format == DOC_MARKDOWN)
+                printf("| setting | default | accepts | what it bounds or chooses |\n"
+                       "| --- | --- | --- | --- |\n");
+        for (size_t i = 0; i < N_OPTIONS; i++)
+                print_setting(&options[i], (enum doc_format)format);
+        return 1;
 }
 
 /* Splits "--name=value" or "--name value"; returns the option or NULL (reported). */
@@ -265,6 +394,20 @@ static int check(sortd__config *cfg)
         return 0;
 }
 
+/* The length of arg's config-file option (--config or --config-if-exists), or 0. */
+static size_t config_option(const char *arg)
+{
+        static const char *const names[] = {"--config", "--config-if-exists"};
+
+        for (size_t k = 0; k < 2; k++) {
+                size_t n = strlen(names[k]);
+
+                if (strncmp(arg, names[k], n) == 0 && (arg[n] == '\0' || arg[n] == '='))
+                        return n;
+        }
+        return 0;
+}
+
 int sortd__config_load(sortd__config *cfg, int argc, char **argv)
 {
         *cfg = (sortd__config){0};
@@ -282,15 +425,19 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
                                SORTD__WIRE_VERSION);
                         return 1;
                 }
-                if (strncmp(argv[i], "--config", 8) == 0 &&
-                    (argv[i][8] == '\0' || argv[i][8] == '=')) {
-                        const char *path = argv[i][8] ? argv[i] + 9 : argv[i + 1];
+                if (strcmp(argv[i], "--print-config") == 0)
+                        return print_config("conf");
+                if (strncmp(argv[i], "--print-config=", 15) == 0)
+                        return print_config(argv[i] + 15);
+                size_t n = config_option(argv[i]);
+                if (n) {
+                        const char *path = argv[i][n] ? argv[i] + n + 1 : argv[i + 1];
 
                         if (!path) {
-                                fprintf(stderr, "sortd: --config needs a file\n");
+                                fprintf(stderr, "sortd: %.*s needs a file\n", (int)n, argv[i]);
                                 return -1;
                         }
-                        if (load_file(cfg, path) < 0)
+                        if (load_file(cfg, path, n > strlen("--config")) < 0)
                                 return -1;
                 }
         }
@@ -298,8 +445,9 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
                 const struct option_def *o;
                 const char *value;
 
-                if (strncmp(argv[i], "--config", 8) == 0) {
-                        i += argv[i][8] == '\0';
+                size_t n = config_option(argv[i]);
+                if (n) {
+                        i += argv[i][n] == '\0';
                         continue;
                 }
                 if (strncmp(argv[i], "--", 2) != 0) {

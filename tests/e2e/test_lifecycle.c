@@ -223,6 +223,10 @@ START_TEST(config_file_and_bad_options)
         const char *bad3[] = {"--max-request-bytes", "2G", "--max-inflight-bytes", "1G", NULL};
         const char *bad4[] = {"--host-pool", "most", NULL};
         const char *help[] = {"--help", NULL};
+        /* A file that was named must exist, unless it was named as optional. */
+        const char *missing[] = {"--config", "/nonexistent/sortd.conf", NULL};
+        const char *optional[] = {"--config-if-exists", "/nonexistent/sortd.conf", NULL};
+        const char *bad_format[] = {"--print-config=yaml", NULL};
         sortd_info info;
         sortd_conn *c;
         daemon_proc d = {0};
@@ -244,6 +248,11 @@ START_TEST(config_file_and_bad_options)
         ck_assert_int_eq(run_sortd(bad3), 2);
         ck_assert_int_eq(run_sortd(bad4), 2);
         ck_assert_int_eq(run_sortd(help), 0);
+        ck_assert_int_eq(run_sortd(missing), 2);
+        ck_assert_int_eq(run_sortd(bad_format), 2);
+        daemon_start(&d, optional);
+        ping_once(&d);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
 }
 END_TEST
 
