@@ -351,7 +351,9 @@ template <class Policy, class K, class V> struct AgentBinning {
                 }
         }
 
-        SORTD_DEVICE void look_back()
+        /* f(d, info) for each digit d this thread owns, with its count and
+           tile start from digit_tile (count << 16 | start). */
+        template <class F> SORTD_DEVICE void each_owned_digit(F f) const
         {
 #pragma unroll
                 for (int j = 0; j < DIGITS_PER_THREAD; j++) {
@@ -359,11 +361,17 @@ template <class Policy, class K, class V> struct AgentBinning {
 
                         if (d >= RADIX)
                                 break;
-                        uint32_t info = shared_load(&s.digit_tile[d / 2].digit[d & 1]);
+                        f(d, shared_load(&s.digit_tile[d / 2].digit[d & 1]));
+                }
+        }
+
+        SORTD_DEVICE void look_back()
+        {
+                each_owned_digit([this](int d, uint32_t info) {
                         uint32_t exclusive = tile > 0 ? look_back_digit(d, info >> 16) : 0;
                         shared_store(&s.bin_off[d],
                                      global_load(p.bins + d) + exclusive - (info & 0xffff));
-                }
+                });
         }
 
         /* The strip's last tile: where each digit's keys of the next strip
@@ -372,19 +380,13 @@ template <class Policy, class K, class V> struct AgentBinning {
         {
                 if (!p.next_bins || tile + 1 != gridDim.x)
                         return;
-#pragma unroll
-                for (int j = 0; j < DIGITS_PER_THREAD; j++) {
-                        int d = owned(j);
-
-                        if (d >= RADIX)
-                                break;
-                        uint32_t info = shared_load(&s.digit_tile[d / 2].digit[d & 1]);
+                each_owned_digit([this](int d, uint32_t info) {
                         /* the padding keys (all ones) were counted in the top digit */
                         uint32_t padding = (uint32_t)d == p.place.mask ? TILE - valid : 0;
 
                         global_store(p.next_bins + d, shared_load(&s.bin_off[d]) + (info & 0xffff) +
                                                               (info >> 16) - padding);
-                }
+                });
         }
 
         SORTD_DEVICE Staged load_value(uint32_t j) const
