@@ -39,6 +39,7 @@ static const char HELP[] =
         "unreachable.\n";
 
 #define MAX_LIST 16
+#define MAX_REPEAT 1000 /* runs of one combination, timed into arrays of this size */
 
 typedef struct bench_args {
         int types[MAX_LIST], dists[MAX_LIST], payloads[MAX_LIST];
@@ -128,10 +129,10 @@ static int option(sc_args *a, const char *name, const char *pos, void *ctx)
                 b->via = (sc_via)via;
                 return 1;
         }
-        if (sc_parse_count(v, name[0] == 'r' ? &b->repeat : &b->seed) < 0 ||
-            (name[0] == 'r' && (b->repeat == 0 || b->repeat > 1000)))
-                return sc_fail(SC_FAIL, "--%s %s: give a number%s", name, v,
-                               name[0] == 'r' ? " from 1 to 1000" : ""),
+        if (sc_parse_count(v, name[0] == 'r' ? &b->repeat : &b->seed) < 0)
+                return sc_fail(SC_FAIL, "--%s %s: give a number", name, v), -1;
+        if (name[0] == 'r' && (b->repeat == 0 || b->repeat > MAX_REPEAT))
+                return sc_fail(SC_FAIL, "--repeat %s: give a number from 1 to %d", v, MAX_REPEAT),
                        -1;
         return 1;
 }
@@ -245,7 +246,7 @@ static int run_row(sortd_conn *c, const bench_args *b, bench_row *r, double *e2e
 /* Every combination of the lists, in the order they were given, types outermost. */
 static int run_all(sortd_conn *c, const bench_args *b)
 {
-        double e2e[1000], srt[1000];
+        double e2e[MAX_REPEAT], srt[MAX_REPEAT];
         int total = b->ntypes * b->ndists * b->npayloads * b->nns, rc = SC_OK;
 
         for (int k = 0; k < total && rc == SC_OK; k++) {

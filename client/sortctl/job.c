@@ -34,11 +34,13 @@ uint64_t sc_job_bytes(const sc_job *j)
 
 int sc_job_alloc(sortd_conn *c, sc_job *j, sc_via via)
 {
-        size_t kb = j->n * sortd_key_size(j->type), vb = j->n * sortd_payload_size(j->payload);
+        size_t kb, vb;
         sortd_status s;
 
         if (j->n > SIZE_MAX / 16)
                 return sc_fail(SC_FAIL, "%zu elements are too many for this machine", j->n);
+        kb = j->n * sortd_key_size(j->type);
+        vb = j->n * sortd_payload_size(j->payload);
         j->via = via != SC_VIA_AUTO                    ? via
                  : sc_job_bytes(j) >= SC_SHM_THRESHOLD ? SC_VIA_SHM
                                                        : SC_VIA_INLINE;
