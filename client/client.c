@@ -164,6 +164,13 @@ const char *sortd_error_message(const sortd_conn *c)
         return c ? c->err : "no connection";
 }
 
+void sortd_set_progress(sortd_conn *c, sortd_progress_fn *fn, void *user)
+{
+        c->progress.fn = fn;
+        c->progress.user = user;
+        c->progress.total = 0;
+}
+
 void sortd_set_timeout(sortd_conn *c, int timeout_ms)
 {
         if (c)
@@ -368,9 +375,11 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
         sortd__wire__reply__free_unpacked(rep, NULL);
         if (s != SORTD_OK)
                 return s;
+        sortd__client_progress_begin(c, SORTD_PROGRESS_RECEIVING, 0, sizes.reply_len);
         s = sortd__client_read_all(c, r->keys, (size_t)sizes.keys_bytes);
         if (s == SORTD_OK && sizes.vals_bytes)
                 s = sortd__client_read_all(c, r->vals, (size_t)sizes.vals_bytes);
+        c->progress.total = 0;
         return s;
 }
 

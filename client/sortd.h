@@ -53,6 +53,25 @@ const char *sortd_error_message(const sortd_conn *c);
 /* Sets the per-call timeout (-1 = none). */
 void sortd_set_timeout(sortd_conn *c, int timeout_ms);
 
+/*
+ * Progress of the arrays a call moves through the socket: fn is called as a request's keys and
+ * values go out (SORTD_PROGRESS_SENDING) and as a reply's come in (SORTD_PROGRESS_RECEIVING),
+ * with the bytes moved so far of that direction's total: first with done = 0 (for a reply, as
+ * soon as its header has arrived, which is when the daemon has finished the sort), then after
+ * every read or write, last with done = total. Only inline sorts move arrays; other calls and
+ * empty arrays call nothing. fn runs on the calling thread inside the call, and must not call
+ * into c. NULL fn stops the calls.
+ */
+typedef enum sortd_progress_phase {
+        SORTD_PROGRESS_SENDING,
+        SORTD_PROGRESS_RECEIVING,
+} sortd_progress_phase;
+
+typedef void sortd_progress_fn(void *user, sortd_progress_phase phase, uint64_t done,
+                               uint64_t total);
+
+void sortd_set_progress(sortd_conn *c, sortd_progress_fn *fn, void *user);
+
 typedef struct sortd_info {
         unsigned protocol_version;
         char server_version[32];

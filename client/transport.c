@@ -139,6 +139,35 @@ static sortd_status send_failed(sortd_conn *c, int err)
         return sortd__client_breaks(c, sortd__client_fail(c, SORTD_E_IO, "%s", msg));
 }
 
+void sortd__client_progress_begin(sortd_conn *c, sortd_progress_phase phase, uint64_t skip,
+                                  uint64_t total)
+{
+        c->progress.total = c->progress.fn ? total : 0;
+        if (!c->progress.total)
+                return;
+        c->progress.phase = phase;
+        c->progress.skip = skip;
+        c->progress.done = 0;
+        c->progress.fn(c->progress.user, phase, 0, total);
+}
+
+/* n more bytes of the frame moved; the count stops once the arrays are all through. */
+static void progress_moved(sortd_conn *c, uint64_t n)
+{
+        uint64_t skipped = n < c->progress.skip ? n : c->progress.skip;
+
+        if (!c->progress.total)
+                return;
+        c->progress.skip -= skipped;
+        n -= skipped;
+        if (!n)
+                return;
+        c->progress.done += n;
+        c->progress.fn(c->progress.user, c->progress.phase, c->progress.done, c->progress.total);
+        if (c->progress.done >= c->progress.total)
+                c->progress.total = 0;
+}
+
 /*
  * Writes all of iov (modified in place). pass_fd >= 0 travels as SCM_RIGHTS with the first
  * bytes: the kernel attaches it to the first byte a sendmsg() moves, so it goes on the first
@@ -176,8 +205,10 @@ static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt, int 
                                 return s;
                         continue;
                 }
-                if (w > 0)
+                if (w > 0) {
                         pass_fd = -1; /* sent with those bytes */
+                        progress_moved(c, (uint64_t)w);
+                }
                 while (iovcnt > 0 && (size_t)w >= iov->iov_len) {
                         w -= (ssize_t)iov->iov_len;
                         iov++;
@@ -202,6 +233,7 @@ sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len)
                 if (r > 0) {
                         p += r;
                         len -= (size_t)r;
+                        progress_moved(c, (uint64_t)r);
                         continue;
                 }
                 if (r == 0)
@@ -234,6 +266,7 @@ sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Reques
         };
         struct iovec iov[4];
         int n = 0;
+        sortd_status s;
 
         if (len > SORTD__WIRE_MAX_MESSAGE)
                 return sortd__client_fail(c, SORTD_E_INVAL, "request message too large");
@@ -245,7 +278,11 @@ sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Reques
                 iov[n++] = (struct iovec){p1, l1};
         if (l2)
                 iov[n++] = (struct iovec){p2, l2};
-        return write_all(c, iov, n, pass_fd);
+        sortd__client_progress_begin(c, SORTD_PROGRESS_SENDING, sizeof(hdr) + len,
+                                     (uint64_t)l1 + l2);
+        s = write_all(c, iov, n, pass_fd);
+        c->progress.total = 0; /* a failed send counts no further */
+        return s;
 }
 
 sortd_status sortd__client_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,

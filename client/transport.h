@@ -24,6 +24,14 @@ struct sortd_conn {
         int64_t deadline_ms;          /* of the call in progress; -1 = none */
         uint8_t *msg;                 /* SORTD__WIRE_MAX_MESSAGE bytes */
         struct sortd_region *regions; /* created on c and not yet destroyed (region.c) */
+        struct {
+                sortd_progress_fn *fn;
+                void *user;
+                sortd_progress_phase phase;
+                uint64_t skip; /* frame bytes before the arrays (header and message) */
+                uint64_t done, total;
+        } progress;
+
         char err[256];
 };
 
@@ -45,6 +53,10 @@ sortd_status sortd__client_connect(sortd_conn *c, const char *path);
 
 /* Closes c->fd if it is open; the fd is opened and closed only here. */
 void sortd__client_disconnect(sortd_conn *c);
+
+/* Starts counting the arrays of one direction; skip bytes of the frame come first. */
+void sortd__client_progress_begin(sortd_conn *c, sortd_progress_phase phase, uint64_t skip,
+                                  uint64_t total);
 
 /* A reply's payload lands straight in the caller's buffer, so a reply is read in two steps. */
 sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len);

@@ -61,6 +61,21 @@ int sc_job_alloc(sortd_conn *c, sc_job *j, sc_via via)
         return SC_OK;
 }
 
+/* libsortd's count of the arrays on the socket drives the sending and receiving phases. */
+static void on_transfer(void *user, sortd_progress_phase phase, uint64_t done, uint64_t total)
+{
+        sc_progress *p = user;
+
+        if (done == 0)
+                sc_progress_phase(p, phase == SORTD_PROGRESS_SENDING ? "sending" : "receiving",
+                                  total);
+        else
+                sc_progress_set(p, done);
+        /* The daemon sorts between the last byte sent and the reply's first. */
+        if (phase == SORTD_PROGRESS_SENDING && done == total)
+                sc_progress_phase(p, "sorting", 0);
+}
+
 static sortd_status sort_inline(sortd_conn *c, sc_job *j, sc_progress *p)
 {
         sortd_request r = {.keys = j->keys,
@@ -71,12 +86,13 @@ static sortd_status sort_inline(sortd_conn *c, sc_job *j, sc_progress *p)
                            .opts = j->opts};
         sortd_status s;
 
+        if (p)
+                sortd_set_progress(c, on_transfer, p);
         sc_progress_phase(p, "sending", 0);
         s = sortd_submit(c, &r);
-        /* libsortd's receive waits for the sort and reads the result in one blocking call. */
-        sc_progress_phase(p, "sorting", 0);
         if (s == SORTD_OK)
                 s = sortd_receive(c, &r);
+        sortd_set_progress(c, NULL, NULL);
         j->timings = r.timings;
         return s;
 }

@@ -97,6 +97,16 @@ void sc_progress_phase(sc_progress *p, const char *phase, uint64_t total)
         p->phase = phase;
         p->done = 0;
         p->total = total;
+        draw(p); /* now, so that no phase goes by unseen between two redraws */
+        pthread_mutex_unlock(&p->lock);
+}
+
+void sc_progress_set(sc_progress *p, uint64_t done)
+{
+        if (!p)
+                return;
+        pthread_mutex_lock(&p->lock);
+        p->done = done;
         pthread_mutex_unlock(&p->lock);
 }
 

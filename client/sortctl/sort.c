@@ -50,8 +50,9 @@ static const char HELP[] =
         "\n"
         "Outputs are written to a temporary file in their directory, fsynced, and renamed\n"
         "over OUT: a failed or interrupted sort leaves OUT and IN as they were. On a terminal\n"
-        "a progress line (reading, sending, sorting, writing) appears on stderr for inputs of\n"
-        "16 MiB or more, or once the sort has taken 0.5 s.\n"
+        "a progress line (reading, sending, sorting, receiving, writing; a region's sort has\n"
+        "no sending or receiving) appears on stderr for inputs of 16 MiB or more, or once\n"
+        "the sort has taken 0.5 s.\n"
         "\n"
         "Exit status: 0 sorted; 1 bad input, usage or refused by sortd; 2 sortd unreachable.\n";
 

@@ -54,6 +54,71 @@ START_TEST(hello_ping_status)
 }
 END_TEST
 
+/* ---- progress of the arrays on the socket ---- */
+
+typedef struct transfer_log {
+        sortd_progress_phase phase[2];
+        uint64_t first[2], last[2], total[2], calls[2];
+        unsigned phases; /* 1 + the index of the phase seen last */
+        bool monotonic;
+} transfer_log;
+
+static void log_transfer(void *user, sortd_progress_phase phase, uint64_t done, uint64_t total)
+{
+        transfer_log *t = user;
+        unsigned i = phase == SORTD_PROGRESS_SENDING ? 0 : 1;
+
+        if (t->calls[i] == 0) {
+                t->first[i] = done;
+                t->total[i] = total;
+                t->phases = i + 1;
+        } else if (done < t->last[i] || total != t->total[i] || t->phases != i + 1) {
+                t->monotonic = false;
+        }
+        t->last[i] = done;
+        t->calls[i]++;
+}
+
+START_TEST(transfer_progress)
+{
+        enum { N = 1 << 20 }; /* 8 MiB each way: many reads and writes on a Unix socket */
+        sortd_conn *c = client_open(&shared_daemon);
+        uint32_t *keys = malloc(N * sizeof(*keys)), *vals = malloc(N * sizeof(*vals));
+        transfer_log t = {.monotonic = true};
+
+        ck_assert_ptr_nonnull(keys);
+        ck_assert_ptr_nonnull(vals);
+        for (uint32_t i = 0; i < N; i++) {
+                keys[i] = (N - i) * 2654435761u;
+                vals[i] = i;
+        }
+        sortd_set_progress(c, log_transfer, &t);
+        ck_assert_int_eq(sortd_sort_pairs(c, keys, vals, 4, N, SORTD_KEY_U32, NULL), SORTD_OK);
+        for (unsigned i = 0; i < 2; i++) {
+                ck_assert_uint_eq(t.total[i], 8u * N);
+                ck_assert_uint_eq(t.first[i], 0);
+                ck_assert_uint_eq(t.last[i], 8u * N);
+                ck_assert_uint_gt(t.calls[i], 2);
+        }
+        ck_assert_uint_eq(t.phases, 2); /* receiving came after sending */
+        ck_assert(t.monotonic);
+        for (uint32_t i = 1; i < N; i++)
+                ck_assert_uint_le(keys[i - 1], keys[i]);
+
+        /* Calls without arrays report nothing; NULL stops the reports. */
+        memset(&t, 0, sizeof(t));
+        ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+        ck_assert_int_eq(sortd_sort(c, keys, 0, SORTD_KEY_U32, NULL), SORTD_OK);
+        ck_assert_uint_eq(t.calls[0] + t.calls[1], 0);
+        sortd_set_progress(c, NULL, NULL);
+        ck_assert_int_eq(sortd_sort(c, keys, N, SORTD_KEY_U32, NULL), SORTD_OK);
+        ck_assert_uint_eq(t.calls[0] + t.calls[1], 0);
+        sortd_close(c);
+        free(keys);
+        free(vals);
+}
+END_TEST
+
 /* ---- the matrix against the in-process engine ---- */
 
 static sortd_engine *local_engine(void)
@@ -422,6 +487,7 @@ int main(void)
         tcase_add_unchecked_fixture(basic, shared_start, shared_stop);
         tcase_set_timeout(basic, 60);
         tcase_add_test(basic, hello_ping_status);
+        tcase_add_test(basic, transfer_progress);
         tcase_add_loop_test(basic, matrix, 0, SORTD_KEY_TYPE_COUNT * SORTD_PAYLOAD_COUNT * 2);
         tcase_add_test(basic, concurrent_pipelines);
         tcase_add_test(basic, fair_queue);

@@ -5,10 +5,12 @@ runs it, and every output compared with Python's own stable sort of the same inp
 Needs SORTD_BIN and SORTCTL_BIN (meson test sets them); numpy is not used: .npy files are
 written and read here with struct.
 """
+import array
 import json
 import os
 import pty
 import random
+import re
 import select
 import socket
 import struct
@@ -429,17 +431,32 @@ class SortctlTest(unittest.TestCase):
         self.assertEqual(os.waitstatus_to_exitcode(status), 0, out)
         return out.decode(errors="replace")
 
+    @staticmethod
+    def phases(drawn):
+        """The phases of the progress line, in the order drawn, each once."""
+        seen = []
+        for m in re.finditer(r"sortctl: (\w+)", drawn):
+            if m.group(1) != "starting" and (not seen or seen[-1] != m.group(1)):
+                seen.append(m.group(1))
+        return seen
+
     def test_progress_on_a_tty_only(self):
         n = 6 << 20  # 24 MiB of u32: above the 16 MiB from which the line shows at once
         src = self.path("big.bin")
         with open(src, "wb") as f:
             f.write(os.urandom(n * 4))
         out = self.path("big.out.bin")
-        drawn = self.run_on_pty(["sort", src, "-o", out, "--type", "u32"])
+        # Every phase is drawn as it begins, so the sequence is exact however fast each is.
+        drawn = self.run_on_pty(["sort", src, "-o", out, "--type", "u32", "--via", "inline"])
         self.assertIn("\r", drawn)
-        self.assertIn("sortctl: ", drawn)
-        self.assertTrue(any(p in drawn for p in ("reading", "sorting", "writing")), drawn)
+        self.assertEqual(self.phases(drawn),
+                         ["reading", "sending", "sorting", "receiving", "writing"], drawn)
         self.assertTrue(drawn.endswith("\r\x1b[K"), repr(drawn[-40:]))  # erased at the end
+        drawn = self.run_on_pty(["sort", src, "-o", out, "--type", "u32", "--via", "shm"])
+        self.assertEqual(self.phases(drawn), ["reading", "sorting", "writing"], drawn)
+        with open(src, "rb") as f, open(out, "rb") as g:
+            want, got = array.array("I", f.read()), array.array("I", g.read())
+        self.assertEqual(got.tolist(), sorted(want))
         quiet = self.run_on_pty(["sort", src, "-o", out, "--type", "u32", "--quiet"])
         self.assertEqual(quiet, "")
         piped = self.sortctl("sort", src, "-o", out, "--type", "u32")
