@@ -1,0 +1,59 @@
+"""sortd: stable radix sorts of numpy arrays, CuPy arrays and PyTorch CUDA tensors by the
+sortd daemon, through libsortd.
+
+    import numpy as np, sortd
+    a = np.random.randint(0, 1 << 30, 10_000_000, dtype=np.uint32)
+    sortd.sort(a)                       # in place, stable
+    idx = sortd.argsort(a, descending=True)
+    with sortd.Client() as c:           # a connection of your own
+        b = c.empty(1 << 24, np.float32)  # lives in shared memory: sorted with no copy
+        ...
+        c.sort(b)
+
+Floats sort in IEEE 754 totalOrder: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN.
+numpy puts every NaN last, whatever its sign, and treats -0.0 and +0.0 as equal; sortd puts
+NaNs with the sign bit set first, and -0.0 before +0.0. For arrays without NaNs or mixed zeros
+the results are numpy's (np.sort(kind="stable"), np.argsort(kind="stable")).
+"""
+import threading
+
+from ._client import Client, Timings, default_socket
+from ._errors import (Busy, CapacityError, ConnectionLost, DeviceError, Error, InvalidRequest,
+                      NotRunning, OutOfMemory, Timeout, Unsupported)
+
+__all__ = [
+    "Client", "Timings", "default_socket", "sort", "argsort",
+    "Error", "InvalidRequest", "CapacityError", "OutOfMemory", "DeviceError", "Unsupported",
+    "Busy", "ConnectionLost", "NotRunning", "Timeout",
+]
+__version__ = "0.1.0"
+
+_default = threading.local()
+
+
+def _client():
+    """This thread's connection to the default socket, made on first use and remade after
+    the daemon went away."""
+    c = getattr(_default, "client", None)
+    if c is None or c._conn is None:
+        c = _default.client = Client()
+    return c
+
+
+def _on_default(call):
+    c = _client()
+    try:
+        return call(c)
+    except ConnectionLost:
+        c.close()  # the next call connects again
+        raise
+
+
+def sort(a, **kwargs):
+    """Client.sort on this thread's default client."""
+    return _on_default(lambda c: c.sort(a, **kwargs))
+
+
+def argsort(a, **kwargs):
+    """Client.argsort on this thread's default client."""
+    return _on_default(lambda c: c.argsort(a, **kwargs))

@@ -1,0 +1,93 @@
+"""What sortd accepts of an array, and the message that says what to do when it does not.
+Arrays are described by their dtype and layout only, so numpy and CUDA arrays share it."""
+import sys
+
+from . import _lib
+
+# (numpy kind, itemsize) -> sortd key type
+_KEY = {("u", 1): "u8", ("i", 1): "i8", ("u", 2): "u16", ("i", 2): "i16",
+        ("u", 4): "u32", ("i", 4): "i32", ("f", 4): "f32",
+        ("u", 8): "u64", ("i", 8): "i64", ("f", 8): "f64"}
+
+_NATIVE = "<" if sys.byteorder == "little" else ">"
+
+
+def _np():
+    import numpy
+    return numpy
+
+
+def key_type(dtype):
+    """The sortd key type of a numpy dtype, or a TypeError/ValueError that says what to do."""
+    np = _np()
+    dtype = np.dtype(dtype)
+    if dtype.byteorder not in ("=", "|", _NATIVE):
+        raise ValueError(f"sortd sorts native byte order; this array is {dtype.str}: "
+                         f"pass a.astype(a.dtype.newbyteorder('='))")
+    name = _KEY.get((dtype.kind, dtype.itemsize))
+    if name is not None:
+        return _lib.KEY_TYPE[name]
+    if dtype.kind == "f" and dtype.itemsize == 2:
+        raise TypeError("sortd has no float16 keys: pass a.astype(np.float32), which sorts "
+                        "the same values in the same order")
+    if dtype.kind == "V" and dtype.itemsize == 2 and "bfloat16" in str(dtype):
+        raise TypeError("sortd has no bfloat16 keys: pass a.astype(np.float32)")
+    if dtype.kind == "b":
+        raise TypeError("sortd has no bool keys: pass a.view(np.uint8)")
+    if dtype.kind in "mM":
+        raise TypeError(f"sortd has no {dtype} keys: pass a.view(np.int64) "
+                        f"(NaT is the smallest int64)")
+    raise TypeError(f"sortd cannot sort {dtype} keys: it sorts uint8..uint64, int8..int64, "
+                    f"float32 and float64")
+
+
+def value_payload(dtype):
+    """The payload that moves values of this dtype (any 4- or 8-byte element)."""
+    size = _np().dtype(dtype).itemsize
+    if size == 4:
+        return _lib.PAYLOAD_VALUES32
+    if size == 8:
+        return _lib.PAYLOAD_VALUES64
+    raise TypeError(f"values must have 4- or 8-byte elements, not {size}-byte "
+                    f"{_np().dtype(dtype)}: pass values.astype(np.int32) or np.int64")
+
+
+def index_payload(dtype):
+    """The argsort payload for an index dtype: uint32 (n up to 2^32), uint64 or int64."""
+    np = _np()
+    dtype = np.dtype(dtype)
+    if dtype == np.uint32:
+        return _lib.PAYLOAD_ARGSORT32
+    if dtype in (np.dtype(np.uint64), np.dtype(np.int64)):
+        return _lib.PAYLOAD_ARGSORT64
+    raise TypeError(f"index_dtype must be np.uint32, np.uint64 or np.int64, not {dtype}")
+
+
+def check_vector(a, what, writable):
+    """a is a 1-D numpy array sortd can use in place: contiguous, and writable if it must be."""
+    np = _np()
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{what} must be a numpy array (or a CuPy array or PyTorch CUDA "
+                        f"tensor), not {type(a).__name__}: pass np.asarray({what})")
+    if a.ndim != 1:
+        raise ValueError(f"sortd sorts 1-D arrays; {what} has shape {a.shape}: "
+                         f"pass {what}.ravel() to sort every element as one array")
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{what} is not contiguous (strides {a.strides}): "
+                         f"pass np.ascontiguousarray({what})")
+    if writable and not a.flags.writeable:
+        raise ValueError(f"{what} is read-only and is sorted in place: pass {what}.copy(), "
+                         f"or out=")
+
+
+def bit_range(bits):
+    """(begin_bit, end_bit) for the sort options; None is the whole key."""
+    if bits is None:
+        return 0, 0
+    try:
+        begin, end = (int(b) for b in bits)
+    except (TypeError, ValueError):
+        raise TypeError(f"bits must be a (begin_bit, end_bit) pair, not {bits!r}") from None
+    if not 0 <= begin < end:
+        raise ValueError(f"bits {bits!r}: need 0 <= begin_bit < end_bit <= the key's width")
+    return begin, end

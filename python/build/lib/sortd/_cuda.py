@@ -1,0 +1,167 @@
+"""CUDA arrays (CuPy arrays, PyTorch CUDA tensors, anything with __cuda_array_interface__):
+what they are, and the CUDA driver calls that turn one into a region sortd can open.
+
+Nothing here imports CuPy or PyTorch: an array describes itself through the CUDA Array
+Interface, and the driver (libcuda, which such an array's library has loaded already) gives
+the allocation's base, its IPC handle and the device's UUID. The CUDA IPC handle names a whole
+cudaMalloc allocation, of which the caching allocators of CuPy and PyTorch hand out pieces, so
+a region is the whole allocation and an array is an offset in it."""
+import ctypes
+from dataclasses import dataclass
+
+_CU_POINTER_ATTRIBUTE_CONTEXT = 1
+_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+# CUDA Array Interface v3 stream values with fixed meanings
+_CAI_LEGACY_STREAM, _CAI_PER_THREAD_STREAM = 1, 2
+
+
+@dataclass
+class CudaArray:
+    obj: object
+    ptr: int
+    n: int
+    typestr: str
+    stream: object  # None: the producer promises no pending work; else a CUstream value
+    has_stream: bool  # whether the interface said anything about a stream (v3)
+
+    @property
+    def module(self):
+        return type(self.obj).__module__.split(".")[0]
+
+
+def describe(a, what):
+    """A CudaArray for a, None when a is not a CUDA array, or an error saying what to do."""
+    try:
+        cai = a.__cuda_array_interface__
+    except AttributeError:
+        return None
+    except Exception as e:  # PyTorch: a tensor that requires grad, or a dtype it cannot export
+        raise TypeError(f"{what} cannot be passed to sortd: {e}") from e
+    shape = tuple(cai["shape"])
+    if len(shape) != 1:
+        raise ValueError(f"sortd sorts 1-D arrays; {what} has shape {shape}: "
+                         f"pass {what}.ravel() (a view of a contiguous array)")
+    typestr = cai["typestr"]
+    strides = cai.get("strides")
+    itemsize = int(typestr[2:])
+    if strides is not None and shape[0] > 1 and tuple(strides) != (itemsize,):
+        raise ValueError(f"{what} is not contiguous (strides {tuple(strides)}): pass "
+                         f"{what}.copy() for CuPy or {what}.contiguous() for PyTorch")
+    ptr, readonly = cai["data"]
+    if readonly:
+        raise ValueError(f"{what} is read-only, and sortd sorts CUDA arrays in place")
+    return CudaArray(a, int(ptr or 0), shape[0], typestr, cai.get("stream"), "stream" in cai)
+
+
+class _Driver:
+    """The few libcuda calls sortd's client needs, each checked."""
+
+    def __init__(self):
+        try:
+            self.lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise RuntimeError(f"a CUDA array was passed but the CUDA driver cannot be "
+                               f"loaded ({e})") from e
+        cu = self.lib
+        vp, u64 = ctypes.c_void_p, ctypes.c_uint64
+        cu.cuPointerGetAttribute.argtypes = [vp, ctypes.c_int, u64]
+        cu.cuMemGetAddressRange_v2.argtypes = [ctypes.POINTER(u64), ctypes.POINTER(ctypes.c_size_t),
+                                               u64]
+        cu.cuIpcGetMemHandle.argtypes = [ctypes.c_char_p, u64]
+        cu.cuDeviceGet.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+        self.get_uuid = getattr(cu, "cuDeviceGetUuid_v2", None) or cu.cuDeviceGetUuid
+        self.get_uuid.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        cu.cuCtxPushCurrent_v2.argtypes = [vp]
+        cu.cuCtxPopCurrent_v2.argtypes = [ctypes.POINTER(vp)]
+        cu.cuStreamSynchronize.argtypes = [vp]
+
+    def check(self, what, rc):
+        if rc != 0:
+            name = ctypes.c_char_p()
+            self.lib.cuGetErrorName(rc, ctypes.byref(name))
+            raise RuntimeError(f"CUDA {what} failed: {(name.value or b'?').decode()} ({rc})")
+
+    def synchronize(self, arr):
+        """Waits for the work the array's producer has queued (its stream, else everything)."""
+        if arr.has_stream and arr.stream is None:
+            return
+        ctx = self._push(arr.ptr)
+        try:
+            if arr.has_stream:
+                self.check("cuStreamSynchronize", self.lib.cuStreamSynchronize(arr.stream))
+            else:
+                self.check("cuCtxSynchronize", self.lib.cuCtxSynchronize())
+        finally:
+            self._pop(ctx)
+
+    def allocation(self, ptr):
+        """(base, size, 64-byte IPC handle, 16-byte device UUID) of the allocation holding ptr."""
+        ctx = self._push(ptr)
+        try:
+            base, size = ctypes.c_uint64(), ctypes.c_size_t()
+            self.check("cuMemGetAddressRange",
+                       self.lib.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size),
+                                                        ptr))
+            handle = ctypes.create_string_buffer(64)
+            rc = self.lib.cuIpcGetMemHandle(handle, base.value)
+            if rc != 0:
+                self.check("cuIpcGetMemHandle (memory from cudaMallocAsync pools or "
+                           "PyTorch's expandable segments cannot be shared)", rc)
+            ordinal, dev = ctypes.c_int(), ctypes.c_int()
+            self.check("cuPointerGetAttribute",
+                       self.lib.cuPointerGetAttribute(ctypes.byref(ordinal),
+                                                      _CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr))
+            self.check("cuDeviceGet", self.lib.cuDeviceGet(ctypes.byref(dev), ordinal.value))
+            uuid = ctypes.create_string_buffer(16)
+            self.check("cuDeviceGetUuid", self.get_uuid(uuid, dev.value))
+            return base.value, size.value, handle.raw, uuid.raw
+        finally:
+            self._pop(ctx)
+
+    def _push(self, ptr):
+        ctx = ctypes.c_void_p()
+        self.check("cuPointerGetAttribute",
+                   self.lib.cuPointerGetAttribute(ctypes.byref(ctx), _CU_POINTER_ATTRIBUTE_CONTEXT,
+                                                  ptr))
+        self.check("cuCtxPushCurrent", self.lib.cuCtxPushCurrent_v2(ctx))
+        return ctx
+
+    def _pop(self, ctx):
+        popped = ctypes.c_void_p()
+        self.lib.cuCtxPopCurrent_v2(ctypes.byref(popped))
+
+
+_driver = None
+
+
+def driver():
+    global _driver
+    if _driver is None:
+        _driver = _Driver()
+    return _driver
+
+
+def copy_of(arr):
+    """A new array of the same library holding a copy of arr (queued on its current stream)."""
+    if arr.module == "torch":
+        return arr.obj.clone()
+    return arr.obj.copy()
+
+
+def empty_like_indices(arr, index_dtype):
+    """An index array of arr's library and device, n elements of index_dtype's width."""
+    import sys
+
+    import numpy as np
+    wide = np.dtype(index_dtype).itemsize == 8
+    if arr.module == "torch":
+        torch = sys.modules["torch"]
+        # torch has no general-purpose uint32/uint64: indices come as int32 (n < 2^31) / int64
+        return torch.empty(arr.n, dtype=torch.int64 if wide else torch.int32,
+                           device=arr.obj.device)
+    if arr.module == "cupy":
+        cupy = sys.modules["cupy"]
+        with arr.obj.device:
+            return cupy.empty(arr.n, dtype=np.dtype(index_dtype))
+    raise TypeError(f"argsort of a {type(arr.obj).__name__} is not supported: sortd makes "
+                    f"the index array with CuPy or PyTorch; sort() works on any CUDA array")

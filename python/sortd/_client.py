@@ -1,0 +1,451 @@
+"""sortd.Client: one connection to sortd, and the ways an array reaches it.
+
+An array reaches the daemon by the cheapest of three paths:
+  - in a region already: an array from Client.empty() lives in a shared-memory region of this
+    connection, and a CUDA array is opened by the daemon through CUDA IPC, so the sort happens
+    where the array is, with no copy;
+  - inline, for small arrays (up to inline_max_bytes): libsortd sends it through the socket
+    and reads the result straight back into it;
+  - through the pool: a larger ordinary array is copied once into a region the client keeps
+    for reuse, sorted there, and copied back.
+"""
+import ctypes
+import errno
+import math
+import os
+import threading
+import time
+from collections import namedtuple
+
+from . import _arrays, _cuda, _errors, _lib
+
+Timings = namedtuple("Timings", "queued transfer sort")
+Timings.__doc__ = "The daemon's account of the last sort, in seconds."
+
+INLINE_MAX_BYTES = 1 << 20
+POOL_MIN_BYTES = 1 << 20
+POOL_KEEP = 4  # free regions a client keeps for the copy path
+_ALIGN = 64
+
+
+class _Region:
+    """A registered region: its libsortd handle and, for shared memory, where it is mapped."""
+
+    __slots__ = ("handle", "addr", "size", "bytes")
+
+    def __init__(self, handle, addr, size):
+        self.handle, self.addr, self.size, self.bytes = handle, addr, size, None
+
+    def view(self, offset, dtype, n):
+        """n elements of dtype at offset in the region's memory, as a numpy array."""
+        np = _arrays._np()
+        if self.bytes is None:
+            buf = (ctypes.c_char * self.size).from_address(self.addr)
+            self.bytes = np.frombuffer(buf, dtype=np.uint8)
+        return self.bytes[offset:offset + n * np.dtype(dtype).itemsize].view(dtype)
+
+
+def default_socket():
+    """The socket libsortd connects to when none is named."""
+    env = os.environ.get("SORTD_SOCKET")
+    if env:
+        return env
+    run = os.environ.get("XDG_RUNTIME_DIR")
+    if os.geteuid() == 0 or not run:
+        return "/run/sortd/sortd.sock"
+    return os.path.join(run, "sortd.sock")
+
+
+def _unreachable(path, status, err):
+    """The connect failure as an exception that says what to do."""
+    if status == _lib.E_IO and not os.path.exists(path):
+        return _errors.NotRunning(
+            f"sortd is not running at {path}: start it with systemctl start sortd.socket (or "
+            f"sortd --socket {path}), or pass socket= or set SORTD_SOCKET", status)
+    if status == _lib.E_IO and not os.access(path, os.W_OK):
+        return _errors.NotRunning(
+            f"no permission to connect to {path}: join its group (usermod -aG sortd $USER, "
+            f"then log in again)", status)
+    if status == _lib.E_IO and os.strerror(errno.ECONNREFUSED) in err:
+        return _errors.NotRunning(
+            f"nothing listens on {path} (sortd stopped and left its socket): start it with "
+            f"systemctl start sortd.socket", status)
+    return _errors.from_status(status, f"cannot reach sortd at {path}: {err}")
+
+
+def _timeout_ms(timeout):
+    if timeout is None:
+        return 0  # libsortd's default, 60 s
+    if timeout == math.inf:
+        return -1
+    if not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds or math.inf, "
+                         f"not {timeout!r}")
+    return min(math.ceil(timeout * 1000), 2**31 - 1)
+
+
+class Client:
+    """A connection to sortd. Use it as a context manager, or call close().
+
+    socket: the daemon's socket (default: $SORTD_SOCKET, else /run/sortd/sortd.sock as root,
+    else $XDG_RUNTIME_DIR/sortd.sock). timeout: seconds a call may wait for the daemon (None:
+    60 s; math.inf: no limit). A client may be shared by threads: its calls take turns.
+    """
+
+    inline_max_bytes = INLINE_MAX_BYTES
+
+    def __init__(self, socket=None, timeout=None, *, name="python"):
+        self._lib = _lib.load()
+        self._conn = None
+        self._lock = threading.Lock()  # one call at a time on the connection
+        self._regions_lock = threading.Lock()  # _live, _dead, _closed: finalizers take it
+        self._live = {}  # id -> _Region of each array from empty() still alive
+        self._dead = []  # regions whose arrays died, destroyed at the next call
+        self._closed = False
+        self._pool = []  # free regions of the copy path
+        self._cuda = {}  # (device uuid, allocation base) -> (IPC handle, _Region)
+        self.last_timings = None
+        self.socket = socket if socket is not None else default_socket()
+        opts = _lib.ConnectOptions(name.encode(), _timeout_ms(timeout))
+        conn = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(512)
+        status = self._lib.sortd_connect(os.fsencode(self.socket), ctypes.byref(opts),
+                                         ctypes.byref(conn), err, len(err))
+        if status != _lib.OK:
+            raise _unreachable(self.socket, status, err.value.decode(errors="replace"))
+        self._conn = conn
+
+    # ---- the connection ----
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_conn", None) is not None:
+            self.close()
+
+    def close(self):
+        """Closes the connection. Arrays from empty() stay usable as ordinary memory."""
+        with self._lock:
+            if self._conn is None:
+                return
+            with self._regions_lock:
+                self._closed = True
+                gone, self._dead = self._dead, []
+            gone += self._pool + [region for _, region in self._cuda.values()]
+            self._pool, self._cuda = [], {}
+            for region in gone:
+                self._lib.sortd_region_destroy(self._conn, region.handle)
+            self._lib.sortd_close(self._conn)  # orphans the live regions: they stay mapped
+            self._conn = None
+
+    def _check(self, status):
+        if status != _lib.OK:
+            msg = self._lib.sortd_error_message(self._conn) or self._lib.sortd_strerror(status)
+            raise _errors.from_status(status, msg.decode(errors="replace"))
+
+    class _Call:
+        def __init__(self, client):
+            self.client = client
+
+        def __enter__(self):
+            c = self.client
+            c._lock.acquire()
+            if c._conn is None:
+                c._lock.release()
+                raise _errors.Error("this sortd.Client is closed")
+            with c._regions_lock:
+                gone, c._dead = c._dead, []
+            for region in gone:
+                c._lib.sortd_region_destroy(c._conn, region.handle)
+
+        def __exit__(self, *exc):
+            self.client._lock.release()
+
+    def _call(self):
+        return Client._Call(self)
+
+    def info(self):
+        """The daemon's version, engine, device and limits, as a dict."""
+        info = _lib.Info()
+        with self._call():
+            self._check(self._lib.sortd_hello(self._conn, ctypes.byref(info)))
+        return {name: _plain(getattr(info, name)) for name, _ in _lib.Info._fields_}
+
+    def status(self):
+        """The daemon's counters (requests, sorts, bytes, regions, ...), as a dict."""
+        st = _lib.ServerStatus()
+        with self._call():
+            self._check(self._lib.sortd_query_status(self._conn, ctypes.byref(st)))
+        return {name: _plain(getattr(st, name)) for name, _ in _lib.ServerStatus._fields_}
+
+    def ping(self):
+        """A round trip to the daemon; returns its time in seconds."""
+        with self._call():
+            start = time.perf_counter()
+            self._check(self._lib.sortd_ping(self._conn))
+            return time.perf_counter() - start
+
+    # ---- regions ----
+
+    def empty(self, n, dtype=float):
+        """A new 1-D array of n elements (zero-filled) in a shared-memory region of this
+        connection: sort() sorts it where it is, with no copy. Its memory stays valid after
+        close(); the region is released when the array (and every view of it) is gone."""
+        np = _arrays._np()
+        dtype = np.dtype(dtype)
+        n = int(n)
+        if n < 0:
+            raise ValueError(f"n must be >= 0, not {n}")
+        region = self._create_region(max(n * dtype.itemsize, 1))
+        buf = (ctypes.c_char * region.size).from_address(region.addr)
+        with self._regions_lock:
+            self._live[id(region)] = region
+        import weakref
+        weakref.finalize(buf, self._array_died, region)
+        return np.frombuffer(buf, dtype=dtype, count=n)
+
+    def _create_region(self, size):
+        handle = ctypes.c_void_p()
+        with self._call():
+            status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
+            if status == _lib.E_BUSY and self._pool:
+                self._drop_pool()  # the connection's region limit: free the cached ones
+                status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
+            self._check(status)
+        return _Region(handle.value, self._lib.sortd_region_data(handle),
+                       self._lib.sortd_region_size(handle))
+
+    def _array_died(self, region):
+        """A finalizer, run whenever the collector decides: it only queues the region."""
+        with self._regions_lock:
+            self._live.pop(id(region), None)
+            if not self._closed:
+                self._dead.append(region)
+                return
+        self._lib.sortd_region_destroy(None, region.handle)  # orphaned: only unmaps
+
+    def _span(self, a):
+        """(region, offset) when a's memory lies in a live region of this client, else None."""
+        if a is None:
+            return None
+        addr, size = a.ctypes.data, a.nbytes
+        with self._regions_lock:
+            for region in self._live.values():
+                if region.addr <= addr and addr + size <= region.addr + region.size:
+                    return region, addr - region.addr
+        return None
+
+    def _lease(self, size):
+        """A free region of at least size bytes from the pool, or a new one. Called in a call."""
+        fits = [r for r in self._pool if r.size >= size]
+        if fits:
+            region = min(fits, key=lambda r: r.size)
+            self._pool.remove(region)
+            return region
+        handle = ctypes.c_void_p()
+        size = max(POOL_MIN_BYTES, 1 << (size - 1).bit_length())
+        status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
+        if status in (_lib.E_BUSY, _lib.E_NOMEM) and self._pool:
+            self._drop_pool()
+            status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
+        self._check(status)
+        return _Region(handle.value, self._lib.sortd_region_data(handle), size)
+
+    def _give_back(self, region):
+        self._pool.append(region)
+        if len(self._pool) > POOL_KEEP:
+            smallest = min(self._pool, key=lambda r: r.size)
+            self._pool.remove(smallest)
+            self._lib.sortd_region_destroy(self._conn, smallest.handle)
+
+    def _drop_pool(self):
+        for region in self._pool:
+            self._lib.sortd_region_destroy(self._conn, region.handle)
+        self._pool = []
+
+    def pool_regions(self):
+        """How many regions the copy path keeps for reuse, and their bytes."""
+        with self._lock:
+            return len(self._pool), sum(r.size for r in self._pool)
+
+    # ---- sorting ----
+
+    def sort(self, a, *, descending=False, bits=None, values=None, out=None):
+        """Sorts a in place (stable) and returns it; with out, a is left as it was and the
+        sorted keys go to out. values (same length, 4- or 8-byte elements) are moved with
+        their keys, in place. bits=(begin, end) sorts by those bits of the key only. a may be
+        a numpy array, a CuPy array or a PyTorch CUDA tensor."""
+        cuda = _cuda.describe(a, "a")
+        if cuda is not None:
+            if out is not None:
+                raise ValueError("out= is for numpy arrays: to keep a CUDA array, sort a copy "
+                                 "(a.copy() for CuPy, a.clone() for PyTorch)")
+            return self._sort_cuda(cuda, values, _lib.PAYLOAD_NONE, descending, bits)
+        _arrays.check_vector(a, "a", writable=out is None)
+        key_type = _arrays.key_type(a.dtype)
+        opts = _options(descending, bits)
+        payload = _lib.PAYLOAD_NONE
+        if values is not None:
+            _arrays.check_vector(values, "values", writable=True)
+            _same_length(a, values, "values")
+            payload = _arrays.value_payload(values.dtype)
+        target = a
+        if out is not None:
+            _arrays.check_vector(out, "out", writable=True)
+            if out.dtype != a.dtype or out.shape != a.shape:
+                raise ValueError(f"out must be {a.dtype} of shape {a.shape}, "
+                                 f"not {out.dtype} of shape {out.shape}")
+            _arrays._np().copyto(out, a)
+            target = out
+        if target.size:
+            self._sort_host(target, key_type, values, payload, opts)
+        return target
+
+    def argsort(self, a, *, descending=False, bits=None, index_dtype=None):
+        """The stable permutation that sorts a: a new array of index_dtype (np.uint32, the
+        default, for n up to 2^32; np.uint64 or np.int64), with idx[i] the position in a of
+        the i-th key in order. a is left as it was."""
+        np = _arrays._np()
+        index_dtype = np.dtype(np.uint32 if index_dtype is None else index_dtype)
+        payload = _arrays.index_payload(index_dtype)
+        cuda = _cuda.describe(a, "a")
+        if cuda is not None:
+            keys = _cuda.describe(_cuda.copy_of(cuda), "a copy of a")
+            idx = _cuda.empty_like_indices(cuda, index_dtype)
+            self._sort_cuda(keys, idx, payload, descending, bits)
+            return idx
+        _arrays.check_vector(a, "a", writable=False)
+        key_type = _arrays.key_type(a.dtype)
+        opts = _options(descending, bits)
+        idx = np.empty(a.size, dtype=index_dtype)
+        if not a.size:
+            return idx
+        if a.nbytes + idx.nbytes <= self.inline_max_bytes:
+            keys = a.copy()  # the daemon sorts the keys it is sent; a stays as it was
+            with self._call():
+                self._inline(keys, idx, key_type, payload, opts)
+            return idx
+        with self._call():
+            lease = self._lease(_round_up(a.nbytes) + idx.nbytes)
+            try:
+                np.copyto(lease.view(0, a.dtype, a.size), a)
+                self._in_regions((lease, 0), (lease, _round_up(a.nbytes)), a.size, key_type,
+                                 payload, opts)
+                np.copyto(idx, lease.view(_round_up(a.nbytes), index_dtype, a.size))
+            finally:
+                self._give_back(lease)
+        return idx
+
+    def _sort_host(self, keys, key_type, vals, payload, opts):
+        np = _arrays._np()
+        with self._call():
+            kspan, vspan = self._span(keys), self._span(vals)
+            if kspan and (vals is None or vspan):
+                self._in_regions(kspan, vspan, keys.size, key_type, payload, opts)
+                return
+            vbytes = vals.nbytes if vals is not None else 0
+            if keys.nbytes + vbytes <= self.inline_max_bytes:
+                self._inline(keys, vals, key_type, payload, opts)
+                return
+            # Copy what is not in a region already into one lease: keys first, values after.
+            lease = self._lease((0 if kspan else _round_up(keys.nbytes)) + (0 if vspan else vbytes))
+            try:
+                copied = []
+                at = 0
+                spans = []
+                for arr, span in ((keys, kspan), (vals, vspan)):
+                    if arr is None or span:
+                        spans.append(span)
+                        continue
+                    view = lease.view(at, arr.dtype, arr.size)
+                    np.copyto(view, arr)
+                    copied.append((arr, view))
+                    spans.append((lease, at))
+                    at += _round_up(arr.nbytes)
+                self._in_regions(spans[0], spans[1], keys.size, key_type, payload, opts)
+                for arr, view in copied:
+                    np.copyto(arr, view)
+            finally:
+                self._give_back(lease)
+
+    def _inline(self, keys, vals, key_type, payload, opts):
+        req = _lib.Request(keys.ctypes.data, vals.ctypes.data if vals is not None else None,
+                       keys.size, key_type, payload, opts)
+        self._check(self._lib.sortd_submit(self._conn, ctypes.byref(req)))
+        self._check(self._lib.sortd_receive(self._conn, ctypes.byref(req)))
+        self._record(req.timings)
+
+    def _in_regions(self, kspan, vspan, n, key_type, payload, opts):
+        rs = _lib.RegionSort(kspan[0].handle, kspan[1], vspan[0].handle if vspan else None,
+                             vspan[1] if vspan else 0, n, key_type, payload, opts)
+        self._check(self._lib.sortd_sort_in_region(self._conn, ctypes.byref(rs)))
+        self._record(rs.timings)
+
+    def _record(self, t):
+        self.last_timings = Timings(t.queued_ns / 1e9, t.transfer_ns / 1e9, t.sort_ns / 1e9)
+
+    # ---- CUDA arrays ----
+
+    def _sort_cuda(self, keys, vals, payload, descending, bits):
+        """Sorts a CUDA array where it is; vals is a CUDA array of values or indices."""
+        np = _arrays._np()
+        key_type = _arrays.key_type(np.dtype(keys.typestr))
+        opts = _options(descending, bits)
+        vdesc = None
+        if vals is not None:
+            vdesc = vals if isinstance(vals, _cuda.CudaArray) else _cuda.describe(vals, "values")
+            if vdesc is None:
+                raise TypeError("values of a CUDA array must be a CUDA array on the same device")
+            if vdesc.n != keys.n:
+                raise ValueError(f"values has {vdesc.n} elements and a has {keys.n}")
+            if payload == _lib.PAYLOAD_NONE:
+                payload = _arrays.value_payload(np.dtype(vdesc.typestr))
+        if keys.n == 0:
+            return keys.obj
+        drv = _cuda.driver()
+        for arr in (keys, vdesc):
+            if arr is not None:
+                drv.synchronize(arr)
+        with self._call():
+            kspan = self._cuda_span(drv, keys)
+            vspan = self._cuda_span(drv, vdesc) if vdesc is not None else None
+            self._in_regions(kspan, vspan, keys.n, key_type, payload, opts)
+        return keys.obj
+
+    def _cuda_span(self, drv, arr):
+        """The region of arr's allocation, registered once and kept while its handle holds."""
+        base, size, handle, uuid = drv.allocation(arr.ptr)
+        key = (uuid, base)
+        cached = self._cuda.get(key)
+        if cached is not None and cached[0] == handle:
+            return cached[1], arr.ptr - base
+        if cached is not None:  # freed and reallocated at the same address
+            del self._cuda[key]
+            self._lib.sortd_region_destroy(self._conn, cached[1].handle)
+        region = ctypes.c_void_p()
+        self._check(self._lib.sortd_region_register_cuda(self._conn, handle, 0, size, uuid,
+                                                         ctypes.byref(region)))
+        self._cuda[key] = (handle, _Region(region.value, 0, size))
+        return self._cuda[key][1], arr.ptr - base
+
+
+def _options(descending, bits):
+    begin, end = _arrays.bit_range(bits)
+    return _lib.SortOptions(_lib.DESCENDING if descending else _lib.ASCENDING, begin, end)
+
+
+def _same_length(a, b, what):
+    if b.size != a.size:
+        raise ValueError(f"{what} has {b.size} elements and a has {a.size}")
+
+
+def _round_up(nbytes):
+    return (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def _plain(v):
+    return v.decode(errors="replace") if isinstance(v, bytes) else v

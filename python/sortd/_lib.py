@@ -1,0 +1,161 @@
+"""libsortd through ctypes: the library, its structures and the functions the client calls.
+
+The layouts mirror sortd.h and sortd_types.h; tests/test_abi.py checks every size, offset,
+enum value and counter name here against the C headers, through a program compiled with them.
+"""
+import ctypes
+import ctypes.util
+import os
+
+from . import _config
+
+# sortd_status
+OK = 0
+E_INVAL, E_CAPACITY, E_NOMEM, E_NODEV, E_DEVICE, E_SYSTEM = 1, 2, 3, 4, 5, 6
+E_UNSUPPORTED, E_PROTOCOL, E_IO, E_TIMEOUT, E_BUSY, E_SELFCHECK = 7, 8, 9, 10, 11, 12
+
+# sortd_key_type, in the enum's order
+KEY_TYPES = ("u8", "i8", "u16", "i16", "u32", "i32", "f32", "u64", "i64", "f64")
+KEY_TYPE = {name: i for i, name in enumerate(KEY_TYPES)}
+
+# sortd_payload
+PAYLOAD_NONE, PAYLOAD_VALUES32, PAYLOAD_VALUES64, PAYLOAD_ARGSORT32, PAYLOAD_ARGSORT64 = range(5)
+
+# sortd_order
+ASCENDING, DESCENDING = 0, 1
+
+CUDA_IPC_HANDLE_BYTES = 64
+DEVICE_UUID_BYTES = 16
+
+# sortd_counters.h, in its order
+COUNTERS = (
+    "connections", "connections_total", "requests_total", "sorts_ok", "sorts_failed",
+    "rejected", "protocol_errors", "cancelled", "queued", "inflight_bytes", "inflight_peak",
+    "bytes_in", "bytes_out", "keys_sorted", "regions", "region_bytes", "host_pool_bytes",
+    "host_pool_misses",
+)
+
+u64 = ctypes.c_uint64
+
+
+class ConnectOptions(ctypes.Structure):
+    _fields_ = [("client_name", ctypes.c_char_p), ("timeout_ms", ctypes.c_int)]
+
+
+class Info(ctypes.Structure):
+    _fields_ = [
+        ("protocol_version", ctypes.c_uint),
+        ("server_version", ctypes.c_char * 32),
+        ("engine", ctypes.c_char * 32),
+        ("device", ctypes.c_char * 128),
+        ("capacity", u64),
+        ("max_message_bytes", ctypes.c_uint32),
+        ("max_request_bytes", u64),
+        ("max_inflight_bytes", u64),
+        ("max_connections", ctypes.c_uint32),
+        ("max_regions", u64),
+        ("max_region_bytes", u64),
+    ]
+
+
+class SortOptions(ctypes.Structure):
+    _fields_ = [("order", ctypes.c_int), ("begin_bit", ctypes.c_uint), ("end_bit", ctypes.c_uint)]
+
+
+class Timings(ctypes.Structure):
+    _fields_ = [("queued_ns", u64), ("transfer_ns", u64), ("sort_ns", u64)]
+
+
+class ServerStatus(ctypes.Structure):
+    _fields_ = ([("engine", ctypes.c_char * 32), ("device", ctypes.c_char * 128),
+                 ("capacity", u64), ("uptime_ms", u64)]
+                + [(name, u64) for name in COUNTERS]
+                + [("engine_reason", ctypes.c_char * 512)])
+
+
+class RegionSort(ctypes.Structure):
+    _fields_ = [
+        ("keys", ctypes.c_void_p),
+        ("keys_offset", ctypes.c_size_t),
+        ("vals", ctypes.c_void_p),
+        ("vals_offset", ctypes.c_size_t),
+        ("n", ctypes.c_size_t),
+        ("key_type", ctypes.c_int),
+        ("payload", ctypes.c_int),
+        ("opts", SortOptions),
+        ("timings", Timings),
+    ]
+
+
+class Request(ctypes.Structure):
+    _fields_ = [
+        ("keys", ctypes.c_void_p),
+        ("vals", ctypes.c_void_p),
+        ("n", ctypes.c_size_t),
+        ("key_type", ctypes.c_int),
+        ("payload", ctypes.c_int),
+        ("opts", SortOptions),
+        ("id", u64),
+        ("timings", Timings),
+    ]
+
+
+_P = ctypes.POINTER
+_vp, _sz, _int, _st = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int
+
+# name: (result, argument types)
+_FUNCTIONS = {
+    "sortd_connect": (_st, [ctypes.c_char_p, _P(ConnectOptions), _P(_vp), ctypes.c_char_p, _sz]),
+    "sortd_close": (None, [_vp]),
+    "sortd_error_message": (ctypes.c_char_p, [_vp]),
+    "sortd_strerror": (ctypes.c_char_p, [_st]),
+    "sortd_hello": (_st, [_vp, _P(Info)]),
+    "sortd_ping": (_st, [_vp]),
+    "sortd_query_status": (_st, [_vp, _P(ServerStatus)]),
+    "sortd_sort": (_st, [_vp, _vp, _sz, _int, _P(SortOptions)]),
+    "sortd_sort_pairs": (_st, [_vp, _vp, _vp, _sz, _sz, _int, _P(SortOptions)]),
+    "sortd_argsort": (_st, [_vp, _vp, _vp, _sz, _sz, _int, _P(SortOptions)]),
+    "sortd_submit": (_st, [_vp, _P(Request)]),
+    "sortd_receive": (_st, [_vp, _P(Request)]),
+    "sortd_region_create": (_st, [_vp, _sz, _P(_vp)]),
+    "sortd_region_register_cuda": (_st, [_vp, ctypes.c_char_p, u64, u64, ctypes.c_char_p,
+                                         _P(_vp)]),
+    "sortd_region_data": (_vp, [_vp]),
+    "sortd_region_size": (_sz, [_vp]),
+    "sortd_region_destroy": (_st, [_vp, _vp]),
+    "sortd_sort_in_region": (_st, [_vp, _P(RegionSort)]),
+}
+
+_loaded = None
+
+
+def _candidates():
+    env = os.environ.get("SORTD_LIBRARY")
+    if env:
+        return [env]
+    found = ctypes.util.find_library("sortd")
+    return [p for p in (_config.LIBSORTD, found, "libsortd.so.0") if p]
+
+
+def load():
+    """libsortd with its functions typed; loaded once per process."""
+    global _loaded
+    if _loaded is not None:
+        return _loaded
+    errors = []
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path)
+            break
+        except OSError as e:
+            errors.append(str(e))
+    else:
+        raise ImportError("libsortd is not installed where Python can load it ("
+                          + "; ".join(errors) + "): install sortd (meson install, or the "
+                          "package), or set SORTD_LIBRARY to the path of libsortd.so")
+    for name, (res, args) in _FUNCTIONS.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+    _loaded = lib
+    return lib

@@ -1,0 +1,73 @@
+"""Fixtures: a real sortd on the CPU engine on a private socket, and clients of it.
+
+Run under meson test (SORTD_BIN, SORTD_LIBRARY and SORTD_ABI_DUMP point into the build), or
+by hand with those variables set."""
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+SORTD = os.environ.get("SORTD_BIN")
+CAPACITY = 1 << 22
+
+
+class Daemon:
+    def __init__(self, tmp, *extra):
+        self.sock = os.path.join(tmp, f"sortd-{len(os.listdir(tmp))}.sock")
+        self.log = open(self.sock + ".log", "w")
+        self.proc = subprocess.Popen(
+            [SORTD, "--socket", self.sock, "--engine", "cpu", "--capacity", str(CAPACITY),
+             "--threads", "2", "--log-level", "warning", *extra], stderr=self.log)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(self.sock)
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"sortd exited during start-up: see {self.sock}.log")
+                time.sleep(0.01)
+        raise RuntimeError("sortd did not come up")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            assert self.proc.wait(60) == 0
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def tmp_root():
+    if not SORTD:
+        pytest.skip("SORTD_BIN is not set: run under meson test")
+    with tempfile.TemporaryDirectory(prefix="sortd-python-") as d:
+        yield d
+
+
+@pytest.fixture(scope="session")
+def daemon(tmp_root):
+    d = Daemon(tmp_root)
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def fresh_daemon(tmp_root):
+    """A daemon of the test's own, for tests that kill it."""
+    d = Daemon(tmp_root)
+    yield d
+    d.stop()
+
+
+@pytest.fixture
+def client(daemon):
+    import sortd
+    with sortd.Client(daemon.sock, timeout=60) as c:
+        yield c

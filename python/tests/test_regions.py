@@ -1,0 +1,101 @@
+"""Zero-copy arrays from Client.empty, and the pool of regions behind ordinary arrays."""
+import gc
+
+import numpy as np
+
+import sortd
+
+
+def test_empty_sorts_in_place_without_copies(client):
+    n = 1 << 20
+    e = client.empty(n, np.uint32)
+    assert e.shape == (n,) and e.dtype == np.uint32 and not e.any()  # zero-filled
+    rng = np.random.default_rng(1)
+    e[:] = rng.integers(0, 1 << 32, n, dtype=np.uint32)
+    want = np.sort(e, kind="stable")
+    before = client.status()
+    client.sort(e)
+    after = client.status()
+    np.testing.assert_array_equal(e, want)
+    # Nothing crossed the socket but the messages, and no pool region was made.
+    assert after["bytes_in"] - before["bytes_in"] < 4096
+    assert after["bytes_out"] - before["bytes_out"] < 4096
+    assert client.pool_regions() == (0, 0)
+
+
+def test_slices_and_values_in_regions(client):
+    e = client.empty(100_000, np.float64)
+    v = client.empty(100_000, np.int64)
+    e[:] = np.random.default_rng(2).standard_normal(e.size)
+    v[:] = np.arange(v.size)
+    part, vpart = e[1000:51000], v[1000:51000]
+    want = np.argsort(part, kind="stable")
+    ref = part.copy()
+    client.inline_max_bytes = 0
+    client.sort(part, descending=False, values=vpart)
+    np.testing.assert_array_equal(part, ref[want])
+    np.testing.assert_array_equal(vpart, 1000 + want)
+    assert client.pool_regions() == (0, 0)
+    # Keys in a region, values not: only the values go through the pool.
+    plain = np.arange(100_000, dtype=np.int32)
+    e[:] = -np.arange(100_000)
+    client.sort(e, values=plain)
+    np.testing.assert_array_equal(plain, np.arange(100_000)[::-1])
+    assert client.pool_regions()[0] == 1
+
+
+def test_regions_released_with_their_arrays(client):
+    base = client.status()["regions"]
+    arrays = [client.empty(1000, np.uint8) for _ in range(5)]
+    assert client.status()["regions"] == base + 5
+    view = arrays[0][10:20]
+    del arrays
+    gc.collect()
+    client.ping()  # the next call unregisters what the collector freed
+    assert client.status()["regions"] == base + 1  # the view keeps its region
+    del view
+    gc.collect()
+    client.ping()
+    assert client.status()["regions"] == base
+
+
+def test_array_outlives_its_client(daemon):
+    with sortd.Client(daemon.sock) as c:
+        e = c.empty(1000, np.int16)
+        e[:] = np.arange(1000)[::-1]
+        c.sort(e)
+    np.testing.assert_array_equal(e, np.arange(1000))  # still mapped after close
+    e[:] = 0
+    del e
+    gc.collect()
+
+
+def test_pool_is_reused(client):
+    rng = np.random.default_rng(3)
+    client.inline_max_bytes = 1 << 16
+    a = rng.integers(0, 1 << 63, 1 << 18, dtype=np.uint64)
+    client.sort(a.copy())
+    pooled = client.pool_regions()
+    assert pooled[0] == 1 and pooled[1] >= a.nbytes
+    client.argsort(a)  # keys and indices: a larger region joins the pool
+    regions = client.status()["regions"]
+    pooled = client.pool_regions()
+    assert pooled[0] == 2
+    for seed in range(4):
+        b = rng.integers(0, 1 << 63, (1 << 18) - seed * 1000, dtype=np.uint64)
+        want = np.sort(b, kind="stable")
+        client.sort(b)
+        np.testing.assert_array_equal(b, want)
+        idx = client.argsort(b[::-1].copy())
+        assert idx.size == b.size
+    assert client.pool_regions() == pooled
+    assert client.status()["regions"] == regions
+
+
+def test_small_arrays_go_inline(client):
+    before = client.status()
+    a = np.arange(1000, dtype=np.uint32)[::-1].copy()
+    client.sort(a)
+    after = client.status()
+    assert after["bytes_in"] - before["bytes_in"] >= a.nbytes
+    assert client.pool_regions() == (0, 0)
