@@ -314,8 +314,9 @@ class Client:
         payload = _arrays.index_payload(index_dtype)
         cuda = _cuda.describe(a, "a")
         if cuda is not None:
-            keys = _cuda.describe(_cuda.copy_of(cuda), "a copy of a")
+            _arrays.key_type(np.dtype(cuda.typestr))  # refused before anything is allocated
             idx = _cuda.empty_like_indices(cuda, index_dtype)
+            keys = _cuda.describe(_cuda.copy_of(cuda), "a copy of a")
             self._sort_cuda(keys, idx, payload, descending, bits)
             return idx
         _arrays.check_vector(a, "a", writable=False)

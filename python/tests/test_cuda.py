@@ -91,3 +91,10 @@ def test_torch(dtype):
         k = a.clone()
         c.sort(k, values=vals)
         assert torch.equal(vals, want_idx)
+
+
+def test_argsort_refuses_before_allocating(client):
+    with pytest.raises(TypeError, match="float16"):
+        client.argsort(FakeCudaArray(typestr="<f2"))
+    with pytest.raises(TypeError, match="CuPy or PyTorch"):
+        client.argsort(FakeCudaArray())  # no library to make the index array with

@@ -4,7 +4,8 @@
 # installed sortd (reading the installed sortd.conf with every setting uncommented), sortctl
 # and hello work together. meson.build passes the install paths in the environment (absolute,
 # as they are without DESTDIR): MESON BUILD BINDIR SBINDIR LIBDIR INCLUDEDIR SYSCONFDIR DOCDIR
-# MANDIR MANPAGES UNITDIR SYSUSERSDIR TMPFILESDIR, and CC and SANITIZE for the client.
+# MANDIR MANPAGES UNITDIR SYSUSERSDIR TMPFILESDIR, CC and SANITIZE for the client, and
+# PYTHON PYDIR PYTHON_PRELOAD for the Python package (PYTHON empty: not installed or no numpy).
 set -u
 . "$(dirname "$0")/../support/sortd.sh"
 
@@ -93,6 +94,23 @@ out=$("$tmp/client/hello") || fail "hello exited $?"
 out=$("$dest$BINDIR/sortctl" status) || fail "sortctl status exited $?: $out"
 printf '%s\n' "$out" | grep -q 'engine.*cpu' || fail "sortctl status: $out"
 printf '%s\n' "$out" | grep -Eq 'sorts ok[^0-9]*1([^0-9]|$)' || fail "sortctl status counts no sort: $out"
+
+# The Python package, from where meson installed it, finds the installed library by itself.
+if [ -n "$PYTHON" ]; then
+        [ -f "$dest$PYDIR/sortd/_client.py" ] || fail "the Python package is not in $PYDIR"
+        out=$(PYTHONPATH="$dest$PYDIR" PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -c \
+                'import sortd._config as c; print(c.LIBSORTD)') || fail "import sortd: $out"
+        [ "$out" = "$LIBDIR/libsortd.so.0" ] || fail "sortd._config.LIBSORTD is '$out'"
+        # The same library, under DESTDIR.
+        out=$(PYTHONPATH="$dest$PYDIR" PYTHONDONTWRITEBYTECODE=1 \
+                SORTD_LIBRARY="$dest$LIBDIR/libsortd.so.0" LD_PRELOAD="$PYTHON_PRELOAD" \
+                ASAN_OPTIONS=detect_leaks=0 "$PYTHON" -c '
+import numpy as np, sortd
+a = np.array([42, -7, 3, 1000, 0, -7], dtype=np.int32)
+sortd.sort(a)
+print(*a)') || fail "the installed Python package: $out"
+        [ "$out" = "-7 -7 0 3 42 1000" ] || fail "the installed Python package printed '$out'"
+fi
 
 sortd_stop || fail "sortd did not stop cleanly: $(cat "$tmp/sortd.log")"
 echo "installed into $dest and used from there: OK"

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Runs every shell block of the README marked runnable (a `<!-- runnable -->` line right before
 # a ```sh fence), in order and in one shell, so a daemon a block starts serves the blocks
-# after it. They run in a scratch directory holding a copy of examples/, with this build's
-# sortd and sortctl first on the PATH, its uninstalled sortd.pc for pkg-config, and a private
-# SORTD_SOCKET. Also checks that the C block after `<!-- examples/hello.c -->` is that file.
-# meson.build passes README, SRCDIR, BUILD and SANITIZE in the environment.
+# after it. They run in a scratch directory holding copies of examples/ and python/ and a link
+# build/ to this build, with this build's sortd and sortctl first on the PATH, its uninstalled
+# sortd.pc for pkg-config, a python3 with numpy, and a private SORTD_SOCKET. Also checks that the C block after `<!-- examples/hello.c -->` is that file.
+# meson.build passes README, SRCDIR, BUILD, SANITIZE, PYTHON and PYTHON_PRELOAD in the
+# environment.
 set -u
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -43,7 +44,15 @@ if ! cmp -s "$tmp/hello.c" "$SRCDIR/examples/hello.c"; then
         exit 1
 fi
 
-mkdir "$tmp/work" "$tmp/bin" && cp -R "$SRCDIR/examples" "$tmp/work/" || exit 1
+mkdir "$tmp/work" "$tmp/bin" && cp -R "$SRCDIR/examples" "$SRCDIR/python" "$tmp/work/" &&
+        ln -s "$BUILD" "$tmp/work/build" || exit 1
+# python3 is the one with numpy that meson found (PYTHON), with an ASan build's runtimes.
+if [ -z "$PYTHON" ]; then
+        echo "FAIL: no python3 with numpy for the README's Python block (scripts/bootstrap)"
+        exit 1
+fi
+printf '#!/bin/sh\nPYTHONDONTWRITEBYTECODE=1 LD_PRELOAD="%s" ASAN_OPTIONS=detect_leaks=0 exec %s "$@"\n' \
+        "$PYTHON_PRELOAD" "$PYTHON" >"$tmp/bin/python3" && chmod +x "$tmp/bin/python3" || exit 1
 if [ "$SANITIZE" != none ]; then
         # This build's libsortd needs the sanitizers' runtime in the program that loads it.
         printf '#!/bin/sh\nexec %s -fsanitize=%s "$@"\n' "$(command -v cc)" "$SANITIZE" \
