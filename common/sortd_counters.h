@@ -29,6 +29,8 @@
         X(regions, 22, UINT64, "regions")           /* shared-memory regions registered now */     \
         X(region_bytes, 23, UINT64, "region bytes") /* mapped for them */                          \
         X(host_pool_bytes, 24, UINT64, "host pool bytes")   /* engine memory for requests */       \
-        X(host_pool_misses, 25, UINT64, "host pool misses") /* requests it had no room for */
+        X(host_pool_misses, 25, UINT64, "host pool misses") /* requests it had no room for */      \
+        X(batches, 26, UINT64, "batches")                   /* engine calls that sorted several */ \
+        X(batched, 27, UINT64, "sorts in batches")
 
 #endif

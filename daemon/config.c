@@ -50,6 +50,13 @@ static const struct option_def {
          "open client connections"},
         {"max-pipeline", NUM(OPT_COUNT, max_pipeline), "64", 1, 65536, "requests",
          "requests one connection may have unanswered before reads stop"},
+        {"batch-member-keys", NUM(OPT_SIZE, batch_member_keys), "64K", 0, 1ull << 40, "keys",
+         "sorts of up to this many keys that are queued together go to the engine as one "
+         "batch; 0 = no batches"},
+        {"batch-max-keys", NUM(OPT_SIZE, batch_max_keys), "1M", 1, 1ull << 40, "keys",
+         "keys of all the sorts in one batch"},
+        {"batch-max-bytes", NUM(OPT_SIZE, batch_max_bytes), "16M", 1, 1ull << 44, "bytes",
+         "keys and values (or indices) of all the sorts in one batch"},
         {"max-write-queue", NUM(OPT_SIZE, max_write_queue), "16M", 4096, 1ull << 40, "bytes",
          "reply bytes queued to one slow reader before its reads stop"},
         {"max-drain-bytes", NUM(OPT_SIZE, max_drain_bytes), "64M", 0, 1ull << 44, "bytes",

@@ -16,11 +16,14 @@ typedef struct sortd__config {
         uint64_t max_inflight_bytes;
         uint64_t host_pool; /* engine host memory requests are received into, or auto */
         uint64_t max_connections;
-        uint64_t max_pipeline;     /* requests read but not yet answered, per connection */
-        uint64_t max_write_queue;  /* reply bytes queued to one connection before reads stop */
-        uint64_t max_drain_bytes;  /* a refused payload up to this size is read and dropped */
-        uint64_t max_regions;      /* shared-memory regions per connection */
-        uint64_t max_region_bytes; /* mapped by all connections together */
+        uint64_t max_pipeline;      /* requests read but not yet answered, per connection */
+        uint64_t batch_member_keys; /* a sort of up to this n joins batches; 0: no batches */
+        uint64_t batch_max_keys;    /* keys in one batch */
+        uint64_t batch_max_bytes;   /* keys and values (or indices) in one batch */
+        uint64_t max_write_queue;   /* reply bytes queued to one connection before reads stop */
+        uint64_t max_drain_bytes;   /* a refused payload up to this size is read and dropped */
+        uint64_t max_regions;       /* shared-memory regions per connection */
+        uint64_t max_region_bytes;  /* mapped by all connections together */
         uint64_t drain_timeout_ms;
         int log_level;
 } sortd__config;

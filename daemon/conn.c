@@ -196,6 +196,10 @@ static void sort_done(sortd__server *srv, sortd__conn *c, sortd__job *j)
         }
         if (c->closing)
                 srv->stats.cancelled++;
+        if (j->batch_size) {
+                srv->stats.batched++;
+                srv->stats.batches += j->batch_first;
+        }
 }
 
 void sortd__conn_complete(sortd__job *j, void *arg)

@@ -45,7 +45,7 @@ typedef struct sortd__job {
         struct sortd__region *region; /* REGION_OPEN, REGION_CLOSE */
         bool cancelled;               /* its connection went away while the engine had it */
         sortd_status status;
-        char why[200];
+        char why[256];
         /* a sort */
         sortd_sort_desc desc;
         uint64_t n;
@@ -58,6 +58,8 @@ typedef struct sortd__job {
         bool buf_pooled; /* buf is from the host pool (else the heap): where it goes back */
         size_t charged;  /* bytes counted against max-inflight-bytes */
         uint64_t t_frame, t_read, t_sort, t_done;
+        uint16_t batch_size; /* the engine thread's: members of its batch (0: sorted alone) */
+        bool batch_first;    /* the batch's first member, which counts the batch */
         /* the reply: its packed header and message (the payload is buf; none from regions) */
         uint8_t *out;
         size_t out_len;

@@ -1,7 +1,9 @@
 /*
  * The fair queue: each connection has a flow (its FIFO of sorts); flows with work form a ring,
  * and the engine thread takes one job from the ring's head flow, then moves that flow to the
- * tail. A client that pipelines a thousand sorts gets one turn in n, not the engine.
+ * tail. A client that pipelines a thousand sorts gets one turn in n, not the engine. A batch
+ * is the same turns taken in one go: small sorts, one from each flow in ring order, as many
+ * rounds as fit.
  */
 #include "queue.h"
 
@@ -67,20 +69,12 @@ void sortd__fq_push(sortd__fair_queue *q, sortd__flow *f, sortd__job *j)
         pthread_mutex_unlock(&q->mu);
 }
 
-sortd__job *sortd__fq_pop(sortd__fair_queue *q)
+/* Takes the head flow's first job and moves the flow to the ring's tail. Locked, ring not empty. */
+static sortd__job *take_head(sortd__fair_queue *q)
 {
-        sortd__flow *f;
-        sortd__job *j;
+        sortd__flow *f = q->ring_head;
+        sortd__job *j = f->head;
 
-        pthread_mutex_lock(&q->mu);
-        while (!q->ring_head && !q->closing)
-                pthread_cond_wait(&q->cv, &q->mu);
-        f = q->ring_head;
-        if (!f) {
-                pthread_mutex_unlock(&q->mu);
-                return NULL;
-        }
-        j = f->head;
         f->head = j->qnext;
         if (!f->head)
                 f->tail = NULL;
@@ -93,8 +87,64 @@ sortd__job *sortd__fq_pop(sortd__fair_queue *q)
         if (f->head)
                 ring_append(q, f);
         q->queued--;
+        return j;
+}
+
+/* Waits for work; false once the queue is closed and empty. Locked. */
+static bool wait_for_work(sortd__fair_queue *q)
+{
+        while (!q->ring_head && !q->closing)
+                pthread_cond_wait(&q->cv, &q->mu);
+        return q->ring_head != NULL;
+}
+
+sortd__job *sortd__fq_pop(sortd__fair_queue *q)
+{
+        sortd__job *j = NULL;
+
+        pthread_mutex_lock(&q->mu);
+        if (wait_for_work(q))
+                j = take_head(q);
         pthread_mutex_unlock(&q->mu);
         return j;
+}
+
+static bool small_sort(const sortd__job *j, const sortd__batch_limits *lim)
+{
+        return j->op == SORTD__OP_SORT && j->n <= lim->member_keys;
+}
+
+sortd__job *sortd__fq_pop_batch(sortd__fair_queue *q, const sortd__batch_limits *lim, size_t *count)
+{
+        sortd__job *first = NULL, *last;
+        uint64_t keys, bytes;
+
+        *count = 0;
+        pthread_mutex_lock(&q->mu);
+        if (!wait_for_work(q))
+                goto out;
+        first = last = take_head(q);
+        *count = 1;
+        if (!small_sort(first, lim))
+                goto out;
+        keys = first->n;
+        bytes = first->sizes.reply_len;
+        while (q->ring_head && *count < lim->max_jobs) {
+                const sortd__job *next = q->ring_head->head;
+
+                /* The head flow's next job, or none: a flow's order is its replies' order. */
+                if (!small_sort(next, lim) || keys + next->n > lim->max_keys ||
+                    bytes + next->sizes.reply_len > lim->max_bytes)
+                        break;
+                keys += next->n;
+                bytes += next->sizes.reply_len;
+                last->qnext = take_head(q);
+                last = last->qnext;
+                ++*count;
+        }
+out:
+        pthread_mutex_unlock(&q->mu);
+        return first;
 }
 
 sortd__job *sortd__fq_cancel(sortd__fair_queue *q, sortd__flow *f)

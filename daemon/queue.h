@@ -27,11 +27,27 @@ typedef struct sortd__fair_queue {
         bool closing;
 } sortd__fair_queue;
 
+/* What the engine thread may take as one batch: small sorts in host memory, within totals. */
+typedef struct sortd__batch_limits {
+        uint64_t member_keys; /* a sort of up to this n may join a batch; 0: no batches */
+        uint64_t max_keys;    /* of all members together */
+        uint64_t max_bytes;   /* keys and values (or indices) of all members together */
+        size_t max_jobs;
+} sortd__batch_limits;
+
 int sortd__fq_init(sortd__fair_queue *q);
 void sortd__fq_destroy(sortd__fair_queue *q);
 void sortd__fq_push(sortd__fair_queue *q, sortd__flow *f, sortd__job *j);
 /* Blocks for the next job in round-robin order; NULL once closed and empty. */
 sortd__job *sortd__fq_pop(sortd__fair_queue *q);
+/*
+ * Blocks for the next job as sortd__fq_pop does. When it is a small sort, the next jobs in
+ * round-robin order join it while each is a small sort and the totals stay within lim; it
+ * never waits for more work. Returns them as a qnext list of *count jobs; NULL once closed
+ * and empty.
+ */
+sortd__job *sortd__fq_pop_batch(sortd__fair_queue *q, const sortd__batch_limits *lim,
+                                size_t *count);
 /* Takes every queued job of f out of the queue; returns them as a qnext list. */
 sortd__job *sortd__fq_cancel(sortd__fair_queue *q, sortd__flow *f);
 void sortd__fq_close(sortd__fair_queue *q);

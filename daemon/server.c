@@ -348,7 +348,14 @@ static int serve(sortd__server *srv)
         bool activated;
         int r;
 
-        r = sortd__worker_start(&srv->worker, srv->loop, srv->engine, &srv->queue,
+        sortd__batch_limits lim = {
+                .member_keys = srv->cfg.batch_member_keys,
+                .max_keys = srv->cfg.batch_max_keys,
+                .max_bytes = srv->cfg.batch_max_bytes,
+                .max_jobs = SORTD__BATCH_MAX_JOBS,
+        };
+
+        r = sortd__worker_start(&srv->worker, srv->loop, srv->engine, &srv->queue, &lim,
                                 sortd__conn_complete, srv);
         if (r < 0) {
                 sortd__log(SORTD__LOG_ERR, "cannot start the engine thread: %s", uv_strerror(r));

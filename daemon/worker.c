@@ -1,6 +1,8 @@
 /*
  * The engine thread: takes jobs from the fair queue, sorts (or opens and closes regions: every
- * engine call happens here), and hands them back to the loop.
+ * engine call happens here), and hands them back to the loop. Small sorts come as batches
+ * (sortd__fq_pop_batch), sorted in one engine call (sortd_engine_sort_batch); the rest one at
+ * a time.
  * Sorts do not go to libuv's thread pool: it is shared with filesystem and DNS work and a
  * long sort there would stall both.
  *
@@ -9,6 +11,7 @@
  * write to the eventfd). The loop takes the whole list in one locked step.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "region.h"
@@ -48,26 +51,61 @@ static void run_job(sortd__worker *w, sortd__job *j)
         j->t_done = uv_hrtime();
 }
 
+/* Small sorts from many connections as one engine call; each keeps its own outcome. */
+static void run_batch(sortd__worker *w, sortd__job *list, size_t count)
+{
+        sortd__job *j;
+        uint64_t t = uv_hrtime();
+        size_t i = 0;
+
+        for (j = list; j; j = j->qnext, i++) {
+                j->t_sort = t;
+                j->batch_size = (uint16_t)count;
+                j->batch_first = i == 0;
+                w->items[i] = (sortd_engine_batch_item){
+                        .desc = j->desc, .keys = j->keys, .vals = j->vals, .n = (size_t)j->n};
+        }
+        sortd_engine_sort_batch(w->engine, w->items, count);
+        t = uv_hrtime();
+        for (j = list, i = 0; j; j = j->qnext, i++) {
+                j->status = w->items[i].status;
+                snprintf(j->why, sizeof(j->why), "%s", w->items[i].why);
+                j->t_done = t;
+        }
+}
+
+/* Hands a qnext list of finished jobs to the loop. */
+static void finished(sortd__worker *w, sortd__job *list)
+{
+        sortd__job *last = list;
+        bool was_empty;
+
+        while (last->qnext)
+                last = last->qnext;
+        pthread_mutex_lock(&w->done_mu);
+        was_empty = !w->done_head;
+        if (w->done_tail)
+                w->done_tail->qnext = list;
+        else
+                w->done_head = list;
+        w->done_tail = last;
+        pthread_mutex_unlock(&w->done_mu);
+        if (was_empty)
+                uv_async_send(&w->async);
+}
+
 static void *thread_main(void *arg)
 {
         sortd__worker *w = arg;
-        sortd__job *j;
+        sortd__job *list;
+        size_t count;
 
-        while ((j = sortd__fq_pop(w->queue))) {
-                bool was_empty;
-
-                run_job(w, j);
-                j->qnext = NULL;
-                pthread_mutex_lock(&w->done_mu);
-                was_empty = !w->done_head;
-                if (w->done_tail)
-                        w->done_tail->qnext = j;
+        while ((list = sortd__fq_pop_batch(w->queue, &w->limits, &count))) {
+                if (count == 1)
+                        run_job(w, list);
                 else
-                        w->done_head = j;
-                w->done_tail = j;
-                pthread_mutex_unlock(&w->done_mu);
-                if (was_empty)
-                        uv_async_send(&w->async);
+                        run_batch(w, list, count);
+                finished(w, list);
         }
         return NULL;
 }
@@ -93,16 +131,29 @@ static void on_async(uv_async_t *a)
 }
 
 int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sortd__fair_queue *q,
-                        sortd__complete_fn complete, void *arg)
+                        const sortd__batch_limits *lim, sortd__complete_fn complete, void *arg)
 {
         int r;
 
         *w = (sortd__worker){.engine = e, .queue = q, .complete = complete, .arg = arg};
-        if (pthread_mutex_init(&w->done_mu, NULL) != 0)
+        if (lim && lim->member_keys && lim->max_jobs > 1) {
+                w->limits = *lim;
+                if (w->limits.max_jobs > SORTD__BATCH_MAX_JOBS)
+                        w->limits.max_jobs = SORTD__BATCH_MAX_JOBS;
+                w->items = calloc(w->limits.max_jobs, sizeof(*w->items));
+                if (!w->items)
+                        return UV_ENOMEM;
+        } else {
+                w->limits.max_jobs = 1; /* every pop takes one job */
+        }
+        if (pthread_mutex_init(&w->done_mu, NULL) != 0) {
+                free(w->items);
                 return UV_ENOMEM;
+        }
         r = uv_async_init(loop, &w->async, on_async);
         if (r < 0) {
                 pthread_mutex_destroy(&w->done_mu);
+                free(w->items);
                 return r;
         }
         w->async.data = w;
@@ -110,6 +161,7 @@ int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sort
         if (r < 0) {
                 uv_close((uv_handle_t *)&w->async, NULL);
                 pthread_mutex_destroy(&w->done_mu);
+                free(w->items);
                 return r;
         }
         w->started = true;
@@ -125,5 +177,7 @@ void sortd__worker_stop(sortd__worker *w)
         deliver(w);
         uv_close((uv_handle_t *)&w->async, NULL);
         pthread_mutex_destroy(&w->done_mu);
+        free(w->items);
+        w->items = NULL;
         w->started = false;
 }

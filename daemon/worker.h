@@ -13,9 +13,15 @@
 
 typedef void (*sortd__complete_fn)(sortd__job *j, void *arg);
 
+/* The most sorts one batch holds: the engine thread's items array is this long. */
+#define SORTD__BATCH_MAX_JOBS 256
+_Static_assert(SORTD__BATCH_MAX_JOBS <= UINT16_MAX, "a job counts its batch in 16 bits");
+
 typedef struct sortd__worker {
         sortd_engine *engine;
         sortd__fair_queue *queue;
+        sortd__batch_limits limits;
+        sortd_engine_batch_item *items; /* SORTD__BATCH_MAX_JOBS, the engine thread's */
         uv_async_t async;
         pthread_t thread;
         bool started;
@@ -26,8 +32,10 @@ typedef struct sortd__worker {
         void *arg;
 } sortd__worker;
 
+/* lim: how the engine thread batches small sorts (lim->max_jobs is capped at
+   SORTD__BATCH_MAX_JOBS); NULL for none. */
 int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sortd__fair_queue *q,
-                        sortd__complete_fn complete, void *arg);
+                        const sortd__batch_limits *lim, sortd__complete_fn complete, void *arg);
 /* Closes the queue, joins the thread, delivers the last completions, closes the async. */
 void sortd__worker_stop(sortd__worker *w);
 

@@ -154,6 +154,66 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
         return e->ops->sort(e, &p, keys, vals, n);
 }
 
+/* Members checked and handed to the engine at a time: the jobs live on the stack. */
+#define BATCH_CHUNK 128
+
+/* An item with nothing to sort (n < 2), or one that failed its checks, is done here. */
+static void finish_item(sortd_engine *e, sortd_engine_batch_item *it, sortd_status s,
+                        const sortd__plan *p)
+{
+        if (s == SORTD_OK && it->n == 1 && p->argsort)
+                memset(it->vals, 0, p->val_bytes); /* index 0, in either width */
+        it->status = s;
+        snprintf(it->why, sizeof(it->why), "%s", s == SORTD_OK ? "" : e->why);
+}
+
+static void sort_each(sortd_engine *e, sortd__batch_job *jobs, size_t count)
+{
+        for (size_t i = 0; i < count; i++) {
+                sortd__batch_job *j = &jobs[i];
+
+                e->why[0] = '\0';
+                j->item->status = e->ops->sort(e, &j->plan, j->keys, j->vals, j->n);
+                snprintf(j->item->why, sizeof(j->item->why), "%s",
+                         j->item->status == SORTD_OK ? "" : e->why);
+        }
+}
+
+sortd_status sortd_engine_sort_batch(sortd_engine *e, sortd_engine_batch_item *items, size_t count)
+{
+        sortd__batch_job jobs[BATCH_CHUNK];
+
+        if (!e)
+                return SORTD_E_INVAL;
+        if (!items && count)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "items is NULL");
+        for (size_t at = 0; at < count;) {
+                size_t nj = 0;
+
+                for (; at < count && nj < BATCH_CHUNK; at++) {
+                        sortd_engine_batch_item *it = &items[at];
+                        sortd__plan p;
+                        sortd_status s = sort_begin(e, &it->desc, it->keys, it->vals, it->n, &p);
+
+                        if (s == SORTD_OK && it->n >= 2)
+                                jobs[nj++] = (sortd__batch_job){p, it->keys, it->vals, it->n, it};
+                        else
+                                finish_item(e, it, s, &p);
+                }
+                if (e->ops->sort_batch)
+                        e->ops->sort_batch(e, jobs, nj);
+                else
+                        sort_each(e, jobs, nj);
+        }
+        e->why[0] = '\0';
+        e->last_device_seconds = 0;
+        for (size_t i = 0; i < count; i++)
+                if (items[i].status != SORTD_OK)
+                        return sortd__engine_fail(e, items[i].status, "item %zu of %zu: %s", i,
+                                                  count, items[i].why);
+        return SORTD_OK;
+}
+
 sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
                                       void *vals, size_t n)
 {

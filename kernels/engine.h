@@ -50,6 +50,25 @@ sortd_status sortd_engine_create(const char *kind, const sortd_engine_config *cf
 sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
                                size_t n);
 
+/*
+ * Batches
+ *   Many small independent sorts in one call, which an engine can spread over its threads or
+ *   pack into one launch sequence. Each item is checked and sorted exactly as
+ *   sortd_engine_sort would sort it alone, with its own key type, payload, order and bit
+ *   range, and gets its own status and message: an item that fails its checks fails alone, and
+ *   the others are sorted. Returns SORTD_OK when every item succeeded, else the first failed
+ *   item's status, with sortd_engine_error naming it. Items must not share buffers.
+ */
+typedef struct sortd_engine_batch_item {
+        sortd_sort_desc desc;
+        void *keys, *vals;
+        size_t n;
+        sortd_status status; /* written by the call */
+        char why[256];       /* written: the item's message, "" when it succeeded */
+} sortd_engine_batch_item;
+
+sortd_status sortd_engine_sort_batch(sortd_engine *e, sortd_engine_batch_item *items, size_t count);
+
 /* The message of the engine's last failed call; "" after a success. */
 const char *sortd_engine_error(const sortd_engine *e);
 

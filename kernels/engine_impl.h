@@ -25,6 +25,14 @@ typedef struct sortd__plan {
         unsigned begin_bit, end_bit; /* end_bit resolved: never 0 */
 } sortd__plan;
 
+/* A member of a batch after its checks (n >= 2), and the item its outcome goes to. */
+typedef struct sortd__batch_job {
+        sortd__plan plan;
+        void *keys, *vals;
+        size_t n;
+        sortd_engine_batch_item *item;
+} sortd__batch_job;
+
 typedef struct sortd__engine_ops {
         const char *kind;
         sortd_status (*create)(const sortd_engine_config *cfg, sortd_engine **out, char *why,
@@ -54,6 +62,11 @@ typedef struct sortd__engine_ops {
         sortd_status (*ipc_close)(sortd_engine *e, void *base);
         sortd_status (*sort_device)(sortd_engine *e, const sortd__plan *plan, void *keys,
                                     void *vals, size_t n);
+        /*
+         * Sorts count checked members and writes each one's item->status and item->why. NULL:
+         * engine.c sorts them one at a time with sort.
+         */
+        void (*sort_batch)(sortd_engine *e, sortd__batch_job *jobs, size_t count);
 } sortd__engine_ops;
 
 /* Every engine struct starts with this. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onesweep.h"
+#include "small.h"
 
 typedef struct cpu_engine {
         sortd_engine base;
@@ -71,13 +72,74 @@ nomem:
 static sortd_status cpu_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
                              size_t n)
 {
-        sortd__onesweep_sort(&((cpu_engine *)e)->ctx, plan, keys, vals, n);
+        sortd__cpu_ctx *ctx = &((cpu_engine *)e)->ctx;
+
+        /* The calling thread is the pool's thread 0: its scratch is free between sorts. */
+        if (n <= SORTD__SMALL_SINGLE_KEYS)
+                sortd__small_sort(plan, keys, vals, n, &ctx->scratch[0]);
+        else
+                sortd__onesweep_sort(ctx, plan, keys, vals, n);
         return SORTD_OK;
+}
+
+/*
+ * A batch: the small members are spread over the threads whole, each taken from a ticket and
+ * sorted by the thread that took it; the rest, one after another, by every thread.
+ */
+typedef struct batch_run {
+        sortd__cpu_scratch *scratch;
+        sortd__batch_job *jobs;
+        size_t count;
+        _Atomic size_t ticket;
+} batch_run;
+
+static void batch_worker(void *arg, unsigned tid, unsigned nth)
+{
+        batch_run *r = arg;
+        size_t i;
+
+        (void)nth;
+        while ((i = atomic_fetch_add_explicit(&r->ticket, 1, memory_order_relaxed)) < r->count) {
+                sortd__batch_job *j = &r->jobs[i];
+
+                if (j->n <= SORTD__SMALL_KEYS)
+                        sortd__small_sort(&j->plan, j->keys, j->vals, j->n, &r->scratch[tid]);
+        }
+}
+
+static void cpu_sort_batch(sortd_engine *e, sortd__batch_job *jobs, size_t count)
+{
+        sortd__cpu_ctx *ctx = &((cpu_engine *)e)->ctx;
+        batch_run r = {.scratch = ctx->scratch, .jobs = jobs, .count = count};
+        size_t small = 0, small_keys = 0;
+        unsigned nth;
+
+        for (size_t i = 0; i < count; i++)
+                if (jobs[i].n <= SORTD__SMALL_KEYS) {
+                        small++;
+                        small_keys += jobs[i].n;
+                }
+        /* Waking a thread costs about as much as sorting a few thousand keys. */
+        nth = (unsigned)(small_keys / SORTD__SMALL_SPREAD_KEYS);
+        nth = nth < 1 ? 1 : nth;
+        nth = nth > ctx->threads ? ctx->threads : nth;
+        nth = nth > small ? (unsigned)small : nth;
+        atomic_init(&r.ticket, 0);
+        if (small)
+                sortd__pool_run(ctx->pool, nth, batch_worker, &r);
+        for (size_t i = 0; i < count; i++) {
+                if (jobs[i].n > SORTD__SMALL_KEYS)
+                        sortd__onesweep_sort(ctx, &jobs[i].plan, jobs[i].keys, jobs[i].vals,
+                                             jobs[i].n);
+                jobs[i].item->status = SORTD_OK;
+                jobs[i].item->why[0] = '\0';
+        }
 }
 
 const sortd__engine_ops sortd__cpu_engine_ops = {
         .kind = "cpu",
         .create = cpu_create,
         .sort = cpu_sort,
+        .sort_batch = cpu_sort_batch,
         .destroy = cpu_destroy,
 };

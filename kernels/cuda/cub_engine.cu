@@ -251,4 +251,5 @@ extern "C" const sortd__engine_ops sortd__cub_engine_ops = {
         ipc_open<cub_engine>,
         ipc_close<cub_engine>,
         cub_sort_device,
+        nullptr, /* sort_batch: one sort at a time, for now */
 };

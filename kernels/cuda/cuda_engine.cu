@@ -142,4 +142,5 @@ extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
         ipc_open<cuda_engine>,
         ipc_close<cuda_engine>,
         cuda_sort_device,
+        nullptr, /* sort_batch: one sort at a time, for now */
 };

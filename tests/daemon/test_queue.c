@@ -78,6 +78,78 @@ START_TEST(cancel_and_close)
 }
 END_TEST
 
+static sortd__job *sort_job(int tag, uint64_t n)
+{
+        sortd__job *j = job(tag);
+
+        j->op = SORTD__OP_SORT;
+        j->n = n;
+        j->sizes.reply_len = 4 * n;
+        return j;
+}
+
+/* Pops a batch and checks its ids, in order; frees it. */
+static void expect_batch(sortd__fair_queue *q, const sortd__batch_limits *lim, const int *ids,
+                         size_t count)
+{
+        size_t got;
+        sortd__job *list = sortd__fq_pop_batch(q, lim, &got), *next;
+
+        ck_assert_uint_eq(got, count);
+        for (size_t i = 0; i < count; i++, list = next) {
+                ck_assert_ptr_nonnull(list);
+                ck_assert_int_eq((int)list->id, ids[i]);
+                next = list->qnext;
+                free(list);
+        }
+        ck_assert_ptr_null(list);
+}
+
+START_TEST(batches)
+{
+        sortd__batch_limits lim = {
+                .member_keys = 100, .max_keys = 1000, .max_bytes = 1 << 20, .max_jobs = 4};
+        sortd__fair_queue q;
+        sortd__flow a = {0}, b = {0}, c = {0};
+
+        ck_assert_int_eq(sortd__fq_init(&q), 0);
+        /* A: small, small, big, small. B: small x3. C: a region close, then small. */
+        sortd__fq_push(&q, &a, sort_job(10, 50));
+        sortd__fq_push(&q, &a, sort_job(11, 60));
+        sortd__fq_push(&q, &a, sort_job(12, 5000));
+        sortd__fq_push(&q, &a, sort_job(13, 1));
+        for (int i = 0; i < 3; i++)
+                sortd__fq_push(&q, &b, sort_job(20 + i, 100));
+        sortd__fq_push(&q, &c, job(30)); /* SORTD__OP_NONE: never batched */
+        sortd__fq_push(&q, &c, sort_job(31, 7));
+        /* Round-robin turns in one go, up to max_jobs: A, B, then C's head is no sort. */
+        expect_batch(&q, &lim, (const int[]){10, 20}, 2);
+        expect_batch(&q, &lim, (const int[]){30}, 1);
+        /* A's head is small; B's; C's; then A's head (12) is big: the batch stops there. */
+        expect_batch(&q, &lim, (const int[]){11, 21, 31}, 3);
+        expect_batch(&q, &lim, (const int[]){12}, 1); /* a big sort goes alone */
+        /* Key totals: 100 + 1 fits 150; another 100 would not. */
+        lim.max_keys = 150;
+        sortd__fq_push(&q, &b, sort_job(23, 100));
+        expect_batch(&q, &lim, (const int[]){22, 13}, 2);
+        /* Byte totals, and batches off. */
+        lim.max_keys = 1000;
+        lim.max_bytes = 4 * 100;
+        sortd__fq_push(&q, &a, sort_job(14, 2));
+        expect_batch(&q, &lim, (const int[]){23}, 1);
+        sortd__fq_push(&q, &b, sort_job(24, 2));
+        lim.member_keys = 0;
+        expect_batch(&q, &lim, (const int[]){14}, 1);
+        expect_batch(&q, &lim, (const int[]){24}, 1);
+        ck_assert_uint_eq(sortd__fq_length(&q), 0);
+        sortd__fq_close(&q);
+        size_t got;
+        ck_assert_ptr_null(sortd__fq_pop_batch(&q, &lim, &got));
+        ck_assert_uint_eq(got, 0);
+        sortd__fq_destroy(&q);
+}
+END_TEST
+
 #define JOBS 64
 #define N 1000
 
@@ -131,7 +203,14 @@ START_TEST(worker_hand_off)
         ck_assert_int_eq(sortd_engine_create("cpu", &ec, &e, why, sizeof(why)), SORTD_OK);
         ck_assert_int_eq(sortd__fq_init(&q), 0);
         ck_assert_int_eq(uv_loop_init(&loop), 0);
-        ck_assert_int_eq(sortd__worker_start(&worker, &loop, e, &q, on_complete, &worker), 0);
+        /* _i = 1: small sorts go to the engine in batches when they queue up. */
+        sortd__batch_limits lim = {
+                .member_keys = N, .max_keys = 16 * N, .max_bytes = 64 * N, .max_jobs = 8};
+
+        completed = 0;
+        ck_assert_int_eq(
+                sortd__worker_start(&worker, &loop, e, &q, _i ? &lim : NULL, on_complete, &worker),
+                0);
         for (int i = 0; i < JOBS; i++) {
                 sortd__job *j = job(i);
                 uint32_t *k = malloc(N * 4);
@@ -159,7 +238,8 @@ int main(void)
 
         tcase_add_test(tc, round_robin);
         tcase_add_test(tc, cancel_and_close);
-        tcase_add_test(tc, worker_hand_off);
+        tcase_add_test(tc, batches);
+        tcase_add_loop_test(tc, worker_hand_off, 0, 2);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -243,10 +243,28 @@ static uint64_t settled(const sortd_server_status *st)
         return st->sorts_ok + st->sorts_failed + st->cancelled;
 }
 
-/* _i = 0: killed mid-payload; 1: killed while its sorts are queued and running. */
+/* How a killed client dies: its sorts, and how much of the last one's payload it sent. */
+static const struct killed_case {
+        const char *what;
+        int sorts;
+        Sortd__Wire__KeyType key_type;
+        Sortd__Wire__Payload payload;
+        uint32_t n;
+        size_t bytes, sent_of_last;
+} killed_cases[] = {
+        {"mid-payload", 1, SORTD__WIRE__KEY_TYPE__KEY_U64, SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES64,
+         1u << 19, 8u << 20, 3u << 20},
+        {"with sorts queued and running", 2, SORTD__WIRE__KEY_TYPE__KEY_U64,
+         SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES64, 1u << 19, 8u << 20, 8u << 20},
+        /* Small sorts, under max-pipeline: the engine takes them in batches. */
+        {"with small sorts in batches", 48, SORTD__WIRE__KEY_TYPE__KEY_U32,
+         SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 4096, 16384, 16384},
+};
+
 START_TEST(client_killed)
 {
-        const int sorts = _i ? 2 : 1;
+        const struct killed_case *kc = &killed_cases[_i];
+        const int sorts = kc->sorts;
         sortd_server_status st0 = status_of(&shared_daemon), st;
         pid_t child;
         int status, pipefd[2];
@@ -257,13 +275,11 @@ START_TEST(client_killed)
         ck_assert_int_ge(child, 0);
         if (child == 0) {
                 int fd = raw_connect(shared_daemon.sock);
-                Sortd__Wire__Sort s =
-                        raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U64,
-                                     SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES64, 1u << 19);
+                Sortd__Wire__Sort s = raw_sort_msg(kc->key_type, kc->payload, kc->n);
 
                 for (int r = 0; r < sorts; r++) {
-                        raw_send_sort(fd, (uint64_t)r + 1, &s, 8u << 20);
-                        raw_send_zeros(fd, _i ? 8u << 20 : 3u << 20);
+                        raw_send_sort(fd, (uint64_t)r + 1, &s, kc->bytes);
+                        raw_send_zeros(fd, r + 1 < sorts ? kc->bytes : kc->sent_of_last);
                 }
                 if (write(pipefd[1], "x", 1) != 1)
                         _exit(2);
@@ -273,6 +289,7 @@ START_TEST(client_killed)
         ck_assert_int_eq(read(pipefd[0], &go, 1), 1);
         if (_i)
                 usleep(20000); /* let the daemon read them and start sorting */
+        ck_assert_msg(daemon_alive(&shared_daemon), "killed %s", kc->what);
         kill(child, SIGKILL);
         waitpid(child, &status, 0);
         close(pipefd[0]);
@@ -308,7 +325,8 @@ int main(void)
         tcase_add_unchecked_fixture(abuse, shared_start, shared_stop);
         tcase_set_timeout(abuse, 30);
         tcase_add_loop_test(abuse, bad_input, 0, BAD_INPUTS);
-        tcase_add_loop_test(abuse, client_killed, 0, 2);
+        tcase_add_loop_test(abuse, client_killed, 0,
+                            (int)(sizeof(killed_cases) / sizeof(killed_cases[0])));
         suite_add_tcase(s, abuse);
         return run_suite(s);
 }

@@ -98,7 +98,7 @@ START_TEST(transfer_progress)
                 ck_assert_uint_eq(t.total[i], 8u * N);
                 ck_assert_uint_eq(t.first[i], 0);
                 ck_assert_uint_eq(t.last[i], 8u * N);
-                ck_assert_uint_gt(t.calls[i], 2);
+                ck_assert_uint_ge(t.calls[i], 2); /* 0, then total: at least */
         }
         ck_assert_uint_eq(t.phases, 2); /* receiving came after sending */
         ck_assert(t.monotonic);
@@ -302,6 +302,10 @@ START_TEST(concurrent_pipelines)
         st = status_of(&shared_daemon);
         ck_assert_uint_ge(st.sorts_ok, THREADS * PER_THREAD);
         ck_assert_uint_eq(st.inflight_bytes, 0);
+        /* Small sorts queued up from many connections: the engine took them in batches, every
+           one of which gave each member its own right answer (job_check above). */
+        ck_assert_uint_gt(st.batches, 0);
+        ck_assert_uint_ge(st.batched, 2 * st.batches);
 }
 END_TEST
 
