@@ -10,11 +10,13 @@
  *      against the engine in-process on the same data.
  *   3. Small requests: 1,024-key u32 sorts from 1, 8 and 64 concurrent clients, each
  *      looping for a fixed time, inline and through a region of their own: requests per
- *      second, p50 and p99 latency.
+ *      second, p50 and p99 latency; then the same 8 clients while another sorts 2^24 keys
+ *      over and over (issue 17's mixed load).
  *
  * It starts its own sortd (the binary from the build, or argv[1]) on a temporary socket with
  * the same engine settings as the in-process one: `sortd-bench [SORTD] [--threads N]
- * [--small]`; --small runs part 3 alone.
+ * [--small] [--cpu-path-keys N]`; --small runs part 3 alone, and --cpu-path-keys is passed on
+ * to the daemon.
  *
  * `sortd-bench --device [SORTD]` measures the GPU's device path instead (device_path.c):
  * exit 77 where there is no GPU or no CUDA engine.
@@ -73,6 +75,9 @@ double bench_median(double *v, size_t n)
 static char sock_path[128], sock_dir[64];
 static pid_t daemon_pid;
 
+/* --cpu-path-keys N: passed on to the daemon ("auto" when not given). */
+static const char *cpu_path_keys = "auto";
+
 static int start_daemon(const char *bin, const char *threads, const char *engine, size_t capacity)
 {
         char cap[32];
@@ -85,7 +90,8 @@ static int start_daemon(const char *bin, const char *threads, const char *engine
         daemon_pid = fork();
         if (daemon_pid == 0) {
                 execl(bin, bin, "--socket", sock_path, "--engine", engine, "--capacity", cap,
-                      "--threads", threads, "--log-level", "warning", (char *)NULL);
+                      "--threads", threads, "--cpu-path-keys", cpu_path_keys, "--log-level",
+                      "warning", (char *)NULL);
                 perror(bin);
                 _exit(127);
         }
@@ -351,7 +357,7 @@ static void *small_main(void *arg)
         return NULL;
 }
 
-static int small_requests(int clients, bool via_region)
+static int small_requests(int clients, bool via_region, double *p99)
 {
         small_client *sc = calloc((size_t)clients, sizeof(*sc));
         size_t total = 0, k = 0;
@@ -378,6 +384,8 @@ static int small_requests(int clients, bool via_region)
                 free(sc[i].lat);
         }
         qsort(all, total, sizeof(double), cmp_double);
+        if (p99)
+                *p99 = total ? all[total * 99 / 100] : 0.0;
         printf("  %2d client(s), %-6s  %8.0f sorts/s  p50 %7.3f ms  p99 %7.3f ms%s\n", clients,
                via_region ? "region" : "inline", (double)total / elapsed,
                total ? all[total / 2] * 1e3 : 0.0, total ? all[total * 99 / 100] * 1e3 : 0.0,
@@ -385,6 +393,83 @@ static int small_requests(int clients, bool via_region)
         free(all);
         free(sc);
         return failed ? -1 : 0;
+}
+
+/* A client sorting BIG_N u32 keys in a region of its own, again and again until
+   small_deadline. */
+typedef struct big_client {
+        pthread_t th;
+        double total;
+        int count, failed;
+} big_client;
+
+static void *big_main(void *arg)
+{
+        big_client *bc = arg;
+        uint32_t *input = malloc(BIG_N * 4);
+        sortd_region *r = NULL;
+        sortd_conn *c = NULL;
+        char err[256];
+
+        if (!input || sortd_connect(sock_path, NULL, &c, err, sizeof(err)) != SORTD_OK ||
+            sortd_region_create(c, BIG_N * 4, &r) != SORTD_OK) {
+                bc->failed = 1;
+                goto out;
+        }
+        datagen_fill(input, BIG_N, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 44);
+        while (bench_now() < small_deadline) {
+                sortd_region_sort rs = {.keys = r, .n = BIG_N, .key_type = SORTD_KEY_U32};
+                double t0;
+
+                memcpy(sortd_region_data(r), input, BIG_N * 4);
+                t0 = bench_now();
+                if (sortd_sort_in_region(c, &rs) != SORTD_OK) {
+                        bc->failed = 1;
+                        break;
+                }
+                bc->total += bench_now() - t0;
+                bc->count++;
+        }
+out:
+        sortd_region_destroy(c, r);
+        sortd_close(c);
+        free(input);
+        return NULL;
+}
+
+/*
+ * Mixed load: 8 small clients while another sorts BIG_N keys over and over. The small sorts'
+ * p99 against their unloaded p99 plus one large sort, and the large sort's mean time against
+ * its own alone.
+ */
+static int mixed_load(double unloaded_p99)
+{
+        big_client alone = {0}, loaded = {0};
+        double p99, big_alone, big_loaded;
+        int r = 0;
+
+        small_deadline = bench_now() + SMALL_SECONDS;
+        pthread_create(&alone.th, NULL, big_main, &alone);
+        pthread_join(alone.th, NULL);
+        printf("mixed load: 8 small clients (region) while another client sorts 2^24 u32 keys "
+               "in a region, over and over:\n");
+        small_deadline = bench_now() + SMALL_SECONDS;
+        pthread_create(&loaded.th, NULL, big_main, &loaded);
+        r |= small_requests(8, true, &p99);
+        pthread_join(loaded.th, NULL);
+        if (alone.failed || loaded.failed || !alone.count || !loaded.count) {
+                fprintf(stderr, "sortd-bench: the large sorts failed\n");
+                return -1;
+        }
+        big_alone = alone.total / alone.count;
+        big_loaded = loaded.total / loaded.count;
+        printf("  small p99 %.3f ms (target < 2 x unloaded %.3f + one large sort %.1f = %.1f "
+               "ms)\n",
+               p99 * 1e3, unloaded_p99 * 1e3, big_alone * 1e3,
+               (2 * unloaded_p99 + big_alone) * 1e3);
+        printf("  large sort %.1f ms, alone %.1f ms: %+.1f%% (target <= +10%%)\n", big_loaded * 1e3,
+               big_alone * 1e3, (big_loaded / big_alone - 1) * 100);
+        return r;
 }
 
 /* --device: the GPU path alone, against a daemon on the cuda engine. 77: no GPU here. */
@@ -422,6 +507,8 @@ int main(int argc, char **argv)
                         device = true;
                 else if (strcmp(argv[i], "--small") == 0)
                         small_only = true;
+                else if (strcmp(argv[i], "--cpu-path-keys") == 0 && i + 1 < argc)
+                        cpu_path_keys = argv[++i];
                 else
                         bin = argv[i];
         }
@@ -437,12 +524,15 @@ int main(int argc, char **argv)
         printf("small requests, %d u32 keys each, %.0f s per row (targets, issue 17: 8 clients "
                ">= 100000/s with p99 < 0.5 ms; 64 clients >= 8 clients' rate, p99 < 2 ms):\n",
                SMALL_N, SMALL_SECONDS);
+        double p99_8 = 0;
+
         for (int k = 0; k < 3; k++) {
                 static const int clients[] = {1, 8, 64};
 
-                r |= small_requests(clients[k], false);
-                r |= small_requests(clients[k], true);
+                r |= small_requests(clients[k], false, NULL);
+                r |= small_requests(clients[k], true, clients[k] == 8 ? &p99_8 : NULL);
         }
+        r |= mixed_load(p99_8);
         stop_daemon();
         return r ? 1 : 0;
 }

@@ -31,6 +31,8 @@
         X(host_pool_bytes, 24, UINT64, "host pool bytes")   /* engine memory for requests */       \
         X(host_pool_misses, 25, UINT64, "host pool misses") /* requests it had no room for */      \
         X(batches, 26, UINT64, "batches")                   /* engine calls that sorted several */ \
-        X(batched, 27, UINT64, "sorts in batches")
+        X(batched, 27, UINT64, "sorts in batches")                                                 \
+        X(cpu_path_keys, 28, UINT64, "cpu path up to keys") /* 0: none (cpu-path-keys) */          \
+        X(cpu_path_sorts, 29, UINT64, "sorts on the cpu path")
 
 #endif

@@ -57,6 +57,10 @@ static const struct option_def {
          "keys of all the sorts in one batch"},
         {"batch-max-bytes", NUM(OPT_SIZE, batch_max_bytes), "16M", 1, 1ull << 44, "bytes",
          "keys and values (or indices) of all the sorts in one batch"},
+        {"cpu-path-keys", NUM(OPT_SIZE_AUTO, cpu_path_keys), "auto", 0, 1ull << 24, "keys",
+         "sorts of up to this many keys go to a CPU engine of their own, on a thread of its "
+         "own, so that they wait neither for a device round trip nor behind large sorts; 0 = "
+         "none, auto = measured at start-up against a GPU engine, none on cpu"},
         {"max-write-queue", NUM(OPT_SIZE, max_write_queue), "16M", 4096, 1ull << 40, "bytes",
          "reply bytes queued to one slow reader before its reads stop"},
         {"max-drain-bytes", NUM(OPT_SIZE, max_drain_bytes), "64M", 0, 1ull << 44, "bytes",

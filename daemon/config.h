@@ -20,6 +20,7 @@ typedef struct sortd__config {
         uint64_t batch_member_keys; /* a sort of up to this n joins batches; 0: no batches */
         uint64_t batch_max_keys;    /* keys in one batch */
         uint64_t batch_max_bytes;   /* keys and values (or indices) in one batch */
+        uint64_t cpu_path_keys;     /* sorts up to this n go to the CPU path; or auto */
         uint64_t max_write_queue;   /* reply bytes queued to one connection before reads stop */
         uint64_t max_drain_bytes;   /* a refused payload up to this size is read and dropped */
         uint64_t max_regions;       /* shared-memory regions per connection */

@@ -196,6 +196,7 @@ static void sort_done(sortd__server *srv, sortd__conn *c, sortd__job *j)
         }
         if (c->closing)
                 srv->stats.cancelled++;
+        srv->stats.cpu_path_sorts += j->cpu_path;
         if (j->batch_size) {
                 srv->stats.batched++;
                 srv->stats.batches += j->batch_first;
@@ -256,12 +257,15 @@ void sortd__conn_close(sortd__conn *c)
         if (c->reading_on)
                 uv_read_stop((uv_stream_t *)&c->pipe);
         c->reading_on = false;
-        cancelled = sortd__fq_cancel(&srv->queue, &c->flow);
-        for (j = cancelled; j; j = j->qnext) {
-                j->cancelled = true;
-                c->in_engine--;
-                if (sortd__job_is_sort(j))
-                        srv->stats.cancelled++;
+        for (int lane = 0; lane < 2; lane++) {
+                cancelled = lane ? sortd__fq_cancel(&srv->cpu_queue, &c->cpu_flow)
+                                 : sortd__fq_cancel(&srv->queue, &c->flow);
+                for (j = cancelled; j; j = j->qnext) {
+                        j->cancelled = true;
+                        c->in_engine--;
+                        if (sortd__job_is_sort(j))
+                                srv->stats.cancelled++;
+                }
         }
         sortd__dispatch_closing(c);
         sortd__pipe_close(&c->out);

@@ -31,6 +31,7 @@ typedef struct sortd__conn {
         char name[64]; /* "pid 123 uid 1000" for logs */
         sortd__frame_reader fr;
         sortd__flow flow;
+        sortd__flow cpu_flow;   /* its sorts on the CPU path */
         sortd__waiter wait;     /* in line for in-flight memory */
         sortd__pipeline out;    /* its requests, in order, until their replies are written */
         sortd__regions regions; /* its shared-memory regions, unmapped when it is freed */

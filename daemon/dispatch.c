@@ -13,6 +13,7 @@
 #include "log.h"
 #include "reply.h"
 #include "request.h"
+#include "route.h"
 #include "server.h"
 
 /* A stream we can no longer parse: say why, answer what came before, then close. */
@@ -99,7 +100,11 @@ static void queue_job(sortd__conn *c, sortd__job *j)
         j->t_read = uv_hrtime();
         j->state = SORTD__JOB_QUEUED;
         c->in_engine++;
-        sortd__fq_push(&c->srv->queue, &c->flow, j);
+        j->cpu_path = sortd__route_cpu_path(c->srv, j);
+        if (j->cpu_path)
+                sortd__fq_push(&c->srv->cpu_queue, &c->cpu_flow, j);
+        else
+                sortd__fq_push(&c->srv->queue, &c->flow, j);
 }
 
 /* Finds the regions and spans of a region sort: j's keys and vals, and *kr and *vr. */

@@ -60,6 +60,7 @@ typedef struct sortd__job {
         uint64_t t_frame, t_read, t_sort, t_done;
         uint16_t batch_size; /* the engine thread's: members of its batch (0: sorted alone) */
         bool batch_first;    /* the batch's first member, which counts the batch */
+        bool cpu_path;       /* queued for the CPU path, not the engine */
         /* the reply: its packed header and message (the payload is buf; none from regions) */
         uint8_t *out;
         size_t out_len;

@@ -16,6 +16,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "route.h"
 #include "server.h"
 #include "sortd_version.h"
 
@@ -275,6 +276,7 @@ static void finish(sortd__server *srv)
         if (srv->watchdog_on)
                 close_handle((uv_handle_t *)&srv->watchdog);
         sortd__worker_stop(&srv->worker);
+        sortd__worker_stop(&srv->cpu_worker);
 }
 
 /* A connection has gone: the last one ends a drain. */
@@ -357,6 +359,12 @@ static int serve(sortd__server *srv)
 
         r = sortd__worker_start(&srv->worker, srv->loop, srv->engine, &srv->queue, &lim,
                                 sortd__conn_complete, srv);
+        if (r == 0 && srv->cpu_path) {
+                r = sortd__worker_start(&srv->cpu_worker, srv->loop, srv->cpu_path, &srv->cpu_queue,
+                                        &lim, sortd__conn_complete, srv);
+                if (r < 0)
+                        sortd__worker_stop(&srv->worker);
+        }
         if (r < 0) {
                 sortd__log(SORTD__LOG_ERR, "cannot start the engine thread: %s", uv_strerror(r));
                 return r;
@@ -395,6 +403,11 @@ static int run_loop(sortd__server *srv)
                 sortd__log(SORTD__LOG_ERR, "cannot initialise the queue");
                 return -1;
         }
+        if (sortd__fq_init(&srv->cpu_queue) < 0) {
+                sortd__log(SORTD__LOG_ERR, "cannot initialise the queue");
+                sortd__fq_destroy(&srv->queue);
+                return -1;
+        }
         r = uv_loop_init(&loop);
         if (r == 0) {
                 srv->loop = &loop;
@@ -404,6 +417,7 @@ static int run_loop(sortd__server *srv)
         } else {
                 sortd__log(SORTD__LOG_ERR, "cannot initialise the loop: %s", uv_strerror(r));
         }
+        sortd__fq_destroy(&srv->cpu_queue);
         sortd__fq_destroy(&srv->queue);
         return r;
 }
@@ -427,11 +441,17 @@ int sortd__run(int argc, char **argv)
                 sd_notify(0, "STOPPING=1\nSTATUS=cannot create the engine");
                 return 1;
         }
+        if (sortd__route_open(&srv) != SORTD_OK) {
+                sd_notify(0, "STOPPING=1\nSTATUS=cannot create the CPU path");
+                sortd_engine_destroy(srv.engine);
+                return 1;
+        }
         open_host_pool(&srv);
         r = run_loop(&srv);
         sd_notify(0, "STOPPING=1");
         /* The engine thread has stopped and every job is freed: the arena can go back. */
         sortd__hostpool_close(&srv.pool);
+        sortd__route_close(&srv);
         sortd_engine_destroy(srv.engine);
         sortd__log(SORTD__LOG_NOTICE, "stopped");
         return r < 0 ? 1 : 0;

@@ -29,6 +29,11 @@ typedef struct sortd__server {
         char engine_reason[1024]; /* how it was chosen and its self-check: logs, Status */
         sortd__fair_queue queue;
         sortd__worker worker;
+        /* The CPU path (route.c): small sorts on a CPU engine of their own; NULL: none. */
+        sortd_engine *cpu_path;
+        uint64_t cpu_path_keys;
+        sortd__fair_queue cpu_queue;
+        sortd__worker cpu_worker;
         sortd__admission adm;
         sortd__hostpool pool; /* request buffers' memory, for admission; off on cpu by default */
         sortd__region_limits regions; /* every connection's regions together */

@@ -32,7 +32,7 @@ COUNTERS = (
     "connections", "connections_total", "requests_total", "sorts_ok", "sorts_failed",
     "rejected", "protocol_errors", "cancelled", "queued", "inflight_bytes", "inflight_peak",
     "bytes_in", "bytes_out", "keys_sorted", "regions", "region_bytes", "host_pool_bytes",
-    "host_pool_misses", "batches", "batched",
+    "host_pool_misses", "batches", "batched", "cpu_path_keys", "cpu_path_sorts",
 )
 
 u64 = ctypes.c_uint64

@@ -374,6 +374,84 @@ END_TEST
 /* ---- limits ---- */
 
 /* Oversize requests are refused from their header and message alone. */
+/* ---- the CPU path ---- */
+
+static daemon_proc path_daemon;
+
+static void path_start(void)
+{
+        static const char *const extra[] = {"--cpu-path-keys", "4096", NULL};
+
+        daemon_start(&path_daemon, extra);
+}
+
+static void path_stop(void)
+{
+        ck_assert_int_eq(daemon_stop(&path_daemon, SIGTERM), 0);
+}
+
+/* Sorts up to 4096 keys take the CPU path, larger ones the engine: all right, each counted,
+   and a small sort is not held up behind large ones on the engine. */
+START_TEST(cpu_path)
+{
+        enum { BIG = 3, BN = 1u << 20 };
+        sortd_conn *a = client_open(&path_daemon), *b = client_open(&path_daemon);
+        sortd_server_status st0 = status_of(&path_daemon), st;
+        uint64_t *big[BIG];
+        sortd_request ra[BIG], rb;
+        uint32_t small[4096];
+        job jobs[40];
+
+        ck_assert_uint_eq(st0.cpu_path_keys, 4096);
+        for (int i = 0; i < BIG; i++) {
+                big[i] = xmalloc(BN * 8);
+                for (size_t k = 0; k < BN; k++)
+                        big[i][k] = (BN - k) * GOLDEN;
+                ra[i] = (sortd_request){.keys = big[i], .n = BN, .key_type = SORTD_KEY_U64};
+                ck_assert_int_eq(sortd_submit(a, &ra[i]), SORTD_OK);
+        }
+        for (uint32_t i = 0; i < 4096; i++)
+                small[i] = 4095u - i;
+        rb = (sortd_request){.keys = small, .n = 4096, .key_type = SORTD_KEY_U32};
+        ck_assert_int_eq(sortd_submit(b, &rb), SORTD_OK);
+        ck_assert_int_eq(sortd_receive(b, &rb), SORTD_OK);
+        st = status_of(&path_daemon);
+        for (uint32_t i = 0; i < 4096; i++)
+                ck_assert_uint_eq(small[i], i);
+        ck_assert_msg(st.sorts_ok - st0.sorts_ok < 1 + BIG,
+                      "the small sort waited for all %d large ones", BIG);
+        for (int i = 0; i < BIG; i++) {
+                ck_assert_int_eq(sortd_receive(a, &ra[i]), SORTD_OK);
+                check_big_sorted(big[i], BN);
+                free(big[i]);
+        }
+        /* Every key type, payload and order on both sides of the threshold (job_make's sizes:
+           1 to 30000). */
+        for (unsigned i = 0; i < 40; i++) {
+                job_make(&jobs[i], 7000 + i);
+                ck_assert_int_eq(sortd_submit(b, &jobs[i].r), SORTD_OK);
+        }
+        uint64_t routed = 1;
+        for (unsigned i = 0; i < 40; i++) {
+                ck_assert_int_eq(sortd_receive(b, &jobs[i].r), SORTD_OK);
+                routed += jobs[i].r.n <= 4096;
+                ck_assert_msg(job_check(&jobs[i]), "job %u", i);
+        }
+        st = status_of(&path_daemon);
+        ck_assert_uint_eq(st.cpu_path_sorts - st0.cpu_path_sorts, routed);
+        ck_assert_uint_eq(st.sorts_ok - st0.sorts_ok, 1 + BIG + 40);
+        sortd_close(a);
+        sortd_close(b);
+}
+END_TEST
+
+/* auto beside the cpu engine: no CPU path (the engine is one). */
+START_TEST(no_cpu_path_on_cpu)
+{
+        ck_assert_uint_eq(status_of(&shared_daemon).cpu_path_keys, 0);
+}
+END_TEST
+
 START_TEST(oversize_refused_before_payload)
 {
         daemon_proc d = {0};
@@ -495,7 +573,14 @@ int main(void)
         tcase_add_loop_test(basic, matrix, 0, SORTD_KEY_TYPE_COUNT * SORTD_PAYLOAD_COUNT * 2);
         tcase_add_test(basic, concurrent_pipelines);
         tcase_add_test(basic, fair_queue);
+        tcase_add_test(basic, no_cpu_path_on_cpu);
         suite_add_tcase(s, basic);
+
+        TCase *path = tcase_create("cpu_path");
+        tcase_add_unchecked_fixture(path, path_start, path_stop);
+        tcase_set_timeout(path, 60);
+        tcase_add_test(path, cpu_path);
+        suite_add_tcase(s, path);
 
         tcase_set_timeout(limits, 60);
         tcase_add_test(limits, oversize_refused_before_payload);

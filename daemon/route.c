@@ -1,0 +1,147 @@
+/* See route.h. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "route.h"
+#include "server.h"
+
+#define CALIBRATE_RUNS 5
+
+bool sortd__route_cpu_path(const sortd__server *srv, const sortd__job *j)
+{
+        return srv->cpu_path && j->op == SORTD__OP_SORT && j->n <= srv->cpu_path_keys;
+}
+
+static uint64_t now_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+        return (x > y) - (x < y);
+}
+
+/* Median ns of sorting the n keys of src in keys (restored before each run); 0 on an error. */
+static uint64_t time_sort(sortd_engine *e, const uint32_t *src, uint32_t *keys, size_t n)
+{
+        const sortd_sort_desc d = {.key_type = SORTD_KEY_U32};
+        uint64_t t[CALIBRATE_RUNS];
+
+        for (int r = 0; r < CALIBRATE_RUNS; r++) {
+                uint64_t t0;
+
+                memcpy(keys, src, n * sizeof(*keys));
+                t0 = now_ns();
+                if (sortd_engine_sort(e, &d, keys, NULL, n) != SORTD_OK)
+                        return 0;
+                t[r] = now_ns() - t0;
+        }
+        qsort(t, CALIBRATE_RUNS, sizeof(t[0]), cmp_u64);
+        return t[CALIBRATE_RUNS / 2];
+}
+
+uint64_t sortd__route_calibrate(sortd_engine *engine, sortd_engine *cpu, char *report,
+                                size_t report_len)
+{
+        uint64_t max = SORTD__ROUTE_CALIBRATE_MAX, chosen = 0, x = 0x9e3779b97f4a7c15ull;
+        size_t len = 0;
+        uint32_t *src;
+        void *keys;
+
+        if (sortd_engine_capacity(engine) < max)
+                max = sortd_engine_capacity(engine);
+        if (sortd_engine_capacity(cpu) < max)
+                max = sortd_engine_capacity(cpu);
+        src = malloc(max * sizeof(*src));
+        if (!src || sortd_engine_host_alloc(engine, max * sizeof(*src), &keys) != SORTD_OK) {
+                free(src);
+                snprintf(report, report_len, "no memory to measure in");
+                return 0;
+        }
+        for (uint64_t i = 0; i < max; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                src[i] = (uint32_t)(x >> 32);
+        }
+        len = (size_t)snprintf(report, report_len,
+                               "u32 sort times, cpu / %s:", sortd_engine_kind(engine));
+        for (uint64_t n = 256; n <= max; n *= 4) {
+                uint64_t tc = time_sort(cpu, src, keys, (size_t)n);
+                uint64_t te = time_sort(engine, src, keys, (size_t)n);
+
+                if (len < report_len)
+                        len += (size_t)snprintf(report + len, report_len - len,
+                                                " %" PRIu64 " keys %.1f / %.1f us;", n,
+                                                (double)tc / 1e3, (double)te / 1e3);
+                if (!tc || !te || tc >= te)
+                        break;
+                chosen = n;
+        }
+        sortd_engine_host_free(engine, keys, max * sizeof(*src));
+        free(src);
+        return chosen;
+}
+
+static sortd_status open_cpu(sortd__server *srv, uint64_t capacity, sortd_engine **out)
+{
+        sortd_engine_config ec = {.capacity = capacity, .threads = (unsigned)srv->cfg.threads};
+        char why[256];
+        sortd_status s = sortd_engine_create("cpu", &ec, out, why, sizeof(why));
+
+        if (s != SORTD_OK)
+                sortd__log(SORTD__LOG_ERR, "cannot create the CPU path's engine: %s", why);
+        return s;
+}
+
+sortd_status sortd__route_open(sortd__server *srv)
+{
+        uint64_t keys = srv->cfg.cpu_path_keys;
+        char report[512] = "";
+        sortd_status s;
+
+        srv->cpu_path = NULL;
+        if (keys == 0)
+                return SORTD_OK;
+        if (keys == SORTD__CONFIG_AUTO) {
+                if (strcmp(sortd_engine_kind(srv->engine), "cpu") == 0)
+                        return SORTD_OK; /* the engine is the CPU: no path beside it */
+                if (open_cpu(srv, SORTD__ROUTE_CALIBRATE_MAX, &srv->cpu_path) != SORTD_OK)
+                        return SORTD_OK; /* auto: serve without it */
+                keys = sortd__route_calibrate(srv->engine, srv->cpu_path, report, sizeof(report));
+                if (keys == 0) {
+                        sortd__log(SORTD__LOG_NOTICE,
+                                   "no CPU path: the %s engine is faster "
+                                   "from the smallest sort measured (%s)",
+                                   sortd_engine_kind(srv->engine), report);
+                        sortd__route_close(srv);
+                        return SORTD_OK;
+                }
+        } else {
+                if (keys > srv->cfg.capacity)
+                        keys = srv->cfg.capacity;
+                s = open_cpu(srv, keys, &srv->cpu_path);
+                if (s != SORTD_OK)
+                        return s;
+                snprintf(report, sizeof(report), "cpu-path-keys %" PRIu64, keys);
+        }
+        srv->cpu_path_keys = keys;
+        sortd__log(SORTD__LOG_NOTICE, "CPU path: sorts of up to %" PRIu64 " keys (%s): %s", keys,
+                   sortd_engine_device(srv->cpu_path), report);
+        return SORTD_OK;
+}
+
+void sortd__route_close(sortd__server *srv)
+{
+        sortd_engine_destroy(srv->cpu_path);
+        srv->cpu_path = NULL;
+        srv->cpu_path_keys = 0;
+}

@@ -1,0 +1,88 @@
+/*
+ * The CPU path's choices on their own (daemon/route.c): which jobs go there, and the start-up
+ * calibration, run here with two CPU engines in the roles of the GPU engine and the CPU path
+ * (the GPU machine runs it for real: scripts/gpu-check's daemon logs its choice).
+ */
+#include <check.h>
+#include <string.h>
+
+#include "route.h"
+#include "server.h"
+#include "suite.h"
+
+static sortd_engine *cpu_engine(size_t capacity, unsigned threads)
+{
+        sortd_engine_config cfg = {.capacity = capacity, .threads = threads};
+        sortd_engine *e = NULL;
+        char why[256];
+
+        ck_assert_msg(sortd_engine_create("cpu", &cfg, &e, why, sizeof(why)) == SORTD_OK, "%s",
+                      why);
+        return e;
+}
+
+START_TEST(which_jobs)
+{
+        sortd__server srv = {0};
+        sortd__job j = {.op = SORTD__OP_SORT, .n = 100};
+
+        ck_assert(!sortd__route_cpu_path(&srv, &j)); /* no CPU path */
+        srv.cpu_path = cpu_engine(100, 1);
+        srv.cpu_path_keys = 100;
+        ck_assert(sortd__route_cpu_path(&srv, &j));
+        j.n = 101;
+        ck_assert(!sortd__route_cpu_path(&srv, &j));
+        j.n = 1;
+        j.op = SORTD__OP_SORT_DEVICE; /* CUDA regions: only the engine reaches them */
+        ck_assert(!sortd__route_cpu_path(&srv, &j));
+        j.op = SORTD__OP_REGION_OPEN;
+        ck_assert(!sortd__route_cpu_path(&srv, &j));
+        sortd__route_close(&srv);
+        ck_assert_ptr_null(srv.cpu_path);
+        ck_assert_uint_eq(srv.cpu_path_keys, 0);
+}
+END_TEST
+
+static int is_size(uint64_t n)
+{
+        for (uint64_t s = 256; s <= SORTD__ROUTE_CALIBRATE_MAX; s *= 4)
+                if (n == s)
+                        return 1;
+        return n == 0;
+}
+
+START_TEST(calibration)
+{
+        sortd_engine *a = cpu_engine(SORTD__ROUTE_CALIBRATE_MAX, 1);
+        sortd_engine *b = cpu_engine(SORTD__ROUTE_CALIBRATE_MAX, 2);
+        sortd_engine *tiny = cpu_engine(1000, 1);
+        char report[512];
+        uint64_t n;
+
+        n = sortd__route_calibrate(a, b, report, sizeof(report));
+        ck_assert_msg(is_size(n), "chose %llu", (unsigned long long)n);
+        ck_assert_msg(strstr(report, "u32 sort times, cpu / cpu: 256 keys "), "%s", report);
+        /* The capacities bound what is tried: only 256 fits under 1000. */
+        n = sortd__route_calibrate(a, tiny, report, sizeof(report));
+        ck_assert_msg(n == 0 || n == 256, "chose %llu: %s", (unsigned long long)n, report);
+        ck_assert_msg(!strstr(report, "1024 keys"), "%s", report);
+        /* A report too short for the timings is cut, not overrun. */
+        n = sortd__route_calibrate(a, b, report, 16);
+        ck_assert_uint_eq(strlen(report), 15);
+        sortd_engine_destroy(a);
+        sortd_engine_destroy(b);
+        sortd_engine_destroy(tiny);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("route");
+        TCase *tc = tcase_create("route");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, which_jobs);
+        tcase_add_test(tc, calibration);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
