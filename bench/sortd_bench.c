@@ -15,8 +15,8 @@
  *
  * It starts its own sortd (the binary from the build, or argv[1]) on a temporary socket with
  * the same engine settings as the in-process one: `sortd-bench [SORTD] [--threads N]
- * [--small] [--cpu-path-keys N]`; --small runs part 3 alone, and --cpu-path-keys is passed on
- * to the daemon.
+ * [--small [--engine E]] [--cpu-path-keys N]`; --small runs part 3 alone (on engine E, cpu by
+ * default: scripts/gpu-check runs it on cuda), and --cpu-path-keys is passed on to the daemon.
  *
  * `sortd-bench --device [SORTD]` measures the GPU's device path instead (device_path.c):
  * exit 77 where there is no GPU or no CUDA engine.
@@ -496,7 +496,7 @@ static int device_main(const char *bin)
 
 int main(int argc, char **argv)
 {
-        const char *bin = SORTD_BIN, *threads = "0";
+        const char *bin = SORTD_BIN, *threads = "0", *engine = "cpu";
         bool device = false, small_only = false;
         int r = 0;
 
@@ -509,13 +509,21 @@ int main(int argc, char **argv)
                         small_only = true;
                 else if (strcmp(argv[i], "--cpu-path-keys") == 0 && i + 1 < argc)
                         cpu_path_keys = argv[++i];
+                else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
+                        engine = argv[++i];
                 else
                         bin = argv[i];
         }
         if (device)
                 return device_main(bin);
-        if (start_daemon(bin, threads, "cpu", HUGE_N) < 0)
+        if (!small_only && strcmp(engine, "cpu") != 0) {
+                fprintf(stderr, "sortd-bench: --engine is for --small: parts 1 and 2 compare "
+                                "the daemon with the CPU engine in-process\n");
+                return 2;
+        }
+        if (start_daemon(bin, threads, engine, HUGE_N) < 0)
                 return 1;
+        printf("sortd on the %s engine, cpu-path-keys %s\n", engine, cpu_path_keys);
         if (!small_only) {
                 r |= inline_overhead((unsigned)atoi(threads));
                 r |= region_overhead((unsigned)atoi(threads), BIG_N);
