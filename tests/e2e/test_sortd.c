@@ -328,6 +328,28 @@ static void check_big_sorted(const uint64_t *k, size_t n)
         ck_assert_msg(i == n, "big sort wrong at %zu of %zu", i, n);
 }
 
+/* Pipelines count sorts of n distinct u64 keys in reverse order on c. */
+static void submit_big(sortd_conn *c, uint64_t **big, sortd_request *r, int count, size_t n)
+{
+        for (int i = 0; i < count; i++) {
+                big[i] = xmalloc(n * 8);
+                for (size_t k = 0; k < n; k++)
+                        big[i][k] = (n - k) * GOLDEN;
+                r[i] = (sortd_request){.keys = big[i], .n = n, .key_type = SORTD_KEY_U64};
+                ck_assert_int_eq(sortd_submit(c, &r[i]), SORTD_OK);
+        }
+}
+
+/* Receives and checks what submit_big sent; frees the keys. */
+static void receive_big(sortd_conn *c, uint64_t **big, sortd_request *r, int count, size_t n)
+{
+        for (int i = 0; i < count; i++) {
+                ck_assert_int_eq(sortd_receive(c, &r[i]), SORTD_OK);
+                check_big_sorted(big[i], n);
+                free(big[i]);
+        }
+}
+
 START_TEST(fair_queue)
 {
         enum { BIG = 3, BN = 1u << 19 };
@@ -336,13 +358,7 @@ START_TEST(fair_queue)
         sortd_request ra[BIG], rb;
         uint32_t small[100];
 
-        for (int i = 0; i < BIG; i++) {
-                big[i] = xmalloc(BN * 8);
-                for (size_t k = 0; k < BN; k++)
-                        big[i][k] = (BN - k) * GOLDEN;
-                ra[i] = (sortd_request){.keys = big[i], .n = BN, .key_type = SORTD_KEY_U64};
-                ck_assert_int_eq(sortd_submit(a, &ra[i]), SORTD_OK);
-        }
+        submit_big(a, big, ra, BIG, BN);
         /* Once the daemon has read A's sorts (each status_of adds a Hello and a Status)... */
         for (int k = 0; k < 500; k++) {
                 if (status_of(&shared_daemon).requests_total >= before + 2 + BIG + 2 * (k + 1))
@@ -357,11 +373,7 @@ START_TEST(fair_queue)
         ck_assert_int_eq(sortd_receive(b, &rb), SORTD_OK);
         for (int i = 0; i < 100; i++)
                 ck_assert_uint_eq(small[i], (uint32_t)i);
-        for (int i = 0; i < BIG; i++) {
-                ck_assert_int_eq(sortd_receive(a, &ra[i]), SORTD_OK);
-                check_big_sorted(big[i], BN);
-                free(big[i]);
-        }
+        receive_big(a, big, ra, BIG, BN);
         ahead = ra[0].timings.sort_ns + ra[1].timings.sort_ns;
         ck_assert_msg(rb.timings.queued_ns < ahead,
                       "small sort queued %llu ns behind a client whose first two sorts took %llu",
@@ -403,13 +415,7 @@ START_TEST(cpu_path)
         job jobs[40];
 
         ck_assert_uint_eq(st0.cpu_path_keys, 4096);
-        for (int i = 0; i < BIG; i++) {
-                big[i] = xmalloc(BN * 8);
-                for (size_t k = 0; k < BN; k++)
-                        big[i][k] = (BN - k) * GOLDEN;
-                ra[i] = (sortd_request){.keys = big[i], .n = BN, .key_type = SORTD_KEY_U64};
-                ck_assert_int_eq(sortd_submit(a, &ra[i]), SORTD_OK);
-        }
+        submit_big(a, big, ra, BIG, BN);
         for (uint32_t i = 0; i < 4096; i++)
                 small[i] = 4095u - i;
         rb = (sortd_request){.keys = small, .n = 4096, .key_type = SORTD_KEY_U32};
@@ -420,11 +426,7 @@ START_TEST(cpu_path)
                 ck_assert_uint_eq(small[i], i);
         ck_assert_msg(st.sorts_ok - st0.sorts_ok < 1 + BIG,
                       "the small sort waited for all %d large ones", BIG);
-        for (int i = 0; i < BIG; i++) {
-                ck_assert_int_eq(sortd_receive(a, &ra[i]), SORTD_OK);
-                check_big_sorted(big[i], BN);
-                free(big[i]);
-        }
+        receive_big(a, big, ra, BIG, BN);
         /* Every key type, payload and order on both sides of the threshold (job_make's sizes:
            1 to 30000). */
         for (unsigned i = 0; i < 40; i++) {
