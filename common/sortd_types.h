@@ -44,6 +44,7 @@ typedef enum sortd_status {
         SORTD_E_TIMEOUT = 10,    /* no answer in time */
         SORTD_E_BUSY = 11,       /* a limit was reached; retry later */
         SORTD_E_SELFCHECK = 12,  /* the engine produced a wrong result */
+        SORTD_E_DENIED = 13,     /* the daemon does not serve this user (allow-uid, allow-gid) */
 } sortd_status;
 
 /* A short static name of the code ("invalid argument"); never NULL. */

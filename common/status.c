@@ -30,6 +30,8 @@ const char *sortd_strerror(sortd_status s)
                 return "busy";
         case SORTD_E_SELFCHECK:
                 return "self-check failed";
+        case SORTD_E_DENIED:
+                return "permission denied";
         }
         return "unknown status";
 }

@@ -35,6 +35,12 @@ static const struct option_def {
          "listening socket when systemd passes none (default: $SORTD_SOCKET, "
          "/run/sortd/sortd.sock as root, else $XDG_RUNTIME_DIR/sortd.sock)"},
         {"engine", STR(engine), "auto", 0, 0, "name", "auto, cpu, cuda or cub"},
+        {"allow-uid", STR(allow_uid), "", 0, 0, "users",
+         "comma-separated user names or uids the daemon serves (checked when a client "
+         "connects); with allow-gid empty too, everyone who can open the socket"},
+        {"allow-gid", STR(allow_gid), "", 0, 0, "groups",
+         "comma-separated group names or gids whose members (by primary or supplementary "
+         "group) the daemon serves"},
         {"capacity", NUM(OPT_SIZE, capacity), "16M", 1, 1ull << 40, "keys",
          "largest n one sort may have"},
         {"threads", NUM(OPT_COUNT, threads), "0", 0, 1024, "threads",

@@ -9,6 +9,8 @@
 
 typedef struct sortd__config {
         char socket[256];
+        char allow_uid[1024]; /* comma-separated users served; "" and allow_gid "": everyone */
+        char allow_gid[1024];
         char engine[16];
         uint64_t capacity;
         uint64_t threads;

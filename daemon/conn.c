@@ -288,16 +288,30 @@ static void peer_name(sortd__conn *c)
                          (unsigned)cred.uid, (unsigned)cred.gid);
 }
 
-/* One connection too many: it is told why, then closed. */
-static void refuse_busy(sortd__conn *c)
+/* A connection the daemon does not serve: it is told why, then closed. */
+static void refuse(sortd__conn *c, sortd_status s, const char *why)
 {
-        char why[96];
-
         c->srv->stats.rejected++;
-        snprintf(why, sizeof(why), "too many connections (max-connections = %llu)",
-                 (unsigned long long)c->srv->cfg.max_connections);
-        sortd__pipe_refuse(&c->out, 0, SORTD_E_BUSY, why);
+        sortd__log(SORTD__LOG_NOTICE, "%s: refused: %s", c->name, why);
+        sortd__pipe_refuse(&c->out, 0, s, why);
         c->out.close_after_flush = true;
+}
+
+/* Who is connecting, and whether there is room for them. */
+static void admit_peer(sortd__conn *c)
+{
+        sortd__server *srv = c->srv;
+        char why[256];
+        uv_os_fd_t fd;
+
+        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
+            !sortd__access_allows(&srv->access, fd, why, sizeof(why))) {
+                refuse(c, SORTD_E_DENIED, why);
+        } else if (srv->stats.connections > srv->cfg.max_connections) {
+                snprintf(why, sizeof(why), "too many connections (max-connections = %llu)",
+                         (unsigned long long)srv->cfg.max_connections);
+                refuse(c, SORTD_E_BUSY, why);
+        }
 }
 
 void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
@@ -336,9 +350,6 @@ void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
            big result in fewer wake-ups (the kernel caps it at net.core.wmem_max). */
         uv_send_buffer_size((uv_handle_t *)&c->pipe, &(int){4 << 20});
         sortd__log(SORTD__LOG_INFO, "%s: connected", c->name);
-        if (srv->stats.connections > srv->cfg.max_connections) {
-                srv->stats.rejected++;
-                refuse_busy(c);
-        }
+        admit_peer(c);
         sortd__conn_update(c);
 }

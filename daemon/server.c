@@ -425,6 +425,7 @@ static int run_loop(sortd__server *srv)
 int sortd__run(int argc, char **argv)
 {
         sortd__server srv = {0};
+        char why[256];
         int r;
 
         r = sortd__config_load(&srv.cfg, argc, argv);
@@ -437,6 +438,11 @@ int sortd__run(int argc, char **argv)
            follows the bytes in flight instead of their high-water mark. */
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
         srv.started_ns = uv_hrtime();
+        if (sortd__access_parse(&srv.access, srv.cfg.allow_uid, srv.cfg.allow_gid, why,
+                                sizeof(why)) < 0) {
+                sortd__log(SORTD__LOG_ERR, "%s", why);
+                return 2;
+        }
         if (create_engine(&srv) != SORTD_OK) {
                 sd_notify(0, "STOPPING=1\nSTATUS=cannot create the engine");
                 return 1;

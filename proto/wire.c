@@ -51,9 +51,10 @@ SAME(SORTD__WIRE__STATUS_CODE__E_PROTOCOL, SORTD_E_PROTOCOL);
 SAME(SORTD__WIRE__STATUS_CODE__E_IO, SORTD_E_IO);
 SAME(SORTD__WIRE__STATUS_CODE__E_TIMEOUT, SORTD_E_TIMEOUT);
 SAME(SORTD__WIRE__STATUS_CODE__E_BUSY, SORTD_E_BUSY);
-/* sortd__wire_status_from takes 0..E_SELFCHECK as the known codes: a new code goes after it
-   on both sides, and moves this line. */
 SAME(SORTD__WIRE__STATUS_CODE__E_SELFCHECK, SORTD_E_SELFCHECK);
+/* sortd__wire_status_from takes 0..E_DENIED as the known codes: a new code goes after it
+   on both sides, and moves this line. */
+SAME(SORTD__WIRE__STATUS_CODE__E_DENIED, SORTD_E_DENIED);
 
 #undef SAME_PLUS_ONE
 #undef SAME
@@ -215,7 +216,7 @@ Sortd__Wire__StatusCode sortd__wire_status(sortd_status s)
 
 sortd_status sortd__wire_status_from(Sortd__Wire__StatusCode c)
 {
-        return (int)c >= 0 && (int)c <= (int)SORTD_E_SELFCHECK ? (sortd_status)c : SORTD_E_PROTOCOL;
+        return (int)c >= 0 && (int)c <= (int)SORTD_E_DENIED ? (sortd_status)c : SORTD_E_PROTOCOL;
 }
 
 void sortd__wire_default_socket(char *out, size_t len)

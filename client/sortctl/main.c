@@ -63,6 +63,9 @@ static const char *advice(sortd_status s)
                 return "sort less data, or free memory on the daemon's machine";
         case SORTD_E_TIMEOUT:
                 return "raise --timeout, or check that sortd is not stuck";
+        case SORTD_E_DENIED:
+                return "ask its administrator to add your user or group to allow-uid or "
+                       "allow-gid in sortd.conf";
         case SORTD_E_IO:
         case SORTD_E_PROTOCOL:
                 return "check sortd's log (journalctl -u sortd)";
@@ -105,6 +108,8 @@ static int unreachable(const char *path, sortd_status s, const char *err)
                                "nothing listens on %s (sortd stopped and left its socket): start "
                                "it with systemctl start sortd.socket",
                                path);
+        if (s == SORTD_E_DENIED)
+                return sc_fail(SC_UNREACHABLE, "%s: %s", err, advice(s));
         return sc_fail(s == SORTD_E_INVAL ? SC_FAIL : SC_UNREACHABLE,
                        "cannot reach sortd at %s: %s", path, err);
 }

@@ -19,12 +19,12 @@ import threading
 
 from ._client import Client, Timings, default_socket
 from ._errors import (Busy, CapacityError, ConnectionLost, DeviceError, Error, InvalidRequest,
-                      NotRunning, OutOfMemory, Timeout, Unsupported)
+                      NotRunning, OutOfMemory, PermissionDenied, Timeout, Unsupported)
 
 __all__ = [
     "Client", "Timings", "default_socket", "sort", "argsort",
     "Error", "InvalidRequest", "CapacityError", "OutOfMemory", "DeviceError", "Unsupported",
-    "Busy", "ConnectionLost", "NotRunning", "Timeout",
+    "Busy", "ConnectionLost", "NotRunning", "Timeout", "PermissionDenied",
 ]
 __version__ = "0.1.0"
 

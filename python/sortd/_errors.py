@@ -56,6 +56,11 @@ class Timeout(Error, TimeoutError):
     status = _lib.E_TIMEOUT
 
 
+class PermissionDenied(Error, PermissionError):
+    """The daemon does not serve this user (its allow-uid and allow-gid settings)."""
+    status = _lib.E_DENIED
+
+
 _BY_STATUS = {
     _lib.E_INVAL: InvalidRequest,
     _lib.E_CAPACITY: CapacityError,
@@ -69,6 +74,7 @@ _BY_STATUS = {
     _lib.E_TIMEOUT: Timeout,
     _lib.E_BUSY: Busy,
     _lib.E_SELFCHECK: DeviceError,
+    _lib.E_DENIED: PermissionDenied,
 }
 
 

@@ -13,6 +13,7 @@ from . import _config
 OK = 0
 E_INVAL, E_CAPACITY, E_NOMEM, E_NODEV, E_DEVICE, E_SYSTEM = 1, 2, 3, 4, 5, 6
 E_UNSUPPORTED, E_PROTOCOL, E_IO, E_TIMEOUT, E_BUSY, E_SELFCHECK = 7, 8, 9, 10, 11, 12
+E_DENIED = 13
 
 # sortd_key_type, in the enum's order
 KEY_TYPES = ("u8", "i8", "u16", "i16", "u32", "i32", "f32", "u64", "i64", "f64")

@@ -47,7 +47,7 @@ def test_enums_are_ints(abi):
 def test_constants(abi):
     e = abi["enums"]
     for name in ("OK", "E_INVAL", "E_CAPACITY", "E_NOMEM", "E_NODEV", "E_DEVICE", "E_SYSTEM",
-                 "E_UNSUPPORTED", "E_PROTOCOL", "E_IO", "E_TIMEOUT", "E_BUSY", "E_SELFCHECK",
+                 "E_UNSUPPORTED", "E_PROTOCOL", "E_IO", "E_TIMEOUT", "E_BUSY", "E_SELFCHECK", "E_DENIED",
                  "PAYLOAD_NONE", "PAYLOAD_VALUES32", "PAYLOAD_VALUES64", "PAYLOAD_ARGSORT32",
                  "PAYLOAD_ARGSORT64", "ASCENDING", "DESCENDING", "CUDA_IPC_HANDLE_BYTES",
                  "DEVICE_UUID_BYTES"):

@@ -73,6 +73,17 @@ def test_not_running(tmp_path):
     assert gone in str(e.value)
 
 
+def test_permission_denied(tmp_root):
+    from conftest import Daemon
+    d = Daemon(tmp_root, "--allow-uid", "4000000000")
+    try:
+        with pytest.raises(sortd.PermissionDenied, match="is not served") as e:
+            sortd.Client(d.sock)
+        assert isinstance(e.value, PermissionError)
+    finally:
+        d.stop()
+
+
 def test_closed_client(daemon):
     c = sortd.Client(daemon.sock)
     c.close()

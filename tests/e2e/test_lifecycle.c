@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -329,6 +331,83 @@ START_TEST(max_connections)
 }
 END_TEST
 
+/* What connecting to d gives this process: the status, and the message in err. */
+static sortd_status try_connect(const daemon_proc *d, char *err, size_t len)
+{
+        sortd_conn *c = NULL;
+        sortd_status s = sortd_connect(d->sock, NULL, &c, err, len);
+
+        if (s == SORTD_OK)
+                ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+        sortd_close(c);
+        return s;
+}
+
+/* The same from a child process running as uid and gid; the child's status is its exit code. */
+static sortd_status connect_as(const daemon_proc *d, uid_t uid, gid_t gid)
+{
+        int status;
+        pid_t pid;
+
+        /* The socket's own mode (0660, root's) would keep that user out before the daemon. */
+        ck_assert_int_eq(chmod(d->dir, 0711), 0);
+        ck_assert_int_eq(chmod(d->sock, 0666), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                char err[256];
+
+                if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
+                        _exit(100);
+                _exit((int)try_connect(d, err, sizeof(err)));
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_ne(WEXITSTATUS(status), 100);
+        return (sortd_status)WEXITSTATUS(status);
+}
+
+/* allow-uid and allow-gid: who is not listed is refused with a reply naming them. */
+START_TEST(access_control)
+{
+        char me[32], my_gid[32], err[256];
+        const char *deny[] = {"--allow-uid", "4000000000", NULL};
+        const char *by_uid[] = {"--allow-uid", me, NULL};
+        const char *by_gid[] = {"--allow-uid", "4000000000", "--allow-gid", my_gid, NULL};
+        const char *bad[] = {"--allow-uid", "no-such-user-here", NULL};
+        daemon_proc d = {0};
+        sortd_server_status st;
+
+        snprintf(me, sizeof(me), "%u", (unsigned)getuid());
+        snprintf(my_gid, sizeof(my_gid), "%u", (unsigned)getgid());
+        daemon_start(&d, deny);
+        ck_assert_int_eq(try_connect(&d, err, sizeof(err)), SORTD_E_DENIED);
+        ck_assert_msg(strstr(err, "is not served") && strstr(err, me), "%s", err);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+
+        daemon_start(&d, by_uid);
+        ck_assert_int_eq(try_connect(&d, err, sizeof(err)), SORTD_OK);
+        /* Another user, where this test may switch to one (as root): refused, counted. */
+        if (getuid() == 0) {
+                ck_assert_int_eq(connect_as(&d, 65534, 65534), SORTD_E_DENIED);
+                st = status_of(&d);
+                ck_assert_uint_eq(st.rejected, 1);
+        } else {
+                fprintf(stderr, "access_control: not root: no client under another uid\n");
+        }
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+
+        daemon_start(&d, by_gid);
+        ck_assert_int_eq(try_connect(&d, err, sizeof(err)), SORTD_OK);
+        if (getuid() == 0)
+                ck_assert_int_eq(connect_as(&d, 65534, getgid()), SORTD_OK); /* by its group */
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+
+        /* A name that resolves to nobody stops the daemon at start-up. */
+        ck_assert_int_eq(run_sortd(bad), 2);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("lifecycle");
@@ -343,6 +422,7 @@ int main(void)
         tcase_add_test(tc, config_file_and_bad_options);
         tcase_add_test(tc, engine_choice);
         tcase_add_test(tc, max_connections);
+        tcase_add_test(tc, access_control);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

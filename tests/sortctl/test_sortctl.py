@@ -410,6 +410,15 @@ class SortctlTest(unittest.TestCase):
         self.assert_fails(["bench", "--dist", "zipf"], "'zipf' is not one of the choices")
         self.assert_fails(["bench", "--n", "1<<20"], "'1<<20' is not a count")
 
+    def test_user_not_served(self):
+        d = Daemon(self.tmp, "--allow-uid", "4000000000")
+        try:
+            self.assert_fails(["ping"], "is not served", code=2, sock=d.sock)
+            self.assert_fails(["status"], "add your user or group to allow-uid", code=2,
+                              sock=d.sock)
+        finally:
+            d.stop()
+
     # ---- the progress line ----
 
     def run_on_pty(self, args):

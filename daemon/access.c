@@ -1,0 +1,122 @@
+/* See access.h. */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "access.h"
+
+/* A numeric id, or the id of a name that lookup resolves; -1 when neither. */
+static int resolve(const char *s, bool group, uint32_t *out)
+{
+        char buf[4096];
+        char *end;
+        unsigned long v;
+
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (*s >= '0' && *s <= '9' && !*end && !errno && v < UINT32_MAX) {
+                *out = (uint32_t)v;
+                return 0;
+        }
+        if (group) {
+                struct group g, *gp = NULL;
+
+                if (getgrnam_r(s, &g, buf, sizeof(buf), &gp) == 0 && gp) {
+                        *out = (uint32_t)gp->gr_gid;
+                        return 0;
+                }
+        } else {
+                struct passwd p, *pp = NULL;
+
+                if (getpwnam_r(s, &p, buf, sizeof(buf), &pp) == 0 && pp) {
+                        *out = (uint32_t)pp->pw_uid;
+                        return 0;
+                }
+        }
+        return -1;
+}
+
+/* One setting's list into ids (uid_t and gid_t are both 32-bit on Linux). */
+static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, char *why,
+                      size_t why_len)
+{
+        const char *name = group ? "allow-gid" : "allow-uid";
+        char copy[1024], *save = NULL;
+
+        *n = 0;
+        if (strlen(list) >= sizeof(copy)) {
+                snprintf(why, why_len, "%s is too long", name);
+                return -1;
+        }
+        strcpy(copy, list);
+        for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+                if (*n == SORTD__ACCESS_MAX_IDS) {
+                        snprintf(why, why_len, "%s lists more than %d entries", name,
+                                 SORTD__ACCESS_MAX_IDS);
+                        return -1;
+                }
+                if (resolve(t, group, &ids[*n]) < 0) {
+                        snprintf(why, why_len, "%s: '%s' is no %s id nor a known %s name", name, t,
+                                 group ? "group" : "user", group ? "group" : "user");
+                        return -1;
+                }
+                ++*n;
+        }
+        return 0;
+}
+
+_Static_assert(sizeof(uid_t) == sizeof(uint32_t) && sizeof(gid_t) == sizeof(uint32_t),
+               "ids are 32-bit");
+
+int sortd__access_parse(sortd__access *a, const char *uids, const char *gids, char *why,
+                        size_t why_len)
+{
+        *a = (sortd__access){0};
+        if (parse_list(uids, false, (uint32_t *)a->uids, &a->nuids, why, why_len) < 0 ||
+            parse_list(gids, true, (uint32_t *)a->gids, &a->ngids, why, why_len) < 0)
+                return -1;
+        a->on = a->nuids || a->ngids;
+        return 0;
+}
+
+static bool has_gid(const sortd__access *a, gid_t g)
+{
+        for (size_t i = 0; i < a->ngids; i++)
+                if (a->gids[i] == g)
+                        return true;
+        return false;
+}
+
+bool sortd__access_allows(const sortd__access *a, int fd, char *why, size_t why_len)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        gid_t groups[256];
+
+        if (!a->on)
+                return true;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+                snprintf(why, why_len, "the peer's credentials are unknown (%s)", strerror(errno));
+                return false;
+        }
+        for (size_t i = 0; i < a->nuids; i++)
+                if (a->uids[i] == cred.uid)
+                        return true;
+        if (has_gid(a, cred.gid))
+                return true;
+        len = sizeof(groups);
+        if (a->ngids && getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
+                for (size_t i = 0; i < len / sizeof(groups[0]); i++)
+                        if (has_gid(a, groups[i]))
+                                return true;
+        snprintf(why, why_len,
+                 "uid %u (gid %u) is not served: neither in allow-uid nor, by any of its "
+                 "groups, in allow-gid",
+                 (unsigned)cred.uid, (unsigned)cred.gid);
+        return false;
+}

@@ -1,0 +1,34 @@
+/*
+ * Who the daemon serves (access.c). The socket's mode (0660, or what systemd gives it) is the
+ * first gate; allow-uid and allow-gid are an optional second one, checked with the peer's
+ * credentials from the kernel (SO_PEERCRED, SO_PEERGROUPS) when it connects: with either list
+ * set, a peer is served when its uid is in allow-uid, or its primary or any supplementary gid
+ * is in allow-gid.
+ */
+#ifndef SORTD_DAEMON_ACCESS_H
+#define SORTD_DAEMON_ACCESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SORTD__ACCESS_MAX_IDS 64
+
+typedef struct sortd__access {
+        bool on; /* a list was given: only those it names are served */
+        uid_t uids[SORTD__ACCESS_MAX_IDS];
+        gid_t gids[SORTD__ACCESS_MAX_IDS];
+        size_t nuids, ngids;
+} sortd__access;
+
+/*
+ * Parses the settings: comma-separated user (group) names or numeric ids, names resolved now.
+ * Returns 0, or -1 with why naming the entry at fault.
+ */
+int sortd__access_parse(sortd__access *a, const char *uids, const char *gids, char *why,
+                        size_t why_len);
+
+/* Whether the peer connected on fd is served; when not, why says who it is and why not. */
+bool sortd__access_allows(const sortd__access *a, int fd, char *why, size_t why_len);
+
+#endif
