@@ -98,7 +98,9 @@ class Client:
         self._lib = _lib.load()
         self._conn = None
         self._lock = threading.Lock()  # one call at a time on the connection
-        self._regions_lock = threading.Lock()  # _live, _dead, _closed: finalizers take it
+        # _live, _dead, _closed. Finalizers take it, and the collector may run one on a thread
+        # that holds it already: hence re-entrant, and nothing iterates _live while holding it.
+        self._regions_lock = threading.RLock()
         self._live = {}  # id -> _Region of each array from empty() still alive
         self._dead = []  # regions whose arrays died, destroyed at the next call
         self._closed = False
@@ -234,9 +236,10 @@ class Client:
             return None
         addr, size = a.ctypes.data, a.nbytes
         with self._regions_lock:
-            for region in self._live.values():
-                if region.addr <= addr and addr + size <= region.addr + region.size:
-                    return region, addr - region.addr
+            live = list(self._live.values())
+        for region in live:
+            if region.addr <= addr and addr + size <= region.addr + region.size:
+                return region, addr - region.addr
         return None
 
     def _lease(self, size):
