@@ -33,6 +33,7 @@
         X(batches, 26, UINT64, "batches")                   /* engine calls that sorted several */ \
         X(batched, 27, UINT64, "sorts in batches")                                                 \
         X(cpu_path_keys, 28, UINT64, "cpu path up to keys") /* 0: none (cpu-path-keys) */          \
-        X(cpu_path_sorts, 29, UINT64, "sorts on the cpu path")
+        X(cpu_path_sorts, 29, UINT64, "sorts on the cpu path")                                     \
+        X(timed_out, 30, UINT64, "connections timed out") /* frame-, idle-timeout-ms */
 
 #endif

@@ -77,6 +77,12 @@ static const struct option_def {
          "bytes of shared-memory regions mapped for all connections together"},
         {"drain-timeout-ms", NUM(OPT_COUNT, drain_timeout_ms), "30000", 0, 86400000, "ms",
          "on SIGTERM, how long queued work may take before connections are closed"},
+        {"frame-timeout-ms", NUM(OPT_COUNT, frame_timeout_ms), "30000", 0, 86400000, "ms",
+         "a client that stops sending in the middle of a request for this long is "
+         "disconnected; 0 = never"},
+        {"idle-timeout-ms", NUM(OPT_COUNT, idle_timeout_ms), "0", 0, 86400000, "ms",
+         "a connection with no request in progress or unanswered for this long is closed; 0 = "
+         "never"},
         {"log-level", NUM(OPT_LOG_LEVEL, log_level), "info", 0, 0, "level",
          "error, warning, notice, info or debug"},
 #undef STR

@@ -28,6 +28,8 @@ typedef struct sortd__config {
         uint64_t max_regions;       /* shared-memory regions per connection */
         uint64_t max_region_bytes;  /* mapped by all connections together */
         uint64_t drain_timeout_ms;
+        uint64_t frame_timeout_ms; /* a frame in progress may go this long without a byte */
+        uint64_t idle_timeout_ms;  /* a connection with nothing in progress; 0: for ever */
         int log_level;
 } sortd__config;
 

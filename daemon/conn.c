@@ -77,8 +77,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         }
         if (nread == 0)
                 return;
+        c->last_byte = uv_hrtime();
         if (sortd__fr_at_boundary(&c->fr))
-                c->fr_started = uv_hrtime();
+                c->fr_started = c->last_byte;
         c->srv->stats.bytes_in += (uint64_t)nread;
         sortd__dispatch(c, sortd__fr_consumed(&c->fr, (size_t)nread));
         sortd__pipe_flush(&c->out);
@@ -125,9 +126,10 @@ static void update_reading(sortd__conn *c)
                uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= cfg->max_write_queue &&
                !drained(c) && c->fr.state != SORTD__FR_AWAIT_SINK &&
                c->fr.state != SORTD__FR_FAILED;
-        if (want && !c->reading_on)
+        if (want && !c->reading_on) {
                 r = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
-        else if (!want && c->reading_on)
+                c->last_byte = uv_hrtime(); /* the timeouts count from now, not from the stop */
+        } else if (!want && c->reading_on)
                 uv_read_stop((uv_stream_t *)&c->pipe);
         if (r < 0) {
                 sortd__log(SORTD__LOG_WARNING, "%s: cannot read: %s", c->name, uv_strerror(r));
@@ -273,6 +275,32 @@ void sortd__conn_close(sortd__conn *c)
         uv_close((uv_handle_t *)&c->pipe, on_close);
 }
 
+/* ---- timeouts ---- */
+
+void sortd__conn_check_timeouts(sortd__conn *c, uint64_t now)
+{
+        const sortd__config *cfg = &c->srv->cfg;
+        uint64_t quiet_ms = (now - c->last_byte) / 1000000;
+        bool mid_frame = !sortd__fr_at_boundary(&c->fr) || c->reading;
+
+        /* Reads the daemon stopped itself (limits, memory) are no stall of the client's. */
+        if (c->closing || !c->reading_on)
+                return;
+        if (mid_frame && cfg->frame_timeout_ms && quiet_ms >= cfg->frame_timeout_ms) {
+                sortd__log(SORTD__LOG_INFO,
+                           "%s: no byte of its request for %llu ms (frame-timeout-ms): closing",
+                           c->name, (unsigned long long)quiet_ms);
+        } else if (!mid_frame && cfg->idle_timeout_ms && quiet_ms >= cfg->idle_timeout_ms &&
+                   c->in_engine == 0 && sortd__pipe_idle(&c->out)) {
+                sortd__log(SORTD__LOG_INFO, "%s: idle for %llu ms (idle-timeout-ms): closing",
+                           c->name, (unsigned long long)quiet_ms);
+        } else {
+                return;
+        }
+        c->srv->stats.timed_out++;
+        sortd__conn_close(c);
+}
+
 /* ---- accept ---- */
 
 static void peer_name(sortd__conn *c)
@@ -345,6 +373,7 @@ void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
                 return;
         }
         srv->stats.connections_total++;
+        c->last_byte = uv_hrtime();
         peer_name(c);
         /* Replies leave through the daemon's send buffer: as in libsortd, a large one moves a
            big result in fewer wake-ups (the kernel caps it at net.core.wmem_max). */

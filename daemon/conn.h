@@ -38,6 +38,7 @@ typedef struct sortd__conn {
         sortd__job *reading;    /* the sort whose payload is arriving */
         size_t in_engine;       /* jobs the engine thread holds */
         uint64_t fr_started;    /* when the current frame's first byte came */
+        uint64_t last_byte;     /* when the last byte came (or the connection opened) */
         bool reading_on, closing, closed;
 } sortd__conn;
 
@@ -51,5 +52,7 @@ void sortd__conn_admitted(sortd__waiter *w);
 void sortd__conn_update(sortd__conn *c);
 /* Starts the close of c (idempotent). */
 void sortd__conn_close(sortd__conn *c);
+/* Closes c if it has been quiet past frame-timeout-ms mid-frame, or idle-timeout-ms idle. */
+void sortd__conn_check_timeouts(sortd__conn *c, uint64_t now);
 
 #endif

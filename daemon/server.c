@@ -275,6 +275,8 @@ static void finish(sortd__server *srv)
         close_handle((uv_handle_t *)&srv->drain_timer);
         if (srv->watchdog_on)
                 close_handle((uv_handle_t *)&srv->watchdog);
+        if (srv->reaper_on)
+                close_handle((uv_handle_t *)&srv->reaper);
         sortd__worker_stop(&srv->worker);
         sortd__worker_stop(&srv->cpu_worker);
 }
@@ -321,6 +323,33 @@ static void on_watchdog(uv_timer_t *t)
         sd_notify(0, "WATCHDOG=1");
 }
 
+static void on_reaper(uv_timer_t *t)
+{
+        sortd__server *srv = t->data;
+        uint64_t now = uv_hrtime();
+
+        for (sortd__conn *c = srv->conns, *next; c; c = next) {
+                next = c->next; /* a close unlinks c only later, in its handle's callback */
+                sortd__conn_check_timeouts(c, now);
+        }
+}
+
+/* Checks the connections' timeouts a few times per the shortest one, at most every second. */
+static void start_reaper(sortd__server *srv)
+{
+        uint64_t t = srv->cfg.frame_timeout_ms, idle = srv->cfg.idle_timeout_ms;
+
+        if (!t || (idle && idle < t))
+                t = idle;
+        if (!t)
+                return;
+        t = t / 4 < 10 ? 10 : t / 4 > 1000 ? 1000 : t / 4;
+        uv_timer_init(srv->loop, &srv->reaper);
+        srv->reaper.data = srv;
+        uv_timer_start(&srv->reaper, on_reaper, t, t);
+        srv->reaper_on = true;
+}
+
 /* ---- run ---- */
 
 static int start_handles(sortd__server *srv)
@@ -342,6 +371,7 @@ static int start_handles(sortd__server *srv)
                 uv_timer_start(&srv->watchdog, on_watchdog, usec / 2000, usec / 2000);
                 srv->watchdog_on = true;
         }
+        start_reaper(srv);
         return 0;
 }
 

@@ -44,8 +44,8 @@ typedef struct sortd__server {
         uv_pipe_t listener;
         bool listening;
         uv_signal_t sigterm, sigint;
-        uv_timer_t watchdog, drain_timer;
-        bool watchdog_on, draining;
+        uv_timer_t watchdog, drain_timer, reaper;
+        bool watchdog_on, reaper_on, draining;
         uint64_t started_ns;
         struct sortd__conn *conns; /* every open connection */
         sortd__stats stats;

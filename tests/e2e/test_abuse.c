@@ -3,12 +3,14 @@
  * at a time, and clients killed mid-payload or with sorts queued and running.
  */
 #include <check.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -317,6 +319,66 @@ START_TEST(client_killed)
 }
 END_TEST
 
+/* Seconds until the daemon closes fd (a read returns 0 or fails), at most limit. */
+static double until_closed(int fd, double limit)
+{
+        struct timespec t0, t1;
+        char buf[4096];
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (;;) {
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                double t = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+                if (t > limit)
+                        return t;
+                if (poll(&p, 1, 50) == 1 && read(fd, buf, sizeof(buf)) <= 0)
+                        return t;
+        }
+}
+
+/* frame-timeout-ms and idle-timeout-ms: stalled and idle clients are closed; one that keeps
+   talking is not. */
+START_TEST(timeouts)
+{
+        const char *extra[] = {"--frame-timeout-ms", "300", "--idle-timeout-ms", "800", NULL};
+        daemon_proc d = {0};
+        uint8_t half[8] = {0};
+        int stalled, in_payload, idle;
+        sortd_conn *good;
+
+        daemon_start(&d, extra);
+        good = client_open(&d);
+        stalled = raw_connect(d.sock);
+        in_payload = raw_connect(d.sock);
+        idle = raw_connect(d.sock);
+        ck_assert_int_eq(write(stalled, half, sizeof(half)), (ssize_t)sizeof(half));
+        Sortd__Wire__Sort s = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32,
+                                           SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 1024);
+        raw_send_sort(in_payload, 1, &s, 4096);
+        raw_send_zeros(in_payload, 100);
+        /* A half header and a payload cut short: gone after about 300 ms. */
+        double t1 = until_closed(stalled, 5), t2 = until_closed(in_payload, 5);
+        ck_assert_msg(t1 > 0.2 && t1 < 3, "a stalled header closed after %.2f s", t1);
+        ck_assert_msg(t2 < 3, "a stalled payload closed after %.2f s", t2);
+        /* The talker pings every 100 ms for over a second: past the idle limit, still served. */
+        for (int i = 0; i < 12; i++) {
+                ck_assert_int_eq(sortd_ping(good), SORTD_OK);
+                usleep(100000);
+        }
+        double t3 = until_closed(idle, 5);
+        ck_assert_msg(t3 < 3, "an idle connection closed after %.2f s", t3);
+        ck_assert_int_eq(sortd_ping(good), SORTD_OK);
+        ck_assert_uint_eq(status_of(&d).timed_out, 3);
+        close(stalled);
+        close(in_payload);
+        close(idle);
+        sortd_close(good);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("abuse");
@@ -325,6 +387,7 @@ int main(void)
         tcase_add_unchecked_fixture(abuse, shared_start, shared_stop);
         tcase_set_timeout(abuse, 30);
         tcase_add_loop_test(abuse, bad_input, 0, BAD_INPUTS);
+        tcase_add_test(abuse, timeouts);
         tcase_add_loop_test(abuse, client_killed, 0,
                             (int)(sizeof(killed_cases) / sizeof(killed_cases[0])));
         suite_add_tcase(s, abuse);
