@@ -246,10 +246,20 @@ static void on_close(uv_handle_t *h)
         gone(srv);
 }
 
+/* Takes c's jobs that wait in q (flow f) out of it: they are cancelled, never sorted. */
+static void cancel_queued(sortd__conn *c, sortd__fair_queue *q, sortd__flow *f)
+{
+        for (sortd__job *j = sortd__fq_cancel(q, f); j; j = j->qnext) {
+                j->cancelled = true;
+                c->in_engine--;
+                if (sortd__job_is_sort(j))
+                        c->srv->stats.cancelled++;
+        }
+}
+
 void sortd__conn_close(sortd__conn *c)
 {
         sortd__server *srv = c->srv;
-        sortd__job *j, *cancelled;
 
         if (c->closing)
                 return;
@@ -259,16 +269,8 @@ void sortd__conn_close(sortd__conn *c)
         if (c->reading_on)
                 uv_read_stop((uv_stream_t *)&c->pipe);
         c->reading_on = false;
-        for (int lane = 0; lane < 2; lane++) {
-                cancelled = lane ? sortd__fq_cancel(&srv->cpu_queue, &c->cpu_flow)
-                                 : sortd__fq_cancel(&srv->queue, &c->flow);
-                for (j = cancelled; j; j = j->qnext) {
-                        j->cancelled = true;
-                        c->in_engine--;
-                        if (sortd__job_is_sort(j))
-                                srv->stats.cancelled++;
-                }
-        }
+        cancel_queued(c, &srv->queue, &c->flow);
+        cancel_queued(c, &srv->cpu_queue, &c->cpu_flow);
         sortd__dispatch_closing(c);
         sortd__pipe_close(&c->out);
         c->reading = NULL;
@@ -373,7 +375,6 @@ void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
                 return;
         }
         srv->stats.connections_total++;
-        c->last_byte = uv_hrtime();
         peer_name(c);
         /* Replies leave through the daemon's send buffer: as in libsortd, a large one moves a
            big result in fewer wake-ups (the kernel caps it at net.core.wmem_max). */

@@ -46,7 +46,7 @@ void sortd__reply_status(sortd__reply *m, uint64_t id, sortd__server *srv)
         reply_init(m, id);
         *r = (Sortd__Wire__StatusReply)SORTD__WIRE__STATUS_REPLY__INIT;
         s.queued = sortd__fq_length(&srv->queue) + sortd__fq_length(&srv->cpu_queue);
-        s.cpu_path_keys = srv->cpu_path ? srv->cpu_path_keys : 0;
+        s.cpu_path_keys = srv->cpu_path_keys; /* 0 without a CPU path (route.c) */
         s.regions = srv->regions.regions;
         s.region_bytes = srv->regions.mapped_bytes;
         s.host_pool_bytes = srv->pool.bytes;

@@ -135,6 +135,13 @@ static sortd_status sort_begin(sortd_engine *e, const sortd_sort_desc *desc, voi
         return check_buffers(e, p, keys, vals, n);
 }
 
+/* A sort of one key: only an argsort has anything to write. */
+static void sort_one(const sortd__plan *p, void *vals)
+{
+        if (p->argsort)
+                memset(vals, 0, p->val_bytes); /* index 0, in either width */
+}
+
 sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
                                size_t n)
 {
@@ -147,8 +154,7 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
         if (s != SORTD_OK || n == 0)
                 return s;
         if (n == 1) {
-                if (p.argsort)
-                        memset(vals, 0, p.val_bytes); /* index 0, in either width */
+                sort_one(&p, vals);
                 return SORTD_OK;
         }
         return e->ops->sort(e, &p, keys, vals, n);
@@ -161,8 +167,8 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
 static void finish_item(sortd_engine *e, sortd_engine_batch_item *it, sortd_status s,
                         const sortd__plan *p)
 {
-        if (s == SORTD_OK && it->n == 1 && p->argsort)
-                memset(it->vals, 0, p->val_bytes); /* index 0, in either width */
+        if (s == SORTD_OK && it->n == 1)
+                sort_one(p, it->vals);
         it->status = s;
         snprintf(it->why, sizeof(it->why), "%s", s == SORTD_OK ? "" : e->why);
 }

@@ -15,6 +15,7 @@ import math
 import os
 import threading
 import time
+import weakref
 from collections import namedtuple
 
 from . import _arrays, _cuda, _errors, _lib
@@ -202,22 +203,22 @@ class Client:
         n = int(n)
         if n < 0:
             raise ValueError(f"n must be >= 0, not {n}")
-        region = self._create_region(max(n * dtype.itemsize, 1))
+        with self._call():
+            region = self._create_region(max(n * dtype.itemsize, 1))
         buf = (ctypes.c_char * region.size).from_address(region.addr)
         with self._regions_lock:
             self._live[id(region)] = region
-        import weakref
         weakref.finalize(buf, self._array_died, region)
         return np.frombuffer(buf, dtype=dtype, count=n)
 
     def _create_region(self, size):
+        """A new region of size bytes. Called in a call."""
         handle = ctypes.c_void_p()
-        with self._call():
+        status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
+        if status in (_lib.E_BUSY, _lib.E_NOMEM) and self._pool:
+            self._drop_pool()  # the connection's region limit, or memory: free the cached ones
             status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
-            if status == _lib.E_BUSY and self._pool:
-                self._drop_pool()  # the connection's region limit: free the cached ones
-                status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
-            self._check(status)
+        self._check(status)
         return _Region(handle.value, self._lib.sortd_region_data(handle),
                        self._lib.sortd_region_size(handle))
 
@@ -249,14 +250,7 @@ class Client:
             region = min(fits, key=lambda r: r.size)
             self._pool.remove(region)
             return region
-        handle = ctypes.c_void_p()
-        size = max(POOL_MIN_BYTES, 1 << (size - 1).bit_length())
-        status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
-        if status in (_lib.E_BUSY, _lib.E_NOMEM) and self._pool:
-            self._drop_pool()
-            status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
-        self._check(status)
-        return _Region(handle.value, self._lib.sortd_region_data(handle), size)
+        return self._create_region(max(POOL_MIN_BYTES, 1 << (size - 1).bit_length()))
 
     def _give_back(self, region):
         self._pool.append(region)
