@@ -216,7 +216,9 @@ class gpu_bench
                 std::sort(caps.rbegin(), caps.rend());
                 caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
                 for (size_t cap : caps) {
-                        sortd_engine_config cfg = {cap, 1, 0};
+                        sortd_engine_config cfg{};
+                        cfg.capacity = cap;
+                        cfg.threads = 1;
                         sortd_engine *e = nullptr;
                         char msg[256] = "";
                         sortd_status s =

@@ -93,7 +93,9 @@ class engine_cache
                 if (it != engines_.end())
                         return it->second;
 
-                sortd_engine_config cfg = {capacity_, threads, 0};
+                sortd_engine_config cfg{};
+                cfg.capacity = capacity_;
+                cfg.threads = threads;
                 sortd_engine *e = nullptr;
                 char why[256] = "";
                 sortd_status s = sortd_engine_create(kind.c_str(), &cfg, &e, why, sizeof(why));

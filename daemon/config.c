@@ -35,6 +35,10 @@ static const struct option_def {
          "listening socket when systemd passes none (default: $SORTD_SOCKET, "
          "/run/sortd/sortd.sock as root, else $XDG_RUNTIME_DIR/sortd.sock)"},
         {"engine", STR(engine), "auto", 0, 0, "name", "auto, cpu, cuda or cub"},
+        {"on-device-loss", STR(on_device_loss), "recreate", 0, 0, "policy",
+         "when the engine's device fails for good (a sticky CUDA error): recreate = a new "
+         "engine of the same kind, or the cpu engine if that cannot serve; cpu = the cpu "
+         "engine"},
         {"allow-uid", STR(allow_uid), "", 0, 0, "users",
          "comma-separated user names or uids the daemon serves (checked when a client "
          "connects); with allow-gid empty too, everyone who can open the socket"},

@@ -12,6 +12,7 @@ typedef struct sortd__config {
         char allow_uid[1024]; /* comma-separated users served; "" and allow_gid "": everyone */
         char allow_gid[1024];
         char engine[16];
+        char on_device_loss[16]; /* recreate or cpu (recovery.c) */
         uint64_t capacity;
         uint64_t threads;
         uint64_t max_request_bytes;

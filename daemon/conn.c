@@ -48,7 +48,10 @@ static void on_eof(sortd__conn *c, ssize_t err)
                 c->out.close_after_flush = true;
                 return;
         }
-        if (err == UV_EOF) {
+        if (err == UV_EOF && c->reading) {
+                /* A whole request whose payload stopped: the sort is cancelled (close). */
+                sortd__log(SORTD__LOG_INFO, "%s: connection closed in a sort's payload", c->name);
+        } else if (err == UV_EOF) {
                 c->srv->stats.protocol_errors++;
                 sortd__log(SORTD__LOG_INFO, "%s: connection closed in the middle of a frame",
                            c->name);
@@ -190,14 +193,16 @@ static void sort_done(sortd__server *srv, sortd__conn *c, sortd__job *j)
                 sortd__region_release(j->keys_rg);
         if (j->vals_rg)
                 sortd__region_release(j->vals_rg);
-        if (j->status == SORTD_OK) {
+        /* Each sort ends counted once: a client that left before its reply was sent cancelled
+           it, however the engine did. */
+        if (c->closing) {
+                srv->stats.cancelled++;
+        } else if (j->status == SORTD_OK) {
                 srv->stats.sorts_ok++;
                 srv->stats.keys_sorted += j->n;
         } else {
                 srv->stats.sorts_failed++;
         }
-        if (c->closing)
-                srv->stats.cancelled++;
         srv->stats.cpu_path_sorts += j->cpu_path;
         if (j->batch_size) {
                 srv->stats.batched++;
@@ -273,6 +278,8 @@ void sortd__conn_close(sortd__conn *c)
         cancel_queued(c, &srv->cpu_queue, &c->cpu_flow);
         sortd__dispatch_closing(c);
         sortd__pipe_close(&c->out);
+        if (c->reading)
+                srv->stats.cancelled++; /* its payload never came whole */
         c->reading = NULL;
         uv_close((uv_handle_t *)&c->pipe, on_close);
 }

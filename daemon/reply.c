@@ -21,17 +21,18 @@ static void limits_fill(const sortd__server *srv, Sortd__Wire__Limits *l)
         l->max_region_bytes = srv->cfg.max_region_bytes;
 }
 
-void sortd__reply_hello(sortd__reply *m, uint64_t id, const sortd__server *srv)
+void sortd__reply_hello(sortd__reply *m, uint64_t id, sortd__server *srv)
 {
         Sortd__Wire__HelloReply *hr = &m->body.hello;
+        const sortd__serving *serving = sortd__recovery_serving(&srv->recovery);
 
         reply_init(m, id);
         *hr = (Sortd__Wire__HelloReply)SORTD__WIRE__HELLO_REPLY__INIT;
         limits_fill(srv, &m->limits);
         hr->protocol_version = SORTD__WIRE_VERSION;
         hr->server_version = SORTD_VERSION_STRING;
-        hr->engine = (char *)sortd_engine_kind(srv->engine);
-        hr->device = (char *)sortd_engine_device(srv->engine);
+        hr->engine = (char *)sortd_engine_kind(serving->engine);
+        hr->device = (char *)sortd_engine_device(serving->engine);
         hr->capacity = sortd_engine_capacity(srv->engine);
         hr->limits = &m->limits;
         m->r.body_case = SORTD__WIRE__REPLY__BODY_HELLO;
@@ -41,20 +42,22 @@ void sortd__reply_hello(sortd__reply *m, uint64_t id, const sortd__server *srv)
 void sortd__reply_status(sortd__reply *m, uint64_t id, sortd__server *srv)
 {
         Sortd__Wire__StatusReply *r = &m->body.status;
+        const sortd__serving *serving = sortd__recovery_serving(&srv->recovery);
         sortd__stats s = srv->stats;
 
         reply_init(m, id);
         *r = (Sortd__Wire__StatusReply)SORTD__WIRE__STATUS_REPLY__INIT;
         s.queued = sortd__fq_length(&srv->queue) + sortd__fq_length(&srv->cpu_queue);
         s.cpu_path_keys = srv->cpu_path_keys; /* 0 without a CPU path (route.c) */
+        s.engines_lost = atomic_load(&srv->recovery.losses);
         s.regions = srv->regions.regions;
         s.region_bytes = srv->regions.mapped_bytes;
         s.host_pool_bytes = srv->pool.bytes;
         limits_fill(srv, &m->limits);
         r->server_version = SORTD_VERSION_STRING;
-        r->engine = (char *)sortd_engine_kind(srv->engine);
-        r->device = (char *)sortd_engine_device(srv->engine);
-        r->engine_reason = srv->engine_reason;
+        r->engine = (char *)sortd_engine_kind(serving->engine);
+        r->device = (char *)sortd_engine_device(serving->engine);
+        r->engine_reason = (char *)serving->reason;
         r->capacity = sortd_engine_capacity(srv->engine);
         r->uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000;
 #define FILL(name, field, wire_type, label) r->name = s.name;

@@ -27,7 +27,7 @@ typedef struct sortd__reply {
         Sortd__Wire__Limits limits;
 } sortd__reply;
 
-void sortd__reply_hello(sortd__reply *m, uint64_t id, const struct sortd__server *srv);
+void sortd__reply_hello(sortd__reply *m, uint64_t id, struct sortd__server *srv);
 /* The status counters, the engine and the limits, as they stand now. */
 void sortd__reply_status(sortd__reply *m, uint64_t id, struct sortd__server *srv);
 void sortd__reply_ping(sortd__reply *m, uint64_t id, uint64_t nonce);

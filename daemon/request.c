@@ -150,6 +150,7 @@ static void check_body(const Sortd__Wire__Request *req, uint64_t payload_len,
                 rq->nonce = req->ping->nonce;
                 break;
         case SORTD__WIRE__REQUEST__BODY_SORT:
+                stats->sort_requests++;
                 check_sort(req->sort, payload_len, lim, stats, rq);
                 break;
         case SORTD__WIRE__REQUEST__BODY_REGISTER_REGION:

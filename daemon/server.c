@@ -22,40 +22,18 @@
 
 /* ---- engine ---- */
 
-/*
- * Creates the engine `kind` and runs its self-check (engine.h: GPU engines against the CPU
- * engine); an engine that sorts wrong is not served. *out is set on success only; report gets
- * the self-check's account, or why the engine cannot serve.
- */
-static sortd_status open_engine(const char *kind, const sortd_engine_config *ec, sortd_engine **out,
-                                char *report, size_t len)
-{
-        sortd_engine *e;
-        sortd_status s = sortd_engine_create(kind, ec, &e, report, len);
-
-        if (s != SORTD_OK)
-                return s;
-        s = sortd_engine_selfcheck(e, report, len);
-        if (s != SORTD_OK) {
-                sortd_engine_destroy(e);
-                return s;
-        }
-        *out = e;
-        return SORTD_OK;
-}
-
 /* auto: cuda where it is present and passes its self-check, else cpu, saying why. */
 static sortd_status create_auto(sortd__server *srv, const sortd_engine_config *ec)
 {
         char report[256], cpu_report[256];
-        sortd_status s = open_engine("cuda", ec, &srv->engine, report, sizeof(report));
+        sortd_status s = sortd__engine_open("cuda", ec, &srv->engine, report, sizeof(report));
 
         if (s == SORTD_OK) {
                 snprintf(srv->engine_reason, sizeof(srv->engine_reason), "auto chose cuda: %s",
                          report);
                 return s;
         }
-        s = open_engine("cpu", ec, &srv->engine, cpu_report, sizeof(cpu_report));
+        s = sortd__engine_open("cpu", ec, &srv->engine, cpu_report, sizeof(cpu_report));
         if (s == SORTD_OK)
                 snprintf(srv->engine_reason, sizeof(srv->engine_reason),
                          "auto chose cpu: cuda cannot serve (%s)", report);
@@ -66,19 +44,49 @@ static sortd_status create_auto(sortd__server *srv, const sortd_engine_config *e
         return s;
 }
 
-static sortd_status create_engine(sortd__server *srv)
+/*
+ * SORTD_TEST_FAULT=KIND:EVERY, for tests only: the engine's every EVERY-th sort fails, as a
+ * device out of memory (nomem), a device error (device) or one that loses the device (lost).
+ */
+static int test_faults(sortd_engine_faults *f)
 {
-        sortd_engine_config ec = {
-                .capacity = srv->cfg.capacity,
-                .threads = (unsigned)srv->cfg.threads,
-        };
+        const char *spec = getenv("SORTD_TEST_FAULT");
+        char kind[16];
+        unsigned every;
+        int end = 0;
+
+        if (!spec || !*spec)
+                return 0;
+        if (sscanf(spec, "%15[a-z]:%u%n", kind, &every, &end) != 2 || spec[end] || every == 0)
+                goto bad;
+        *f = (sortd_engine_faults){.every = every, .status = SORTD_E_DEVICE};
+        if (strcmp(kind, "nomem") == 0)
+                f->status = SORTD_E_NOMEM;
+        else if (strcmp(kind, "lost") == 0)
+                f->lose_device = 1;
+        else if (strcmp(kind, "device") != 0)
+                goto bad;
+        sortd__log(SORTD__LOG_WARNING,
+                   "SORTD_TEST_FAULT=%s: one engine call in %u fails (a test hook)", spec, every);
+        return 0;
+bad:
+        sortd__log(SORTD__LOG_ERR,
+                   "SORTD_TEST_FAULT='%s': want KIND:EVERY, KIND nomem, device or lost, EVERY >= 1",
+                   spec);
+        return -1;
+}
+
+/* ec: the settings and faults the engine is made with; policy: what replaces it. */
+static sortd_status create_engine(sortd__server *srv, const sortd_engine_config *ec,
+                                  enum sortd__loss_policy policy)
+{
         char report[256];
         sortd_status s;
 
         if (strcmp(srv->cfg.engine, "auto") == 0) {
-                s = create_auto(srv, &ec);
+                s = create_auto(srv, ec);
         } else {
-                s = open_engine(srv->cfg.engine, &ec, &srv->engine, report, sizeof(report));
+                s = sortd__engine_open(srv->cfg.engine, ec, &srv->engine, report, sizeof(report));
                 snprintf(srv->engine_reason, sizeof(srv->engine_reason), "%s %s: %s",
                          s == SORTD_OK ? "configured" : "cannot create engine", srv->cfg.engine,
                          report);
@@ -87,6 +95,7 @@ static sortd_status create_engine(sortd__server *srv)
                 sortd__log(SORTD__LOG_ERR, "%s (%s)", srv->engine_reason, sortd_strerror(s));
                 return s;
         }
+        sortd__recovery_init(&srv->recovery, policy, ec, srv->engine, srv->engine_reason);
         /* Asked now, while no other thread calls the engine; CUDA regions need it. */
         srv->has_device = sortd_engine_device_uuid(srv->engine, srv->device_uuid) == SORTD_OK;
         sortd__log(SORTD__LOG_NOTICE, "engine %s (%s): %s", sortd_engine_kind(srv->engine),
@@ -387,6 +396,7 @@ static int serve(sortd__server *srv)
                 .max_jobs = SORTD__BATCH_MAX_JOBS,
         };
 
+        sortd__worker_on_loss(&srv->worker, sortd__recovery_replace, &srv->recovery);
         r = sortd__worker_start(&srv->worker, srv->loop, srv->engine, &srv->queue, &lim,
                                 sortd__conn_complete, srv);
         if (r == 0 && srv->cpu_path) {
@@ -455,6 +465,8 @@ static int run_loop(sortd__server *srv)
 int sortd__run(int argc, char **argv)
 {
         sortd__server srv = {0};
+        sortd_engine_config ec = {0};
+        enum sortd__loss_policy policy;
         char why[256];
         int r;
 
@@ -468,12 +480,20 @@ int sortd__run(int argc, char **argv)
            follows the bytes in flight instead of their high-water mark. */
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
         srv.started_ns = uv_hrtime();
+        ec.capacity = srv.cfg.capacity;
+        ec.threads = (unsigned)srv.cfg.threads;
         if (sortd__access_parse(&srv.access, srv.cfg.allow_uid, srv.cfg.allow_gid, why,
                                 sizeof(why)) < 0) {
                 sortd__log(SORTD__LOG_ERR, "%s", why);
                 return 2;
         }
-        if (create_engine(&srv) != SORTD_OK) {
+        if (sortd__recovery_policy(srv.cfg.on_device_loss, &policy, why, sizeof(why)) < 0) {
+                sortd__log(SORTD__LOG_ERR, "%s", why);
+                return 2;
+        }
+        if (test_faults(&ec.faults) < 0)
+                return 2;
+        if (create_engine(&srv, &ec, policy) != SORTD_OK) {
                 sd_notify(0, "STOPPING=1\nSTATUS=cannot create the engine");
                 return 1;
         }
@@ -488,6 +508,7 @@ int sortd__run(int argc, char **argv)
         /* The engine thread has stopped and every job is freed: the arena can go back. */
         sortd__hostpool_close(&srv.pool);
         sortd__route_close(&srv);
+        sortd__recovery_close(&srv.recovery);
         sortd_engine_destroy(srv.engine);
         sortd__log(SORTD__LOG_NOTICE, "stopped");
         return r < 0 ? 1 : 0;

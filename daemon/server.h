@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "hostpool.h"
 #include "queue.h"
+#include "recovery.h"
 #include "region.h"
 #include "stats.h"
 #include "worker.h"
@@ -28,6 +29,7 @@ typedef struct sortd__server {
         sortd__config cfg;
         sortd_engine *engine;
         char engine_reason[1024]; /* how it was chosen and its self-check: logs, Status */
+        sortd__recovery recovery; /* the engine serving now, when the first lost its device */
         sortd__fair_queue queue;
         sortd__worker worker;
         /* The CPU path (route.c): small sorts on a CPU engine of their own; NULL: none. */

@@ -94,6 +94,20 @@ static void finished(sortd__worker *w, sortd__job *list)
                 uv_async_send(&w->async);
 }
 
+/* The jobs that failed with the lost engine have their replies; later ones get the new one. */
+static void replace(sortd__worker *w)
+{
+        sortd_engine *next;
+
+        if (!w->replace || w->replace_failed)
+                return;
+        next = w->replace(w->engine, w->replace_arg);
+        if (next)
+                w->engine = next;
+        else
+                w->replace_failed = true;
+}
+
 static void *thread_main(void *arg)
 {
         sortd__worker *w = arg;
@@ -106,6 +120,8 @@ static void *thread_main(void *arg)
                 else
                         run_batch(w, list, count);
                 finished(w, list);
+                if (sortd_engine_lost(w->engine))
+                        replace(w);
         }
         return NULL;
 }
@@ -135,7 +151,12 @@ int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sort
 {
         int r;
 
-        *w = (sortd__worker){.engine = e, .queue = q, .complete = complete, .arg = arg};
+        *w = (sortd__worker){.engine = e,
+                             .queue = q,
+                             .complete = complete,
+                             .arg = arg,
+                             .replace = w->replace,
+                             .replace_arg = w->replace_arg};
         if (lim && lim->member_keys && lim->max_jobs > 1) {
                 w->limits = *lim;
                 if (w->limits.max_jobs > SORTD__BATCH_MAX_JOBS)
@@ -166,6 +187,12 @@ int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sort
         }
         w->started = true;
         return 0;
+}
+
+void sortd__worker_on_loss(sortd__worker *w, sortd__replace_fn fn, void *arg)
+{
+        w->replace = fn;
+        w->replace_arg = arg;
 }
 
 void sortd__worker_stop(sortd__worker *w)

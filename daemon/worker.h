@@ -12,6 +12,8 @@
 #include "queue.h"
 
 typedef void (*sortd__complete_fn)(sortd__job *j, void *arg);
+/* The engine thread's call when its engine is lost: the one to use now, or NULL for none. */
+typedef sortd_engine *(*sortd__replace_fn)(sortd_engine *lost, void *arg);
 
 /* The most sorts one batch holds: the engine thread's items array is this long. */
 #define SORTD__BATCH_MAX_JOBS 256
@@ -30,12 +32,17 @@ typedef struct sortd__worker {
         sortd__job *done_head, *done_tail;
         sortd__complete_fn complete;
         void *arg;
+        sortd__replace_fn replace; /* NULL: a lost engine stays */
+        void *replace_arg;
+        bool replace_failed; /* asked once, got none: not asked again */
 } sortd__worker;
 
 /* lim: how the engine thread batches small sorts (lim->max_jobs is capped at
    SORTD__BATCH_MAX_JOBS); NULL for none. */
 int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sortd__fair_queue *q,
                         const sortd__batch_limits *lim, sortd__complete_fn complete, void *arg);
+/* Before start: on a lost engine (engine.h), the engine thread asks fn for another. */
+void sortd__worker_on_loss(sortd__worker *w, sortd__replace_fn fn, void *arg);
 /* Closes the queue, joins the thread, delivers the last completions, closes the async. */
 void sortd__worker_stop(sortd__worker *w);
 

@@ -43,9 +43,16 @@ sortd_status sortd_engine_create(const char *kind, const sortd_engine_config *cf
                         snprintf(why, why_len, "kind, cfg and out must not be NULL");
                 return SORTD_E_INVAL;
         }
-        for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++)
-                if (strcmp(kind, engines[i]->kind) == 0)
-                        return engines[i]->create(cfg, out, why, why_len);
+        for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++) {
+                sortd_status s;
+
+                if (strcmp(kind, engines[i]->kind) != 0)
+                        continue;
+                s = engines[i]->create(cfg, out, why, why_len);
+                if (s == SORTD_OK)
+                        (*out)->faults = cfg->faults;
+                return s;
+        }
         if (why_len)
                 snprintf(why, why_len, "unknown engine '%s'%s", kind,
 #ifdef SORTD_HAVE_CUDA
@@ -135,6 +142,39 @@ static sortd_status sort_begin(sortd_engine *e, const sortd_sort_desc *desc, voi
         return check_buffers(e, p, keys, vals, n);
 }
 
+void sortd__engine_lose(sortd_engine *e)
+{
+        if (e->lost)
+                return;
+        e->lost = true;
+        snprintf(e->lost_why, sizeof(e->lost_why), "%s", e->why);
+}
+
+/*
+ * Every call that reaches an engine's sort passes here: a lost engine fails it, and the test
+ * faults (engine.h) are counted and injected.
+ */
+static sortd_status sorting_call(sortd_engine *e)
+{
+        const sortd_engine_faults *f = &e->faults;
+
+        if (e->lost)
+                return sortd__engine_fail(e, SORTD_E_DEVICE,
+                                          "the %s engine lost its device earlier and sorts no "
+                                          "more: %s",
+                                          e->ops->kind, e->lost_why);
+        e->calls++;
+        if (!f->every || e->calls % f->every != 0)
+                return SORTD_OK;
+        sortd__engine_fail(e, f->status, "injected fault (test hook) on sorting call %llu: %s%s",
+                           e->calls,
+                           f->status == SORTD_E_NOMEM ? "out of device memory" : "device error",
+                           f->lose_device ? ", sticky: the device is lost" : "");
+        if (f->lose_device)
+                sortd__engine_lose(e);
+        return f->status;
+}
+
 /* A sort of one key: only an argsort has anything to write. */
 static void sort_one(const sortd__plan *p, void *vals)
 {
@@ -157,7 +197,8 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
                 sort_one(&p, vals);
                 return SORTD_OK;
         }
-        return e->ops->sort(e, &p, keys, vals, n);
+        s = sorting_call(e);
+        return s == SORTD_OK ? e->ops->sort(e, &p, keys, vals, n) : s;
 }
 
 /* Members checked and handed to the engine at a time: the jobs live on the stack. */
@@ -171,6 +212,15 @@ static void finish_item(sortd_engine *e, sortd_engine_batch_item *it, sortd_stat
                 sort_one(p, it->vals);
         it->status = s;
         snprintf(it->why, sizeof(it->why), "%s", s == SORTD_OK ? "" : e->why);
+}
+
+/* Members that a failed engine call leaves unsorted: each gets the call's status and message. */
+static void fail_each(sortd_engine *e, sortd__batch_job *jobs, size_t count, sortd_status s)
+{
+        for (size_t i = 0; i < count; i++) {
+                jobs[i].item->status = s;
+                snprintf(jobs[i].item->why, sizeof(jobs[i].item->why), "%s", e->why);
+        }
 }
 
 static void sort_each(sortd_engine *e, sortd__batch_job *jobs, size_t count)
@@ -206,7 +256,11 @@ sortd_status sortd_engine_sort_batch(sortd_engine *e, sortd_engine_batch_item *i
                         else
                                 finish_item(e, it, s, &p);
                 }
-                if (e->ops->sort_batch)
+                sortd_status s = nj ? sorting_call(e) : SORTD_OK;
+
+                if (s != SORTD_OK)
+                        fail_each(e, jobs, nj, s);
+                else if (e->ops->sort_batch)
                         e->ops->sort_batch(e, jobs, nj);
                 else
                         sort_each(e, jobs, nj);
@@ -234,7 +288,13 @@ sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *de
         if (s != SORTD_OK || n == 0)
                 return s;
         /* n == 1 too: an argsort's index 0 must be written on the device */
-        return e->ops->sort_device(e, &p, keys, vals, n);
+        s = sorting_call(e);
+        return s == SORTD_OK ? e->ops->sort_device(e, &p, keys, vals, n) : s;
+}
+
+int sortd_engine_lost(const sortd_engine *e)
+{
+        return e && e->lost;
 }
 
 const char *sortd_engine_error(const sortd_engine *e)
@@ -388,6 +448,16 @@ sortd_status sortd_engine_host_register(sortd_engine *e, void *p, size_t bytes)
         return e->ops->host_register ? e->ops->host_register(e, p, bytes) : SORTD_OK;
 }
 
+/* A release on a lost engine succeeds: what it held went with the device. */
+static sortd_status release(sortd_engine *e, sortd_status s)
+{
+        if (s != SORTD_OK && e->lost) {
+                e->why[0] = '\0';
+                return SORTD_OK;
+        }
+        return s;
+}
+
 sortd_status sortd_engine_host_unregister(sortd_engine *e, void *p)
 {
         if (!e)
@@ -395,7 +465,7 @@ sortd_status sortd_engine_host_unregister(sortd_engine *e, void *p)
         e->why[0] = '\0';
         if (!p)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "host memory to unregister is NULL");
-        return e->ops->host_unregister ? e->ops->host_unregister(e, p) : SORTD_OK;
+        return release(e, e->ops->host_unregister ? e->ops->host_unregister(e, p) : SORTD_OK);
 }
 
 sortd_status sortd_engine_device_uuid(sortd_engine *e, uint8_t uuid[SORTD_DEVICE_UUID_BYTES])
@@ -434,7 +504,7 @@ sortd_status sortd_engine_ipc_close(sortd_engine *e, void *base)
                 return no_device(e);
         if (!base)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "base is NULL");
-        return e->ops->ipc_close(e, base);
+        return release(e, e->ops->ipc_close(e, base));
 }
 
 void sortd_engine_destroy(sortd_engine *e)

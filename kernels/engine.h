@@ -30,10 +30,24 @@
 extern "C" {
 #endif
 
+/*
+ * Faults injected for tests, on every engine alike (engine.c counts the calls, so the CPU
+ * engine and the emulated kernels fail as a GPU would): the every-th sorting call (a sort, a
+ * device sort or a batch, counted from creation, the self-check's included) fails with status
+ * and a message that says it was injected. With lose_device the failure is the kind a device
+ * does not come back from (a sticky CUDA error): the engine is lost from then on.
+ */
+typedef struct sortd_engine_faults {
+        unsigned every;      /* 0: none */
+        sortd_status status; /* SORTD_E_NOMEM or SORTD_E_DEVICE */
+        int lose_device;     /* nonzero: the failure loses the engine (sortd_engine_lost) */
+} sortd_engine_faults;
+
 typedef struct sortd_engine_config {
-        size_t capacity;  /* largest n a sort may have */
-        unsigned threads; /* worker threads (CPU engine); 0 = online CPUs */
-        int device;       /* CUDA device ordinal (CUDA engines) */
+        size_t capacity;            /* largest n a sort may have */
+        unsigned threads;           /* worker threads (CPU engine); 0 = online CPUs */
+        int device;                 /* CUDA device ordinal (CUDA engines) */
+        sortd_engine_faults faults; /* tests only; zero: none */
 } sortd_engine_config;
 
 typedef struct sortd_engine sortd_engine;
@@ -68,6 +82,14 @@ typedef struct sortd_engine_batch_item {
 } sortd_engine_batch_item;
 
 sortd_status sortd_engine_sort_batch(sortd_engine *e, sortd_engine_batch_item *items, size_t count);
+
+/*
+ * Nonzero once the engine's device has failed in a way it does not recover from (a sticky CUDA
+ * error: an illegal address, a kernel that died): every sorting call fails from then on, fast,
+ * with SORTD_E_DEVICE. What it still holds can be released (host_free, host_unregister,
+ * ipc_close succeed without the device), then destroy it and create another.
+ */
+int sortd_engine_lost(const sortd_engine *e);
 
 /* The message of the engine's last failed call; "" after a success. */
 const char *sortd_engine_error(const sortd_engine *e);

@@ -77,7 +77,14 @@ struct sortd_engine {
         double last_device_seconds; /* set by a sort that measured it; engine.c clears */
         char device[128];
         char why[256];
+        bool lost;                  /* sortd_engine_lost; set by the engine or a fault */
+        char lost_why[256];         /* the failure that lost it */
+        sortd_engine_faults faults; /* engine.c copies them from the config */
+        unsigned long long calls;   /* sorting calls so far, for the faults */
 };
+
+/* Marks e lost with its current message (engine.h: sortd_engine_lost). */
+void sortd__engine_lose(sortd_engine *e);
 
 /* Records a formatted message in e->why and returns s. */
 sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt, ...)

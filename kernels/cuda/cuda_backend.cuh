@@ -62,7 +62,32 @@ class CudaBackend
                                    rc == cudaErrorMemoryAllocation ? SORTD_E_NOMEM : SORTD_E_DEVICE,
                                    "%s: %s", what, cudaGetErrorString(rc));
                 (void)cudaGetLastError(); /* clear a non-sticky error */
+                if (sticky(rc) || cudaPeekAtLastError() != cudaSuccess)
+                        sortd__engine_lose(e);
                 return false;
+        }
+
+        /*
+         * The errors the runtime documents as leaving the context unusable ("the process must be
+         * terminated and relaunched"); any other that survives cudaGetLastError counts too.
+         */
+        static bool sticky(cudaError_t rc)
+        {
+                switch (rc) {
+                case cudaErrorIllegalAddress:
+                case cudaErrorLaunchFailure:
+                case cudaErrorLaunchTimeout:
+                case cudaErrorHardwareStackError:
+                case cudaErrorIllegalInstruction:
+                case cudaErrorMisalignedAddress:
+                case cudaErrorInvalidAddressSpace:
+                case cudaErrorInvalidPc:
+                case cudaErrorECCUncorrectable:
+                case cudaErrorAssert:
+                        return true;
+                default:
+                        return false;
+                }
         }
 
         template <class... P, class... A>

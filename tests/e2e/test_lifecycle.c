@@ -1,7 +1,8 @@
 /*
  * sortd's lifecycle: SIGTERM with work in flight, socket activation through
- * systemd-socket-activate, stale and live socket files, the config file, max-connections, and
- * how the engine was chosen. What libsortd does when the daemon is silent or gone is
+ * systemd-socket-activate, stale and live socket files, the config file, max-connections, how
+ * the engine was chosen, engine faults injected through the test hook (SORTD_TEST_FAULT), and a
+ * daemon killed under a waiting client. What libsortd does when the daemon is silent or gone is
  * tests/client/test_client.c's.
  */
 #include <check.h>
@@ -408,6 +409,203 @@ START_TEST(access_control)
 }
 END_TEST
 
+/* ---- faults: the engine's test hook (SORTD_TEST_FAULT), and a daemon that dies ---- */
+
+#define FAULT_CLIENTS 4
+#define FAULT_DEPTH 10
+#define FAULT_N 4096u
+
+static void fill_keys(uint64_t *k, size_t n, uint64_t seed)
+{
+        for (size_t i = 0; i < n; i++)
+                k[i] = (seed + i) * 0x9e3779b97f4a7c15ull;
+}
+
+static void start_with_fault(daemon_proc *d, const char *fault, const char *const *extra)
+{
+        ck_assert_int_eq(setenv("SORTD_TEST_FAULT", fault, 1), 0);
+        daemon_start(d, extra);
+        unsetenv("SORTD_TEST_FAULT");
+}
+
+/*
+ * Every fourth engine call fails (one sort each: no batches), as a device error or a device
+ * out of memory: exactly those requests get an error naming the injected fault, with the
+ * engine's status, and every other one, from every client, comes back sorted.
+ */
+START_TEST(injected_engine_errors)
+{
+        static const struct {
+                const char *spec;
+                sortd_status status;
+        } faults[] = {{"device:4", SORTD_E_DEVICE}, {"nomem:4", SORTD_E_NOMEM}};
+        const char *extra[] = {"--batch-member-keys", "0", NULL};
+        sortd_conn *c[FAULT_CLIENTS];
+        sortd_request r[FAULT_CLIENTS][FAULT_DEPTH];
+        uint64_t *keys = xmalloc((size_t)FAULT_CLIENTS * FAULT_DEPTH * FAULT_N * 8);
+        unsigned failed = 0;
+        daemon_proc d = {0};
+        sortd_server_status st;
+
+        start_with_fault(&d, faults[_i].spec, extra);
+        for (int i = 0; i < FAULT_CLIENTS; i++) {
+                c[i] = client_open(&d);
+                for (int j = 0; j < FAULT_DEPTH; j++) {
+                        uint64_t *k = keys + ((size_t)i * FAULT_DEPTH + j) * FAULT_N;
+
+                        fill_keys(k, FAULT_N, (uint64_t)i * 1000 + (uint64_t)j);
+                        r[i][j] =
+                                (sortd_request){.keys = k, .n = FAULT_N, .key_type = SORTD_KEY_U64};
+                        ck_assert_int_eq(sortd_submit(c[i], &r[i][j]), SORTD_OK);
+                }
+        }
+        for (int i = 0; i < FAULT_CLIENTS; i++) {
+                for (int j = 0; j < FAULT_DEPTH; j++) {
+                        sortd_status s = sortd_receive(c[i], &r[i][j]);
+
+                        if (s == SORTD_OK) {
+                                check_sorted_u64(r[i][j].keys, FAULT_N);
+                                continue;
+                        }
+                        ck_assert_int_eq(s, faults[_i].status);
+                        ck_assert_msg(strstr(sortd_error_message(c[i]), "injected fault"), "%s",
+                                      sortd_error_message(c[i]));
+                        failed++;
+                }
+                ck_assert_int_eq(sortd_ping(c[i]), SORTD_OK); /* the connection lives on */
+                sortd_close(c[i]);
+        }
+        ck_assert_uint_eq(failed, FAULT_CLIENTS * FAULT_DEPTH / 4);
+        st = status_of(&d);
+        ck_assert_uint_eq(st.sorts_failed, failed);
+        ck_assert_uint_eq(st.sorts_ok, FAULT_CLIENTS * FAULT_DEPTH - failed);
+        ck_assert_uint_eq(st.engines_lost, 0);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+        free(keys);
+}
+END_TEST
+
+/*
+ * The third engine call loses the device: that request fails naming it, the daemon makes a new
+ * engine as on-device-loss says, logs it, counts it, and every later sort is served. In
+ * batches too: the lost call's members all fail, later batches are sorted.
+ */
+START_TEST(engine_lost_and_replaced)
+{
+        const char *policy = _i % 2 ? "cpu" : "recreate";
+        const char *extra[] = {"--on-device-loss", policy, "--batch-member-keys",
+                               _i < 2 ? "0" : "64K", NULL};
+        uint64_t *keys = xmalloc((size_t)FAULT_DEPTH * FAULT_N * 8);
+        sortd_request r[FAULT_DEPTH];
+        unsigned failed = 0;
+        daemon_proc d = {0};
+        sortd_server_status st;
+        char log[16384];
+        sortd_conn *c;
+
+        start_with_fault(&d, "lost:3", extra);
+        c = client_open(&d);
+        /* One at a time up to the loss, then a pipeline the engine may take as batches. */
+        for (int j = 0; j < FAULT_DEPTH; j++) {
+                fill_keys(keys + (size_t)j * FAULT_N, FAULT_N, (uint64_t)j);
+                r[j] = (sortd_request){.keys = keys + (size_t)j * FAULT_N,
+                                       .n = FAULT_N,
+                                       .key_type = SORTD_KEY_U64};
+                ck_assert_int_eq(sortd_submit(c, &r[j]), SORTD_OK);
+                if (j >= 3)
+                        continue;
+                if (sortd_receive(c, &r[j]) == SORTD_OK) {
+                        check_sorted_u64(r[j].keys, FAULT_N);
+                        continue;
+                }
+                ck_assert_msg(strstr(sortd_error_message(c), "the device is lost"), "%s",
+                              sortd_error_message(c));
+                ck_assert_int_eq(j, 2);
+                failed++;
+        }
+        for (int j = 3; j < FAULT_DEPTH; j++) {
+                ck_assert_msg(sortd_receive(c, &r[j]) == SORTD_OK, "%s", sortd_error_message(c));
+                check_sorted_u64(r[j].keys, FAULT_N);
+        }
+        ck_assert_uint_eq(failed, 1);
+        st = status_of(&d);
+        ck_assert_uint_eq(st.engines_lost, 1);
+        ck_assert_uint_eq(st.sorts_failed, 1);
+        ck_assert_str_eq(st.engine, "cpu");
+        ck_assert_msg(strstr(st.engine_reason, "lost its device") &&
+                              strstr(st.engine_reason, policy),
+                      "%s", st.engine_reason);
+        daemon_log(&d, log, sizeof(log));
+        ck_assert_msg(strstr(log, "lost its device") && strstr(log, "now sorting on cpu"), "%s",
+                      log);
+        sortd_close(c);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+        free(keys);
+}
+END_TEST
+
+/* A test hook that says nothing sensible stops the daemon at start-up. */
+START_TEST(bad_fault_spec)
+{
+        static const char *const bad[] = {"device", "device:0", "melt:3", "lost:3x", ":3"};
+        const char *args[] = {"--engine", "cpu", "--capacity", "1K", NULL};
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_int_eq(setenv("SORTD_TEST_FAULT", bad[i], 1), 0);
+                ck_assert_msg(run_sortd(args) == 2, "SORTD_TEST_FAULT=%s", bad[i]);
+        }
+        unsetenv("SORTD_TEST_FAULT");
+        const char *bad_policy[] = {"--on-device-loss", "pray", NULL};
+
+        ck_assert_int_eq(run_sortd(bad_policy), 2);
+}
+END_TEST
+
+/*
+ * A daemon killed with SIGKILL while a client waits: the client gets a clear error at once, not
+ * a hang; a new daemon starts on the same socket path (the dead one's file is stale) and serves.
+ */
+START_TEST(daemon_killed_then_restarted)
+{
+        uint64_t *keys = xmalloc((size_t)N * 8);
+        sortd_request r;
+        struct timespec t0, t1;
+        daemon_proc d = {0};
+        sortd_conn *c;
+        sortd_status s;
+        int status;
+
+        daemon_start(&d, NULL);
+        c = client_open(&d);
+        fill_keys(keys, N, 7);
+        r = (sortd_request){.keys = keys, .n = N, .key_type = SORTD_KEY_U64};
+        ck_assert_int_eq(sortd_submit(c, &r), SORTD_OK);
+        kill(d.pid, SIGKILL);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        s = sortd_receive(c, &r);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        /* A reply may have made it out before the kill; if not, the loss is named. */
+        if (s != SORTD_OK) {
+                ck_assert_int_eq(s, SORTD_E_IO);
+                ck_assert_msg(strlen(sortd_error_message(c)) > 0, "no message");
+        }
+        ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 5);
+        ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+        ck_assert(WIFSIGNALED(status));
+        ck_assert_int_eq(access(d.sock, F_OK), 0); /* the dead daemon's socket file is left */
+        ck_assert_int_ne(sortd_ping(c), SORTD_OK);
+        sortd_close(c);
+        daemon_start_in(&d, NULL);
+        c = client_open(&d);
+        fill_keys(keys, N, 8);
+        ck_assert_int_eq(sortd_sort(c, keys, N, SORTD_KEY_U64, NULL), SORTD_OK);
+        check_sorted_u64(keys, N);
+        sortd_close(c);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+        free(keys);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("lifecycle");
@@ -423,6 +621,10 @@ int main(void)
         tcase_add_test(tc, engine_choice);
         tcase_add_test(tc, max_connections);
         tcase_add_test(tc, access_control);
+        tcase_add_loop_test(tc, injected_engine_errors, 0, 2);
+        tcase_add_loop_test(tc, engine_lost_and_replaced, 0, 4);
+        tcase_add_test(tc, bad_fault_spec);
+        tcase_add_test(tc, daemon_killed_then_restarted);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

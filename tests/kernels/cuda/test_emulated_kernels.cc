@@ -55,7 +55,9 @@ const Dist DISTS[] = {{DATAGEN_UNIFORM, 0},  {DATAGEN_ENTROPY, 2}, {DATAGEN_ENTR
 
 sortd_engine *cpu_engine(size_t capacity)
 {
-        sortd_engine_config cfg = {capacity, 1, 0};
+        sortd_engine_config cfg{};
+        cfg.capacity = capacity;
+        cfg.threads = 1;
         sortd_engine *e = nullptr;
         char why[256];
 

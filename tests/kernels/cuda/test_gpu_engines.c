@@ -54,7 +54,7 @@ static const struct {
 
 static sortd_engine *make(const char *kind, size_t capacity)
 {
-        sortd_engine_config cfg = {capacity, 0, 0};
+        sortd_engine_config cfg = {.capacity = capacity};
         sortd_engine *e = NULL;
         char why[256];
         sortd_status s = sortd_engine_create(kind, &cfg, &e, why, sizeof(why));
@@ -246,7 +246,7 @@ END_TEST
 /* Above 2^32 - 2^16 keys the engine refuses, naming the limit: never a silent overflow. */
 START_TEST(test_size_limit)
 {
-        sortd_engine_config cfg = {((size_t)1 << 32) - ((size_t)1 << 16) + 1, 0, 0};
+        sortd_engine_config cfg = {.capacity = ((size_t)1 << 32) - ((size_t)1 << 16) + 1};
         sortd_engine *e = NULL;
         char why[256] = "";
 
@@ -702,7 +702,7 @@ static Suite *gpu_suite(void)
  */
 static int probe(void)
 {
-        sortd_engine_config cfg = {2, 0, 0};
+        sortd_engine_config cfg = {.capacity = 2};
         char why[256];
 
         for (int i = 0; i < GPU_ENGINES; i++) {

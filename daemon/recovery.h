@@ -1,0 +1,64 @@
+/*
+ * When the engine loses its device (recovery.c): the engine thread replaces it, as
+ * on-device-loss says, with a fresh engine of the same kind or with the CPU engine, and the
+ * loop thread reads which engine serves now. A lost engine is kept, not destroyed, until the
+ * daemon stops: regions and the host pool still hold memory it gave them.
+ */
+#ifndef SORTD_DAEMON_RECOVERY_H
+#define SORTD_DAEMON_RECOVERY_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+/* Engines the daemon replaces before it gives up and fails every sort: a device that keeps
+   failing is not worth a fresh context every few sorts. */
+#define SORTD__MAX_ENGINE_LOSSES 16
+
+enum sortd__loss_policy { SORTD__ON_LOSS_RECREATE, SORTD__ON_LOSS_CPU };
+
+/* Which engine serves and why; immutable once published. */
+typedef struct sortd__serving {
+        sortd_engine *engine;
+        char reason[1024];
+} sortd__serving;
+
+typedef struct sortd__recovery {
+        enum sortd__loss_policy policy;
+        sortd_engine_config ec;            /* for a new engine; its faults cleared */
+        sortd__serving first;              /* the engine the daemon started with */
+        _Atomic(sortd__serving *) serving; /* written by the engine thread, read by the loop */
+        atomic_uint losses;
+        sortd__serving *made[SORTD__MAX_ENGINE_LOSSES]; /* the engine thread's replacements */
+} sortd__recovery;
+
+/*
+ * Creates the engine `kind` and runs its self-check (engine.h: GPU engines against the CPU
+ * engine); an engine that sorts wrong is not served. *out is set on success only; report gets
+ * the self-check's account, or why the engine cannot serve.
+ */
+sortd_status sortd__engine_open(const char *kind, const sortd_engine_config *ec, sortd_engine **out,
+                                char *report, size_t len);
+
+/* Parses a policy ("recreate" or "cpu"); -1 with why when it is neither. */
+int sortd__recovery_policy(const char *name, enum sortd__loss_policy *out, char *why,
+                           size_t why_len);
+
+/* r as policy says, with e the engine serving first, ec how it was made and reason why. */
+void sortd__recovery_init(sortd__recovery *r, enum sortd__loss_policy policy,
+                          const sortd_engine_config *ec, sortd_engine *e, const char *reason);
+
+/*
+ * The engine thread's call once lost reports sortd_engine_lost: the engine to sort with from
+ * now on, or NULL when none could be made (lost stays; every sort fails with its message).
+ */
+sortd_engine *sortd__recovery_replace(sortd_engine *lost, void *arg);
+
+/* The engine serving now and why: from the loop thread. */
+const sortd__serving *sortd__recovery_serving(sortd__recovery *r);
+
+/* Destroys the replacements (the first engine is its creator's): after the engine thread. */
+void sortd__recovery_close(sortd__recovery *r);
+
+#endif
