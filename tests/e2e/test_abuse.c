@@ -29,10 +29,27 @@ static void shared_stop(void)
 
 /* ---- bad input on raw sockets, while a good client is served ---- */
 
+static double seconds_since(const struct timespec *t0)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Whatever the abuse, a well-behaved client is served, right and in bounded time: a connect
+   and a 5,000-key sort take milliseconds; 2 s leaves room for a sanitizer build's slowness. */
+#define GOOD_CLIENT_BOUND_S 2.0
+
 static void good_client_sorts(void)
 {
-        sortd_conn *c = client_open(&shared_daemon);
+        struct timespec t0;
+        sortd_conn *c;
         uint64_t keys[5000];
+        double took;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        c = client_open(&shared_daemon);
 
         for (size_t i = 0; i < 5000; i++)
                 keys[i] = (i * 7919) % 5000;
@@ -43,6 +60,8 @@ static void good_client_sorts(void)
                 i++;
         ck_assert_uint_eq(i, 5000);
         sortd_close(c);
+        took = seconds_since(&t0);
+        ck_assert_msg(took < GOOD_CLIENT_BOUND_S, "the good client waited %.3f s", took);
 }
 
 /* Each bad input: what is sent on a fresh raw connection, and what must come back. */
@@ -178,6 +197,20 @@ static void reserved_flags(int fd)
         ck_assert(raw_wait_eof(fd, 5000));
 }
 
+static void garbage_after_valid_frame(int fd)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+
+        req.id = 12;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
+        req.ping = &(Sortd__Wire__Ping)SORTD__WIRE__PING__INIT;
+        raw_send_request(fd, &req, 0);
+        raw_send_bytes(fd, "this is no frame header at all", 30);
+        raw_expect_reply(fd, 12, SORTD_OK, NULL);
+        raw_expect_reply(fd, 0, SORTD_E_PROTOCOL, "magic");
+        ck_assert(raw_wait_eof(fd, 5000));
+}
+
 static const struct bad_input_case {
         const char *name;
         void (*send_and_expect)(int fd);
@@ -196,6 +229,8 @@ static const struct bad_input_case {
         {"a sort in a region never registered", region_sort_unregistered, false},
         {"bad bit range", bad_bit_range, false},
         {"nonzero reserved flags: an error, then closed", reserved_flags, false},
+        {"garbage after a valid frame: the frame answered, then an error, then closed",
+         garbage_after_valid_frame, false},
 };
 
 enum { BAD_INPUTS = sizeof(bad_inputs) / sizeof(bad_inputs[0]) };
@@ -315,6 +350,118 @@ START_TEST(client_killed)
 }
 END_TEST
 
+/*
+ * A client that pipelines large sorts and never reads a reply: the daemon stops reading from it
+ * once its replies back up (max-write-queue) or max-pipeline are unanswered, so its memory
+ * stays bounded however much the client has to send, and others are served meanwhile.
+ */
+START_TEST(never_reads_replies)
+{
+        enum { SORTS = 64, N = 1u << 19, BYTES = N * 8 };
+        long rss0 = daemon_rss_kib(&shared_daemon), peak = rss0;
+        uint64_t sent0 = status_of(&shared_daemon).bytes_in;
+        pid_t child = fork();
+        int status;
+
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                int fd = raw_connect(shared_daemon.sock);
+                Sortd__Wire__Sort s = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U64,
+                                                   SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, N);
+
+                for (int r = 0; r < SORTS; r++) {
+                        raw_send_sort(fd, (uint64_t)r + 1, &s, BYTES);
+                        raw_send_zeros(fd, BYTES);
+                }
+                _exit(0); /* not reached: the daemon stops reading first */
+        }
+        /* 256 MiB to send; watch the daemon while the client pushes. */
+        for (int k = 0; k < 30; k++) {
+                long rss;
+
+                usleep(50000);
+                rss = daemon_rss_kib(&shared_daemon);
+                peak = rss > peak ? rss : peak;
+                good_client_sorts();
+        }
+        ck_assert_int_eq(waitpid(child, &status, WNOHANG), 0); /* still blocked in a send */
+        printf("never reads replies: daemon RSS %ld -> peak %ld KiB, %llu of %u MiB read\n", rss0,
+               peak, (unsigned long long)((status_of(&shared_daemon).bytes_in - sent0) >> 20),
+               (unsigned)(((uint64_t)SORTS * BYTES) >> 20));
+        /* What it holds: the write queue (16 MiB), the sort in the engine and the one being
+           read (4 MiB each), their replies, and socket buffers; never the 256 MiB. */
+        ck_assert_msg(peak - rss0 < 96 * 1024, "RSS grew from %ld to %ld KiB", rss0, peak);
+        ck_assert_uint_lt(status_of(&shared_daemon).bytes_in - sent0, (uint64_t)SORTS * BYTES / 2);
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        good_client_sorts();
+}
+END_TEST
+
+/*
+ * One client floods tiny sorts, pipelined, while another sends a large one: the queue takes
+ * connections in turn, so the large sort waits for one batch of tiny ones, not the flood.
+ */
+START_TEST(flood_does_not_starve)
+{
+        enum { BN = 1u << 20 };
+        pid_t child;
+        int status, go[2];
+        char byte;
+        uint64_t *big = xmalloc((size_t)BN * 8);
+        sortd_conn *c;
+        sortd_request r;
+
+        ck_assert_int_eq(pipe(go), 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                sortd_conn *f = client_open(&shared_daemon);
+                uint32_t keys[32][64];
+                sortd_request q[32];
+                unsigned i = 0;
+
+                /* Keeps 32 tiny sorts in the daemon at all times, for ever. */
+                for (;; i++) {
+                        sortd_request *x = &q[i % 32];
+
+                        if (i >= 32 && sortd_receive(f, x) != SORTD_OK)
+                                _exit(1);
+                        for (int k = 0; k < 64; k++)
+                                keys[i % 32][k] = (uint32_t)(64 - k);
+                        *x = (sortd_request){
+                                .keys = keys[i % 32], .n = 64, .key_type = SORTD_KEY_U32};
+                        if (sortd_submit(f, x) != SORTD_OK)
+                                _exit(1);
+                        if (i == 1000 && write(go[1], "x", 1) != 1)
+                                _exit(2);
+                }
+        }
+        ck_assert_int_eq(read(go[0], &byte, 1), 1); /* the flood is on */
+        c = client_open(&shared_daemon);
+        for (size_t i = 0; i < BN; i++)
+                big[i] = (BN - i) * 0x9e3779b97f4a7c15ull;
+        r = (sortd_request){.keys = big, .n = BN, .key_type = SORTD_KEY_U64};
+        ck_assert_int_eq(sortd_submit(c, &r), SORTD_OK);
+        ck_assert_int_eq(sortd_receive(c, &r), SORTD_OK);
+        check_sorted_u64(big, BN);
+        printf("flood: the large sort queued %.3f ms, sorted in %.3f ms\n",
+               r.timings.queued_ns / 1e6, r.timings.sort_ns / 1e6);
+        ck_assert_msg(r.timings.queued_ns < r.timings.sort_ns + 50000000ull,
+                      "the large sort queued %llu ns behind a flood (its sort took %llu ns)",
+                      (unsigned long long)r.timings.queued_ns,
+                      (unsigned long long)r.timings.sort_ns);
+        ck_assert_int_eq(waitpid(child, &status, WNOHANG), 0); /* the flood went on */
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        sortd_close(c);
+        free(big);
+        close(go[0]);
+        close(go[1]);
+        good_client_sorts();
+}
+END_TEST
+
 /* Seconds until the daemon closes fd (a read returns 0 or fails), at most limit. */
 static double until_closed(int fd, double limit)
 {
@@ -384,6 +531,8 @@ int main(void)
         tcase_set_timeout(abuse, 30);
         tcase_add_loop_test(abuse, bad_input, 0, BAD_INPUTS);
         tcase_add_test(abuse, timeouts);
+        tcase_add_test(abuse, never_reads_replies);
+        tcase_add_test(abuse, flood_does_not_starve);
         tcase_add_loop_test(abuse, client_killed, 0,
                             (int)(sizeof(killed_cases) / sizeof(killed_cases[0])));
         suite_add_tcase(s, abuse);
