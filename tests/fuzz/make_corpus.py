@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of tests/fuzz (run once; the files are committed, and entries the
 fuzzer found are added beside them). npy entries start with the 8 bytes fuzz_npy.c reads as
-the extra file size (zero: the file is the rest); text entries with the key-type byte."""
+the extra file size (zero: the file is the rest); text entries with the key-type byte; request
+entries are the messages of tests/daemon/corpus's frames behind fuzz_request.c's limits byte
+and payload length; region entries are fuzz_region.c's programs; engine entries
+fuzz_engine.c's 8-byte request head and the bytes keys are made of."""
 import os
 import struct
 
@@ -98,7 +101,76 @@ TEXT = {
 }
 
 
+FRAME_HEADER = 20  # magic 4, version 2, flags 2, message length 4, payload length 8
+
+
+def requests():
+    """(name, entry) for each frame of tests/daemon/corpus that carries a whole message."""
+    frames = os.path.join(HERE, "..", "daemon", "corpus")
+    for name in sorted(os.listdir(frames)):
+        with open(os.path.join(frames, name), "rb") as f:
+            data = f.read()[1:]  # the read-size byte
+        if len(data) < FRAME_HEADER or data[:4] != b"SRTD":
+            continue
+        mlen, plen = struct.unpack_from("<IQ", data, 8)
+        msg = data[FRAME_HEADER:FRAME_HEADER + mlen]
+        if len(msg) == mlen:
+            yield name, bytes([0x54]) + struct.pack("<Q", plen) + msg
+
+
+def add(what, size, claim=None, seal=True):
+    """fuzz_region.c's add: a memfd (sealing allowed, shrink-sealed unless seal is False) of
+    size bytes, the request claiming claim (default: size)."""
+    flags = 2 | (4 if seal else 0)
+    out = bytes([0, flags | what]) + struct.pack("<H", size)
+    return out + (b"\1" + struct.pack("<Q", claim) if claim is not None else b"\0")
+
+
+def span(rid, offset, count, elem):
+    return bytes([1, rid, 0]) + struct.pack("<H", offset) + b"\0" + struct.pack("<H", count) + \
+        bytes([elem])
+
+
+REGION = {
+    "add_span_remove": add(0, 4096) + span(1, 64, 100, 3) + bytes([2, 1]),
+    "span_past_end": add(0, 4096) + span(1, 4000, 100, 3),
+    "claim_differs": add(0, 4096, claim=8192),
+    "unsealed": add(0, 4096, seal=False),
+    "write_sealed": add(16, 4096),
+    "not_memfd": bytes([0, 8]),
+    "held_then_removed": add(0, 8192) + bytes([3, 1]) + bytes([2, 1]),
+    "over_the_limit": add(0, 65535) * 5,
+    "unknown_id": add(0, 4096) + span(9, 0, 1, 0) + bytes([2, 7]),
+}
+
+
+def engine(key_type, payload, order, begin, end, n, data, small=0):
+    return bytes([key_type, payload, order, begin, end]) + struct.pack("<H", n) + \
+        bytes([small]) + data
+
+
+ENGINE = {
+    "u32_values32": engine(4, 1, 0, 0, 0, 1000, bytes(range(256)) * 4),
+    "f64_argsort64_desc_bits": engine(9, 4, 1, 3, 40, 9000, bytes(range(255, 0, -1)) * 3),
+    "u8_over_capacity": engine(0, 0, 0, 0, 0, 16385, b"\7\1\200"),
+    "i16_small_one": engine(3, 2, 0, 0, 0, 1, b"\1\2"),
+    "i64_values64_small": engine(8, 2, 1, 0, 0, 700, bytes(range(200)), small=1),
+    "bad_bits": engine(7, 0, 0, 40, 20, 100, b"x"),
+    "bad_enum": engine(10, 5, 2, 0, 0, 50, b"y"),
+}
+
+
+def write(kind, entries):
+    os.makedirs(os.path.join(HERE, "corpus", kind), exist_ok=True)
+    for name, data in entries:
+        with open(os.path.join(HERE, "corpus", kind, name), "wb") as f:
+            f.write(data)
+
+
 def main():
+    write("request", requests())
+    write("region", REGION.items())
+    write("engine", ENGINE.items())
     for name, data in NPY.items():
         with open(os.path.join(HERE, "corpus", "npy", name), "wb") as f:
             f.write(b"\0" * 8 + data)
