@@ -509,6 +509,7 @@ static void *big_client(void *arg)
                         v[i] = i ^ t;
                 }
                 if (sortd_sort_pairs(c, k, v, 4, BIG_N, SORTD_KEY_U32, NULL) != SORTD_OK) {
+                        fprintf(stderr, "client %u: %s\n", t, sortd_error_message(c));
                         bad++;
                         continue;
                 }

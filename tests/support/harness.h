@@ -45,6 +45,17 @@ void daemon_log(const daemon_proc *d, char *buf, size_t len);
 /* Resident set size of the daemon in KiB. */
 long daemon_rss_kib(const daemon_proc *d);
 
+/*
+ * How much more memory a daemon built like this test holds for the same work: ThreadSanitizer
+ * keeps shadow memory (counted in the RSS) for every byte the program touches. Memory bounds
+ * are multiplied by it.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SANITIZER_RSS_FACTOR 4
+#else
+#define SANITIZER_RSS_FACTOR 1
+#endif
+
 sortd_conn *client_open(const daemon_proc *d);
 /* The daemon's counters, through a connection of its own (a Hello and a Status). */
 sortd_server_status status_of(const daemon_proc *d);
