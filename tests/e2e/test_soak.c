@@ -4,8 +4,9 @@
  * in shared-memory regions. Every reply is compared bit for bit with the reference sort of the
  * same input (sorted, stable, the same multiset). Meanwhile clients are killed with SIGKILL:
  * some in the middle of sending a request, of its sort and of receiving its reply, others at
- * random points of their run. At the end the daemon holds what it held before (RSS, fds,
- * mappings, bytes in flight) and its counters add up.
+ * random points of their run. Halfway, each worker checks from a connection of its own that the
+ * region ids the others hold name nothing there. At the end the daemon holds what it held
+ * before (RSS, fds, mappings, bytes in flight) and its counters add up.
  *
  * SORTD_SOAK_REQUESTS sets the requests per client (default 8); the figures of the run are
  * printed on one "soak:" line (docs/reliability.md quotes them).
@@ -36,6 +37,7 @@
 typedef struct report {
         unsigned inline_ok, region_ok; /* replies verified */
         unsigned failed;               /* anything else: the test fails */
+        unsigned probes;               /* probe_foreign_regions done: 3 refused sorts each */
         char first_error[320];
 } report;
 
@@ -160,6 +162,31 @@ static void one_request(sortd_conn *c, rng *r, report *rp)
         free(want);
 }
 
+/*
+ * Regions are named per connection: on a fresh connection, the ids every other worker holds
+ * now (1, 2, 3...) name nothing, and a sort in them is refused, under load as when idle.
+ */
+static void probe_foreign_regions(const char *sock)
+{
+        int fd = raw_connect(sock);
+
+        for (uint64_t id = 1; id <= 3; id++) {
+                Sortd__Wire__Sort s = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32,
+                                                   SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 8);
+                Sortd__Wire__RegionData rd = SORTD__WIRE__REGION_DATA__INIT;
+                char want[64];
+
+                rd.region_id = id;
+                s.data_case = SORTD__WIRE__SORT__DATA_REGION;
+                s.region = &rd;
+                raw_send_sort(fd, id, &s, 0);
+                snprintf(want, sizeof(want), "no region %llu on this connection",
+                         (unsigned long long)id);
+                raw_expect_reply(fd, id, SORTD_E_INVAL, want);
+        }
+        close(fd);
+}
+
 static void worker(const char *sock, unsigned idx, unsigned requests, report *rp)
 {
         rng r = {0x5eed0000u + idx};
@@ -173,8 +200,13 @@ static void worker(const char *sock, unsigned idx, unsigned requests, report *rp
         /* Under ThreadSanitizer or valgrind a 2^22-key sort behind 63 clients' can take
            minutes on two cores: the test's own timeout catches a hang. */
         sortd_set_timeout(c, 600000);
-        for (unsigned i = 0; i < requests; i++)
+        for (unsigned i = 0; i < requests; i++) {
                 one_request(c, &r, rp);
+                if (i == requests / 2) {
+                        probe_foreign_regions(sock);
+                        rp->probes++;
+                }
+        }
         sortd_close(c);
         _exit(rp->failed ? 1 : 0);
 }
@@ -294,6 +326,7 @@ START_TEST(soak)
         pid_t pids[CLIENTS];
         bool killed[CLIENTS] = {false};
         unsigned victims_by_kind[3] = {0}, random_killed = 0, verified = 0, in_region = 0;
+        unsigned probes = 0;
         worker_arg wa[CLIENTS];
         victim_arg va[VICTIMS];
         daemon_proc d = {0};
@@ -352,6 +385,7 @@ START_TEST(soak)
                 ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
                 verified += reports[i].inline_ok + reports[i].region_ok;
                 in_region += reports[i].region_ok;
+                probes += reports[i].probes;
                 ck_assert_msg(reports[i].failed == 0, "client %u: %u failed, first: %s", i,
                               reports[i].failed, reports[i].first_error);
                 if (killed[i] && WIFSIGNALED(status))
@@ -368,7 +402,9 @@ START_TEST(soak)
         printf("soak: %u clients x %u requests in %.1f s: %u replies verified (%u inline, %u in "
                "regions); %u clients killed (%u mid-send, %u mid-sort, %u mid-receive, %u at "
                "random); daemon RSS %ld -> %ld MiB, fds %d -> %d, memfd mappings %d; sort "
-               "requests %llu = ok %llu + failed %llu + rejected %llu + cancelled %llu\n",
+               "requests %llu = ok %llu + failed %llu (foreign region ids, %u probes) + rejected "
+               "%llu + "
+               "cancelled %llu\n",
                CLIENTS - VICTIMS, requests,
                (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, verified,
                verified - in_region, in_region, VICTIMS + random_killed, victims_by_kind[0],
@@ -376,7 +412,7 @@ START_TEST(soak)
                fds0, fds1, daemon_maps_matching(&d, "memfd:"),
                (unsigned long long)(st.sort_requests - st0.sort_requests),
                (unsigned long long)(st.sorts_ok - st0.sorts_ok),
-               (unsigned long long)(st.sorts_failed - st0.sorts_failed),
+               (unsigned long long)(st.sorts_failed - st0.sorts_failed), probes,
                (unsigned long long)(st.rejected - st0.rejected),
                (unsigned long long)(st.cancelled - st0.cancelled));
 
@@ -389,10 +425,12 @@ START_TEST(soak)
         ck_assert_int_eq(daemon_maps_matching(&d, "memfd:"), 0);
         ck_assert_int_eq(fds1, fds0);
         ck_assert_msg(rss1 <= rss0 + RSS_MARGIN_KIB, "RSS grew from %ld to %ld KiB", rss0, rss1);
-        /* Each sort asked for ended once: no failures here, no limit was hit. */
+        /* Each sort asked for ended once; the only failures are the probes' refusals (a worker
+           killed in the middle of its probe may have had some), and no limit was hit. */
         ck_assert_uint_eq(st.sort_requests,
                           st.sorts_ok + st.sorts_failed + st.rejected + st.cancelled);
-        ck_assert_uint_eq(st.sorts_failed, st0.sorts_failed);
+        ck_assert_uint_ge(st.sorts_failed - st0.sorts_failed, 3 * probes);
+        ck_assert_uint_le(st.sorts_failed - st0.sorts_failed, 3 * (probes + random_killed));
         ck_assert_uint_eq(st.rejected, st0.rejected);
         ck_assert_uint_ge(st.sorts_ok - st0.sorts_ok, verified);
         ck_assert_uint_ge(st.cancelled - st0.cancelled, victims_by_kind[MID_SEND]);
