@@ -190,7 +190,9 @@ template <class Policy, class K> struct AgentBlockSort {
 
         /* Each warp's counters become its first position per digit: digits in order and, within
            a digit, warps in order. Both halves of a pair are summed at once; a warp scan over
-           the pairs, and chunk_totals across warps, give each pair's first position. */
+           the pairs, and chunk_totals across warps, give each pair's first position. Binning's
+           count_digits and warp_starts scan the same way; a helper for both moved ptxas's
+           register counts for the binning kernels (+1 to +7), so they keep their own. */
         SORTD_DEVICE void digit_starts()
         {
                 uint32_t totals[PAIR_ROUNDS], starts[PAIR_ROUNDS];
