@@ -151,8 +151,9 @@ inline void copy_segments(const SegmentBatch &b, unsigned char *keys, unsigned c
 constexpr unsigned BATCH_SEGMENTS = 128;
 
 /*
- * A batch's members, routed as the cuda engine sorts them: a member of more than limit keys by
- * one(job), one at a time; the others in sub-batches that fit room (room.segments <=
+ * A batch's members, routed as the cuda engine sorts them: a member of more than limit keys (the
+ * segmented policy's TILE, under 2^16 as Segment::n is) by one(job), one at a time; the others
+ * in sub-batches that fit room (room.segments <=
  * BATCH_SEGMENTS), each by segments(b) (pack, one upload, the segmented kernel, one download,
  * unpack), with b.segs = segs. finish(job, status) takes each member's outcome: one's, or its
  * sub-batch's.
