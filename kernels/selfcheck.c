@@ -71,8 +71,9 @@ size_t sortd__selfcheck_sample(size_t capacity, sortd__selfcheck_case *out, size
                                         add(out, max, &k, (sortd_key_type)t, (sortd_payload)p,
                                             (sortd_order)o, 0, 0, small_sizes[z], capacity);
         for (size_t i = 0; i < COUNT(windows); i++)
-                add(out, max, &k, windows[i].t, windows[i].p, windows[i].o, windows[i].begin,
-                    windows[i].end, small_sizes[SMALL_SIZES - 1], capacity);
+                for (size_t z = 1; z < SMALL_SIZES; z++)
+                        add(out, max, &k, windows[i].t, windows[i].p, windows[i].o,
+                            windows[i].begin, windows[i].end, small_sizes[z], capacity);
         for (size_t i = 0; i < COUNT(large); i++)
                 add(out, max, &k, large[i].t, large[i].p, large[i].o, 0, 0, LARGE_N, capacity);
         return k;
@@ -189,6 +190,91 @@ static sortd_status run_case(sortd_engine *e[2], struct buffers *b, const sortd_
                    sortd_engine_kind(e[0]), sortd_engine_kind(e[1]), what, at);
 }
 
+/*
+ * Sorts of up to this many keys are run again as one batch (sortd_engine_sort_batch) by each
+ * engine: an engine may sort a batch's small members on a path of their own (the cuda engine's
+ * segmented kernel takes members of up to 4096 keys).
+ */
+#define BATCH_MAX_N 4096
+
+static void free_items(sortd_engine_batch_item *items, size_t count)
+{
+        for (size_t i = 0; items && i < count; i++) {
+                free(items[i].keys);
+                free(items[i].vals);
+        }
+        free(items);
+}
+
+/* Items for the cases of up to BATCH_MAX_N keys, filled as run_case fills them, into *count;
+   NULL when out of memory. */
+static sortd_engine_batch_item *batch_items(const sortd__selfcheck_case *cases, size_t ncases,
+                                            size_t *count)
+{
+        sortd_engine_batch_item *items = calloc(ncases, sizeof(*items));
+        size_t m = 0;
+
+        for (size_t i = 0; items && i < ncases; i++) {
+                const sortd__selfcheck_case *c = &cases[i];
+                size_t kb = sortd_key_size(c->desc.key_type);
+                size_t vb = sortd_payload_size(c->desc.payload);
+                sortd_engine_batch_item *it = &items[m];
+
+                if (c->n > BATCH_MAX_N)
+                        continue;
+                *it = (sortd_engine_batch_item){.desc = c->desc, .n = c->n};
+                it->keys = malloc(c->n * kb);
+                it->vals = malloc(c->n * vb + 1);
+                m++;
+                if (!it->keys || !it->vals) {
+                        free_items(items, m);
+                        return NULL;
+                }
+                fill(it->keys, it->vals, c->n, (unsigned)kb, (unsigned)vb, ncases + i + 1);
+        }
+        *count = m;
+        return items;
+}
+
+/* The small cases as one batch by each engine, from the same inputs, compared member by member.
+ *members: how many. */
+static sortd_status run_batch(sortd_engine *e[2], const sortd__selfcheck_case *cases, size_t ncases,
+                              size_t *members, char *report, size_t len)
+{
+        sortd_engine_batch_item *items[2] = {batch_items(cases, ncases, members),
+                                             batch_items(cases, ncases, members)};
+        sortd_status s = SORTD_OK;
+
+        if (!items[0] || !items[1])
+                s = say(report, len, SORTD_E_NOMEM, "self-check: out of memory for a batch");
+        for (int i = 0; i < 2 && s == SORTD_OK; i++)
+                if ((s = sortd_engine_sort_batch(e[i], items[i], *members)) != SORTD_OK)
+                        say(report, len, s,
+                            "self-check: the %s engine failed sorting a batch of %zu: %s",
+                            sortd_engine_kind(e[i]), *members, sortd_engine_error(e[i]));
+        for (size_t m = 0; m < *members && s == SORTD_OK; m++) {
+                const sortd_engine_batch_item *a = &items[0][m], *b = &items[1][m];
+                size_t kb = sortd_key_size(a->desc.key_type);
+                size_t vb = sortd_payload_size(a->desc.payload);
+                size_t at = first_difference(a->keys, b->keys, a->n, kb);
+                sortd__selfcheck_case c = {a->desc, a->n};
+                char what[96];
+
+                if (at == a->n)
+                        at = vb ? first_difference(a->vals, b->vals, a->n, vb) : a->n;
+                if (at == a->n)
+                        continue;
+                describe(what, sizeof(what), &c);
+                s = say(report, len, SORTD_E_SELFCHECK,
+                        "self-check failed: %s and %s differ sorting %s in a batch of %zu, first "
+                        "at position %zu",
+                        sortd_engine_kind(e[0]), sortd_engine_kind(e[1]), what, *members, at);
+        }
+        free_items(items[0], *members);
+        free_items(items[1], *members);
+        return s;
+}
+
 static double now_ms(void)
 {
         struct timespec ts;
@@ -200,7 +286,7 @@ static double now_ms(void)
 static sortd_status run_all(sortd_engine *e[2], const sortd__selfcheck_case *cases, size_t count,
                             char *report, size_t len)
 {
-        size_t key_bytes = 0, val_bytes = 0, max_n = 0;
+        size_t key_bytes = 0, val_bytes = 0, max_n = 0, members = 0;
         struct buffers b = {{NULL, NULL}, {NULL, NULL}};
         sortd_status s = SORTD_OK;
         double t0 = now_ms();
@@ -225,9 +311,12 @@ static sortd_status run_all(sortd_engine *e[2], const sortd__selfcheck_case *cas
                 free(b.vals[i]);
         }
         if (s == SORTD_OK)
+                s = run_batch(e, cases, count, &members, report, len);
+        if (s == SORTD_OK)
                 say(report, len, s,
-                    "self-check passed: %zu sorts against the %s engine, n = 2..%zu, in %.0f ms",
-                    count, sortd_engine_kind(e[1]), max_n, now_ms() - t0);
+                    "self-check passed: %zu sorts against the %s engine, n = 2..%zu, the %zu of "
+                    "up to %d keys again as a batch, in %.0f ms",
+                    count, sortd_engine_kind(e[1]), max_n, members, BATCH_MAX_N, now_ms() - t0);
         return s;
 }
 

@@ -22,7 +22,7 @@ typedef struct sortd__selfcheck_case {
 /*
  * The sample for an engine of this capacity (every n is capped at it): every
  * key type x payload x order at 2, 1001 and 30011 keys (under one tile, a few
- * tiles of any of our policies); bit windows at 30011; three sorts of
+ * tiles of any of our policies); bit windows at 1001 and 30011; three sorts of
  * 12289234 keys (3000 tiles of 4096). No n is a multiple of 4. Writes at most
  * max cases and returns how many the sample has.
  */
@@ -30,7 +30,9 @@ size_t sortd__selfcheck_sample(size_t capacity, sortd__selfcheck_case *out, size
 
 /*
  * Sorts every case of the sample for subject's capacity with subject and with
- * oracle, from the same input, and compares the results bit for bit. Returns
+ * oracle, from the same input, and compares the results bit for bit; then the
+ * cases of up to 4096 keys again, as one batch (sortd_engine_sort_batch), which
+ * an engine may sort on a path of its own. Returns
  * SORTD_OK with a one-line account in report; SORTD_E_SELFCHECK naming the
  * first case that differs; or the error that stopped either engine (or an
  * allocation), with the message in report.

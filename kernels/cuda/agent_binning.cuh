@@ -44,37 +44,6 @@ template <class K, class V> struct BinningParams {
         bool gen_index; /* argsort, first pass: the value is the input index */
 };
 
-/* Small fields packed into words to save registers: field i of BITS bits.
-   The words start at zero. */
-template <int BITS, int N> SORTD_DEVICE void pack_put(uint32_t (&w)[N], int i, uint32_t v)
-{
-        constexpr int PER_WORD = 32 / BITS;
-
-        w[i / PER_WORD] |= v << BITS * (i % PER_WORD);
-}
-template <int BITS, int N> SORTD_DEVICE uint32_t pack_get(const uint32_t (&w)[N], int i)
-{
-        constexpr int PER_WORD = 32 / BITS;
-
-        return w[i / PER_WORD] >> BITS * (i % PER_WORD) & ((1u << BITS) - 1);
-}
-
-/* Lanes whose digit equals this lane's: one ballot per digit bit, each
-   vote narrowing the set. match.any would do it in one instruction, but a
-   long-latency one that stalls the warp on the MIO pipe. */
-SORTD_DEVICE unsigned warp_peers(uint32_t d)
-{
-        unsigned peers = FULL_MASK;
-
-#pragma unroll
-        for (int b = 0; b < RADIX_BITS; b++) {
-                unsigned bit = d >> b & 1u;
-                unsigned vote = __ballot_sync(FULL_MASK, bit);
-                peers &= bit ? vote : ~vote;
-        }
-        return peers;
-}
-
 template <class Policy, class K, class V> struct AgentBinning {
         static constexpr bool HAS_VALUES = !std::is_same<V, NoValue>::value;
         using P = typename Policy::template binning_for<HAS_VALUES>;
@@ -191,21 +160,14 @@ template <class Policy, class K, class V> struct AgentBinning {
         SORTD_DEVICE void rank_keys(const K (&keys)[ITEMS], uint32_t (&ranks)[ITEMS]) const
         {
                 uint32_t *hist = s.warp_hist[warp_id()];
-                const unsigned lane = lane_id();
 
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
                         uint32_t d = digit(keys[i]);
-                        unsigned peers = warp_peers(d);
-                        int leader = __ffs(peers) - 1;
-                        uint32_t before =
-                                shared_atomic_add_if((int)lane == leader, &hist[d / 2],
-                                                     (unsigned)__popc(peers) << 16 * (d & 1));
 
-                        before = half(__shfl_sync(FULL_MASK, before, leader), d);
                         /* the digit rides along, so it is not recomputed
                            and held apart until staging */
-                        ranks[i] = (before + __popc(peers & lanemask_lt())) | d << RANK_BITS;
+                        ranks[i] = warp_rank(hist, d) | d << RANK_BITS;
                 }
         }
 

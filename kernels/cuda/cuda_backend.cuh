@@ -292,6 +292,20 @@ class CudaBackend
                 return 2.0 * khz * 1e3 * bits / 8;
         }
 
+        /*
+         * The staging slots as one pinned area of staging.slots x staging.slot_bytes for the host
+         * to fill (a batch's packing, segments.h), once no DMA queued before uses any slot;
+         * nullptr when the stream failed.
+         */
+        unsigned char *staging_area()
+        {
+                if (!wait())
+                        return nullptr;
+                for (bool &busy : staging.busy)
+                        busy = false;
+                return staging.mem;
+        }
+
         /* Another thread may call a sort than the one that created us. */
         bool select()
         {

@@ -4,7 +4,8 @@
  * histograms, offsets, status counters, tile tickets, the stream); a sort
  * uploads, dispatches (dispatch.cuh) and downloads, allocating nothing; a sort on
  * the caller's device memory dispatches with the caller's arrays as one side of
- * the ping-pong (caller_buffers.h).
+ * the ping-pong (caller_buffers.h). A batch sorts its small members together, with the
+ * segmented kernel (segments.h), and its large ones one at a time.
  */
 #include <new>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ struct cuda_engine {
         sortd_engine base; /* first: the C side sees a sortd_engine */
         CudaBackend be;
         DeviceBuffers buf;
+        Segment *segs_dev, *segs_host; /* a sub-batch's descriptors; the host's are pinned */
 };
 
 void cuda_destroy(sortd_engine *e)
@@ -36,8 +38,12 @@ void cuda_destroy(sortd_engine *e)
         for (void *p : dev)
                 if (p)
                         (void)cudaFree(p);
+        if (c->segs_dev)
+                (void)cudaFree(c->segs_dev);
         if (c->buf.hist_host)
                 (void)cudaFreeHost(c->buf.hist_host);
+        if (c->segs_host)
+                (void)cudaFreeHost(c->segs_host);
         c->be.close();
         c->~cuda_engine();
         free(c);
@@ -57,9 +63,12 @@ bool allocate(cuda_engine *c, size_t cap)
             !be.alloc((void **)&b.tile_tickets, sizeof(uint32_t) * strips * MAX_PLACES,
                       "tile tickets") ||
             !be.alloc((void **)&b.status, sizeof(uint32_t) * status_words<Policy32, Policy64>(cap),
-                      "status counters"))
+                      "status counters") ||
+            !be.alloc((void **)&c->segs_dev, sizeof(Segment) * BATCH_SEGMENTS, "segments"))
                 return false;
-        return be.check(cudaMallocHost((void **)&b.hist_host, table), "cudaMallocHost");
+        return be.check(cudaMallocHost((void **)&b.hist_host, table), "cudaMallocHost") &&
+               be.check(cudaMallocHost((void **)&c->segs_host, sizeof(Segment) * BATCH_SEGMENTS),
+                        "cudaMallocHost");
 }
 
 sortd_status cuda_create(const sortd_engine_config *cfg, sortd_engine **out, char *why,
@@ -126,6 +135,94 @@ sortd_status cuda_sort_device(sortd_engine *e, const sortd__plan *plan, void *ke
         });
 }
 
+/*
+ * A sub-batch's keys go to keys[0] and its values from vals[0] to vals[1] (capacity x 8 bytes
+ * each), packed on the host in the two halves of the staging area; either bound holds any one
+ * member of up to SegmentPolicy::TILE keys (cuda_backend.cuh: open_staging).
+ */
+SegmentRoom segment_room(const cuda_engine *c)
+{
+        size_t device = (c->base.capacity ? c->base.capacity : 1) * 8;
+        size_t half = c->be.staging.slots * c->be.staging.slot_bytes / 2;
+        size_t bytes = device < half ? device : half;
+
+        return SegmentRoom{bytes, bytes, BATCH_SEGMENTS};
+}
+
+/* copy_segments over b, split among the copy threads by members once it is worth a wake-up. */
+void copy_members(CudaBackend &be, const SegmentBatch &b, unsigned char *keys, unsigned char *vals,
+                  bool in)
+{
+        struct Job {
+                const SegmentBatch *b;
+                unsigned char *keys, *vals;
+                bool in;
+        } job = {&b, keys, vals, in};
+        size_t shares = (b.key_bytes + b.val_bytes) / COPY_SHARE_MIN;
+        unsigned threads = sortd__pool_size(be.copy_threads);
+
+        if (shares < 2 || b.count < 2) {
+                copy_segments(b, keys, vals, in, 0, b.count);
+                return;
+        }
+        threads = shares < threads ? (unsigned)shares : threads;
+        threads = b.count < threads ? b.count : threads;
+        sortd__pool_run(
+                be.copy_threads, threads,
+                [](void *arg, unsigned tid, unsigned n) {
+                        Job *j = (Job *)arg;
+                        copy_segments(*j->b, j->keys, j->vals, j->in, j->b->count * tid / n,
+                                      j->b->count * (tid + 1) / n);
+                },
+                &job);
+}
+
+/* One sub-batch: packed into the staging area, one upload, the segmented kernel, one download. */
+sortd_status sort_segments(cuda_engine *c, const SegmentBatch &b)
+{
+        CudaBackend &be = c->be;
+        DeviceBuffers &d = c->buf;
+        unsigned char *keys, *vals;
+
+        if (!be.select() || !(keys = be.staging_area()))
+                return sort_finished(be, false);
+        vals = keys + segment_room(c).key_bytes;
+        copy_members(be, b, keys, vals, true);
+        if (!be.copy(d.keys[0], keys, b.key_bytes, cudaMemcpyHostToDevice) ||
+            (b.values_in && !be.copy(d.vals[0], vals, b.val_bytes, cudaMemcpyHostToDevice)) ||
+            !be.copy(c->segs_dev, c->segs_host, sizeof(Segment) * b.count,
+                     cudaMemcpyHostToDevice) ||
+            !segmented_sort<SegmentPolicy>(be, c->segs_dev, b.count, b.narrow, d.keys[0], d.vals[0],
+                                           d.vals[1]) ||
+            !be.copy(keys, d.keys[0], b.key_bytes, cudaMemcpyDeviceToHost) ||
+            (b.val_bytes && !be.copy(vals, d.vals[1], b.val_bytes, cudaMemcpyDeviceToHost)) ||
+            !be.wait())
+                return sort_finished(be, false);
+        copy_members(be, b, keys, vals, false);
+        return SORTD_OK;
+}
+
+void cuda_sort_batch(sortd_engine *e, sortd__batch_job *jobs, size_t count)
+{
+        cuda_engine *c = (cuda_engine *)e;
+
+        route_batch(
+                jobs, count, SegmentPolicy::TILE, segment_room(c), c->segs_host,
+                [&](sortd__batch_job *j) {
+                        e->why[0] = '\0';
+                        return cuda_sort(e, &j->plan, j->keys, j->vals, j->n);
+                },
+                [&](const SegmentBatch &b) {
+                        e->why[0] = '\0';
+                        return sort_segments(c, b);
+                },
+                [&](sortd__batch_job *j, sortd_status s) {
+                        j->item->status = s;
+                        snprintf(j->item->why, sizeof(j->item->why), "%s",
+                                 s == SORTD_OK ? "" : e->why);
+                });
+}
+
 } /* namespace */
 
 extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
@@ -142,5 +239,5 @@ extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
         ipc_open<cuda_engine>,
         ipc_close<cuda_engine>,
         cuda_sort_device,
-        nullptr, /* sort_batch: one sort at a time, for now */
+        cuda_sort_batch,
 };

@@ -22,6 +22,7 @@
 #include "caller_buffers.h"
 #include "kernels.cuh"
 #include "result_buffer.h"
+#include "segments.h"
 
 namespace sortd_cuda
 {
@@ -291,6 +292,34 @@ bool onesweep_sort_device(Backend &be, const DeviceBuffers &own, const SortReque
                 *vb = res.val_buf;
                 return ok;
         });
+}
+
+/*
+ * The segmented kernel over one sub-batch of small members already on the device (segments.h):
+ * segs[0, narrow) have keys of up to 4 bytes, segs[narrow, count) 8-byte keys. Keys are sorted
+ * in place, payloads go from vals_in to vals_out at the same offsets.
+ *
+ * One launch per key register width, so at most two for a whole batch, however its members mix.
+ * Within a launch each block reads its member's plan at run time (key width, kind, order, bit
+ * window, payload): values move once, at the end, through the input indices the passes carry,
+ * so payloads need no launch of their own. One kernel for both widths would make it one launch,
+ * but would run every block with the registers of 64-bit keys: on sm_90 108 rather than 69
+ * (ptxas -v, nvcc 13.0), 2 resident blocks an SM rather than 3, to save one launch of a few
+ * microseconds.
+ */
+template <class Policy, class Backend>
+bool segmented_sort(Backend &be, const Segment *segs, unsigned count, unsigned narrow, void *keys,
+                    const void *vals_in, void *vals_out)
+{
+        SegmentedParams p = {segs, (unsigned char *)keys, (const unsigned char *)vals_in,
+                             (unsigned char *)vals_out};
+        SegmentedParams wide = p;
+
+        wide.segs = segs + narrow;
+        return (narrow == 0 || be.launch(segmented_sort_kernel<Policy, uint32_t>, dim3(narrow),
+                                         dim3(Policy::THREADS), p)) &&
+               (count == narrow || be.launch(segmented_sort_kernel<Policy, uint64_t>,
+                                             dim3(count - narrow), dim3(Policy::THREADS), wide));
 }
 
 } /* namespace sortd_cuda */

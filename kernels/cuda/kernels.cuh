@@ -7,6 +7,7 @@
 #define SORTD_CUDA_KERNELS_CUH
 
 #include "agent_binning.cuh"
+#include "agent_block_sort.cuh"
 #include "agent_histogram.cuh"
 #include "block_scan.cuh"
 #include "compat.cuh"
@@ -57,6 +58,16 @@ __global__ void __launch_bounds__(AgentBinning<Policy, K, V>::THREADS,
         using Agent = AgentBinning<Policy, K, V>;
         SORTD_SHARED(typename Agent::TempStorage, temp);
         note_kernel("binning");
+        Agent(temp, params).process();
+}
+
+/* A batch's small members (segments.h): block b sorts segment b whole, in shared memory. */
+template <class Policy, class K>
+__global__ void __launch_bounds__(Policy::THREADS) segmented_sort_kernel(SegmentedParams params)
+{
+        using Agent = AgentBlockSort<Policy, K>;
+        SORTD_SHARED(typename Agent::TempStorage, temp);
+        note_kernel("segmented");
         Agent(temp, params).process();
 }
 

@@ -92,6 +92,31 @@ template <> struct DefaultPolicy<uint64_t> {
         using type = Policy64;
 };
 
+/*
+ * The segmented kernel (agent_block_sort.cuh): one block sorts one small member of a batch
+ * whole, every digit place in its registers and shared memory, one launch for a whole batch.
+ */
+template <int THREADS_, int ITEMS_> struct BlockSortPolicy {
+        static constexpr int THREADS = THREADS_;
+        static constexpr int ITEMS = ITEMS_;
+        static constexpr int WARPS = THREADS / 32;
+        static constexpr int TILE = THREADS * ITEMS;
+        static_assert(THREADS % 32 == 0, "whole warps");
+        static_assert(TILE < (1 << 16), "counts, positions and input indices fit 16 bits");
+};
+
+/*
+ * Production: members of up to 4096 keys (256 threads x 16) take the segmented kernel. Why 4096:
+ * - it is the tile of Onesweep's u32 keys-only binning pass, so such a member would be one tile
+ *   there anyway, and Onesweep would spend on it a histogram launch, a scan, a host round trip
+ *   for the histogram and a binning launch per digit place (4 to 8), each after the last;
+ * - 4096 u64 keys (32 KiB), their 16-bit input indices (8 KiB) and the warps' digit counters
+ *   (4 KiB) take 44 of the 48 KiB of static shared memory a block may have: two tiles would
+ *   not fit.
+ * Larger members (the daemon batches up to 64Ki keys) go through Onesweep one at a time.
+ */
+using SegmentPolicy = BlockSortPolicy<256, 16>;
+
 /* Largest n the kernels take: counts, indices and launch arithmetic are
    32-bit, with room for a tile's rounding. */
 constexpr uint64_t MAX_KEYS = (1ull << 32) - (1u << 16);

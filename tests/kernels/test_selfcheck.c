@@ -2,7 +2,8 @@
  * The self-check, tested where CI runs: its sample covers what engine.h
  * promises, it passes an engine that sorts right, and it catches engines that
  * sort wrong the ways a GPU engine can (the cub engine's 8/16-bit bug, a
- * stability slip, a fault only at thousands of tiles, an error).
+ * stability slip, a fault only at thousands of tiles, an error, a fault only
+ * on the batch path).
  *
  * The engines under test wrap the CPU engine and spoil its results.
  */
@@ -127,6 +128,7 @@ enum fault {
         DESCENDING_UNSTABLE, /* descending v32: two equal keys' values swapped */
         LARGE_ONLY,          /* past a million keys, the last key is off by one */
         F32_ERROR,           /* f32 sorts fail with a device error */
+        BATCH_ONLY,          /* a batch's members of 1001 keys come back with a bit flipped */
 };
 
 struct faulty {
@@ -169,6 +171,23 @@ static sortd_status faulty_sort(sortd_engine *e, const sortd__plan *p, void *key
         return SORTD_OK;
 }
 
+/* A batch path of its own, as the cuda engine has: the members one by one through
+   faulty_sort, spoiled there only for BATCH_ONLY. */
+static void faulty_sort_batch(sortd_engine *e, sortd__batch_job *jobs, size_t count)
+{
+        struct faulty *f = (struct faulty *)e;
+
+        for (size_t i = 0; i < count; i++) {
+                sortd__batch_job *j = &jobs[i];
+
+                e->why[0] = '\0';
+                j->item->status = faulty_sort(e, &j->plan, j->keys, j->vals, j->n);
+                snprintf(j->item->why, sizeof(j->item->why), "%s", e->why);
+                if (f->fault == BATCH_ONLY && j->n == 1001)
+                        ((unsigned char *)j->keys)[0] ^= 1;
+        }
+}
+
 static void faulty_destroy(sortd_engine *e)
 {
         struct faulty *f = (struct faulty *)e;
@@ -182,6 +201,7 @@ static const sortd__engine_ops faulty_ops = {
         .sort = faulty_sort,
         .destroy = faulty_destroy,
         .selfcheck = sortd__selfcheck_against_cpu,
+        .sort_batch = faulty_sort_batch,
 };
 
 static sortd_engine *faulty_engine(enum fault fault)
@@ -241,6 +261,14 @@ START_TEST(reports_an_engine_error)
 }
 END_TEST
 
+START_TEST(catches_a_fault_in_batches_only)
+{
+        const char *words[] = {"self-check failed: faulty and cpu differ sorting 1001 u8 keys",
+                               "in a batch of", "first at position 0", NULL};
+        expect_failure(BATCH_ONLY, SORTD_E_SELFCHECK, words);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("selfcheck");
@@ -257,6 +285,7 @@ int main(void)
         tcase_add_test(tc, catches_instability);
         tcase_add_test(tc, catches_a_fault_at_thousands_of_tiles);
         tcase_add_test(tc, reports_an_engine_error);
+        tcase_add_test(tc, catches_a_fault_in_batches_only);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -2,7 +2,9 @@
  * The CUDA kernels, run on the SIMT emulator, against the CPU engine: the
  * test matrix of key types x payloads x orders x distributions x sizes
  * around the tile boundaries, with a small test policy (many tiles from
- * small inputs) and with the production policies.
+ * small inputs) and with the production policies. Cases "segmented" and
+ * "segmented-production": batches of mixed members routed and packed as the
+ * cuda engine's sort_batch does, the small ones through the segmented kernel.
  *
  * One Check case per key type, so CK_RUN_CASE=u32 runs one slice (meson
  * runs the slices in parallel). SIMT_SEED changes the interleaving.
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "datagen.h"
@@ -405,6 +408,265 @@ START_TEST(test_strips)
 }
 END_TEST
 
+/* ---- batches: the segmented kernel (kernels/cuda/segments.h, agent_block_sort.cuh) ---- */
+
+/* 2 warps x 3 keys, TestPolicy's tile: members of a few hundred keys cross the limit above
+   which the cuda engine hands a member to Onesweep. */
+using SegmentTestPolicy = sortd_cuda::BlockSortPolicy<64, 3>;
+constexpr size_t SEGMENT_TILE = SegmentTestPolicy::TILE;
+
+/* The plan kernels/engine.c makes of a request. */
+sortd__plan plan_of(const sortd_sort_desc &d)
+{
+        unsigned kb = (unsigned)sortd_key_size(d.key_type);
+
+        return sortd__plan{kb,
+                           (unsigned)sortd_payload_size(d.payload),
+                           d.payload == SORTD_PAYLOAD_ARGSORT32 ||
+                                   d.payload == SORTD_PAYLOAD_ARGSORT64,
+                           emulated::key_kind(d.key_type),
+                           d.order == SORTD_DESCENDING,
+                           d.begin_bit,
+                           d.end_bit ? d.end_bit : kb * 8};
+}
+
+/*
+ * Sorts jobs as the cuda engine's sort_batch does (cuda_engine.cu), on the emulator: the same
+ * routing and packing (segments.h) into arrays of room's size, host memory standing in for
+ * the device's; members above SegP::TILE keys through Onesweep (P32, P64). Values no member
+ * writes stay 0xa5. Returns the number of sub-batches.
+ */
+template <class SegP, class P32, class P64>
+unsigned sort_batch(sortd__batch_job *jobs, size_t count, const sortd_cuda::SegmentRoom &room)
+{
+        std::vector<uint64_t> keys(room.key_bytes / 8), vals_in(room.val_bytes / 8),
+                vals_out(room.val_bytes / 8);
+        sortd_cuda::Segment segs[sortd_cuda::BATCH_SEGMENTS];
+        emulated::Backend be;
+        unsigned sub_batches = 0;
+
+        sortd_cuda::route_batch(
+                jobs, count, SegP::TILE, room, segs,
+                [](sortd__batch_job *j) {
+                        emulated::sort<P32, P64>(j->item->desc, j->keys, j->vals, j->n);
+                        return SORTD_OK;
+                },
+                [&](const sortd_cuda::SegmentBatch &b) {
+                        auto *k = (unsigned char *)keys.data();
+
+                        sub_batches++;
+                        std::memset(vals_out.data(), 0xa5, room.val_bytes);
+                        sortd_cuda::copy_segments(b, k, (unsigned char *)vals_in.data(), true, 0,
+                                                  b.count);
+                        if (!sortd_cuda::segmented_sort<SegP>(be, b.segs, b.count, b.narrow, k,
+                                                              vals_in.data(), vals_out.data()))
+                                std::abort();
+                        sortd_cuda::copy_segments(b, k, (unsigned char *)vals_out.data(), false, 0,
+                                                  b.count);
+                        return SORTD_OK;
+                },
+                [](sortd__batch_job *j, sortd_status st) {
+                        j->item->status = st;
+                        j->item->why[0] = '\0';
+                });
+        return sub_batches;
+}
+
+/* One member of a test batch: its request, input, and the item each sort fills. */
+struct Member {
+        sortd_sort_desc d;
+        size_t n;
+        std::string dist;
+        std::vector<unsigned char> k, v;
+};
+
+Member make_member(const sortd_sort_desc &d, size_t n, const Dist &dist, uint64_t seed)
+{
+        size_t kb = sortd_key_size(d.key_type), vb = sortd_payload_size(d.payload);
+        Member m = {d, n, "", std::vector<unsigned char>(n * kb),
+                    std::vector<unsigned char>(n * vb + 1)};
+        char dname[32];
+
+        datagen_fill(m.k.data(), n, d.key_type, dist.dist, dist.param, seed);
+        if (vb)
+                datagen_fill_values(m.v.data(), n, (unsigned)vb, seed + 1);
+        m.dist = datagen_name(dist.dist, dist.param, dname, sizeof(dname));
+        return m;
+}
+
+/* Items holding copies of the members' inputs. */
+std::vector<sortd_engine_batch_item> items_of(std::vector<Member> &in)
+{
+        std::vector<sortd_engine_batch_item> items(in.size());
+
+        for (size_t i = 0; i < in.size(); i++) {
+                items[i].desc = in[i].d;
+                items[i].n = in[i].n;
+                items[i].keys = std::malloc(in[i].k.size() + 1);
+                items[i].vals = std::malloc(in[i].v.size());
+                std::memcpy(items[i].keys, in[i].k.data(), in[i].k.size());
+                std::memcpy(items[i].vals, in[i].v.data(), in[i].v.size());
+                items[i].status = SORTD_E_DEVICE; /* until a sort says otherwise */
+        }
+        return items;
+}
+
+void free_items(std::vector<sortd_engine_batch_item> &items)
+{
+        for (auto &it : items) {
+                std::free(it.keys);
+                std::free(it.vals);
+        }
+}
+
+/*
+ * One batch of members on the emulated kernels (as the cuda engine routes it, in room), the
+ * CPU engine's sortd_engine_sort_batch and the reference, member by member; fails naming the
+ * member and the odd one out. Returns the sub-batches the emulated sort made.
+ */
+template <class SegP, class P32, class P64>
+unsigned check_batch(sortd_engine *cpu, std::vector<Member> &batch,
+                     const sortd_cuda::SegmentRoom &room, uint64_t seed)
+{
+        std::vector<sortd_engine_batch_item> gpu = items_of(batch), host = items_of(batch);
+        std::vector<sortd__batch_job> jobs;
+        unsigned sub_batches;
+
+        for (auto &it : gpu)
+                jobs.push_back({plan_of(it.desc), it.keys, it.vals, it.n, &it});
+        schedule(seed);
+        sub_batches = sort_batch<SegP, P32, P64>(jobs.data(), jobs.size(), room);
+        ck_assert_msg(sortd_engine_sort_batch(cpu, host.data(), host.size()) == SORTD_OK,
+                      "cpu engine: %s", sortd_engine_error(cpu));
+        for (size_t i = 0; i < batch.size(); i++) {
+                const Member &m = batch[i];
+                size_t kb = m.k.size(), vb = m.n * sortd_payload_size(m.d.payload);
+                std::vector<unsigned char> k = m.k, v = m.v;
+
+                ck_assert_int_eq(ref_sort(&m.d, k.data(), v.data(), m.n), 0);
+                bool keys_ok = std::memcmp(gpu[i].keys, k.data(), kb) == 0;
+                bool gpu_ok = keys_ok && std::memcmp(gpu[i].vals, v.data(), vb) == 0;
+                bool cpu_ok = std::memcmp(host[i].keys, k.data(), kb) == 0 &&
+                              std::memcmp(host[i].vals, v.data(), vb) == 0;
+                ck_assert_msg(gpu[i].status == SORTD_OK && gpu_ok && cpu_ok,
+                              "batch member %zu of %zu: %s %s %s [%u,%u) %s n=%zu SIMT_SEED=%u: %s",
+                              i, batch.size(), sortd_key_type_name(m.d.key_type),
+                              sortd_payload_name(m.d.payload),
+                              m.d.order == SORTD_DESCENDING ? "desc" : "asc", m.d.begin_bit,
+                              m.d.end_bit, m.dist.c_str(), m.n, seed_base(),
+                              gpu[i].status != SORTD_OK ? "no success from the emulated batch"
+                              : !keys_ok ? "emulated kernels' keys differ from the reference"
+                              : !gpu_ok  ? "emulated kernels' values differ from the reference"
+                                         : "the CPU engine's batch differs from the reference");
+        }
+        free_items(gpu);
+        free_items(host);
+        return sub_batches;
+}
+
+/* Bit windows by key width (bytes - 1): none, then two narrower ones. */
+const struct {
+        unsigned begin, end;
+} SEGMENT_WINDOWS[8][3] = {{{0, 0}, {7, 8}, {1, 7}},
+                           {{0, 0}, {4, 12}, {3, 16}},
+                           {},
+                           {{0, 0}, {3, 17}, {20, 32}},
+                           {},
+                           {},
+                           {},
+                           {{0, 0}, {5, 64}, {31, 45}}};
+
+/*
+ * Batches that mix every key type, payload and order, bit windows, uniform and few-unique keys,
+ * and sizes from 1 key to several tiles (the kernel takes up to one tile, Onesweep the rest), in
+ * a seeded random order; half of them packed into a room so small that they take several
+ * sub-batches. Then one batch of small members of both key widths, which must take one
+ * launch of the kernel for each, and production-sized members at the production tile.
+ */
+START_TEST(test_segmented)
+{
+        const size_t sizes[] = {1,
+                                2,
+                                3,
+                                33,
+                                SEGMENT_TILE - 1,
+                                SEGMENT_TILE,
+                                SEGMENT_TILE + 1,
+                                3 * SEGMENT_TILE + 5};
+        const Dist dists[] = {DISTS[0], DISTS[7], DISTS[1], DISTS[4]};
+        const sortd_cuda::SegmentRoom wide = {(size_t)1 << 20, (size_t)1 << 20,
+                                              sortd_cuda::BATCH_SEGMENTS};
+        const sortd_cuda::SegmentRoom tight = {SEGMENT_TILE * 8, SEGMENT_TILE * 8, 5};
+        sortd_engine *cpu = cpu_engine(3 * SEGMENT_TILE + 5);
+        uint64_t seed = seed_base() * 2654435761u, pick = seed;
+        std::vector<Member> all;
+        unsigned split = 0;
+
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (sortd_payload pl : PAYLOADS)
+                        for (int o = 0; o < SORTD_ORDER_COUNT; o++)
+                                for (size_t n : sizes) {
+                                        unsigned kb = (unsigned)sortd_key_size((sortd_key_type)t);
+                                        auto w = SEGMENT_WINDOWS[kb - 1][all.size() % 3];
+                                        sortd_sort_desc d = {(sortd_key_type)t, pl, (sortd_order)o,
+                                                             w.begin, w.end};
+                                        all.push_back(make_member(d, n, dists[all.size() / 3 % 4],
+                                                                  ++seed));
+                                }
+        for (size_t i = all.size(); i > 1; i--) /* seeded shuffle: batches mix everything */
+                std::swap(all[i - 1], all[(pick = pick * 6364136223846793005u + 1) % i]);
+        for (size_t at = 0, b = 0; at < all.size(); at += 40, b++) {
+                std::vector<Member> batch(all.begin() + at,
+                                          all.begin() + std::min(at + 40, all.size()));
+                unsigned subs = check_batch<SegmentTestPolicy, TestPolicy, TestPolicy>(
+                        cpu, batch, b % 2 ? tight : wide, ++seed);
+                split += subs > 1;
+        }
+        ck_assert_msg(split > 0, "no batch took several sub-batches");
+
+        /* one launch per key width for the whole batch */
+        std::vector<Member> small;
+        for (sortd_key_type t : {SORTD_KEY_U8, SORTD_KEY_F64, SORTD_KEY_I32, SORTD_KEY_U64})
+                for (size_t n : {(size_t)2, SEGMENT_TILE})
+                        small.push_back(
+                                make_member({t, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING, 0, 0}, n,
+                                            DISTS[0], ++seed));
+        simt::reset_counters();
+        ck_assert_uint_eq(
+                (check_batch<SegmentTestPolicy, TestPolicy, TestPolicy>(cpu, small, wide, ++seed)),
+                1);
+        ck_assert_uint_eq(simt::counters().launches, 2);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
+/* The production segmented policy (sortd_cuda::SegmentPolicy) at its tile and around it. */
+START_TEST(test_segmented_production)
+{
+        constexpr size_t tile = sortd_cuda::SegmentPolicy::TILE;
+        const sortd_cuda::SegmentRoom room = {(size_t)1 << 20, (size_t)1 << 20,
+                                              sortd_cuda::BATCH_SEGMENTS};
+        sortd_engine *cpu = cpu_engine(tile + 1);
+        uint64_t seed = seed_base() * 40503u;
+        std::vector<Member> batch;
+
+        batch.push_back(make_member({SORTD_KEY_U32, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0},
+                                    tile, DISTS[0], ++seed));
+        batch.push_back(
+                make_member({SORTD_KEY_F64, SORTD_PAYLOAD_ARGSORT32, SORTD_DESCENDING, 0, 0}, tile,
+                            DISTS[9], ++seed));
+        batch.push_back(make_member({SORTD_KEY_I16, SORTD_PAYLOAD_VALUES64, SORTD_DESCENDING, 0, 0},
+                                    tile - 1, DISTS[7], ++seed));
+        batch.push_back(make_member({SORTD_KEY_I64, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING, 0, 0},
+                                    1000, DISTS[2], ++seed));
+        batch.push_back(make_member({SORTD_KEY_U8, SORTD_PAYLOAD_ARGSORT64, SORTD_ASCENDING, 0, 0},
+                                    tile + 1, DISTS[0], ++seed));
+        check_batch<sortd_cuda::SegmentPolicy, sortd_cuda::Policy32, sortd_cuda::Policy64>(
+                cpu, batch, room, ++seed);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
 Suite *emulated_suite()
 {
         const struct {
@@ -425,7 +687,9 @@ Suite *emulated_suite()
                      {"production32", test_production_32},
                      {"production64", test_production_64},
                      {"device", test_sort_device},
-                     {"strips", test_strips}};
+                     {"strips", test_strips},
+                     {"segmented", test_segmented},
+                     {"segmented-production", test_segmented_production}};
         Suite *s = suite_create("emulated-kernels");
 
         for (const auto &c : cases) {

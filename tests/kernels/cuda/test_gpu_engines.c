@@ -7,7 +7,8 @@
  * against the independent reference sort (tests/support/reference.c) up to 100003
  * keys: the matrix, bit windows, 2^28 keys, the size limit, and each engine's
  * self-check, and sorts in each engine's pinned and registered host memory,
- * around the staging slot's size with pageable and pinned arrays mixed.
+ * around the staging slot's size with pageable and pinned arrays mixed, and
+ * batches (sortd_engine_sort_batch) of mixed members against the CPU engine's.
  * Device memory: sortd_engine_sort_device on arrays of exactly n keys against
  * the CPU engine, the device UUID, and CUDA IPC: a handle from this process
  * must be refused cleanly, and one from another process (this binary run
@@ -254,6 +255,110 @@ START_TEST(test_size_limit)
                          SORTD_E_UNSUPPORTED);
         ck_assert_ptr_null(e);
         ck_assert_msg(strstr(why, "2^32") != NULL, "message names no limit: %s", why);
+}
+END_TEST
+
+/* Members of a test batch: more than engine.c hands an engine at once (128). */
+#define BATCH_MEMBERS 150
+/* The one member that fails its checks (a bit window past its key) and must fail alone. */
+#define BATCH_BAD 77
+
+/* Member m's request and size (at most capacity): every key type, payload and order, a bit
+   window for one in four, sizes from 1 key to past the cuda engine's segmented limit (4096). */
+static sortd_sort_desc batch_desc(size_t m, size_t capacity, size_t *n)
+{
+        static const size_t sizes[] = {1, 2, 3, 100, 1000, 4095, 4096, 4097, 20000};
+        sortd_sort_desc d = {(sortd_key_type)(m % SORTD_KEY_TYPE_COUNT),
+                             (sortd_payload)(m / 10 % SORTD_PAYLOAD_COUNT),
+                             (sortd_order)(m / 50 % SORTD_ORDER_COUNT), 0, 0};
+        unsigned bits = (unsigned)sortd_key_size(d.key_type) * 8;
+
+        if (m % 4 == 3) {
+                d.begin_bit = 1;
+                d.end_bit = bits - 2;
+        }
+        if (m == BATCH_BAD)
+                d.end_bit = bits + 1;
+        *n = sizes[m * 7 % 9] < capacity ? sizes[m * 7 % 9] : capacity;
+        return d;
+}
+
+static void batch_items(sortd_engine_batch_item *items, const struct run *in, size_t capacity)
+{
+        for (size_t m = 0; m < BATCH_MEMBERS; m++) {
+                items[m].desc = batch_desc(m, capacity, &items[m].n);
+                struct run r = copy_of(&items[m].desc, in[m].keys, in[m].vals, items[m].n);
+                items[m].keys = r.keys;
+                items[m].vals = r.vals;
+        }
+}
+
+static void batch_free(sortd_engine_batch_item *items)
+{
+        for (size_t m = 0; m < BATCH_MEMBERS; m++) {
+                free(items[m].keys);
+                free(items[m].vals);
+        }
+}
+
+/*
+ * sortd_engine_sort_batch on each GPU engine against the CPU engine's, member by member: status
+ * and message, keys and payload. The bad member fails with SORTD_E_INVAL and the batch with it,
+ * every other member is sorted.
+ */
+static void check_batch(size_t capacity, uint64_t seed)
+{
+        struct engines e = make_all(capacity);
+        struct run in[BATCH_MEMBERS];
+        sortd_engine_batch_item *want = calloc(BATCH_MEMBERS, sizeof(*want));
+        sortd_engine_batch_item *got = calloc(BATCH_MEMBERS, sizeof(*got));
+
+        ck_assert(want && got);
+        for (size_t m = 0; m < BATCH_MEMBERS; m++) {
+                size_t n;
+                sortd_sort_desc d = batch_desc(m, capacity, &n);
+                in[m] = generate(&d, dists[m % 9].dist, dists[m % 9].param, n, seed + m);
+        }
+        batch_items(want, in, capacity);
+        ck_assert_int_eq(sortd_engine_sort_batch(e.cpu, want, BATCH_MEMBERS), SORTD_E_INVAL);
+        for (int g = 0; g < GPU_ENGINES; g++) {
+                batch_items(got, in, capacity);
+                ck_assert_int_eq(sortd_engine_sort_batch(e.gpu[g], got, BATCH_MEMBERS),
+                                 SORTD_E_INVAL);
+                for (size_t m = 0; m < BATCH_MEMBERS; m++) {
+                        const sortd_engine_batch_item *w = &want[m], *x = &got[m];
+                        struct run a = {x->keys, x->vals}, b = {w->keys, w->vals};
+
+                        ck_assert_msg(x->status == (m == BATCH_BAD ? SORTD_E_INVAL : SORTD_OK),
+                                      "%s, capacity %zu, member %zu (%s %s n=%zu): %s",
+                                      gpu_kinds[g], capacity, m,
+                                      sortd_key_type_name(x->desc.key_type),
+                                      sortd_payload_name(x->desc.payload), x->n, x->why);
+                        ck_assert_msg(
+                                m == BATCH_BAD || same(&a, &b, &x->desc, x->n),
+                                "%s, capacity %zu, member %zu: %s %s %s [%u,%u) n=%zu "
+                                "differs from cpu",
+                                gpu_kinds[g], capacity, m, sortd_key_type_name(x->desc.key_type),
+                                sortd_payload_name(x->desc.payload), x->desc.order ? "desc" : "asc",
+                                x->desc.begin_bit, x->desc.end_bit, x->n);
+                        ck_assert_str_eq(x->why, w->why);
+                }
+                batch_free(got);
+        }
+        batch_free(want);
+        for (size_t m = 0; m < BATCH_MEMBERS; m++)
+                drop(&in[m]);
+        free(want);
+        free(got);
+        destroy_all(&e);
+}
+
+/* A batch on engines of ample capacity, then on engines of 5000 keys, whose staging area holds
+   a few members at a time: the cuda engine splits the batch into several uploads. */
+START_TEST(test_batch)
+{
+        check_batch((size_t)1 << 16, 1000);
+        check_batch(5000, 2000);
 }
 END_TEST
 
@@ -682,6 +787,7 @@ static Suite *gpu_suite(void)
         tcase_add_test(engines, test_strips);
         tcase_add_test(engines, test_host_memory);
         tcase_add_test(engines, test_staged_transfers);
+        tcase_add_test(engines, test_batch);
 #ifdef SORTD_HAVE_CUDA
         tcase_add_test(engines, test_sort_device);
         tcase_add_test(engines, test_device_uuid);
