@@ -126,14 +126,20 @@ static void n_against_payload_length(int fd)
         raw_expect_in_sync(fd);
 }
 
-static void payload_after_ping(int fd)
+/* A ping request id whose frame claims plen payload bytes (not sent). */
+static void send_ping(int fd, uint64_t id, uint64_t plen)
 {
         Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
 
-        req.id = 7;
+        req.id = id;
         req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
         req.ping = &(Sortd__Wire__Ping)SORTD__WIRE__PING__INIT;
-        raw_send_request(fd, &req, 10);
+        raw_send_request(fd, &req, plen);
+}
+
+static void payload_after_ping(int fd)
+{
+        send_ping(fd, 7, 10);
         raw_send_zeros(fd, 10);
         raw_expect_reply(fd, 7, SORTD_OK, NULL);
         raw_expect_reply(fd, 7, SORTD_E_PROTOCOL, "unexpected payload");
@@ -199,12 +205,7 @@ static void reserved_flags(int fd)
 
 static void garbage_after_valid_frame(int fd)
 {
-        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
-
-        req.id = 12;
-        req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
-        req.ping = &(Sortd__Wire__Ping)SORTD__WIRE__PING__INIT;
-        raw_send_request(fd, &req, 0);
+        send_ping(fd, 12, 0);
         raw_send_bytes(fd, "this is no frame header at all", 30);
         raw_expect_reply(fd, 12, SORTD_OK, NULL);
         raw_expect_reply(fd, 0, SORTD_E_PROTOCOL, "magic");
