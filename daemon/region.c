@@ -194,18 +194,18 @@ sortd_status sortd__region_engine_open(sortd__region *r, sortd_engine *e, char *
                         snprintf(why, why_len, "the engine cannot register the memfd: %s",
                                  sortd_engine_error(e));
         }
-        r->engine_open = s == SORTD_OK;
+        r->engine = s == SORTD_OK ? e : NULL;
         return s;
 }
 
-sortd_status sortd__region_engine_close(sortd__region *r, sortd_engine *e, char *why,
-                                        size_t why_len)
+sortd_status sortd__region_engine_close(sortd__region *r, char *why, size_t why_len)
 {
+        sortd_engine *e = r->engine;
         sortd_status s;
 
-        if (!r->engine_open)
+        if (!e)
                 return SORTD_OK;
-        r->engine_open = false;
+        r->engine = NULL;
         s = r->kind == SORTD__REGION_CUDA ? sortd_engine_ipc_close(e, r->ipc_base)
                                           : sortd_engine_host_unregister(e, r->base);
         if (s != SORTD_OK)

@@ -57,9 +57,9 @@ typedef struct sortd__region {
            that closing a connection never needs memory; freed with the region if unused. */
         struct sortd__job *close_job;
         /* Engine thread only, from its open to its close. */
-        bool engine_open;
-        void *ipc_base;      /* CUDA: the opened allocation, which ipc_close takes */
-        uint64_t ipc_offset; /* CUDA: the buffer's place in it */
+        sortd_engine *engine; /* the engine that opened it, which closes it; NULL: not open */
+        void *ipc_base;       /* CUDA: the opened allocation, which ipc_close takes */
+        uint64_t ipc_offset;  /* CUDA: the buffer's place in it */
         uint8_t ipc_handle[SORTD_CUDA_IPC_HANDLE_BYTES];
 } sortd__region;
 
@@ -99,9 +99,12 @@ sortd_status sortd__regions_add_cuda(sortd__regions *t,
  */
 sortd_status sortd__region_engine_open(sortd__region *r, sortd_engine *e, char *why,
                                        size_t why_len);
-/* Engine thread: undoes a successful sortd__region_engine_open; nothing if there was none. */
-sortd_status sortd__region_engine_close(sortd__region *r, sortd_engine *e, char *why,
-                                        size_t why_len);
+/*
+ * Engine thread: undoes a successful sortd__region_engine_open, on the engine that opened it
+ * (a lost engine is kept until the daemon stops, and releases what it holds without its
+ * device); nothing if there was none.
+ */
+sortd_status sortd__region_engine_close(sortd__region *r, char *why, size_t why_len);
 
 /* A device UUID as nvidia-smi -L shows it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx. */
 #define SORTD__UUID_TEXT 41

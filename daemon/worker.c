@@ -42,8 +42,7 @@ static void run_job(sortd__worker *w, sortd__job *j)
                 j->status = sortd__region_engine_open(j->region, w->engine, j->why, sizeof(j->why));
                 break;
         case SORTD__OP_REGION_CLOSE:
-                j->status =
-                        sortd__region_engine_close(j->region, w->engine, j->why, sizeof(j->why));
+                j->status = sortd__region_engine_close(j->region, j->why, sizeof(j->why));
                 break;
         case SORTD__OP_NONE:
                 break;

@@ -290,10 +290,10 @@ START_TEST(engine_open_and_close)
         memset(handle, 0x5a, sizeof(handle));
         ck_assert_int_eq(sortd__regions_add(&table, fd, PAGE, &m, why, sizeof(why)), SORTD_OK);
         ck_assert_int_eq(sortd__region_engine_open(m, e, why, sizeof(why)), SORTD_OK);
-        ck_assert(m->engine_open);
-        ck_assert_int_eq(sortd__region_engine_close(m, e, why, sizeof(why)), SORTD_OK);
-        ck_assert(!m->engine_open);
-        ck_assert_int_eq(sortd__region_engine_close(m, e, why, sizeof(why)), SORTD_OK);
+        ck_assert_ptr_eq(m->engine, e);
+        ck_assert_int_eq(sortd__region_engine_close(m, why, sizeof(why)), SORTD_OK);
+        ck_assert_ptr_null(m->engine);
+        ck_assert_int_eq(sortd__region_engine_close(m, why, sizeof(why)), SORTD_OK);
 
         ck_assert_int_eq(sortd__regions_add_cuda(&table, handle, 256, 1024, &d, why, sizeof(why)),
                          SORTD_OK);
@@ -302,9 +302,9 @@ START_TEST(engine_open_and_close)
         ck_assert_int_eq(sortd__region_engine_open(d, e, why, sizeof(why)), SORTD_E_UNSUPPORTED);
         ck_assert_msg(strstr(why, "cannot open the CUDA IPC handle") && strstr(why, "GPU engine"),
                       "%s", why);
-        ck_assert(!d->engine_open);
+        ck_assert_ptr_null(d->engine);
         ck_assert_ptr_null(d->base);
-        ck_assert_int_eq(sortd__region_engine_close(d, e, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(sortd__region_engine_close(d, why, sizeof(why)), SORTD_OK);
         /* Device regions count against max-regions, not against the host bytes mapped. */
         ck_assert_uint_eq(table.count, 2);
         ck_assert_uint_eq(limits.mapped_bytes, PAGE);

@@ -501,10 +501,14 @@ START_TEST(engine_lost_and_replaced)
         daemon_proc d = {0};
         sortd_server_status st;
         char log[16384];
+        sortd_region *rg;
+        sortd_region_sort rs;
         sortd_conn *c;
 
         start_with_fault(&d, "lost:3", extra);
         c = client_open(&d);
+        /* A region the lost engine opened: sorted in by the new one, and closed by the old. */
+        ck_assert_int_eq(sortd_region_create(c, FAULT_N * 8, &rg), SORTD_OK);
         /* One at a time up to the loss, then a pipeline the engine may take as batches. */
         for (int j = 0; j < FAULT_DEPTH; j++) {
                 fill_keys(keys + (size_t)j * FAULT_N, FAULT_N, (uint64_t)j);
@@ -528,8 +532,14 @@ START_TEST(engine_lost_and_replaced)
                 check_sorted_u64(r[j].keys, FAULT_N);
         }
         ck_assert_uint_eq(failed, 1);
+        fill_keys(sortd_region_data(rg), FAULT_N, 99);
+        rs = (sortd_region_sort){.keys = rg, .n = FAULT_N, .key_type = SORTD_KEY_U64};
+        ck_assert_msg(sortd_sort_in_region(c, &rs) == SORTD_OK, "%s", sortd_error_message(c));
+        check_sorted_u64(sortd_region_data(rg), FAULT_N);
+        ck_assert_int_eq(sortd_region_destroy(c, rg), SORTD_OK);
         st = status_of(&d);
         ck_assert_uint_eq(st.engines_lost, 1);
+        ck_assert_uint_eq(st.regions, 0);
         ck_assert_uint_eq(st.sorts_failed, 1);
         ck_assert_str_eq(st.engine, "cpu");
         ck_assert_msg(strstr(st.engine_reason, "lost its device") &&
