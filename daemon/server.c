@@ -2,7 +2,9 @@
  * The server: configuration, engine, listening socket (bound or adopted from systemd), signals,
  * the SIGTERM drain, systemd notification and the status counters. sortd__run is main.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,15 +53,21 @@ static sortd_status create_auto(sortd__server *srv, const sortd_engine_config *e
 static int test_faults(sortd_engine_faults *f)
 {
         const char *spec = getenv("SORTD_TEST_FAULT");
-        char kind[16];
-        unsigned every;
-        int end = 0;
+        char kind[16], *end;
+        unsigned long every;
+        int n = 0;
 
         if (!spec || !*spec)
                 return 0;
-        if (sscanf(spec, "%15[a-z]:%u%n", kind, &every, &end) != 2 || spec[end] || every == 0)
+        /* strtoul alone would take "-1" (as ULONG_MAX) and leading blanks: digits only. */
+        if (sscanf(spec, "%15[a-z]:%n", kind, &n) != 1 || n == 0 ||
+            !isdigit((unsigned char)spec[n]))
                 goto bad;
-        *f = (sortd_engine_faults){.every = every, .status = SORTD_E_DEVICE};
+        errno = 0;
+        every = strtoul(spec + n, &end, 10);
+        if (errno || *end || every == 0 || every > UINT_MAX)
+                goto bad;
+        *f = (sortd_engine_faults){.every = (unsigned)every, .status = SORTD_E_DEVICE};
         if (strcmp(kind, "nomem") == 0)
                 f->status = SORTD_E_NOMEM;
         else if (strcmp(kind, "lost") == 0)
@@ -67,7 +75,7 @@ static int test_faults(sortd_engine_faults *f)
         else if (strcmp(kind, "device") != 0)
                 goto bad;
         sortd__log(SORTD__LOG_WARNING,
-                   "SORTD_TEST_FAULT=%s: one engine call in %u fails (a test hook)", spec, every);
+                   "SORTD_TEST_FAULT=%s: one engine call in %lu fails (a test hook)", spec, every);
         return 0;
 bad:
         sortd__log(SORTD__LOG_ERR,

@@ -557,7 +557,8 @@ END_TEST
 /* A test hook that says nothing sensible stops the daemon at start-up. */
 START_TEST(bad_fault_spec)
 {
-        static const char *const bad[] = {"device", "device:0", "melt:3", "lost:3x", ":3"};
+        static const char *const bad[] = {"device", "device:0", "melt:3",   "lost:3x",
+                                          ":3",     "lost:-1",  "nomem: 4", "device:99999999999"};
         const char *args[] = {"--engine", "cpu", "--capacity", "1K", NULL};
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
