@@ -71,6 +71,10 @@ static const struct option_def {
          "sorts of up to this many keys go to a CPU engine of their own, on a thread of its "
          "own, so that they wait neither for a device round trip nor behind large sorts; 0 = "
          "none, auto = measured at start-up against a GPU engine, none on cpu"},
+        {"loop-sort-keys", NUM(OPT_SIZE, loop_sort_keys), "8K", 0, 1ull << 20, "keys",
+         "a sort in host memory of up to this many keys that finds a CPU engine idle and "
+         "nothing queued is sorted by the thread that read it, with no hand-off to the engine "
+         "thread and back; 0 = never"},
         {"max-write-queue", NUM(OPT_SIZE, max_write_queue), "16M", 4096, 1ull << 40, "bytes",
          "reply bytes queued to one slow reader before its reads stop"},
         {"max-drain-bytes", NUM(OPT_SIZE, max_drain_bytes), "64M", 0, 1ull << 44, "bytes",

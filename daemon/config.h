@@ -24,6 +24,7 @@ typedef struct sortd__config {
         uint64_t batch_max_keys;    /* keys in one batch */
         uint64_t batch_max_bytes;   /* keys and values (or indices) in one batch */
         uint64_t cpu_path_keys;     /* sorts up to this n go to the CPU path; or auto */
+        uint64_t loop_sort_keys;    /* sorts up to this n may run on the loop thread; 0: none */
         uint64_t max_write_queue;   /* reply bytes queued to one connection before reads stop */
         uint64_t max_drain_bytes;   /* a refused payload up to this size is read and dropped */
         uint64_t max_regions;       /* shared-memory regions per connection */

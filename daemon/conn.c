@@ -15,6 +15,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -23,10 +24,28 @@
 #include "log.h"
 #include "server.h"
 
-static void update_reading(sortd__conn *c);
-static void maybe_finish(sortd__conn *c);
+static void settle(sortd__conn *c);
+static bool drained(sortd__conn *c);
 
 /* ---- reading ---- */
+
+/*
+ * Small frames are read ahead: one read takes a whole request (header, message and payload),
+ * or several, into ra, and they are parsed from there. A large part (a payload of
+ * READ_AHEAD_BYTES or more) is read straight into its buffer, as is every part while fds wait
+ * for their frame.
+ *
+ * fds: the kernel ends a read after the message that carried fds, so they belong to the frame
+ * that holds the last byte of the read they came with (fd_mark). Frames before it in the
+ * read-ahead leave them alone; once they are pending, reads stop at the end of each part, so
+ * no later frame's fds can join them.
+ */
+#define READ_AHEAD_BYTES (64u << 10)
+
+bool sortd__conn_frame_fds(sortd__conn *c)
+{
+        return uv_pipe_pending_count(&c->pipe) > 0 && c->fd_mark < c->parsed;
+}
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
@@ -35,10 +54,56 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         size_t len;
 
         sortd__fr_buffer(&c->fr, &base, &len);
-        /* One read at most 64 MiB: one client's transfer cannot hold the loop for long. */
-        if (len > 64u << 20)
+        if (len && len < READ_AHEAD_BYTES && uv_pipe_pending_count(&c->pipe) == 0) {
+                base = c->ra;
+                len = READ_AHEAD_BYTES;
+        } else if (len > 64u << 20) {
+                /* One read at most 64 MiB: one client's transfer cannot hold the loop long. */
                 len = 64u << 20;
+        }
         *buf = (uv_buf_t){.base = (char *)base, .len = len};
+}
+
+/* n more bytes of the stream are where sortd__fr_buffer said. */
+static void parse(sortd__conn *c, size_t n)
+{
+        if (sortd__fr_at_boundary(&c->fr))
+                c->fr_started = c->last_byte;
+        c->parsed += n;
+        sortd__dispatch(c, sortd__fr_consumed(&c->fr, n));
+        c->fds_known = uv_pipe_pending_count(&c->pipe); /* what a frame took or dropped is gone */
+}
+
+/* Whether c takes more of its stream now: its limits, memory, the drain, the reader's state. */
+static bool takes_bytes(sortd__conn *c)
+{
+        const sortd__config *cfg = &c->srv->cfg;
+
+        return !c->closing && !c->out.close_after_flush && !c->wait.job &&
+               c->out.length < cfg->max_pipeline &&
+               uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= cfg->max_write_queue &&
+               !drained(c) && c->fr.state != SORTD__FR_AWAIT_SINK &&
+               c->fr.state != SORTD__FR_FAILED;
+}
+
+/* Parses what the read-ahead holds, as far as c takes it now. */
+static void consume(sortd__conn *c)
+{
+        c->consuming = true;
+        while (c->ra_pos < c->ra_len && takes_bytes(c)) {
+                uint8_t *base;
+                size_t len;
+
+                sortd__fr_buffer(&c->fr, &base, &len);
+                if (len > c->ra_len - c->ra_pos)
+                        len = c->ra_len - c->ra_pos;
+                memcpy(base, c->ra + c->ra_pos, len);
+                c->ra_pos += len;
+                parse(c, len);
+        }
+        if (c->ra_pos == c->ra_len)
+                c->ra_pos = c->ra_len = 0;
+        c->consuming = false;
 }
 
 static void on_eof(sortd__conn *c, ssize_t err)
@@ -66,28 +131,25 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         sortd__conn *c = s->data;
 
         if (nread < 0) {
-                if (nread == UV_ENOBUFS) { /* no sink yet: reads should have stopped */
-                        update_reading(c);
-                        return;
-                }
-                on_eof(c, nread);
-                if (!c->closing) {
-                        update_reading(c);
-                        sortd__pipe_flush(&c->out);
-                        maybe_finish(c);
-                }
+                if (nread != UV_ENOBUFS) /* ENOBUFS: no sink yet, reads should have stopped */
+                        on_eof(c, nread);
+                settle(c);
                 return;
         }
         if (nread == 0)
                 return;
         c->last_byte = uv_hrtime();
-        if (sortd__fr_at_boundary(&c->fr))
-                c->fr_started = c->last_byte;
         c->srv->stats.bytes_in += (uint64_t)nread;
-        sortd__dispatch(c, sortd__fr_consumed(&c->fr, (size_t)nread));
-        sortd__pipe_flush(&c->out);
-        update_reading(c);
-        maybe_finish(c);
+        if (uv_pipe_pending_count(&c->pipe) > c->fds_known)
+                c->fd_mark = c->parsed + (uint64_t)nread - 1;
+        if (buf->base == (char *)c->ra) {
+                c->ra_pos = 0;
+                c->ra_len = (size_t)nread;
+                consume(c);
+        } else {
+                parse(c, (size_t)nread);
+        }
+        settle(c);
 }
 
 /* ---- read flow control ---- */
@@ -102,7 +164,8 @@ static bool drained(sortd__conn *c)
         uv_os_fd_t fd;
         int unread = 0;
 
-        if (!c->srv->draining || !sortd__fr_at_boundary(&c->fr) || c->reading)
+        if (!c->srv->draining || !sortd__fr_at_boundary(&c->fr) || c->reading ||
+            c->ra_pos < c->ra_len)
                 return false;
         if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 && ioctl(fd, FIONREAD, &unread) < 0)
                 unread = 0;
@@ -117,18 +180,12 @@ static void maybe_finish(sortd__conn *c)
                 sortd__conn_close(c);
 }
 
+/* Reads on while c takes bytes and the read-ahead has none left. */
 static void update_reading(sortd__conn *c)
 {
-        const sortd__config *cfg = &c->srv->cfg;
-        bool want;
+        bool want = takes_bytes(c) && c->ra_pos == c->ra_len;
         int r = 0;
 
-        if (c->closing)
-                return;
-        want = !c->out.close_after_flush && !c->wait.job && c->out.length < cfg->max_pipeline &&
-               uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= cfg->max_write_queue &&
-               !drained(c) && c->fr.state != SORTD__FR_AWAIT_SINK &&
-               c->fr.state != SORTD__FR_FAILED;
         if (want && !c->reading_on) {
                 r = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
                 c->last_byte = uv_hrtime(); /* the timeouts count from now, not from the stop */
@@ -142,11 +199,29 @@ static void update_reading(sortd__conn *c)
         c->reading_on = want;
 }
 
+/*
+ * After anything that may let c parse, write, read or close: what the read-ahead holds is
+ * parsed as far as c takes it, ready replies go out (a reply the socket takes whole may let
+ * c take more), then reads start or stop, and a finished connection closes.
+ */
+static void settle(sortd__conn *c)
+{
+        if (c->closing)
+                return;
+        do {
+                if (c->ra_pos < c->ra_len && !c->consuming && takes_bytes(c))
+                        consume(c);
+                sortd__pipe_flush(&c->out);
+        } while (c->ra_pos < c->ra_len && !c->consuming && takes_bytes(c));
+        if (c->closing)
+                return;
+        update_reading(c);
+        maybe_finish(c);
+}
+
 void sortd__conn_update(sortd__conn *c)
 {
-        update_reading(c);
-        sortd__pipe_flush(&c->out);
-        maybe_finish(c);
+        settle(c);
 }
 
 /* ---- resuming: the pipeline's and the admission's callbacks ---- */
@@ -164,8 +239,7 @@ static void on_written(sortd__pipeline *p, int status)
                 }
                 return;
         }
-        update_reading(c);
-        maybe_finish(c);
+        settle(c);
 }
 
 void sortd__conn_admitted(sortd__waiter *w)
@@ -173,7 +247,7 @@ void sortd__conn_admitted(sortd__waiter *w)
         sortd__conn *c = SORTD__CONTAINER_OF(w, sortd__conn, wait);
 
         sortd__dispatch_admitted(c);
-        update_reading(c);
+        settle(c);
 }
 
 /* ---- completion and close ---- */
@@ -183,6 +257,7 @@ static void conn_free(sortd__conn *c)
 {
         sortd__regions_destroy(&c->regions);
         sortd__fr_free(&c->fr);
+        free(c->ra);
         free(c);
 }
 
@@ -208,6 +283,13 @@ static void sort_done(sortd__server *srv, sortd__conn *c, sortd__job *j)
                 srv->stats.batched++;
                 srv->stats.batches += j->batch_first;
         }
+}
+
+void sortd__conn_sorted_here(sortd__conn *c, sortd__job *j)
+{
+        c->srv->stats.loop_sorts++;
+        sort_done(c->srv, c, j);
+        j->state = SORTD__JOB_DONE;
 }
 
 void sortd__conn_complete(sortd__job *j, void *arg)
@@ -356,10 +438,13 @@ void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
         sortd__conn *c = calloc(1, sizeof(*c));
         int r;
 
-        if (!c || sortd__fr_init(&c->fr, SORTD__WIRE_MAX_MESSAGE) < 0) {
+        if (!c || sortd__fr_init(&c->fr, SORTD__WIRE_MAX_MESSAGE) < 0 ||
+            !(c->ra = malloc(READ_AHEAD_BYTES))) {
                 sortd__log(SORTD__LOG_ERR, "out of memory accepting a connection");
-                if (c)
+                if (c) {
                         sortd__fr_free(&c->fr);
+                        free(c->ra);
+                }
                 free(c);
                 return;
         }

@@ -37,15 +37,28 @@ typedef struct sortd__conn {
         sortd__regions regions; /* its shared-memory regions, unmapped when it is freed */
         sortd__job *reading;    /* the sort whose payload is arriving */
         size_t in_engine;       /* jobs the engine thread holds */
+        /* Read-ahead (conn.c): bytes read, not yet parsed, at ra[ra_pos, ra_len). */
+        uint8_t *ra;
+        size_t ra_pos, ra_len;
+        uint64_t parsed;    /* stream bytes the frame reader has taken */
+        uint64_t fd_mark;   /* stream offset of the last byte of the read pending fds came with */
+        int fds_known;      /* fds pending once the last frame part was parsed */
+        bool consuming;     /* parsing the read-ahead: do not start again from inside */
         uint64_t fr_started;    /* when the current frame's first byte came */
         uint64_t last_byte;     /* when the last byte came (or the connection opened) */
         bool reading_on, closing, closed;
 } sortd__conn;
 
+/* Whether the fds pending on c came with the frame just parsed: it takes or drops them. False
+   when there are none, or they came with a later frame's bytes (already read ahead). */
+bool sortd__conn_frame_fds(sortd__conn *c);
 /* Accepts one connection from srv's listener; gone is called once it has closed. */
 void sortd__conn_accept(struct sortd__server *srv, sortd__conn_gone_fn gone);
 /* The worker's callback: a job came back from the engine thread (arg: the server). */
 void sortd__conn_complete(sortd__job *j, void *arg);
+/* A sort the loop thread ran itself (sortd__worker_run_here): counted as the engine thread's
+   are, and done; the read that brought it writes its reply. */
+void sortd__conn_sorted_here(sortd__conn *c, sortd__job *j);
 /* The admission's callback: a connection's reading sort got its memory. */
 void sortd__conn_admitted(sortd__waiter *w);
 /* Re-evaluates whether c should read (limits, memory, draining), writes what is ready. */

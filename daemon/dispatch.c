@@ -94,13 +94,27 @@ static void start_sort(sortd__conn *c, const sortd__request *rq)
                 sortd__dispatch_admitted(c);
 }
 
-/* The job goes to the fair queue now: a region sort has nothing to read. */
+/* A small sort that waits for nobody: sorted here, on the loop thread (loop-sort-keys). */
+static bool sort_here(sortd__conn *c, sortd__job *j)
+{
+        sortd__server *srv = c->srv;
+
+        if (j->op != SORTD__OP_SORT || j->n > srv->cfg.loop_sort_keys ||
+            !sortd__worker_run_here(j->cpu_path ? &srv->cpu_worker : &srv->worker, j))
+                return false;
+        sortd__conn_sorted_here(c, j);
+        return true;
+}
+
+/* The job goes to the fair queue now (or is sorted now): a region sort has nothing to read. */
 static void queue_job(sortd__conn *c, sortd__job *j)
 {
         j->t_read = uv_hrtime();
+        j->cpu_path = sortd__route_cpu_path(c->srv, j);
+        if (sort_here(c, j))
+                return;
         j->state = SORTD__JOB_QUEUED;
         c->in_engine++;
-        j->cpu_path = sortd__route_cpu_path(c->srv, j);
         if (j->cpu_path)
                 sortd__fq_push(&c->srv->cpu_queue, &c->cpu_flow, j);
         else
@@ -199,10 +213,13 @@ static void open_region(sortd__conn *c, uint64_t id, sortd__region *r)
 static void register_memfd(sortd__conn *c, const sortd__request *rq)
 {
         char why[256];
-        int fd = sortd__fd_take(&c->pipe);
+        int fd = -1;
         sortd__region *r;
         sortd_status s;
 
+        errno = ENOENT;
+        if (sortd__conn_frame_fds(c))
+                fd = sortd__fd_take(&c->pipe);
         if (fd < 0 && errno == ENOENT) {
                 sortd__pipe_refuse(&c->out, rq->id, SORTD_E_INVAL,
                                    "RegisterRegion came without its memfd (SCM_RIGHTS)");
@@ -372,14 +389,14 @@ static void on_payload(sortd__conn *c)
 }
 
 /*
- * A frame is whole and every fd that came with it has been taken: any left came with a frame
- * that takes none (or more than it takes). The connection reads one frame part at a time, so
- * no later frame's fd can be among them.
+ * A frame is whole and every fd that came with it has been taken: any of its own left came
+ * with a frame that takes none (or more than it takes). Those of a later frame, already read
+ * ahead, wait for it (sortd__conn_frame_fds).
  */
 static void drop_stray_fds(sortd__conn *c)
 {
         char why[128];
-        unsigned n = sortd__fd_drop_all(&c->pipe);
+        unsigned n = sortd__conn_frame_fds(c) ? sortd__fd_drop_all(&c->pipe) : 0;
 
         if (n == 0)
                 return;

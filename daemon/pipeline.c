@@ -1,5 +1,6 @@
 /* The in-order write pipeline (see pipeline.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "pipeline.h"
@@ -65,19 +66,49 @@ void sortd__pipe_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const c
         sortd__pipe_answer(p, id, &m.r);
 }
 
+/* The reply's bytes written so far (status 0) or not (status < 0): counted, job freed. */
+static void reply_gone(sortd__pipeline *p, sortd__job *j, int status)
+{
+        if (status == 0)
+                p->stats->bytes_out +=
+                        j->out_len + (j->status == SORTD_OK && j->buf ? j->sizes.reply_len : 0);
+        sortd__adm_release(p->adm, j);
+}
+
 static void on_write(uv_write_t *req, int status)
 {
         sortd__pipeline *p = req->data;
         sortd__job *j = SORTD__CONTAINER_OF(req, sortd__job, wreq);
 
         p->writes--;
-        if (status == 0)
-                p->stats->bytes_out +=
-                        j->out_len + (j->status == SORTD_OK && j->buf ? j->sizes.reply_len : 0);
-        sortd__adm_release(p->adm, j);
+        reply_gone(p, j, status);
         p->written(p, status);
 }
 
+/*
+ * Writes what the socket takes now (uv_try_write: a small reply leaves in this call, with no
+ * poller change) and drops it from bufs; true if nothing is left. Any error is left to uv_write
+ * to report through on_write, where every failed write goes.
+ */
+static bool write_now(sortd__pipeline *p, uv_buf_t *bufs, unsigned *nbufs)
+{
+        int r = uv_try_write(p->stream, bufs, *nbufs);
+        size_t done = r > 0 ? (size_t)r : 0;
+        unsigned k = 0;
+
+        while (k < *nbufs && done >= bufs[k].len)
+                done -= bufs[k++].len;
+        if (k == *nbufs)
+                return true;
+        bufs[k].base += done;
+        bufs[k].len -= done;
+        memmove(bufs, bufs + k, (*nbufs - k) * sizeof(*bufs));
+        *nbufs -= k;
+        return false;
+}
+
+/* Hands j's reply to the socket: written whole now (j freed, nothing called back), or queued
+   (on_write calls back). */
 static void write_job(sortd__pipeline *p, sortd__job *j)
 {
         uv_buf_t bufs[3];
@@ -98,6 +129,10 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
                 if (j->sizes.vals_bytes)
                         bufs[nbufs++] =
                                 (uv_buf_t){.base = (char *)j->vals, .len = j->sizes.vals_bytes};
+        }
+        if (write_now(p, bufs, &nbufs)) {
+                reply_gone(p, j, 0);
+                return;
         }
         j->wreq.data = p;
         r = uv_write(&j->wreq, p->stream, bufs, nbufs, on_write);

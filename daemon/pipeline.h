@@ -19,7 +19,9 @@
 
 struct sortd__pipeline;
 
-/* A write ended, its job already freed; status < 0: it failed, and the owner closes. */
+/* A queued write ended, its job already freed; status < 0: it failed, and the owner closes.
+   A reply the socket took whole in sortd__pipe_flush is not called back: the caller of the
+   flush goes on from there. */
 typedef void (*sortd__written_fn)(struct sortd__pipeline *p, int status);
 
 typedef struct sortd__pipeline {
@@ -30,7 +32,7 @@ typedef struct sortd__pipeline {
         sortd__written_fn written;
         sortd__job *head, *tail; /* requests not yet replied to, in order */
         size_t length;           /* jobs in it */
-        size_t writes;           /* replies handed to uv_write and not yet written */
+        size_t writes;           /* replies queued to uv_write and not yet written */
         /* No request is taken after those queued: the owner closes once they are out (a bad
            stream, or a reply that could not be packed and would leave the client out of step). */
         bool close_after_flush;

@@ -90,12 +90,15 @@ static sortd__job *take_head(sortd__fair_queue *q)
         return j;
 }
 
-/* Waits for work; false once the queue is closed and empty. Locked. */
+/* Waits for work the loop thread has not claimed the engine over; false once the queue is
+   closed and empty. Locked. */
 static bool wait_for_work(sortd__fair_queue *q)
 {
-        while (!q->ring_head && !q->closing)
+        q->busy = false;
+        while ((!q->ring_head || q->claimed) && !q->closing)
                 pthread_cond_wait(&q->cv, &q->mu);
-        return q->ring_head != NULL;
+        q->busy = q->ring_head != NULL;
+        return q->busy;
 }
 
 sortd__job *sortd__fq_pop(sortd__fair_queue *q)
@@ -145,6 +148,26 @@ sortd__job *sortd__fq_pop_batch(sortd__fair_queue *q, const sortd__batch_limits 
 out:
         pthread_mutex_unlock(&q->mu);
         return first;
+}
+
+bool sortd__fq_claim(sortd__fair_queue *q)
+{
+        bool ok;
+
+        pthread_mutex_lock(&q->mu);
+        ok = !q->busy && !q->ring_head && !q->claimed && !q->closing;
+        q->claimed = ok;
+        pthread_mutex_unlock(&q->mu);
+        return ok;
+}
+
+void sortd__fq_release(sortd__fair_queue *q)
+{
+        pthread_mutex_lock(&q->mu);
+        q->claimed = false;
+        if (q->ring_head || q->closing)
+                pthread_cond_signal(&q->cv);
+        pthread_mutex_unlock(&q->mu);
 }
 
 sortd__job *sortd__fq_cancel(sortd__fair_queue *q, sortd__flow *f)

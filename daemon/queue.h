@@ -25,6 +25,8 @@ typedef struct sortd__fair_queue {
         sortd__flow *ring_head, *ring_tail;
         size_t queued;
         bool closing;
+        bool busy;    /* the engine thread has a job (from its pop until its next one) */
+        bool claimed; /* the loop thread runs a job itself (sortd__fq_claim) */
 } sortd__fair_queue;
 
 /* What the engine thread may take as one batch: small sorts in host memory, within totals. */
@@ -48,6 +50,13 @@ sortd__job *sortd__fq_pop(sortd__fair_queue *q);
  */
 sortd__job *sortd__fq_pop_batch(sortd__fair_queue *q, const sortd__batch_limits *lim,
                                 size_t *count);
+/*
+ * The loop thread's claim on the engine: true when nothing is queued and the engine thread is
+ * between jobs, which it then stays until sortd__fq_release. Only the loop thread queues, so
+ * while it holds the claim the engine is its alone.
+ */
+bool sortd__fq_claim(sortd__fair_queue *q);
+void sortd__fq_release(sortd__fair_queue *q);
 /* Takes every queued job of f out of the queue; returns them as a qnext list. */
 sortd__job *sortd__fq_cancel(sortd__fair_queue *q, sortd__flow *f);
 void sortd__fq_close(sortd__fair_queue *q);

@@ -107,6 +107,23 @@ static void replace(sortd__worker *w)
                 w->replace_failed = true;
 }
 
+bool sortd__worker_run_here(sortd__worker *w, sortd__job *j)
+{
+        bool cpu;
+
+        if (!sortd__fq_claim(w->queue))
+                return false;
+        /* Only a CPU engine: a device's round trip would hold every connection's reads. */
+        cpu = strcmp(sortd_engine_kind(w->engine), "cpu") == 0 && !sortd_engine_lost(w->engine);
+        if (cpu) {
+                run_job(w, j);
+                if (sortd_engine_lost(w->engine))
+                        replace(w);
+        }
+        sortd__fq_release(w->queue);
+        return cpu;
+}
+
 static void *thread_main(void *arg)
 {
         sortd__worker *w = arg;

@@ -452,6 +452,102 @@ START_TEST(client_killed_with_regions)
 }
 END_TEST
 
+/* With the engine busy, a small sort waits its turn there: the loop thread never sorts beside
+   the engine thread, whose large sort it would slow. Region sorts of 2^20 u64 keys (the test
+   daemon's capacity) keep the engine busy from the moment they are read. */
+START_TEST(no_loop_sort_beside_the_engine)
+{
+        enum { BIG = 3, BN = 1u << 20 };
+        int sock = raw_connect(shared_daemon.sock);
+        region big = region_make((size_t)BN * 8, F_SEAL_SHRINK);
+        region_sort rs = {{.key_type = SORTD_KEY_U64}, BN, 0, 0, 0, 0};
+        uint64_t *keys = (uint64_t *)(void *)big.p;
+        sortd_conn *c = client_open(&shared_daemon);
+        sortd_server_status st0, st;
+        uint32_t small[100];
+        char why[256];
+
+        rs.keys_region = register_ok(sock, &big);
+        for (uint64_t i = 0; i < BN; i++)
+                keys[i] = (BN - i) * 0x9e3779b97f4a7c15ull;
+        for (int i = 0; i < BIG; i++)
+                send_region_sort(sock, 10 + (uint64_t)i, &rs);
+        /* Once one is on the engine and another waits behind it... */
+        for (int k = 0; k < 5000 && status_of(&shared_daemon).queued == 0; k++)
+                usleep(1000);
+        st0 = status_of(&shared_daemon);
+        ck_assert_uint_gt(st0.queued, 0);
+        for (int i = 0; i < 100; i++)
+                small[i] = 99u - (uint32_t)i;
+        ck_assert_int_eq(sortd_sort(c, small, 100, SORTD_KEY_U32, NULL), SORTD_OK);
+        st = status_of(&shared_daemon);
+        for (int i = 0; i < 100; i++)
+                ck_assert_uint_eq(small[i], (uint32_t)i);
+        ck_assert_uint_eq(st.loop_sorts, st0.loop_sorts);
+        for (int i = 0; i < BIG; i++)
+                ck_assert_msg(recv_status(sock, 10 + (uint64_t)i, NULL, why, sizeof(why)) ==
+                                      SORTD_OK,
+                              "%s", why);
+        for (size_t i = 1; i < BN; i++)
+                ck_assert_uint_le(keys[i - 1], keys[i]);
+        sortd_close(c);
+        close(sock);
+        region_free(&big);
+}
+END_TEST
+
+/*
+ * The daemon reads small frames ahead, several in one read. An fd belongs to the frame that
+ * holds the last byte of the sendmsg it rode on: frames read ahead of a RegisterRegion leave
+ * its fd to it, and a frame sent after it in the same sendmsg takes it from it.
+ */
+START_TEST(fds_with_frames_read_ahead)
+{
+        int sock = raw_connect(shared_daemon.sock), base;
+        region good = region_make(4096, F_SEAL_SHRINK);
+        Sortd__Wire__Request ping = SORTD__WIRE__REQUEST__INIT;
+        uint8_t after[SORTD__WIRE_HEADER_SIZE + 64];
+        size_t after_len;
+        char why[256];
+
+        raw_expect_in_sync(sock);
+        base = daemon_fd_count(&shared_daemon);
+        for (uint64_t id = 10; id < 20; id++)
+                raw_send_ping(sock, id);
+        send_register(sock, 20, 4096, &good.fd, 1);
+        for (uint64_t id = 10; id < 20; id++)
+                expect_refusal(sock, id, SORTD_OK, "");
+        ck_assert_msg(recv_status(sock, 20, &good.id, why, sizeof(why)) == SORTD_OK, "%s", why);
+        ck_assert_int_eq(fds_settle(base), base); /* mapped, the fd closed */
+        /* [RegisterRegion][Ping] in one sendmsg with an fd: the fd is the ping's. */
+        ping.id = 22;
+        ping.body_case = SORTD__WIRE__REQUEST__BODY_PING;
+        ping.ping = &(Sortd__Wire__Ping)SORTD__WIRE__PING__INIT;
+        after_len = raw_pack_request(&ping, 0, after, sizeof(after));
+        {
+                Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+                Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+                region other = region_make(4096, F_SEAL_SHRINK);
+
+                reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
+                reg.size = 4096;
+                req.id = 21;
+                req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
+                req.register_region = &reg;
+                raw_send_request_fds_then(sock, &req, &other.fd, 1, after, after_len);
+                region_free(&other);
+        }
+        expect_refusal(sock, 21, SORTD_E_INVAL, "came without its memfd");
+        expect_refusal(sock, 22, SORTD_OK, "");
+        expect_refusal(sock, 0, SORTD_E_PROTOCOL, "1 fd(s) came with a frame that takes none");
+        ck_assert_int_eq(fds_settle(base), base);
+        raw_expect_in_sync(sock);
+        close(sock);
+        ck_assert_int_eq(settle(memfd_maps, 0), 0);
+        region_free(&good);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("regions");
@@ -465,6 +561,8 @@ int main(void)
         tcase_add_test(tc, unregister_waits_for_no_one);
         tcase_add_test(tc, client_killed_with_regions);
         tcase_add_test(tc, cuda_region_refused_on_cpu);
+        tcase_add_test(tc, no_loop_sort_beside_the_engine);
+        tcase_add_test(tc, fds_with_frames_read_ahead);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

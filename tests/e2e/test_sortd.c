@@ -383,6 +383,39 @@ START_TEST(fair_queue)
 }
 END_TEST
 
+/* ---- sorts on the loop thread (loop-sort-keys, 8K by default) ---- */
+
+static sortd_status sort_one(sortd_conn *c, sortd_request *r)
+{
+        sortd_status s = sortd_submit(c, r);
+
+        return s == SORTD_OK ? sortd_receive(c, r) : s;
+}
+
+/* One at a time, with the engine idle: every sort of up to 8K keys is sorted by the loop
+   thread, larger ones by the engine, every key type, payload and order right. */
+START_TEST(loop_sorts_when_idle)
+{
+        sortd_conn *c = client_open(&shared_daemon);
+        sortd_server_status st0 = status_of(&shared_daemon), st;
+        uint64_t here = 0;
+        job j;
+
+        for (unsigned i = 0; i < 60; i++) {
+                job_make(&j, 9000 + i);
+                ck_assert_int_eq(sort_one(c, &j.r), SORTD_OK);
+                here += j.r.n <= 8192;
+                ck_assert_msg(job_check(&j), "sort %u", i);
+        }
+        st = status_of(&shared_daemon);
+        ck_assert_uint_gt(here, 0);
+        ck_assert_uint_lt(here, 60);
+        ck_assert_uint_eq(st.loop_sorts - st0.loop_sorts, here);
+        ck_assert_uint_eq(st.sorts_ok - st0.sorts_ok, 60);
+        sortd_close(c);
+}
+END_TEST
+
 /* ---- limits ---- */
 
 /* Oversize requests are refused from their header and message alone. */
@@ -576,6 +609,7 @@ int main(void)
         tcase_add_loop_test(basic, matrix, 0, SORTD_KEY_TYPE_COUNT * SORTD_PAYLOAD_COUNT * 2);
         tcase_add_test(basic, concurrent_pipelines);
         tcase_add_test(basic, fair_queue);
+        tcase_add_test(basic, loop_sorts_when_idle);
         tcase_add_test(basic, no_cpu_path_on_cpu);
         suite_add_tcase(s, basic);
 

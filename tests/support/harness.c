@@ -267,21 +267,31 @@ void raw_send_request(int fd, const Sortd__Wire__Request *req, uint64_t plen)
         raw_send_frame(fd, SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, (uint32_t)len, plen, buf, len);
 }
 
-void raw_send_request_fds(int fd, const Sortd__Wire__Request *req, const int *fds, unsigned nfds)
+size_t raw_pack_request(const Sortd__Wire__Request *req, uint64_t plen, uint8_t *buf, size_t cap)
+{
+        size_t len = sortd__wire__request__get_packed_size(req);
+        sortd__wire_header h = {SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, 0, (uint32_t)len, plen};
+
+        ck_assert_uint_le(SORTD__WIRE_HEADER_SIZE + len, cap);
+        sortd__wire_header_pack(&h, buf);
+        sortd__wire__request__pack(req, buf + SORTD__WIRE_HEADER_SIZE);
+        return SORTD__WIRE_HEADER_SIZE + len;
+}
+
+void raw_send_request_fds_then(int fd, const Sortd__Wire__Request *req, const int *fds,
+                               unsigned nfds, const void *more, size_t more_len)
 {
         uint8_t buf[SORTD__WIRE_HEADER_SIZE + 4096];
-        size_t len = sortd__wire__request__pack(req, buf + SORTD__WIRE_HEADER_SIZE);
-        sortd__wire_header h = {SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, 0, (uint32_t)len, 0};
         union {
                 char buf[CMSG_SPACE(8 * sizeof(int))];
                 struct cmsghdr align;
         } control;
-        struct iovec iov = {.iov_base = buf, .iov_len = SORTD__WIRE_HEADER_SIZE + len};
-        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        struct iovec iov[2] = {{.iov_base = buf}, {.iov_base = (void *)more, .iov_len = more_len}};
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = more_len ? 2 : 1};
         struct cmsghdr *cm;
 
         ck_assert_uint_le(nfds, 8);
-        sortd__wire_header_pack(&h, buf);
+        iov[0].iov_len = raw_pack_request(req, 0, buf, sizeof(buf));
         if (nfds) {
                 memset(&control, 0, sizeof(control));
                 msg.msg_control = control.buf;
@@ -292,8 +302,13 @@ void raw_send_request_fds(int fd, const Sortd__Wire__Request *req, const int *fd
                 cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
                 memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
         }
-        /* A frame this small goes in one sendmsg: the fds ride on its first byte. */
-        ck_assert_int_eq(sendmsg(fd, &msg, MSG_NOSIGNAL), (ssize_t)iov.iov_len);
+        /* This little goes in one sendmsg: the fds ride on its first byte. */
+        ck_assert_int_eq(sendmsg(fd, &msg, MSG_NOSIGNAL), (ssize_t)(iov[0].iov_len + more_len));
+}
+
+void raw_send_request_fds(int fd, const Sortd__Wire__Request *req, const int *fds, unsigned nfds)
+{
+        raw_send_request_fds_then(fd, req, fds, nfds, NULL, 0);
 }
 
 int daemon_fd_count(const daemon_proc *d)

@@ -66,8 +66,13 @@ void raw_send_frame(int fd, uint32_t magic, uint16_t version, uint32_t mlen, uin
 /* Sends a packed Request with payload_len plen (payload not included). */
 void raw_send_request(int fd, const Sortd__Wire__Request *req, uint64_t plen);
 void raw_send_bytes(int fd, const void *p, size_t len);
+/* Packs a Request's frame, payload_len plen, into buf (cap bytes); returns its length. */
+size_t raw_pack_request(const Sortd__Wire__Request *req, uint64_t plen, uint8_t *buf, size_t cap);
 /* Sends a Request without payload in one sendmsg, nfds (at most 8) fds attached (SCM_RIGHTS). */
 void raw_send_request_fds(int fd, const Sortd__Wire__Request *req, const int *fds, unsigned nfds);
+/* The same, with more_len bytes of more after it in the same sendmsg. */
+void raw_send_request_fds_then(int fd, const Sortd__Wire__Request *req, const int *fds,
+                               unsigned nfds, const void *more, size_t more_len);
 /* Reads one reply frame (timeout 10 s); NULL on EOF. *plen gets its payload length. */
 Sortd__Wire__Reply *raw_recv_reply(int fd, uint64_t *plen);
 /* Reads and drops n bytes. */
