@@ -357,11 +357,42 @@ static void *small_main(void *arg)
         return NULL;
 }
 
+void bench_rate_of(double *const *lat, const size_t *count, int clients, double elapsed,
+                   bench_rate *out)
+{
+        size_t total = 0, k = 0;
+        double *all;
+
+        for (int i = 0; i < clients; i++)
+                total += count[i];
+        *out = (bench_rate){.per_s = elapsed > 0 ? (double)total / elapsed : 0};
+        all = malloc((total ? total : 1) * sizeof(double));
+        if (!all || !total) {
+                free(all);
+                return;
+        }
+        for (int i = 0; i < clients; i++) {
+                memcpy(all + k, lat[i], count[i] * sizeof(double));
+                k += count[i];
+        }
+        qsort(all, total, sizeof(double), cmp_double);
+        out->p50 = all[total / 2];
+        out->p99 = all[total * 99 / 100];
+        free(all);
+}
+
+static void print_rate(int clients, const char *how, const bench_rate *r, bool failed)
+{
+        printf("  %2d client(s), %-10s %8.0f sorts/s  p50 %7.3f ms  p99 %7.3f ms%s\n", clients, how,
+               r->per_s, r->p50 * 1e3, r->p99 * 1e3, failed ? "  (errors!)" : "");
+}
+
 static int small_requests(int clients, bool via_region, double *p99)
 {
         small_client *sc = calloc((size_t)clients, sizeof(*sc));
-        size_t total = 0, k = 0;
-        double *all, t0;
+        double **lat = calloc((size_t)clients, sizeof(*lat)), t0;
+        size_t *counts = calloc((size_t)clients, sizeof(*counts));
+        bench_rate rate;
         int failed = 0;
 
         small_deadline = bench_now() + SMALL_SECONDS;
@@ -372,27 +403,32 @@ static int small_requests(int clients, bool via_region, double *p99)
         }
         for (int i = 0; i < clients; i++) {
                 pthread_join(sc[i].th, NULL);
-                total += sc[i].count;
+                lat[i] = sc[i].lat;
+                counts[i] = sc[i].count;
                 failed |= sc[i].failed;
         }
-        double elapsed = bench_now() - t0;
-
-        all = malloc((total ? total : 1) * sizeof(double));
-        for (int i = 0; i < clients; i++) {
-                memcpy(all + k, sc[i].lat, sc[i].count * sizeof(double));
-                k += sc[i].count;
-                free(sc[i].lat);
-        }
-        qsort(all, total, sizeof(double), cmp_double);
+        bench_rate_of(lat, counts, clients, bench_now() - t0, &rate);
         if (p99)
-                *p99 = total ? all[total * 99 / 100] : 0.0;
-        printf("  %2d client(s), %-6s  %8.0f sorts/s  p50 %7.3f ms  p99 %7.3f ms%s\n", clients,
-               via_region ? "region" : "inline", (double)total / elapsed,
-               total ? all[total / 2] * 1e3 : 0.0, total ? all[total * 99 / 100] * 1e3 : 0.0,
-               failed ? "  (errors!)" : "");
-        free(all);
+                *p99 = rate.p99;
+        print_rate(clients, via_region ? "region" : "inline", &rate, failed);
+        for (int i = 0; i < clients; i++)
+                free(sc[i].lat);
+        free(counts);
+        free(lat);
         free(sc);
         return failed ? -1 : 0;
+}
+
+/* The machine's floor for the rows above (small_floor.c), beside them. */
+static int small_floor(int clients)
+{
+        bench_rate echo, sorted;
+        int r = bench_small_floor(clients, false, SMALL_SECONDS, &echo);
+
+        r |= bench_small_floor(clients, true, SMALL_SECONDS, &sorted);
+        print_rate(clients, "floor echo", &echo, r != 0);
+        print_rate(clients, "floor sort", &sorted, r != 0);
+        return r;
 }
 
 /* A client sorting BIG_N u32 keys in a region of its own, again and again until
@@ -539,6 +575,7 @@ int main(int argc, char **argv)
 
                 r |= small_requests(clients[k], false, NULL);
                 r |= small_requests(clients[k], true, clients[k] == 8 ? &p99_8 : NULL);
+                r |= small_floor(clients[k]);
         }
         r |= mixed_load(p99_8);
         stop_daemon();

@@ -2,6 +2,7 @@
 #ifndef SORTD_BENCH_H
 #define SORTD_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define BENCH_RUNS 5
@@ -10,6 +11,22 @@
 double bench_now(void);
 /* The median of v[0..n), which it sorts. */
 double bench_median(double *v, size_t n);
+
+/* Requests per second and latency percentiles (seconds) of a run of concurrent clients. */
+typedef struct bench_rate {
+        double per_s, p50, p99;
+} bench_rate;
+
+/* Of clients' latencies lat[i][0..count[i]) over elapsed seconds. */
+void bench_rate_of(double *const *lat, const size_t *count, int clients, double elapsed,
+                   bench_rate *out);
+
+/*
+ * The floor under the small-request rows (small_floor.c): clients (at most 64) each sending
+ * 1,024-key requests, waiting for each reply, to a one-thread epoll server that echoes them
+ * (sort: after sorting the keys with a one-thread cpu engine) for seconds. 0, or -1.
+ */
+int bench_small_floor(int clients, bool sort, double seconds, bench_rate *out);
 
 /*
  * The device path through the sortd listening on sock, which must serve a GPU engine of

@@ -40,12 +40,12 @@ typedef struct sortd__conn {
         /* Read-ahead (conn.c): bytes read, not yet parsed, at ra[ra_pos, ra_len). */
         uint8_t *ra;
         size_t ra_pos, ra_len;
-        uint64_t parsed;    /* stream bytes the frame reader has taken */
-        uint64_t fd_mark;   /* stream offset of the last byte of the read pending fds came with */
-        int fds_known;      /* fds pending once the last frame part was parsed */
-        bool consuming;     /* parsing the read-ahead: do not start again from inside */
-        uint64_t fr_started;    /* when the current frame's first byte came */
-        uint64_t last_byte;     /* when the last byte came (or the connection opened) */
+        uint64_t parsed;     /* stream bytes the frame reader has taken */
+        uint64_t fd_mark;    /* stream offset of the last byte of the read pending fds came with */
+        int fds_known;       /* fds pending once the last frame part was parsed */
+        bool consuming;      /* parsing the read-ahead: do not start again from inside */
+        uint64_t fr_started; /* when the current frame's first byte came */
+        uint64_t last_byte;  /* when the last byte came (or the connection opened) */
         bool reading_on, closing, closed;
 } sortd__conn;
 
