@@ -142,6 +142,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         c->srv->stats.bytes_in += (uint64_t)nread;
         if (uv_pipe_pending_count(&c->pipe) > c->fds_known)
                 c->fd_mark = c->parsed + (uint64_t)nread - 1;
+        /* One of its requests on the loop thread at most: the rest of a pipelining client's
+           read goes through the fair queue, and other clients' reads wait for one sort only. */
+        c->loop_sort_ok = true;
         if (buf->base == (char *)c->ra) {
                 c->ra_pos = 0;
                 c->ra_len = (size_t)nread;
@@ -149,6 +152,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         } else {
                 parse(c, (size_t)nread);
         }
+        c->loop_sort_ok = false;
         settle(c);
 }
 

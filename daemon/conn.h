@@ -44,6 +44,7 @@ typedef struct sortd__conn {
         uint64_t fd_mark;    /* stream offset of the last byte of the read pending fds came with */
         int fds_known;       /* fds pending once the last frame part was parsed */
         bool consuming;      /* parsing the read-ahead: do not start again from inside */
+        bool loop_sort_ok;   /* the read being parsed may still sort one request on the loop */
         uint64_t fr_started; /* when the current frame's first byte came */
         uint64_t last_byte;  /* when the last byte came (or the connection opened) */
         bool reading_on, closing, closed;

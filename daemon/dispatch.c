@@ -94,14 +94,16 @@ static void start_sort(sortd__conn *c, const sortd__request *rq)
                 sortd__dispatch_admitted(c);
 }
 
-/* A small sort that waits for nobody: sorted here, on the loop thread (loop-sort-keys). */
+/* A small sort that waits for nobody, the first of its read: sorted here, on the loop thread
+   (loop-sort-keys). */
 static bool sort_here(sortd__conn *c, sortd__job *j)
 {
         sortd__server *srv = c->srv;
 
-        if (j->op != SORTD__OP_SORT || j->n > srv->cfg.loop_sort_keys ||
+        if (!c->loop_sort_ok || j->op != SORTD__OP_SORT || j->n > srv->cfg.loop_sort_keys ||
             !sortd__worker_run_here(j->cpu_path ? &srv->cpu_worker : &srv->worker, j))
                 return false;
+        c->loop_sort_ok = false;
         sortd__conn_sorted_here(c, j);
         return true;
 }

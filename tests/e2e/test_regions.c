@@ -121,11 +121,13 @@ typedef struct region_sort {
         uint64_t n, keys_region, keys_offset, vals_region, vals_offset;
 } region_sort;
 
-static void send_region_sort(int sock, uint64_t id, const region_sort *rs)
+/* Packs a region sort's frame into buf; returns its length. */
+static size_t pack_region_sort(uint64_t id, const region_sort *rs, uint8_t *buf, size_t cap)
 {
         Sortd__Wire__Sort s = raw_sort_msg(sortd__wire_key_type(rs->d.key_type),
                                            sortd__wire_payload(rs->d.payload), rs->n);
         Sortd__Wire__RegionData rd = SORTD__WIRE__REGION_DATA__INIT;
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
 
         s.order = (Sortd__Wire__Order)rs->d.order;
         s.begin_bit = rs->d.begin_bit;
@@ -136,7 +138,17 @@ static void send_region_sort(int sock, uint64_t id, const region_sort *rs)
         rd.vals_offset = rs->vals_offset;
         s.data_case = SORTD__WIRE__SORT__DATA_REGION;
         s.region = &rd;
-        raw_send_sort(sock, id, &s, 0);
+        req.id = id;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
+        req.sort = &s;
+        return raw_pack_request(&req, 0, buf, cap);
+}
+
+static void send_region_sort(int sock, uint64_t id, const region_sort *rs)
+{
+        uint8_t buf[256];
+
+        raw_send_bytes(sock, buf, pack_region_sort(id, rs, buf, sizeof(buf)));
 }
 
 static sortd_status region_sort_call(int sock, const region_sort *rs, char *why, size_t len)
@@ -496,6 +508,45 @@ START_TEST(no_loop_sort_beside_the_engine)
 }
 END_TEST
 
+/* A client pipelining small sorts, many in one read: one of them at most is sorted on the loop
+   thread, and the rest go through the fair queue to the engine thread (batched), so that other
+   clients' reads wait for one sort only. */
+START_TEST(pipelined_small_sorts_queue)
+{
+        enum { COUNT = 32, N = 256 };
+        int sock = raw_connect(shared_daemon.sock);
+        region r = region_make(COUNT * N * 4, F_SEAL_SHRINK);
+        uint32_t *keys = (uint32_t *)(void *)r.p;
+        region_sort rs = {{.key_type = SORTD_KEY_U32}, N, 0, 0, 0, 0};
+        uint8_t frames[COUNT * 128];
+        size_t len = 0;
+        sortd_server_status st0, st;
+        char why[256];
+
+        rs.keys_region = register_ok(sock, &r);
+        for (uint32_t i = 0; i < COUNT * N; i++)
+                keys[i] = (COUNT * N - i) * 2654435761u;
+        for (int i = 0; i < COUNT; i++) {
+                rs.keys_offset = (uint64_t)i * N * 4;
+                len += pack_region_sort(100 + (uint64_t)i, &rs, frames + len, sizeof(frames) - len);
+        }
+        st0 = status_of(&shared_daemon);
+        raw_send_bytes(sock, frames, len); /* one write: one read of the daemon's */
+        for (int i = 0; i < COUNT; i++)
+                ck_assert_msg(recv_status(sock, 100 + (uint64_t)i, NULL, why, sizeof(why)) ==
+                                      SORTD_OK,
+                              "%s", why);
+        st = status_of(&shared_daemon);
+        for (int i = 0; i < COUNT; i++)
+                for (int k = 1; k < N; k++)
+                        ck_assert_uint_le(keys[i * N + k - 1], keys[i * N + k]);
+        ck_assert_uint_eq(st.sorts_ok - st0.sorts_ok, COUNT);
+        ck_assert_uint_lt(st.loop_sorts - st0.loop_sorts, COUNT / 2);
+        close(sock);
+        region_free(&r);
+}
+END_TEST
+
 /*
  * The daemon reads small frames ahead, several in one read. An fd belongs to the frame that
  * holds the last byte of the sendmsg it rode on: frames read ahead of a RegisterRegion leave
@@ -563,6 +614,7 @@ int main(void)
         tcase_add_test(tc, cuda_region_refused_on_cpu);
         tcase_add_test(tc, no_loop_sort_beside_the_engine);
         tcase_add_test(tc, fds_with_frames_read_ahead);
+        tcase_add_test(tc, pipelined_small_sorts_queue);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
