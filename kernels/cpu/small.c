@@ -1,10 +1,11 @@
 /*
- * A plain stable LSD radix sort for one thread: the keys' order-preserving images (keys.h)
- * and their values widened to u64 in the thread's scratch, the histograms of every digit
- * place counted in one pass as they load, then one counting scatter per place that has more
- * than one non-empty bin, ping-ponging between two halves of the scratch, and one pass back to
- * the caller's widths. At up to 2^16 keys the four arrays (2 MiB at most) stay in L2: the
- * widening costs less than a loop per width would.
+ * A plain stable LSD radix sort for one thread: the histograms of every digit place counted in
+ * one pass over the caller's keys, then one counting scatter per place that has more than one
+ * non-empty bin. The first scatter reads the caller's arrays, turning keys into their
+ * order-preserving images (keys.h) as 4- or 8-byte words and values into u64 in the thread's
+ * scratch; the middle ones ping-pong between two halves of the scratch; the last writes the
+ * caller's arrays back in their own widths. At up to 2^16 keys the scratch (2 MiB at most)
+ * stays in L2.
  */
 #include <string.h>
 
@@ -31,71 +32,138 @@ static unsigned make_places(const sortd__plan *p, place pl[SORTD__MAX_PLACES])
         return places;
 }
 
-/* Loads keys (and values, or their indices for argsort) into k and v; counts every place. */
-static void load(const sortd__plan *p, const unsigned char *keys, const unsigned char *vals,
-                 size_t n, const place *pl, unsigned places, uint64_t *k, uint64_t *v,
-                 uint32_t count[][SORTD__RADIX])
+/* Where a scatter reads and writes: the caller's arrays (in their widths, keys untwiddled) or
+   the scratch (keys as ek-byte images, values as u64). */
+typedef struct side {
+        void *k;
+        void *v;
+        bool caller;
+} side;
+
+SORTD__ALWAYS_INLINE uint64_t word(const void *a, size_t i, unsigned ek)
 {
-        sortd__twiddle tw = sortd__twiddle_make(p->key_bytes, p->kind, p->descending);
-
-        for (size_t i = 0; i < n; i++) {
-                uint64_t x = sortd__twiddle_forward(tw, sortd__load_elem(keys, i, p->key_bytes));
-
-                k[i] = x;
-                for (unsigned d = 0; d < places; d++)
-                        count[d][(x >> pl[d].shift) & pl[d].mask]++;
-        }
-        if (p->argsort)
-                for (size_t i = 0; i < n; i++)
-                        v[i] = i;
-        else if (p->val_bytes)
-                for (size_t i = 0; i < n; i++)
-                        v[i] = sortd__load_elem(vals, i, p->val_bytes);
+        return ek == 4 ? ((const uint32_t *)a)[i] : ((const uint64_t *)a)[i];
 }
 
-/* One stable counting scatter of place pl from (k, v) to (k2, v2). */
-static void scatter(const sortd__plan *p, place pl, const uint32_t count[SORTD__RADIX],
-                    const uint64_t *k, const uint64_t *v, uint64_t *k2, uint64_t *v2, size_t n)
+SORTD__ALWAYS_INLINE void set_word(void *a, size_t i, unsigned ek, uint64_t x)
 {
-        size_t next[SORTD__RADIX], sum = 0;
+        if (ek == 4)
+                ((uint32_t *)a)[i] = (uint32_t)x;
+        else
+                ((uint64_t *)a)[i] = x;
+}
+
+/*
+ * One stable counting scatter of place pl from in to out. ek (4 or 8), with_vals and whether
+ * each side is the caller's are constants where it is called: always inlined, each call is a
+ * loop of its own with no per-key branch on them.
+ */
+SORTD__ALWAYS_INLINE void scatter(const sortd__plan *p, sortd__twiddle tw, place pl,
+                                  const uint32_t count[SORTD__RADIX], side in, side out, size_t n,
+                                  unsigned ek, bool with_vals)
+{
+        uint32_t next[SORTD__RADIX], sum = 0;
 
         for (unsigned b = 0; b < SORTD__RADIX; b++) {
                 next[b] = sum;
                 sum += count[b];
         }
         for (size_t i = 0; i < n; i++) {
-                size_t at = next[(k[i] >> pl.shift) & pl.mask]++;
+                uint64_t x = in.caller ? sortd__twiddle_forward(
+                                                 tw, sortd__load_elem(in.k, i, p->key_bytes))
+                                       : word(in.k, i, ek);
+                uint32_t at = next[(x >> pl.shift) & pl.mask]++;
 
-                k2[at] = k[i];
-                if (p->val_bytes)
-                        v2[at] = v[i];
+                if (out.caller)
+                        sortd__store_elem(out.k, at, p->key_bytes, sortd__twiddle_inverse(tw, x));
+                else
+                        set_word(out.k, at, ek, x);
+                if (!with_vals)
+                        continue;
+                uint64_t y = !in.caller   ? ((const uint64_t *)in.v)[i]
+                             : p->argsort ? i
+                                          : sortd__load_elem(in.v, i, p->val_bytes);
+
+                if (out.caller)
+                        sortd__store_elem(out.v, at, p->val_bytes, y);
+                else
+                        ((uint64_t *)out.v)[at] = y;
         }
+}
+
+/* Counts every place of the caller's keys; returns the places that move anything (todo). */
+SORTD__ALWAYS_INLINE unsigned count_places(const sortd__plan *p, sortd__twiddle tw,
+                                           const void *keys, size_t n, const place *pl,
+                                           unsigned places, uint32_t count[][SORTD__RADIX],
+                                           unsigned todo[SORTD__MAX_PLACES])
+{
+        uint64_t first = sortd__twiddle_forward(tw, sortd__load_elem(keys, 0, p->key_bytes));
+        unsigned k = 0;
+
+        memset(count, 0, sizeof(count[0]) * places);
+        for (size_t i = 0; i < n; i++) {
+                uint64_t x = sortd__twiddle_forward(tw, sortd__load_elem(keys, i, p->key_bytes));
+
+                for (unsigned d = 0; d < places; d++)
+                        count[d][(x >> pl[d].shift) & pl[d].mask]++;
+        }
+        for (unsigned d = 0; d < places; d++)
+                if (count[d][(first >> pl[d].shift) & pl[d].mask] != n)
+                        todo[k++] = d; /* else every key has this digit: the pass moves none */
+        return k;
+}
+
+SORTD__ALWAYS_INLINE void sort_as(const sortd__plan *p, void *keys, void *vals, size_t n,
+                                  sortd__cpu_scratch *s, unsigned ek, bool with_vals)
+{
+        sortd__twiddle tw = sortd__twiddle_make(p->key_bytes, p->kind, p->descending);
+        uint32_t count[SORTD__MAX_PLACES][SORTD__RADIX];
+        unsigned todo[SORTD__MAX_PLACES], passes;
+        place pl[SORTD__MAX_PLACES];
+        side caller = {keys, vals, true};
+        side a = {s->local_k, s->local_v, false};
+        side b = {(unsigned char *)s->local_k + n * ek, (uint64_t *)(void *)s->local_v + n, false};
+
+        passes = count_places(p, tw, keys, n, pl, make_places(p, pl), count, todo);
+        if (passes == 0) { /* in order already: argsort's permutation is the identity */
+                if (p->argsort)
+                        for (size_t i = 0; i < n; i++)
+                                sortd__store_elem(vals, i, p->val_bytes, i);
+                return;
+        }
+        scatter(p, tw, pl[todo[0]], count[todo[0]], caller, a, n, ek, with_vals);
+        for (unsigned d = 1; d + 1 < passes; d++) {
+                side t = a;
+
+                scatter(p, tw, pl[todo[d]], count[todo[d]], a, b, n, ek, with_vals);
+                a = b;
+                b = t;
+        }
+        if (passes > 1) {
+                scatter(p, tw, pl[todo[passes - 1]], count[todo[passes - 1]], a, caller, n, ek,
+                        with_vals);
+                return;
+        }
+        /* One pass: the scratch holds the result, in images. */
+        for (size_t i = 0; i < n; i++)
+                sortd__store_elem(keys, i, p->key_bytes,
+                                  sortd__twiddle_inverse(tw, word(a.k, i, ek)));
+        if (with_vals)
+                for (size_t i = 0; i < n; i++)
+                        sortd__store_elem(vals, i, p->val_bytes, ((uint64_t *)a.v)[i]);
 }
 
 void sortd__small_sort(const sortd__plan *p, void *keys, void *vals, size_t n,
                        sortd__cpu_scratch *s)
 {
-        sortd__twiddle tw = sortd__twiddle_make(p->key_bytes, p->kind, p->descending);
-        uint64_t *k = (uint64_t *)(void *)s->local_k, *k2 = k + n;
-        uint64_t *v = (uint64_t *)(void *)s->local_v, *v2 = v + n;
-        uint32_t count[SORTD__MAX_PLACES][SORTD__RADIX];
-        place pl[SORTD__MAX_PLACES];
-        unsigned places = make_places(p, pl);
+        bool with_vals = p->val_bytes != 0;
 
-        memset(count, 0, sizeof(count[0]) * places);
-        load(p, keys, vals, n, pl, places, k, v, count);
-        for (unsigned d = 0; d < places; d++) {
-                uint64_t *t;
-
-                if (count[d][(k[0] >> pl[d].shift) & pl[d].mask] == n)
-                        continue; /* every key has this digit: the pass would move nothing */
-                scatter(p, pl[d], count[d], k, v, k2, v2, n);
-                t = k, k = k2, k2 = t;
-                t = v, v = v2, v2 = t;
-        }
-        for (size_t i = 0; i < n; i++)
-                sortd__store_elem(keys, i, p->key_bytes, sortd__twiddle_inverse(tw, k[i]));
-        if (p->val_bytes)
-                for (size_t i = 0; i < n; i++)
-                        sortd__store_elem(vals, i, p->val_bytes, v[i]);
+        if (p->key_bytes <= 4 && with_vals)
+                sort_as(p, keys, vals, n, s, 4, true);
+        else if (p->key_bytes <= 4)
+                sort_as(p, keys, vals, n, s, 4, false);
+        else if (with_vals)
+                sort_as(p, keys, vals, n, s, 8, true);
+        else
+                sort_as(p, keys, vals, n, s, 8, false);
 }
