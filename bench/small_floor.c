@@ -1,9 +1,9 @@
 /*
- * The floor under sortd-bench's small-request rows: what the fewest system calls a request can
- * cost here allow, measured beside them. A child process serves the clients' sockets from one
- * thread and epoll: it reads each request whole (a 1,024-key request's bytes), optionally
- * sorts its keys with a one-thread cpu engine, and writes a reply of the same size back. No
- * protocol, no queue, no second thread: a daemon with one loop thread cannot beat it.
+ * The floor under sortd-bench's small-request rows: what a minimal server costs on this
+ * machine, measured beside them. A child process serves the clients' sockets from one thread
+ * and epoll: it reads each request whole (a 1,024-key request's bytes), optionally sorts its
+ * keys with a one-thread cpu engine, and writes a reply of the same size back. No protocol, no
+ * queue, no second thread: the echo bounds what the clients' own calls allow here.
  */
 #include <pthread.h>
 #include <signal.h>
