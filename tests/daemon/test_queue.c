@@ -1,11 +1,14 @@
 /*
  * The fair queue and the engine thread on their own: round-robin order across flows,
- * cancellation, close; and the worker's hand-off back to a libuv loop (every job's keys
- * sorted right, callbacks counted, the loop closes with no handle left).
+ * cancellation, close, the loop thread's claim on the engine; and the worker's hand-off back to a
+ * libuv loop (every job's keys sorted right, callbacks counted, the loop closes with no handle
+ * left).
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "suite.h"
 #include "internal.h"
@@ -74,6 +77,53 @@ START_TEST(cancel_and_close)
                 free(j);
         }
         ck_assert_ptr_null(sortd__fq_pop(&q));
+        sortd__fq_destroy(&q);
+}
+END_TEST
+
+/* The engine thread of claims_and_pops: pops one job, reports it, pops again (to NULL). */
+static void *popper(void *arg)
+{
+        sortd__fair_queue *q = arg;
+        sortd__job *j;
+
+        while ((j = sortd__fq_pop(q)))
+                free(j);
+        return NULL;
+}
+
+/* The loop thread's claim: only with nothing queued and the engine thread between jobs; while
+   it is held, the engine thread takes nothing. */
+START_TEST(claims_and_pops)
+{
+        sortd__fair_queue q;
+        sortd__flow a = {0};
+        pthread_t th;
+        sortd__job *j;
+
+        ck_assert_int_eq(sortd__fq_init(&q), 0);
+        ck_assert(sortd__fq_claim(&q));
+        ck_assert(!sortd__fq_claim(&q)); /* held already */
+        sortd__fq_release(&q);
+        sortd__fq_push(&q, &a, job(1));
+        ck_assert(!sortd__fq_claim(&q)); /* a job waits */
+        j = sortd__fq_pop(&q);
+        ck_assert(!sortd__fq_claim(&q)); /* the engine thread has it */
+        free(j);
+        /* Its next pop makes it idle again, here on another thread that waits for work. */
+        ck_assert_int_eq(pthread_create(&th, NULL, popper, &q), 0);
+        while (!sortd__fq_claim(&q))
+                usleep(100);
+        /* Claimed: a job queued now waits for the release, not taken under the claim. */
+        sortd__fq_push(&q, &a, job(2));
+        usleep(20000);
+        ck_assert_uint_eq(sortd__fq_length(&q), 1);
+        sortd__fq_release(&q);
+        while (sortd__fq_length(&q) != 0)
+                usleep(100);
+        sortd__fq_close(&q);
+        pthread_join(th, NULL);
+        ck_assert(!sortd__fq_claim(&q)); /* closed */
         sortd__fq_destroy(&q);
 }
 END_TEST
@@ -239,6 +289,7 @@ int main(void)
         tcase_add_test(tc, round_robin);
         tcase_add_test(tc, cancel_and_close);
         tcase_add_test(tc, batches);
+        tcase_add_test(tc, claims_and_pops);
         tcase_add_loop_test(tc, worker_hand_off, 0, 2);
         suite_add_tcase(s, tc);
         return run_suite(s);
