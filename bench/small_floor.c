@@ -6,7 +6,6 @@
  * queue, no second thread: the echo bounds what the clients' own calls allow here.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,19 +23,6 @@
 /* A 1,024-key u32 sort's frame each way, near enough: header, message, keys. */
 #define HEAD_BYTES 40
 #define MSG_BYTES (HEAD_BYTES + 4096)
-
-static int full(int fd, void *p, size_t len, bool rd)
-{
-        for (size_t done = 0; done < len;) {
-                ssize_t r = rd ? read(fd, (char *)p + done, len - done)
-                               : write(fd, (const char *)p + done, len - done);
-
-                if (r <= 0)
-                        return -1;
-                done += (size_t)r;
-        }
-        return 0;
-}
 
 /* The child: serves fds[0..n) until every one has closed. */
 static int serve(const int *fds, int n, bool sort)
@@ -63,7 +49,7 @@ static int serve(const int *fds, int n, bool sort)
                 for (int i = 0; i < k; i++) {
                         int fd = ev[i].data.fd;
 
-                        if (full(fd, buf, MSG_BYTES, true) < 0) {
+                        if (bench_transfer(fd, buf, MSG_BYTES, false) < 0) {
                                 epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
                                 close(fd);
                                 open--;
@@ -71,7 +57,7 @@ static int serve(const int *fds, int n, bool sort)
                         }
                         if (e)
                                 sortd_engine_sort(e, &d, buf + HEAD_BYTES, NULL, 1024);
-                        if (full(fd, buf, MSG_BYTES, false) < 0)
+                        if (bench_transfer(fd, buf, MSG_BYTES, true) < 0)
                                 return 1;
                 }
         }
@@ -96,8 +82,8 @@ static void *client_main(void *arg)
         while (bench_now() < fc->deadline) {
                 double t0 = bench_now();
 
-                if (full(fc->fd, req, MSG_BYTES, false) < 0 ||
-                    full(fc->fd, rep, MSG_BYTES, true) < 0) {
+                if (bench_transfer(fc->fd, req, MSG_BYTES, true) < 0 ||
+                    bench_transfer(fc->fd, rep, MSG_BYTES, false) < 0) {
                         fc->failed = true;
                         break;
                 }
@@ -126,8 +112,13 @@ int bench_small_floor(int clients, bool sort, double seconds, bench_rate *out)
         for (int i = 0; i < clients; i++) {
                 int sv[2];
 
-                if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+                if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) {
+                        while (i-- > 0) {
+                                close(fc[i].fd);
+                                close(theirs[i]);
+                        }
                         return -1;
+                }
                 fc[i] = (floor_client){.fd = sv[0], .deadline = deadline};
                 theirs[i] = sv[1];
         }

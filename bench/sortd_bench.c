@@ -119,8 +119,7 @@ static void stop_daemon(void)
         rmdir(sock_dir);
 }
 
-/* Moves len bytes through a socket; send() without SIGPIPE should the peer be gone. */
-static int transfer(int fd, uint8_t *buf, size_t len, bool out)
+int bench_transfer(int fd, uint8_t *buf, size_t len, bool out)
 {
         for (size_t done = 0; done < len;) {
                 ssize_t r = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
@@ -153,8 +152,8 @@ static double socket_floor(size_t bytes)
                 if (pid == 0) {
                         close(sv[0]);
                         for (int r = 0; r < BENCH_RUNS; r++)
-                                if (transfer(sv[1], buf, bytes, false) < 0 ||
-                                    transfer(sv[1], buf, bytes, true) < 0)
+                                if (bench_transfer(sv[1], buf, bytes, false) < 0 ||
+                                    bench_transfer(sv[1], buf, bytes, true) < 0)
                                         _exit(1);
                         _exit(0);
                 }
@@ -162,8 +161,8 @@ static double socket_floor(size_t bytes)
                 for (; done < BENCH_RUNS && pid > 0; done++) {
                         double t0 = bench_now();
 
-                        if (transfer(sv[0], buf, bytes, true) < 0 ||
-                            transfer(sv[0], buf, bytes, false) < 0)
+                        if (bench_transfer(sv[0], buf, bytes, true) < 0 ||
+                            bench_transfer(sv[0], buf, bytes, false) < 0)
                                 break;
                         t[done] = bench_now() - t0;
                 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define BENCH_RUNS 5
 
@@ -11,6 +12,10 @@
 double bench_now(void);
 /* The median of v[0..n), which it sorts. */
 double bench_median(double *v, size_t n);
+
+/* Moves len bytes through a socket, in (out false) or out (send() without SIGPIPE should the
+   peer be gone): 0, or -1. */
+int bench_transfer(int fd, uint8_t *buf, size_t len, bool out);
 
 /* Requests per second and latency percentiles (seconds) of a run of concurrent clients. */
 typedef struct bench_rate {
