@@ -199,7 +199,8 @@ struct options {
         uint64_t seed = 1;
         bool json = false;
         std::vector<std::string> memory{"pageable"}; /* GPU engines: pageable, pinned, device */
-        bool model = false; /* the kernels' cost model on the emulator, no timing */
+        bool model = false;              /* the kernels' cost model on the emulator, no timing */
+        std::vector<unsigned> archs{90}; /* --model's architectures: 90 for sm_90 */
 };
 
 /* argv with the defaults filled in. A bad option exits 2 after one line on

@@ -22,17 +22,21 @@ int run_model(const options &o)
 
         if (cases.sizes.empty())
                 cases.sizes.push_back(size_t(1) << 18);
-        cases.for_each([&](sortd_key_type t, sortd_payload p, const dist_spec &d, size_t n) {
-                sortd_sort_desc desc = {t, p, SORTD_ASCENDING, 0, 0};
-                emulated::model_report r = emulated::model_sort(desc, n, d.dist, d.param, o.seed);
+        for (unsigned arch : o.archs)
+                cases.for_each([&](sortd_key_type t, sortd_payload p, const dist_spec &d,
+                                   size_t n) {
+                        sortd_sort_desc desc = {t, p, SORTD_ASCENDING, 0, 0};
+                        emulated::model_report r = emulated::model_sort(desc, n, d.dist, d.param,
+                                                                        o.seed, (int)arch * 10);
 
-                std::printf("# model: %s %s %s n=%zu (modelled on the SIMT emulator, not "
-                            "measured)\n",
-                            sortd_key_type_name(t), sortd_payload_name(p), d.name.c_str(), n);
-                emulated::model_print(stdout, r);
-                if (!r.sorted)
-                        rc = 1;
-        });
+                        std::printf("# model: %s %s %s n=%zu, sm_%u policies (modelled on the "
+                                    "SIMT emulator, not measured)\n",
+                                    sortd_key_type_name(t), sortd_payload_name(p), d.name.c_str(),
+                                    n, arch);
+                        emulated::model_print(stdout, r);
+                        if (!r.sorted)
+                                rc = 1;
+                });
         return rc;
 }
 #else

@@ -41,10 +41,12 @@ void usage(FILE *f)
               "                   be created here is skipped with a note on stderr)\n"
               "  --seed N         data generator seed (default 1)\n"
               "  --memory LIST    where cuda and cub find the data: pageable,pinned,device\n"
+              "                   (default pageable; see GPU)\n"
               "  --model          no timing: the cuda kernels' cost model on the SIMT emulator\n"
               "                   (DRAM bytes, L2 sectors, shared wavefronts, warp operations\n"
               "                   per key and launch; default n 2^18, --type/--payload/--dist)\n"
-              "                   (default pageable; see GPU)\n"
+              "  --arch LIST      --model: the policies of code built for these architectures\n"
+              "                   (75 for sm_75, 80, 90, 100; default 90)\n"
               "  --thp            madvise(MADV_HUGEPAGE) the input and work buffers\n"
               "  --json           one JSON object per line instead of a table\n"
               "  --help\n"
@@ -200,7 +202,8 @@ options parse_options(int argc, char **argv)
                 o_engines,
                 o_seed,
                 o_memory,
-                o_model
+                o_model,
+                o_arch
         };
         static const struct option longopts[] = {
                 {"type", required_argument, nullptr, o_type},
@@ -213,6 +216,7 @@ options parse_options(int argc, char **argv)
                 {"seed", required_argument, nullptr, o_seed},
                 {"memory", required_argument, nullptr, o_memory},
                 {"model", no_argument, nullptr, o_model},
+                {"arch", required_argument, nullptr, o_arch},
                 {"thp", no_argument, nullptr, 't'},
                 {"json", no_argument, nullptr, 'j'},
                 {"help", no_argument, nullptr, 'h'},
@@ -294,6 +298,14 @@ options parse_options(int argc, char **argv)
                         break;
                 case o_model:
                         o.model = true;
+                        break;
+                case o_arch:
+                        o.archs.clear();
+                        for (const auto &s : split(optarg)) {
+                                if (!parse_u64(s, &v) || v < 75 || v > 1000)
+                                        bad_option("arch (75 to 1000, e.g. 90)", s.c_str());
+                                o.archs.push_back(unsigned(v));
+                        }
                         break;
                 case 't':
                         buffer::use_huge_pages(true);

@@ -56,10 +56,9 @@ template <class Policy, class K, class V> struct AgentBinning {
         /* predecessors' status words read at once by the look-back */
         static constexpr int LOOKBACK_WINDOW = 4;
         using Staged = typename std::conditional<HAS_VALUES, V, K>::type;
-        /* a rank within the tile, and above it the key's digit */
+        /* ranks and tile positions, two to a register */
         static constexpr int RANK_BITS = 16;
-        static constexpr uint32_t RANK_MASK = (1u << RANK_BITS) - 1;
-        static_assert(TILE <= (1 << RANK_BITS), "ranks fit below the digit");
+        static constexpr int RANK_WORDS = (ITEMS * RANK_BITS + 31) / 32;
         static constexpr int DIGIT_WORDS = (ITEMS * RADIX_BITS + 31) / 32;
         /* The warp counters are 16 bits, two digits to a word: half the
            words to clear, sum and rewrite per tile. Sums of two halves never
@@ -68,7 +67,6 @@ template <class Policy, class K, class V> struct AgentBinning {
         static_assert(TILE < (1 << 16), "counts and tile positions fit 16 bits");
         static constexpr int PAIR_ROUNDS = (PAIRS + THREADS - 1) / THREADS;
         static constexpr int PAIR_CHUNKS = PAIRS / WARP_THREADS; /* a warp's pairs in a round */
-        static constexpr int POS_WORDS = (ITEMS * RANK_BITS + 31) / 32;
 
         /* Keys are staged, then values over them; the warp counters stay
            apart so a warp may stage its keys while others still read theirs. */
@@ -156,19 +154,19 @@ template <class Policy, class K, class V> struct AgentBinning {
 
         /* Warp-level multi-split: the lowest of each digit's peers bumps the
            warp's counter for all of them; the order of items and lanes is
-           the input order, so ranks are stable. */
-        SORTD_DEVICE void rank_keys(const K (&keys)[ITEMS], uint32_t (&ranks)[ITEMS]) const
+           the input order, so ranks are stable. The ranks within the warp
+           are packed two to a register; staging takes each digit from its
+           key again, which costs less than the registers to hold it. */
+        SORTD_DEVICE void rank_keys(const K (&keys)[ITEMS], uint32_t (&ranks)[RANK_WORDS]) const
         {
                 uint32_t *hist = s.warp_hist[warp_id()];
 
 #pragma unroll
-                for (int i = 0; i < ITEMS; i++) {
-                        uint32_t d = digit(keys[i]);
-
-                        /* the digit rides along, so it is not recomputed
-                           and held apart until staging */
-                        ranks[i] = warp_rank(hist, d) | d << RANK_BITS;
-                }
+                for (int i = 0; i < RANK_WORDS; i++)
+                        ranks[i] = 0;
+#pragma unroll
+                for (int i = 0; i < ITEMS; i++)
+                        pack_put<RANK_BITS>(ranks, i, warp_rank(hist, digit(keys[i])));
         }
 
         /* The digits (look-back) or digit pairs (counting) this thread owns
@@ -249,18 +247,19 @@ template <class Policy, class K, class V> struct AgentBinning {
         /* Keys go to shared memory in rank order, so that the write-out reads
            them back in order and a run of one digit lands in one run of
            global memory. */
-        SORTD_DEVICE void stage_keys(const K (&keys)[ITEMS], const uint32_t (&ranks)[ITEMS],
-                                     uint32_t (&pos)[POS_WORDS]) const
+        SORTD_DEVICE void stage_keys(const K (&keys)[ITEMS], const uint32_t (&ranks)[RANK_WORDS],
+                                     uint32_t (&pos)[RANK_WORDS]) const
         {
                 const uint32_t *starts = s.warp_hist[warp_id()];
 
 #pragma unroll
-                for (int i = 0; i < POS_WORDS; i++)
+                for (int i = 0; i < RANK_WORDS; i++)
                         pos[i] = 0;
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
-                        uint32_t d = ranks[i] >> RANK_BITS;
-                        uint32_t r = (ranks[i] & RANK_MASK) + half(shared_load(&starts[d / 2]), d);
+                        uint32_t d = digit(keys[i]);
+                        uint32_t r = pack_get<RANK_BITS>(ranks, i) +
+                                     half(shared_load(&starts[d / 2]), d);
 
                         shared_store(&s.x.keys[r], keys[i]);
                         pack_put<RANK_BITS>(pos, i, r);
@@ -410,7 +409,7 @@ template <class Policy, class K, class V> struct AgentBinning {
 
         /* Values follow their keys' ranks; loaded only now, so they hold no
            registers through ranking and look-back. */
-        SORTD_DEVICE void move_values(const uint32_t (&pos)[POS_WORDS],
+        SORTD_DEVICE void move_values(const uint32_t (&pos)[RANK_WORDS],
                                       const uint32_t (&digits)[DIGIT_WORDS])
         {
                 __syncthreads(); /* staged keys are all read */
@@ -432,7 +431,7 @@ template <class Policy, class K, class V> struct AgentBinning {
         SORTD_DEVICE void process()
         {
                 K keys[ITEMS];
-                uint32_t ranks[ITEMS];
+                uint32_t ranks[RANK_WORDS];
 
                 take_ticket();
                 load_keys(keys);
@@ -453,7 +452,7 @@ template <class Policy, class K, class V> struct AgentBinning {
                         next_strip_bins();
                         return;
                 }
-                uint32_t pos[POS_WORDS]; /* tile positions, two to a word */
+                uint32_t pos[RANK_WORDS]; /* tile positions */
                 stage_keys(keys, ranks, pos);
                 look_back();
                 __syncthreads(); /* keys staged, bin_off complete */

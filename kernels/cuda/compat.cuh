@@ -37,6 +37,12 @@ SORTD_DEVICE void note_kernel(const char *name)
 {
         (void)name;
 }
+/* A kernel launched with another architecture's policy (kernels.cuh
+   built_here): a sticky error, never a wrong result. */
+SORTD_DEVICE void not_built_here()
+{
+        __trap();
+}
 
 /* Memory accessors: every lane of a warp calls them, with any guard as an
    argument, so that the emulator's cost model (tests/support/simt/cost.h)
@@ -46,6 +52,8 @@ SORTD_DEVICE void note_kernel(const char *name)
 } /* namespace sortd_cuda */
 
 #elif defined(SORTD_SIMT)
+
+#include <cstdlib>
 
 #define SORTD_DEVICE inline
 #define SORTD_HOST_DEVICE inline
@@ -70,6 +78,11 @@ inline void note_homogeneous_tile()
 inline void note_kernel(const char *name)
 {
         ::simt::cost_kernel_name(name);
+}
+/* The emulator builds every policy (kernels.cuh built_here). */
+[[noreturn]] inline void not_built_here()
+{
+        std::abort();
 }
 
 /* The calling source line names the warp instruction for the cost model. */

@@ -8,7 +8,9 @@
  * segmented kernel (segments.h), and its large ones one at a time.
  */
 #include <new>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_backend.cuh"
 #include "memory_ops.cuh"
@@ -25,6 +27,7 @@ struct cuda_engine {
         sortd_engine base; /* first: the C side sees a sortd_engine */
         CudaBackend be;
         DeviceBuffers buf;
+        int arch; /* of the kernels the device runs, as __CUDA_ARCH__ counts: with_tuning */
         Segment *segs_dev, *segs_host; /* a sub-batch's descriptors; the host's are pinned */
 };
 
@@ -49,11 +52,28 @@ void cuda_destroy(sortd_engine *e)
         free(c);
 }
 
-bool allocate(cuda_engine *c, size_t cap)
+/* The code the device runs is the build's newest for it: its PTX version, which every one of
+   our kernels shares, names the policies (with_tuning). The device's name says which. */
+bool kernel_arch(cuda_engine *c)
 {
+        cudaFuncAttributes a;
+        size_t len = strlen(c->base.device);
+
+        if (!c->be.check(cudaFuncGetAttributes(&a, iota_kernel<uint32_t>), "cudaFuncGetAttributes"))
+                return false;
+        c->arch = a.ptxVersion * 10;
+        snprintf(c->base.device + len, sizeof(c->base.device) - len, ", kernels for sm_%d",
+                 a.ptxVersion);
+        return true;
+}
+
+template <class Tuning> bool allocate(cuda_engine *c, size_t cap)
+{
+        using P32 = typename Tuning::P32;
+        using P64 = typename Tuning::P64;
         CudaBackend &be = c->be;
         DeviceBuffers &b = c->buf;
-        const size_t strips = strip_count<Policy32, Policy64>(cap);
+        const size_t strips = strip_count<P32, P64>(cap);
         const size_t table = sizeof(uint32_t) * TABLE;
 
         if (!be.alloc(&b.keys[0], cap * 8, "keys") || !be.alloc(&b.keys[1], cap * 8, "keys") ||
@@ -62,7 +82,7 @@ bool allocate(cuda_engine *c, size_t cap)
             !be.alloc((void **)&b.offsets, strips * table, "bin offsets") ||
             !be.alloc((void **)&b.tile_tickets, sizeof(uint32_t) * strips * MAX_PLACES,
                       "tile tickets") ||
-            !be.alloc((void **)&b.status, sizeof(uint32_t) * status_words<Policy32, Policy64>(cap),
+            !be.alloc((void **)&b.status, sizeof(uint32_t) * status_words<P32, P64>(cap),
                       "status counters") ||
             !be.alloc((void **)&c->segs_dev, sizeof(Segment) * BATCH_SEGMENTS, "segments"))
                 return false;
@@ -87,7 +107,11 @@ sortd_status cuda_create(const sortd_engine_config *cfg, sortd_engine **out, cha
                 return create_failed(&c->base, SORTD_E_UNSUPPORTED, why, why_len, cuda_destroy);
         }
         s = c->be.open(&c->base, cfg);
-        if (s == SORTD_OK && !allocate(c, cfg->capacity ? cfg->capacity : 1))
+        if (s == SORTD_OK && !kernel_arch(c))
+                s = SORTD_E_DEVICE;
+        if (s == SORTD_OK && !with_tuning(c->arch, [&](auto t) {
+                    return allocate<decltype(t)>(c, cfg->capacity ? cfg->capacity : 1);
+            }))
                 s = SORTD_E_NOMEM;
         if (s != SORTD_OK)
                 return create_failed(&c->base, s, why, why_len, cuda_destroy);
@@ -119,7 +143,7 @@ sortd_status cuda_sort(sortd_engine *e, const sortd__plan *plan, void *keys, voi
         if (!be.select())
                 return SORTD_E_DEVICE;
         return sort_finished(be, upload(be, plan, keys, vals, n, c->buf.keys[0], c->buf.vals[0]) &&
-                                         onesweep_sort<Policy32, Policy64>(be, c->buf, r, &res) &&
+                                         onesweep_sort_tuned(c->arch, be, c->buf, r, &res) &&
                                          download(be, plan, keys, vals, n, c->buf.keys[res.key_buf],
                                                   c->buf.vals[res.val_buf]));
 }
@@ -131,7 +155,7 @@ sortd_status cuda_sort_device(sortd_engine *e, const sortd__plan *plan, void *ke
         SortRequest r = request(plan, n);
 
         return sort_device(c->be, n, [&] {
-                return onesweep_sort_device<Policy32, Policy64>(c->be, c->buf, r, keys, vals);
+                return onesweep_sort_device_tuned(c->arch, c->be, c->buf, r, keys, vals);
         });
 }
 

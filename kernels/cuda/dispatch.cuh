@@ -294,6 +294,29 @@ bool onesweep_sort_device(Backend &be, const DeviceBuffers &own, const SortReque
         });
 }
 
+/* onesweep_sort and onesweep_sort_device with the policies of the kernels the device runs,
+   which are built for arch (policy.cuh with_tuning). */
+template <class Backend>
+bool onesweep_sort_tuned(int arch, Backend &be, const DeviceBuffers &b, const SortRequest &r,
+                         SortResult *res)
+{
+        return with_tuning(arch, [&](auto t) {
+                using T = decltype(t);
+                return onesweep_sort<typename T::P32, typename T::P64>(be, b, r, res);
+        });
+}
+
+template <class Backend>
+bool onesweep_sort_device_tuned(int arch, Backend &be, const DeviceBuffers &own,
+                                const SortRequest &r, void *keys, void *vals)
+{
+        return with_tuning(arch, [&](auto t) {
+                using T = decltype(t);
+                return onesweep_sort_device<typename T::P32, typename T::P64>(be, own, r, keys,
+                                                                              vals);
+        });
+}
+
 /*
  * The segmented kernel over one sub-batch of small members already on the device (segments.h):
  * segs[0, narrow) have keys of up to 4 bytes, segs[narrow, count) 8-byte keys. Keys are sorted

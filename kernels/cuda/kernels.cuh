@@ -13,18 +13,21 @@
 #include "compat.cuh"
 #include "policy.cuh"
 
-/* A binning policy's MIN_BLOCKS caps registers for occupancy. nvcc 13.0's
-   ptxas for sm_100 spills the capped kernels (even u32 keys at a 128-register
-   cap) where sm_75..sm_90 do not, so there the cap is lifted until sm_100
-   has a policy tuned on one. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
-#define SORTD_MIN_BLOCKS(...) 1
-#else
-#define SORTD_MIN_BLOCKS(...) (__VA_ARGS__)
-#endif
-
 namespace sortd_cuda
 {
+
+/* Whether this compilation is for Policy's architectures. On the device a
+   kernel of another architecture's policy builds as a trap, so that each
+   architecture compiles only its own policies; host code may launch any,
+   and with_tuning (policy.cuh) picks the one built. The emulator builds
+   them all. */
+#if defined(__CUDA_ARCH__)
+template <class Policy>
+constexpr bool built_here = (Policy::ARCH_BEGIN <= __CUDA_ARCH__) &&
+                            (__CUDA_ARCH__ < Policy::ARCH_END);
+#else
+template <class Policy> constexpr bool built_here = true;
+#endif
 
 /* Digit counts of every place into hist[place][digit] (cleared). */
 template <class Policy, class K>
@@ -32,10 +35,14 @@ __global__ void __launch_bounds__(Policy::histogram::THREADS)
         histogram_kernel(const K *keys, uint32_t n, uint32_t *hist, sortd__twiddle tw,
                          unsigned begin_bit, unsigned end_bit, unsigned places)
 {
-        using Agent = AgentHistogram<Policy, K>;
-        SORTD_SHARED(typename Agent::TempStorage, temp);
-        note_kernel("histogram");
-        Agent{temp, keys, n, tw, begin_bit, end_bit, places}.run(hist);
+        if constexpr (built_here<Policy>) {
+                using Agent = AgentHistogram<Policy, K>;
+                SORTD_SHARED(typename Agent::TempStorage, temp);
+                note_kernel("histogram");
+                Agent{temp, keys, n, tw, begin_bit, end_bit, places}.run(hist);
+        } else {
+                not_built_here();
+        }
 }
 
 /* One block of one warp per place: global exclusive bin offsets, which are
@@ -52,13 +59,17 @@ __global__ void __launch_bounds__(32) scan_kernel(const uint32_t *hist, uint32_t
    ticket, not from blockIdx). */
 template <class Policy, class K, class V>
 __global__ void __launch_bounds__(AgentBinning<Policy, K, V>::THREADS,
-                                  SORTD_MIN_BLOCKS(AgentBinning<Policy, K, V>::P::MIN_BLOCKS))
+                                  AgentBinning<Policy, K, V>::P::MIN_BLOCKS)
         binning_kernel(BinningParams<K, V> params)
 {
-        using Agent = AgentBinning<Policy, K, V>;
-        SORTD_SHARED(typename Agent::TempStorage, temp);
-        note_kernel("binning");
-        Agent(temp, params).process();
+        if constexpr (built_here<Policy>) {
+                using Agent = AgentBinning<Policy, K, V>;
+                SORTD_SHARED(typename Agent::TempStorage, temp);
+                note_kernel("binning");
+                Agent(temp, params).process();
+        } else {
+                not_built_here();
+        }
 }
 
 /* A batch's small members (segments.h): block b sorts segment b whole, in shared memory. */

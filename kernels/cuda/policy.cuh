@@ -2,15 +2,18 @@
  * Tuning policies: plain constexpr structs, template parameters of the
  * agents. Every size an agent uses derives from its policy.
  *
- * The production policies are one per key width for every architecture we
- * build (sm_75 .. sm_100): static shared memory stays under 48 KiB and the
- * tile stays one multiple of the block for the binning kernel's staging.
+ * The production policies are a Tuning per range of architectures (one
+ * policy per key width), chosen at run time by the code the device runs
+ * (with_tuning); each architecture's build compiles only its own. Static
+ * shared memory stays under 48 KiB and the tile one multiple of the block for
+ * the binning kernel's staging.
  * ptxas figures (nvcc 13.0, -Xptxas -v) are in kernels/cuda/PTXAS.md; the
  * build fails on any spill in our kernels (-Xptxas -warn-spills -Werror).
  */
 #ifndef SORTD_CUDA_POLICY_CUH
 #define SORTD_CUDA_POLICY_CUH
 
+#include <limits.h>
 #include <stdint.h>
 
 #include <type_traits>
@@ -59,7 +62,8 @@ template <int THREADS_, int ITEMS_, int MIN_BLOCKS_ = 1> struct BinningPolicy {
 constexpr uint32_t DEFAULT_STRIP = (1u << 30) - (1u << 16);
 
 /* Binning for keys alone and for keys with values: values need staging
-   bytes and registers of their own, so they may want a smaller tile. */
+   bytes and registers of their own, so they may want a smaller tile.
+   A policy is for every architecture unless ArchPolicy names its own. */
 template <class Histogram, class Binning, class BinningPairs = Binning,
           uint32_t STRIP_ = DEFAULT_STRIP>
 struct OnesweepPolicy {
@@ -69,28 +73,71 @@ struct OnesweepPolicy {
         static constexpr int MIN_TILE =
                 Binning::TILE < BinningPairs::TILE ? Binning::TILE : BinningPairs::TILE;
         static constexpr uint32_t STRIP = STRIP_;
+        static constexpr int ARCH_BEGIN = 0, ARCH_END = INT_MAX;
         static_assert((uint64_t)STRIP + Binning::TILE + BinningPairs::TILE <= (1u << 30),
                       "a strip's counts, last tile's padding included, fit 30 bits");
 };
 
-/* Production: 32-bit keys. 256 threads at <= 64 registers keep 4 blocks, half
-   an SM's warps, resident on sm_75..sm_90 (20 keys a thread would spill at
-   64). With values the kernel needs 80 registers (3 blocks) even at 12 keys
-   a thread. */
+/* Policy for the code of architectures [BEGIN, END) (__CUDA_ARCH__ values):
+   on the device its kernels are built only there (kernels.cuh). */
+template <int BEGIN, int END, class Policy> struct ArchPolicy : Policy {
+        static constexpr int ARCH_BEGIN = BEGIN, ARCH_END = END;
+};
+
+/* 32-bit keys. 256 threads at <= 64 registers keep 4 blocks, half an SM's
+   warps, resident on sm_75..sm_90. With values the kernel needs 80
+   registers (3 blocks) even at 12 keys a thread. */
 using Policy32 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 16, 4>,
                                 BinningPolicy<256, 12, 3>>;
-/* Production: 64-bit keys (twice the registers per key). Left uncapped,
-   ptxas spends all 255 registers on the kernels with values (one block an
-   SM); capped at 128 they keep 2 blocks without spilling. */
+/* sm_90: bigger keys-only tiles. On an H100, 20 keys a thread instead of 16
+   sorted u32 2^28 10% faster (gpu/H100-2026-11-23.md), but at 64 registers
+   20 (and 19) spill; 18 is the most that keeps 4 blocks without spilling.
+   Ranks packed two to a register (agent_binning.cuh) made room for it. */
+using Policy32Sm90 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 18, 4>,
+                                    BinningPolicy<256, 12, 3>>;
+/* 64-bit keys (twice the registers per key). Left uncapped, ptxas spends
+   all 255 registers on the kernels with values (one block an SM); capped at
+   128 they keep 2 blocks without spilling. */
 using Policy64 = OnesweepPolicy<HistogramPolicy<256, 8>, BinningPolicy<256, 12, 2>>;
+/* sm_100: nvcc 13.0's ptxas spills the capped kernels there where sm_75..sm_90
+   do not (u32 keys alone: 8 bytes at caps of 64, 80 and 128 registers), so
+   the caps are lifted until one is tuned on a B200. */
+using Policy32Uncapped =
+        OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 16>, BinningPolicy<256, 12>>;
+using Policy64Uncapped = OnesweepPolicy<HistogramPolicy<256, 8>, BinningPolicy<256, 12>>;
 
-template <class K> struct DefaultPolicy;
-template <> struct DefaultPolicy<uint32_t> {
-        using type = Policy32;
+/* The policies for 32- and 64-bit keys of the code built for architectures
+   [BEGIN, END). */
+template <int BEGIN, int END, class P32_, class P64_> struct Tuning {
+        static constexpr int ARCH_BEGIN = BEGIN;
+        using P32 = ArchPolicy<BEGIN, END, P32_>;
+        using P64 = ArchPolicy<BEGIN, END, P64_>;
 };
-template <> struct DefaultPolicy<uint64_t> {
-        using type = Policy64;
-};
+
+using TuningSm75 = Tuning<750, 900, Policy32, Policy64>; /* Turing and Ampere, Ada */
+using TuningSm90 = Tuning<900, 1000, Policy32Sm90, Policy64>;
+using TuningSm100 = Tuning<1000, INT_MAX, Policy32Uncapped, Policy64Uncapped>;
+
+/* f(Tuning()) with the tuning of code built for arch (as __CUDA_ARCH__
+   counts: 900 for sm_90). That is the kernels' PTX version, not the device's
+   compute capability: an sm_89 device runs sm_80 code, and a device newer
+   than every build runs the newest PTX, compiled for it. */
+template <class F> auto with_tuning(int arch, F &&f)
+{
+        if (arch >= TuningSm100::ARCH_BEGIN)
+                return f(TuningSm100());
+        if (arch >= TuningSm90::ARCH_BEGIN)
+                return f(TuningSm90());
+        return f(TuningSm75());
+}
+
+/* f(Tuning()) for every tuning: the emulated tests run them all. */
+template <class F> void each_tuning(F &&f)
+{
+        f(TuningSm75());
+        f(TuningSm90());
+        f(TuningSm100());
+}
 
 /*
  * The segmented kernel (agent_block_sort.cuh): one block sorts one small member of a batch

@@ -239,14 +239,17 @@ START_TEST(test_homogeneous_tiles)
 }
 END_TEST
 
-/* The production tile sizes around their boundaries. */
-template <class P> void run_production(sortd_key_type t, const sortd_payload *pls, size_t npl)
+/* The production tile sizes around their boundaries, under tuning T's policy P (its P32 or
+   P64). */
+template <class T, class P>
+void run_production(sortd_key_type t, const sortd_payload *pls, size_t npl)
 {
         const size_t big_tile =
                 std::max(P::template binning_for<false>::TILE, P::template binning_for<true>::TILE);
         sortd_engine *cpu = cpu_engine(17 * big_tile + 5);
-        uint64_t seed = seed_base() * 104729u;
+        uint64_t seed = seed_base() * 104729u + T::ARCH_BEGIN;
 
+        std::printf("production: tuning from sm_%d\n", T::ARCH_BEGIN / 10);
         simt::reset_counters();
         for (size_t i = 0; i < npl; i++) {
                 const size_t tile = pls[i] == SORTD_PAYLOAD_NONE
@@ -257,8 +260,7 @@ template <class P> void run_production(sortd_key_type t, const sortd_payload *pl
                         sortd_sort_desc d = {t, pls[i], (sortd_order)(n & 1), 0, 0};
                         for (const Dist &dist : {DISTS[0], DISTS[2], DISTS[3]}) {
                                 schedule(++seed);
-                                check_one<sortd_cuda::Policy32, sortd_cuda::Policy64>(cpu, d, dist,
-                                                                                      n, seed);
+                                check_one<typename T::P32, typename T::P64>(cpu, d, dist, n, seed);
                         }
                 }
         }
@@ -270,7 +272,10 @@ START_TEST(test_production_32)
 {
         const sortd_payload pls[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES64,
                                      SORTD_PAYLOAD_ARGSORT32};
-        run_production<sortd_cuda::Policy32>(SORTD_KEY_F32, pls, 3);
+        sortd_cuda::each_tuning([&](auto t) {
+                using T = decltype(t);
+                run_production<T, typename T::P32>(SORTD_KEY_F32, pls, 3);
+        });
 }
 END_TEST
 
@@ -278,7 +283,25 @@ START_TEST(test_production_64)
 {
         const sortd_payload pls[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES32,
                                      SORTD_PAYLOAD_ARGSORT64};
-        run_production<sortd_cuda::Policy64>(SORTD_KEY_I64, pls, 3);
+        sortd_cuda::each_tuning([&](auto t) {
+                using T = decltype(t);
+                run_production<T, typename T::P64>(SORTD_KEY_I64, pls, 3);
+        });
+}
+END_TEST
+
+/* The engine picks its policies by the PTX version of the code the device runs. */
+START_TEST(test_tuning_choice)
+{
+        const struct {
+                int arch, tuning;
+        } cases[] = {{750, 750}, {800, 750},   {860, 750},   {890, 750},  {900, 900},
+                     {990, 900}, {1000, 1000}, {1030, 1000}, {1200, 1000}};
+
+        for (const auto &c : cases)
+                ck_assert_int_eq(sortd_cuda::with_tuning(
+                                         c.arch, [](auto t) { return decltype(t)::ARCH_BEGIN; }),
+                                 c.tuning);
 }
 END_TEST
 
@@ -661,8 +684,8 @@ START_TEST(test_segmented_production)
                                     1000, DISTS[2], ++seed));
         batch.push_back(make_member({SORTD_KEY_U8, SORTD_PAYLOAD_ARGSORT64, SORTD_ASCENDING, 0, 0},
                                     tile + 1, DISTS[0], ++seed));
-        check_batch<sortd_cuda::SegmentPolicy, sortd_cuda::Policy32, sortd_cuda::Policy64>(
-                cpu, batch, room, ++seed);
+        check_batch<sortd_cuda::SegmentPolicy, sortd_cuda::TuningSm90::P32,
+                    sortd_cuda::TuningSm90::P64>(cpu, batch, room, ++seed);
         sortd_engine_destroy(cpu);
 }
 END_TEST
@@ -686,6 +709,7 @@ Suite *emulated_suite()
                      {"homogeneous", test_homogeneous_tiles},
                      {"production32", test_production_32},
                      {"production64", test_production_64},
+                     {"tuning", test_tuning_choice},
                      {"device", test_sort_device},
                      {"strips", test_strips},
                      {"segmented", test_segmented},

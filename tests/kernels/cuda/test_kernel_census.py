@@ -277,6 +277,16 @@ class Names(unittest.TestCase):
                    'HistogramPolicy<256, 8>, sortd_cuda::BinningPolicy<256, 12> >, unsigned long, '
                    'unsigned int>(sortd_cuda::BinningParams<unsigned long, unsigned int>)')
         self.assertEqual(census.describe(binning), census.Kernel('binning', 256, 12, 'u64', 'u32'))
+        tuned = ('void sortd_cuda::binning_kernel<sortd_cuda::ArchPolicy<900, 1000, sortd_cuda::'
+                 'OnesweepPolicy<sortd_cuda::HistogramPolicy<256, 16>, sortd_cuda::BinningPolicy<'
+                 '256, 16, 4>, sortd_cuda::BinningPolicy<256, 12, 3>, 1073676288u> >, unsigned '
+                 'int, sortd_cuda::NoValue>(sortd_cuda::BinningParams<unsigned int, '
+                 'sortd_cuda::NoValue>)')
+        kernel = census.describe(tuned)
+        self.assertEqual(kernel, census.Kernel('binning', 256, 16, 'u32', '-', 900, 1000))
+        self.assertEqual([kernel.built_for(a) for a in (80, 89, 90, 99, 100)],
+                         [False, False, True, True, False])
+        self.assertTrue(census.describe(binning).built_for(75))
         self.assertIsNone(census.describe('void sortd_cuda::iota_kernel<unsigned int>(unsigned '
                                           'int*, unsigned int)'))
 
@@ -358,6 +368,21 @@ def row(arch, kind='binning', keys='u32', values='-', regs=64, shared=19464, loc
     counts = collections.Counter({'IADD3': 3} if mnemonics is None else mnemonics)
     return census.Row(arch, kernel, '_Z1fv', 256, 'policy', res,
                       census.occupancy(arch, 256, regs, shared, isa.from_ptxas), counts, isa)
+
+
+class Rows(unittest.TestCase):
+    def test_other_architectures_stubs_are_left_out(self):
+        name = ('void sortd_cuda::binning_kernel<sortd_cuda::ArchPolicy<{}, {}, sortd_cuda::'
+                'OnesweepPolicy<sortd_cuda::HistogramPolicy<256, 16>, sortd_cuda::BinningPolicy<'
+                '256, 16, 4> > >, unsigned int, sortd_cuda::NoValue>(sortd_cuda::BinningParams<'
+                'unsigned int, sortd_cuda::NoValue>)')
+        names = {'_Z1av': name.format(750, 900), '_Z1bv': name.format(900, 1000)}
+        full, stub = census.Resources(64, 22552, 0, 0), census.Resources(4, 0, 0, 0)
+        resources = {(80, '_Z1av'): full, (80, '_Z1bv'): stub,
+                     (90, '_Z1av'): stub, (90, '_Z1bv'): full}
+        rows = census.census(resources, {}, {}, names)
+        self.assertEqual([(r.arch, r.symbol, r.resources.registers) for r in rows],
+                         [(80, '_Z1av', 64), (90, '_Z1bv', 64)])
 
 
 class Check(unittest.TestCase):

@@ -63,7 +63,7 @@ bool same_result(const sortd_sort_desc &d, const std::vector<unsigned char> &got
 } /* namespace */
 
 model_report model_sort(const sortd_sort_desc &d, size_t n, datagen_dist dist, unsigned param,
-                        uint64_t seed)
+                        uint64_t seed, int arch)
 {
         model_report r = {};
         size_t kb = sortd_key_size(d.key_type), vb = sortd_payload_size(d.payload);
@@ -78,7 +78,10 @@ model_report model_sort(const sortd_sort_desc &d, size_t n, datagen_dist dist, u
         r.val_bytes = (unsigned)vb;
         r.argsort = d.payload == SORTD_PAYLOAD_ARGSORT32 || d.payload == SORTD_PAYLOAD_ARGSORT64;
         simt::cost_begin();
-        sort<sortd_cuda::Policy32, sortd_cuda::Policy64>(d, k.data(), v.data(), n);
+        sortd_cuda::with_tuning(arch, [&](auto t) {
+                using T = decltype(t);
+                sort<typename T::P32, typename T::P64>(d, k.data(), v.data(), n);
+        });
         r.launches = simt::cost_end();
         summarise(r);
         if (r.argsort) /* the reference makes the indices itself */

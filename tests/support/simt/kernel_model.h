@@ -31,9 +31,10 @@ struct model_report {
         bool sorted; /* the result checked against a sorted copy */
 };
 
-/* Sorts n keys of d's kind, drawn from dist, with the model on. */
+/* Sorts n keys of d's kind, drawn from dist, with the model on, under the
+   policies of code built for arch (as __CUDA_ARCH__ counts: 900 for sm_90). */
 model_report model_sort(const sortd_sort_desc &d, size_t n, datagen_dist dist, unsigned param,
-                        uint64_t seed);
+                        uint64_t seed, int arch);
 
 /* Per launch, per key: DRAM bytes, L2 sectors, shared wavefronts and the
    warp operations; then the totals against the minimum. */
