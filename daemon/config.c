@@ -55,7 +55,8 @@ static const struct option_def {
          "request and reply buffers held across all connections"},
         {"host-pool", NUM(OPT_SIZE_AUTO, host_pool), "auto", 0, 1ull << 46, "bytes",
          "engine host memory (pinned on GPUs) that requests are received into, taken at "
-         "start-up; 0 = off, auto = min(max-inflight-bytes, 4G) on GPU engines, off on cpu"},
+         "start-up; 0 = off, auto = min(max-inflight-bytes, 4G) on GPU engines, off on cpu; "
+         "never more than max-inflight-bytes"},
         {"max-connections", NUM(OPT_COUNT, max_connections), "256", 1, 65536, "connections",
          "open client connections"},
         {"max-pipeline", NUM(OPT_COUNT, max_pipeline), "64", 1, 65536, "requests",

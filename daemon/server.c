@@ -126,12 +126,24 @@ static sortd_status create_engine(sortd__server *srv, const sortd_engine_config 
 static uint64_t host_pool_bytes(const sortd__server *srv)
 {
         uint64_t limit = srv->cfg.max_inflight_bytes;
+        uint64_t want = srv->cfg.host_pool;
 
-        if (srv->cfg.host_pool != SORTD__CONFIG_AUTO)
-                return srv->cfg.host_pool;
-        if (!srv->has_device) /* host memory is all it sorts in: nothing to pin */
-                return 0;
-        return limit < HOST_POOL_AUTO_MAX ? limit : HOST_POOL_AUTO_MAX;
+        if (want == SORTD__CONFIG_AUTO) {
+                if (!srv->has_device) /* host memory is all it sorts in: nothing to pin */
+                        return 0;
+                return limit < HOST_POOL_AUTO_MAX ? limit : HOST_POOL_AUTO_MAX;
+        }
+        /* Requests in flight never hold more than max-inflight-bytes, so the rest would be
+           pinned memory nothing uses. */
+        if (want > limit) {
+                sortd__log(SORTD__LOG_WARNING,
+                           "host-pool %llu is more than max-inflight-bytes %llu lets requests "
+                           "use: taking %llu",
+                           (unsigned long long)want, (unsigned long long)limit,
+                           (unsigned long long)limit);
+                return limit;
+        }
+        return want;
 }
 
 /*

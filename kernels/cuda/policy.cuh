@@ -154,8 +154,8 @@ template <int THREADS_, int ITEMS_> struct BlockSortPolicy {
 
 /*
  * Production: members of up to 4096 keys (256 threads x 16) take the segmented kernel. Why 4096:
- * - it is the tile of Onesweep's u32 keys-only binning pass, so such a member would be one tile
- *   there anyway, and Onesweep would spend on it a histogram launch, a scan, a host round trip
+ * - it is the tile of Onesweep's u32 keys-only binning pass (4608 on sm_90), so such a member
+ *   would be one tile there anyway, and Onesweep would spend on it a histogram launch, a scan, a host round trip
  *   for the histogram and a binning launch per digit place (4 to 8), each after the last;
  * - 4096 u64 keys (32 KiB), their 16-bit input indices (8 KiB) and the warps' digit counters
  *   (4 KiB) take 44 of the 48 KiB of static shared memory a block may have: two tiles would

@@ -241,6 +241,30 @@ START_TEST(no_pool_on_cpu)
 }
 END_TEST
 
+/* A pool larger than max-inflight-bytes could never be used in full: it is cut to that, with a
+   warning. */
+START_TEST(pool_capped_by_inflight)
+{
+        const char *args[] = {
+                "--host-pool", "64M", "--max-inflight-bytes", "16M", "--max-request-bytes",
+                "8M",          NULL};
+        daemon_proc d = {0};
+        char log[4096];
+        client c;
+
+        daemon_start(&d, args);
+        the_daemon = &d;
+        plan_small(&c, 2);
+        run_clients(&c, 1);
+        ck_assert_uint_eq(status_of(&d).host_pool_bytes, 16u << 20);
+        daemon_log(&d, log, sizeof(log));
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+        ck_assert_msg(strstr(log, "host-pool 67108864 is more than max-inflight-bytes 16777216 "
+                                  "lets requests use: taking 16777216"),
+                      "%s", log);
+}
+END_TEST
+
 /*
  * An address-space limit the arena cannot fit under: the daemon says so, and serves without
  * it. (ASan reserves terabytes of address space for its shadow: no such limit there.)
@@ -250,7 +274,7 @@ START_TEST(pool_refused_is_a_warning)
 /* Sanitizers map far more than 1 GiB of address space up front, and so does valgrind: none of
    them can run under this limit. */
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-        const char *args[] = {"--host-pool", "2G", NULL};
+        const char *args[] = {"--host-pool", "2G", "--max-inflight-bytes", "2G", NULL};
         struct rlimit lim = {.rlim_cur = 1ull << 30, .rlim_max = 1ull << 30};
         daemon_proc d = {0};
         char log[4096];
@@ -283,6 +307,7 @@ int main(void)
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, pool_serves_and_falls_back);
         tcase_add_loop_test(tc, no_pool_on_cpu, 0, 3);
+        tcase_add_test(tc, pool_capped_by_inflight);
         tcase_add_test(tc, pool_refused_is_a_warning);
         suite_add_tcase(s, tc);
         return run_suite(s);
