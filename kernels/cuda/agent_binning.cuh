@@ -56,9 +56,13 @@ template <class Policy, class K, class V> struct AgentBinning {
         /* predecessors' status words read at once by the look-back */
         static constexpr int LOOKBACK_WINDOW = 4;
         using Staged = typename std::conditional<HAS_VALUES, V, K>::type;
-        /* ranks and tile positions, two to a register */
-        static constexpr int RANK_BITS = 16;
-        static constexpr int RANK_WORDS = (ITEMS * RANK_BITS + 31) / 32;
+        /* Ranks within the warp (< WARP_ITEMS), packed as tightly as whole
+           fields fit a register: three to one up to 32 keys a thread. Tile
+           positions (< TILE), two to one. */
+        static constexpr int RANK_BITS = bits_for(WARP_ITEMS - 1);
+        static constexpr int RANK_WORDS = packed_words(ITEMS, RANK_BITS);
+        static constexpr int POS_BITS = 16;
+        static constexpr int POS_WORDS = packed_words(ITEMS, POS_BITS);
         static constexpr int DIGIT_WORDS = (ITEMS * RADIX_BITS + 31) / 32;
         /* The warp counters are 16 bits, two digits to a word: half the
            words to clear, sum and rewrite per tile. Sums of two halves never
@@ -155,7 +159,7 @@ template <class Policy, class K, class V> struct AgentBinning {
         /* Warp-level multi-split: the lowest of each digit's peers bumps the
            warp's counter for all of them; the order of items and lanes is
            the input order, so ranks are stable. The ranks within the warp
-           are packed two to a register; staging takes each digit from its
+           are packed (RANK_BITS); staging takes each digit from its
            key again, which costs less than the registers to hold it. */
         SORTD_DEVICE void rank_keys(const K (&keys)[ITEMS], uint32_t (&ranks)[RANK_WORDS]) const
         {
@@ -248,12 +252,12 @@ template <class Policy, class K, class V> struct AgentBinning {
            them back in order and a run of one digit lands in one run of
            global memory. */
         SORTD_DEVICE void stage_keys(const K (&keys)[ITEMS], const uint32_t (&ranks)[RANK_WORDS],
-                                     uint32_t (&pos)[RANK_WORDS]) const
+                                     uint32_t (&pos)[POS_WORDS]) const
         {
                 const uint32_t *starts = s.warp_hist[warp_id()];
 
 #pragma unroll
-                for (int i = 0; i < RANK_WORDS; i++)
+                for (int i = 0; i < POS_WORDS; i++)
                         pos[i] = 0;
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++) {
@@ -262,7 +266,7 @@ template <class Policy, class K, class V> struct AgentBinning {
                                      half(shared_load(&starts[d / 2]), d);
 
                         shared_store(&s.x.keys[r], keys[i]);
-                        pack_put<RANK_BITS>(pos, i, r);
+                        pack_put<POS_BITS>(pos, i, r);
                 }
         }
 
@@ -409,13 +413,13 @@ template <class Policy, class K, class V> struct AgentBinning {
 
         /* Values follow their keys' ranks; loaded only now, so they hold no
            registers through ranking and look-back. */
-        SORTD_DEVICE void move_values(const uint32_t (&pos)[RANK_WORDS],
+        SORTD_DEVICE void move_values(const uint32_t (&pos)[POS_WORDS],
                                       const uint32_t (&digits)[DIGIT_WORDS])
         {
                 __syncthreads(); /* staged keys are all read */
 #pragma unroll
                 for (int i = 0; i < ITEMS; i++)
-                        shared_store(&s.x.vals[pack_get<RANK_BITS>(pos, i)],
+                        shared_store(&s.x.vals[pack_get<POS_BITS>(pos, i)],
                                      load_value(striped_index(i)));
                 __syncthreads();
 #pragma unroll
@@ -452,7 +456,7 @@ template <class Policy, class K, class V> struct AgentBinning {
                         next_strip_bins();
                         return;
                 }
-                uint32_t pos[RANK_WORDS]; /* tile positions */
+                uint32_t pos[POS_WORDS]; /* tile positions */
                 stage_keys(keys, ranks, pos);
                 look_back();
                 __syncthreads(); /* keys staged, bin_off complete */

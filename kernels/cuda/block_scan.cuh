@@ -45,8 +45,19 @@ SORTD_DEVICE void warp_exclusive_scan_radix(const uint32_t *in, uint32_t *out)
         }
 }
 
+/* Bits to hold values up to max; words to hold n fields of that many bits, none split. */
+constexpr int bits_for(uint32_t max)
+{
+        return max ? 1 + bits_for(max >> 1) : 0;
+}
+constexpr int packed_words(int n, int bits)
+{
+        return (n + 32 / bits - 1) / (32 / bits);
+}
+
 /* Small fields packed into words to save registers: field i of BITS bits.
    The words start at zero. */
+
 template <int BITS, int N> SORTD_DEVICE void pack_put(uint32_t (&w)[N], int i, uint32_t v)
 {
         constexpr int PER_WORD = 32 / BITS;

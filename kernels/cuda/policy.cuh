@@ -90,10 +90,10 @@ template <int BEGIN, int END, class Policy> struct ArchPolicy : Policy {
 using Policy32 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 16, 4>,
                                 BinningPolicy<256, 12, 3>>;
 /* sm_90: bigger keys-only tiles. On an H100, 20 keys a thread instead of 16
-   sorted u32 2^28 10% faster (gpu/H100-2026-11-23.md), but at 64 registers
-   20 (and 19) spill; 18 is the most that keeps 4 blocks without spilling.
-   Ranks packed two to a register (agent_binning.cuh) made room for it. */
-using Policy32Sm90 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 18, 4>,
+   sorted u32 2^28 10% faster (gpu/H100-2026-11-23.md). They keep 4 blocks
+   (64 registers) without spilling because each thread's ranks are packed
+   three to a register (agent_binning.cuh); two to one, 19 and 20 spilled. */
+using Policy32Sm90 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 20, 4>,
                                     BinningPolicy<256, 12, 3>>;
 /* 64-bit keys (twice the registers per key). Left uncapped, ptxas spends
    all 255 registers on the kernels with values (one block an SM); capped at
@@ -154,7 +154,7 @@ template <int THREADS_, int ITEMS_> struct BlockSortPolicy {
 
 /*
  * Production: members of up to 4096 keys (256 threads x 16) take the segmented kernel. Why 4096:
- * - it is the tile of Onesweep's u32 keys-only binning pass (4608 on sm_90), so such a member
+ * - it is the tile of Onesweep's u32 keys-only binning pass (5120 on sm_90), so such a member
  *   would be one tile there anyway, and Onesweep would spend on it a histogram launch, a scan, a host round trip
  *   for the histogram and a binning launch per digit place (4 to 8), each after the last;
  * - 4096 u64 keys (32 KiB), their 16-bit input indices (8 KiB) and the warps' digit counters
