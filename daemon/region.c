@@ -339,3 +339,27 @@ void sortd__regions_destroy(sortd__regions *t)
                 unmap(t, r);
         }
 }
+
+int sortd__shmem_thp_mode(const char *path, char *out, size_t out_len)
+{
+        char text[256];
+        const char *open, *close;
+        size_t got, len;
+        FILE *f = fopen(path, "re");
+
+        if (!f)
+                return -1;
+        got = fread(text, 1, sizeof(text) - 1, f);
+        fclose(f);
+        text[got] = '\0';
+        open = strchr(text, '[');
+        close = open ? strchr(open, ']') : NULL;
+        if (!close)
+                return -1;
+        len = (size_t)(close - open - 1);
+        if (len == 0 || len >= out_len)
+                return -1;
+        memcpy(out, open + 1, len);
+        out[len] = '\0';
+        return 0;
+}

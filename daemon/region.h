@@ -142,4 +142,11 @@ void sortd__regions_forget(sortd__regions *t, sortd__region *r);
 /* Unmaps every region (the connection has gone, no sort holds any, the engine closed them). */
 void sortd__regions_destroy(sortd__regions *t);
 
+/* Where Linux says whether shared memory (so a region) may have transparent huge pages. */
+#define SORTD__SHMEM_THP_PATH "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+
+/* The mode selected in a file like SORTD__SHMEM_THP_PATH ("always within_size advise [never]
+   deny force"), the word in brackets, into out: 0, or -1 if it cannot be read or has none. */
+int sortd__shmem_thp_mode(const char *path, char *out, size_t out_len);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "region.h"
 #include "route.h"
 #include "server.h"
 #include "sortd_version.h"
@@ -167,6 +168,24 @@ static void open_host_pool(sortd__server *srv)
         else if (sortd__hostpool_on(&srv->pool))
                 sortd__log(SORTD__LOG_INFO, "host pool: %llu bytes of %s host memory",
                            (unsigned long long)bytes, sortd_engine_kind(srv->engine));
+}
+
+/*
+ * Regions are sorted in place, in the client's shared memory. With 4 KiB pages there (the
+ * kernel's default for shared memory) a 2^24-key sort took up to 2x its time in huge-page
+ * memory on our test VM, so a daemon that will see regions says so once.
+ */
+static void note_shmem_pages(void)
+{
+        char mode[32];
+
+        if (sortd__shmem_thp_mode(SORTD__SHMEM_THP_PATH, mode, sizeof(mode)) != 0)
+                return;
+        if (strcmp(mode, "never") == 0 || strcmp(mode, "deny") == 0)
+                sortd__log(SORTD__LOG_NOTICE,
+                           "shared-memory regions get 4 KiB pages (%s is %s): large sorts in "
+                           "them can take up to 2x as long; set it to advise",
+                           SORTD__SHMEM_THP_PATH, mode);
 }
 
 /* ---- listening ---- */
@@ -523,6 +542,8 @@ int sortd__run(int argc, char **argv)
                 return 1;
         }
         open_host_pool(&srv);
+        if (srv.cfg.max_regions > 0)
+                note_shmem_pages();
         r = run_loop(&srv);
         sd_notify(0, "STOPPING=1");
         /* The engine thread has stopped and every job is freed: the arena can go back. */

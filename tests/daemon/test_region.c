@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -331,6 +333,41 @@ START_TEST(cuda_regions_limited)
 }
 END_TEST
 
+/* The mode in brackets of shmem_enabled, from files written like the kernel's. */
+START_TEST(shmem_thp_mode_read)
+{
+        static const struct {
+                const char *text, *mode;
+        } cases[] = {
+                {"always within_size advise [never] deny force\n", "never"},
+                {"always within_size [advise] never deny force\n", "advise"},
+                {"[always] madvise never\n", "always"},
+                {"always advise never\n", NULL},
+                {"always [advise never\n", NULL},
+                {"[]\n", NULL},
+                {"[a_mode_name_longer_than_the_buffer]\n", NULL},
+        };
+        char path[] = "/tmp/sortd-test-thp-XXXXXX", mode[16];
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                FILE *f = fopen(path, "w");
+
+                ck_assert_ptr_nonnull(f);
+                fputs(cases[i].text, f);
+                fclose(f);
+                ck_assert_int_eq(sortd__shmem_thp_mode(path, mode, sizeof(mode)),
+                                 cases[i].mode ? 0 : -1);
+                if (cases[i].mode)
+                        ck_assert_str_eq(mode, cases[i].mode);
+        }
+        unlink(path);
+        ck_assert_int_eq(sortd__shmem_thp_mode(path, mode, sizeof(mode)), -1);
+}
+END_TEST
+
 START_TEST(uuid_text)
 {
         uint8_t u[SORTD_DEVICE_UUID_BYTES];
@@ -358,6 +395,7 @@ int main(void)
         tcase_add_test(tc, engine_open_and_close);
         tcase_add_test(tc, cuda_regions_limited);
         tcase_add_test(tc, uuid_text);
+        tcase_add_test(tc, shmem_thp_mode_read);
         tcase_add_test(tc, in_use_rule_both_ways);
         suite_add_tcase(s, tc);
         return run_suite(s);
