@@ -109,7 +109,7 @@ using Policy64Uncapped = OnesweepPolicy<HistogramPolicy<256, 8>, BinningPolicy<2
 /* The policies for 32- and 64-bit keys of the code built for architectures
    [BEGIN, END). */
 template <int BEGIN, int END, class P32_, class P64_> struct Tuning {
-        static constexpr int ARCH_BEGIN = BEGIN;
+        static constexpr int ARCH_BEGIN = BEGIN, ARCH_END = END;
         using P32 = ArchPolicy<BEGIN, END, P32_>;
         using P64 = ArchPolicy<BEGIN, END, P64_>;
 };
@@ -118,25 +118,58 @@ using TuningSm75 = Tuning<750, 900, Policy32, Policy64>; /* Turing and Ampere, A
 using TuningSm90 = Tuning<900, 1000, Policy32Sm90, Policy64>;
 using TuningSm100 = Tuning<1000, INT_MAX, Policy32Uncapped, Policy64Uncapped>;
 
+/* What TuningList::pick() chooses is what built_here() builds: no gaps, no overlaps. */
+template <class... T> constexpr bool tunings_contiguous()
+{
+        const int begin[] = {T::ARCH_BEGIN...}, end[] = {T::ARCH_END...};
+
+        for (int i = 1; i < (int)sizeof...(T); i++)
+                if (end[i] != begin[i - 1])
+                        return false;
+        return end[0] == INT_MAX;
+}
+
+/* The tunings, newest architectures first: each covers the architectures from its own
+   ARCH_BEGIN up to the next newer one's (the engine refuses devices older than sm_75). */
+template <class... T> struct TuningList {
+        static_assert(tunings_contiguous<T...>(),
+                      "each tuning ends where the next newer one begins");
+
+        template <class F> static void each(F &&f)
+        {
+                (f(T()), ...);
+        }
+
+        template <class F> static auto pick(int arch, F &&f)
+        {
+                return pick_from<T...>(arch, f);
+        }
+
+      private:
+        template <class First, class... Rest, class F> static auto pick_from(int arch, F &f)
+        {
+                if constexpr (sizeof...(Rest) == 0)
+                        return f(First());
+                else
+                        return arch >= First::ARCH_BEGIN ? f(First()) : pick_from<Rest...>(arch, f);
+        }
+};
+
+using Tunings = TuningList<TuningSm100, TuningSm90, TuningSm75>;
+
 /* f(Tuning()) with the tuning of code built for arch (as __CUDA_ARCH__
    counts: 900 for sm_90). That is the kernels' PTX version, not the device's
    compute capability: an sm_89 device runs sm_80 code, and a device newer
    than every build runs the newest PTX, compiled for it. */
 template <class F> auto with_tuning(int arch, F &&f)
 {
-        if (arch >= TuningSm100::ARCH_BEGIN)
-                return f(TuningSm100());
-        if (arch >= TuningSm90::ARCH_BEGIN)
-                return f(TuningSm90());
-        return f(TuningSm75());
+        return Tunings::pick(arch, f);
 }
 
 /* f(Tuning()) for every tuning: the emulated tests run them all. */
 template <class F> void each_tuning(F &&f)
 {
-        f(TuningSm75());
-        f(TuningSm90());
-        f(TuningSm100());
+        Tunings::each(f);
 }
 
 /*
@@ -155,8 +188,9 @@ template <int THREADS_, int ITEMS_> struct BlockSortPolicy {
 /*
  * Production: members of up to 4096 keys (256 threads x 16) take the segmented kernel. Why 4096:
  * - it is the tile of Onesweep's u32 keys-only binning pass (5120 on sm_90), so such a member
- *   would be one tile there anyway, and Onesweep would spend on it a histogram launch, a scan, a host round trip
- *   for the histogram and a binning launch per digit place (4 to 8), each after the last;
+ *   would be one tile there anyway, and Onesweep would spend on it a histogram launch, a scan, a
+ * host round trip for the histogram and a binning launch per digit place (4 to 8), each after the
+ * last;
  * - 4096 u64 keys (32 KiB), their 16-bit input indices (8 KiB) and the warps' digit counters
  *   (4 KiB) take 44 of the 48 KiB of static shared memory a block may have: two tiles would
  *   not fit.
