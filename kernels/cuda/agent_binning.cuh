@@ -63,7 +63,7 @@ template <class Policy, class K, class V> struct AgentBinning {
         static constexpr int RANK_WORDS = packed_words(ITEMS, RANK_BITS);
         static constexpr int POS_BITS = 16;
         static constexpr int POS_WORDS = packed_words(ITEMS, POS_BITS);
-        static constexpr int DIGIT_WORDS = (ITEMS * RADIX_BITS + 31) / 32;
+        static constexpr int DIGIT_WORDS = packed_words(ITEMS, RADIX_BITS);
         /* The warp counters are 16 bits, two digits to a word: half the
            words to clear, sum and rewrite per tile. Sums of two halves never
            carry, as no count or position reaches 2^16. */

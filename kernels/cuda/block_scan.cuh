@@ -57,7 +57,6 @@ constexpr int packed_words(int n, int bits)
 
 /* Small fields packed into words to save registers: field i of BITS bits.
    The words start at zero. */
-
 template <int BITS, int N> SORTD_DEVICE void pack_put(uint32_t (&w)[N], int i, uint32_t v)
 {
         constexpr int PER_WORD = 32 / BITS;
