@@ -15,12 +15,15 @@
  *
  * It starts its own sortd (the binary from the build, or argv[1]) on a temporary socket with
  * the same engine settings as the in-process one: `sortd-bench [SORTD] [--threads N]
- * [--small [--engine E]] [--cpu-path-keys N]`; --small runs part 3 alone (on engine E, cpu by
- * default: scripts/gpu-check runs it on cuda), and --cpu-path-keys is passed on to the daemon.
+ * [--paths [--n N] | --small [--engine E]] [--cpu-path-keys N]`; --paths runs parts 1 and 2
+ * alone (--n N: both at N keys, 2 to 2^26, "2^K" or a number, rather than 2^24 and 2^26),
+ * --small part 3 alone (on engine E, cpu by default: scripts/gpu-check runs it on cuda), and
+ * --cpu-path-keys is passed on to the daemon.
  *
  * `sortd-bench --device [SORTD]` measures the GPU's device path instead (device_path.c):
  * exit 77 where there is no GPU or no CUDA engine.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -175,76 +178,150 @@ static double socket_floor(size_t bytes)
         return done == BENCH_RUNS ? bench_median(t, BENCH_RUNS) : -1;
 }
 
-static int inline_overhead(unsigned threads)
+/* "2^K" for a power of two, else the number. */
+static const char *count_name(size_t n, char *buf, size_t len)
 {
-        sortd_engine_config ec = {.capacity = BIG_N, .threads = threads};
-        sortd_sort_desc d = {.key_type = SORTD_KEY_U32};
-        uint32_t *input = malloc(BIG_N * 4), *keys = malloc(BIG_N * 4);
-        double local[BENCH_RUNS], remote[BENCH_RUNS], sort_only[BENCH_RUNS];
+        if (n && !(n & (n - 1)))
+                snprintf(buf, len, "2^%d", __builtin_ctzll(n));
+        else
+                snprintf(buf, len, "%zu", n);
+        return buf;
+}
+
+/*
+ * The paths' common set-up: an in-process CPU engine for n keys, a connection, n random u32
+ * keys in *input (seed) and *want, the engine's sort of them, which every sort through sortd
+ * must equal byte for byte; *keys is a buffer of n keys. Every pointer is written; on an error
+ * they are freed by paths_end, and it says so.
+ */
+typedef struct path_bench {
+        size_t n;
         sortd_engine *e;
         sortd_conn *c;
-        char err[256];
+        uint32_t *input, *want, *keys;
+} path_bench;
 
-        if (!input || !keys || sortd_engine_create("cpu", &ec, &e, err, sizeof(err)) != SORTD_OK ||
-            sortd_connect(sock_path, NULL, &c, err, sizeof(err)) != SORTD_OK) {
+static const sortd_sort_desc u32_desc = {.key_type = SORTD_KEY_U32};
+
+static int paths_begin(path_bench *b, unsigned threads, size_t n, uint64_t seed)
+{
+        sortd_engine_config ec = {.capacity = n, .threads = threads};
+        char err[256] = "out of memory";
+
+        *b = (path_bench){.n = n};
+        b->input = malloc(n * 4);
+        b->want = malloc(n * 4);
+        b->keys = malloc(n * 4);
+        if (!b->input || !b->want || !b->keys ||
+            sortd_engine_create("cpu", &ec, &b->e, err, sizeof(err)) != SORTD_OK ||
+            sortd_connect(sock_path, NULL, &b->c, err, sizeof(err)) != SORTD_OK) {
                 fprintf(stderr, "sortd-bench: setup failed: %s\n", err);
                 return -1;
         }
-        datagen_fill(input, BIG_N, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 42);
-        for (int r = 0; r < BENCH_RUNS; r++) {
-                sortd_request q = {.keys = keys, .n = BIG_N, .key_type = SORTD_KEY_U32};
+        datagen_fill(b->input, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, seed);
+        memcpy(b->want, b->input, n * 4);
+        if (sortd_engine_sort(b->e, &u32_desc, b->want, NULL, n) != SORTD_OK) {
+                fprintf(stderr, "sortd-bench: the engine in-process: %s\n",
+                        sortd_engine_error(b->e));
+                return -1;
+        }
+        return 0;
+}
+
+static void paths_end(path_bench *b)
+{
+        sortd_close(b->c);
+        sortd_engine_destroy(b->e);
+        free(b->input);
+        free(b->want);
+        free(b->keys);
+}
+
+/* Seconds of one in-process sort of the input, in b->keys. */
+static double local_once(path_bench *b)
+{
+        double t0;
+
+        memcpy(b->keys, b->input, b->n * 4);
+        t0 = bench_now();
+        sortd_engine_sort(b->e, &u32_desc, b->keys, NULL, b->n);
+        return bench_now() - t0;
+}
+
+/* Whether sortd's result got equals the in-process sort; says where it does not. */
+static bool same_result(const path_bench *b, const uint32_t *got, const char *path)
+{
+        for (size_t i = 0; i < b->n; i++)
+                if (got[i] != b->want[i]) {
+                        fprintf(stderr,
+                                "sortd-bench: WRONG RESULT through the %s path: key %zu is %u, "
+                                "the engine in-process gave %u\n",
+                                path, i, got[i], b->want[i]);
+                        return false;
+                }
+        return true;
+}
+
+static int inline_overhead(unsigned threads, size_t n)
+{
+        double local[BENCH_RUNS], remote[BENCH_RUNS], sort_only[BENCH_RUNS];
+        path_bench b;
+        char name[32];
+        int r = -1;
+
+        if (paths_begin(&b, threads, n, 42) < 0)
+                goto out;
+        for (int k = 0; k < BENCH_RUNS; k++) {
+                sortd_request q = {.keys = b.keys, .n = n, .key_type = SORTD_KEY_U32};
                 double t0;
 
-                memcpy(keys, input, BIG_N * 4);
+                local[k] = local_once(&b);
+                memcpy(b.keys, b.input, n * 4);
                 t0 = bench_now();
-                sortd_engine_sort(e, &d, keys, NULL, BIG_N);
-                local[r] = bench_now() - t0;
-
-                memcpy(keys, input, BIG_N * 4);
-                t0 = bench_now();
-                if (sortd_submit(c, &q) != SORTD_OK || sortd_receive(c, &q) != SORTD_OK) {
-                        fprintf(stderr, "sortd-bench: %s\n", sortd_error_message(c));
-                        return -1;
+                if (sortd_submit(b.c, &q) != SORTD_OK || sortd_receive(b.c, &q) != SORTD_OK) {
+                        fprintf(stderr, "sortd-bench: %s\n", sortd_error_message(b.c));
+                        goto out;
                 }
-                remote[r] = bench_now() - t0;
-                sort_only[r] = (double)q.timings.sort_ns * 1e-9;
+                remote[k] = bench_now() - t0;
+                sort_only[k] = (double)q.timings.sort_ns * 1e-9;
+                if (!same_result(&b, b.keys, "inline"))
+                        goto out;
         }
         double l = bench_median(local, BENCH_RUNS), rm = bench_median(remote, BENCH_RUNS),
                so = bench_median(sort_only, BENCH_RUNS);
 
-        printf("inline overhead, 2^24 u32 keys, %u engine threads (median of %d):\n", threads,
-               BENCH_RUNS);
-        printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, BIG_N / l * 1e-6);
+        printf("inline overhead, %s u32 keys, %u engine threads (median of %d, verified):\n",
+               count_name(n, name, sizeof(name)), threads, BENCH_RUNS);
+        printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, n / l * 1e-6);
         printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
-               BIG_N / rm * 1e-6, so * 1e3);
-        printf("  ratio              %8.2fx  (target <= 1.35x)\n", rm / l);
-        double floor = socket_floor(BIG_N * 4);
+               n / rm * 1e-6, so * 1e3);
+        printf("  ratio              %8.2fx%s\n", rm / l, n >= BIG_N ? "  (target <= 1.35x)" : "");
+        double floor = socket_floor(n * 4);
 
         if (floor > 0)
-                printf("  bare socket pair   %8.1f ms  64 MiB each way; engine + it: %.2fx\n",
-                       floor * 1e3, (l + floor) / l);
-        sortd_close(c);
-        sortd_engine_destroy(e);
-        free(input);
-        free(keys);
-        return 0;
+                printf("  bare socket pair   %8.1f ms  %.1f MiB each way; engine + it: %.2fx\n",
+                       floor * 1e3, n * 4 / 1048576.0, (l + floor) / l);
+        r = 0;
+out:
+        paths_end(&b);
+        return r;
 }
 
-/* One sort of input through region r, copied in untimed: seconds, or -1 on an error. */
-static double region_once(sortd_conn *c, sortd_region *r, const uint32_t *input, size_t n,
-                          double *sort_only)
+/* One sort of the input through region r, copied in untimed and verified: seconds, or -1. */
+static double region_once(path_bench *b, sortd_region *r, double *sort_only)
 {
-        sortd_region_sort rs = {.keys = r, .n = n, .key_type = SORTD_KEY_U32};
-        double t0;
+        sortd_region_sort rs = {.keys = r, .n = b->n, .key_type = SORTD_KEY_U32};
+        double t0, t;
 
-        memcpy(sortd_region_data(r), input, n * 4);
+        memcpy(sortd_region_data(r), b->input, b->n * 4);
         t0 = bench_now();
-        if (sortd_sort_in_region(c, &rs) != SORTD_OK) {
-                fprintf(stderr, "sortd-bench: region: %s\n", sortd_error_message(c));
+        if (sortd_sort_in_region(b->c, &rs) != SORTD_OK) {
+                fprintf(stderr, "sortd-bench: region: %s\n", sortd_error_message(b->c));
                 return -1;
         }
+        t = bench_now() - t0;
         *sort_only = (double)rs.timings.sort_ns * 1e-9;
-        return bench_now() - t0;
+        return same_result(b, sortd_region_data(r), "region") ? t : -1;
 }
 
 /*
@@ -253,50 +330,43 @@ static double region_once(sortd_conn *c, sortd_region *r, const uint32_t *input,
  */
 static int region_overhead(unsigned threads, size_t n)
 {
-        sortd_engine_config ec = {.capacity = n, .threads = threads};
-        sortd_sort_desc d = {.key_type = SORTD_KEY_U32};
-        uint32_t *input = malloc(n * 4), *keys = malloc(n * 4);
         double local[BENCH_RUNS], remote[BENCH_RUNS], sort_only[BENCH_RUNS], l, rm;
-        sortd_engine *e = NULL;
         sortd_region *rg = NULL;
-        sortd_conn *c = NULL;
-        char err[256] = "";
+        path_bench b;
+        char name[32];
         int r = -1;
 
-        if (!input || !keys || sortd_engine_create("cpu", &ec, &e, err, sizeof(err)) != SORTD_OK ||
-            sortd_connect(sock_path, NULL, &c, err, sizeof(err)) != SORTD_OK ||
-            sortd_region_create(c, n * 4, &rg) != SORTD_OK) {
-                fprintf(stderr, "sortd-bench: setup failed: %s\n",
-                        c ? sortd_error_message(c) : err);
+        if (paths_begin(&b, threads, n, 43) < 0)
+                goto out;
+        if (sortd_region_create(b.c, n * 4, &rg) != SORTD_OK) {
+                fprintf(stderr, "sortd-bench: setup failed: %s\n", sortd_error_message(b.c));
                 goto out;
         }
-        datagen_fill(input, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 43);
         for (int k = 0; k < BENCH_RUNS; k++) {
-                double t0;
-
-                memcpy(keys, input, n * 4);
-                t0 = bench_now();
-                sortd_engine_sort(e, &d, keys, NULL, n);
-                local[k] = bench_now() - t0;
-                remote[k] = region_once(c, rg, input, n, &sort_only[k]);
+                local[k] = local_once(&b);
+                remote[k] = region_once(&b, rg, &sort_only[k]);
                 if (remote[k] < 0)
                         goto out;
         }
+        /* The new region's pages are mapped into the daemon as its first sort touches them:
+           what a client that sorts once per region pays, and the median hides. */
+        double first = remote[0];
+
         l = bench_median(local, BENCH_RUNS);
         rm = bench_median(remote, BENCH_RUNS);
-        printf("shared-memory region, 2^%d u32 keys, %u engine threads (median of %d):\n",
-               n == HUGE_N ? 26 : 24, threads, BENCH_RUNS);
+        printf("shared-memory region, %s u32 keys, %u engine threads (median of %d, verified):\n",
+               count_name(n, name, sizeof(name)), threads, BENCH_RUNS);
         printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, n / l * 1e-6);
         printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
                n / rm * 1e-6, bench_median(sort_only, BENCH_RUNS) * 1e3);
-        printf("  ratio              %8.3fx  (target <= 1.03x)\n", rm / l);
+        printf("  ratio              %8.3fx%s\n", rm / l, n >= BIG_N ? "  (target <= 1.03x)" : "");
+        printf("  first, new region  %8.1f ms  %7.1f Mkeys/s  (%.2fx the median)\n", first * 1e3,
+               n / first * 1e-6, first / rm);
         r = 0;
 out:
-        sortd_region_destroy(c, rg);
-        sortd_close(c);
-        sortd_engine_destroy(e);
-        free(input);
-        free(keys);
+        if (rg)
+                sortd_region_destroy(b.c, rg);
+        paths_end(&b);
         return r;
 }
 
@@ -524,6 +594,25 @@ static int mixed_load(double unloaded_p99)
 }
 
 /* --device: the GPU path alone, against a daemon on the cuda engine. 77: no GPU here. */
+/* Part 3: small requests from 1, 8 and 64 clients, inline and in regions, then the mixed load. */
+static int small_part(void)
+{
+        double p99_8 = 0;
+        int r = 0;
+
+        printf("small requests, %d u32 keys each, %.0f s per row (targets, issue 17: 8 clients "
+               ">= 100000/s with p99 < 0.5 ms; 64 clients >= 8 clients' rate, p99 < 2 ms):\n",
+               SMALL_N, SMALL_SECONDS);
+        for (int k = 0; k < 3; k++) {
+                static const int clients[] = {1, 8, 64};
+
+                r |= small_requests(clients[k], false, NULL);
+                r |= small_requests(clients[k], true, clients[k] == 8 ? &p99_8 : NULL);
+                r |= small_floor(clients[k]);
+        }
+        return r | mixed_load(p99_8);
+}
+
 static int device_main(const char *bin)
 {
 #ifdef SORTD_HAVE_CUDA
@@ -545,10 +634,28 @@ static int device_main(const char *bin)
 #endif
 }
 
+/* --n's value: "2^K" or a decimal count, within [2, HUGE_N]; 0 when it is not. */
+static size_t parse_count(const char *s)
+{
+        unsigned long long v;
+        char *end;
+
+        errno = 0;
+        if (s[0] == '2' && s[1] == '^') {
+                v = strtoull(s + 2, &end, 10);
+                v = !errno && *end == '\0' && s[2] >= '0' && s[2] <= '9' && v < 64 ? 1ull << v : 0;
+        } else {
+                v = strtoull(s, &end, 10);
+                v = !errno && *end == '\0' && s[0] >= '0' && s[0] <= '9' ? v : 0;
+        }
+        return v >= 2 && v <= HUGE_N ? (size_t)v : 0;
+}
+
 int main(int argc, char **argv)
 {
         const char *bin = SORTD_BIN, *threads = "0", *engine = "cpu";
-        bool device = false, small_only = false;
+        bool device = false, small_only = false, paths_only = false;
+        size_t n = 0; /* --n: the paths' one size; 0 = 2^24 and 2^26 */
         int r = 0;
 
         for (int i = 1; i < argc; i++) {
@@ -558,7 +665,17 @@ int main(int argc, char **argv)
                         device = true;
                 else if (strcmp(argv[i], "--small") == 0)
                         small_only = true;
-                else if (strcmp(argv[i], "--cpu-path-keys") == 0 && i + 1 < argc)
+                else if (strcmp(argv[i], "--paths") == 0)
+                        paths_only = true;
+                else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
+                        if (!(n = parse_count(argv[++i]))) {
+                                fprintf(stderr,
+                                        "sortd-bench: --n %s: give 2 to 2^26 keys, as "
+                                        "a number or 2^K\n",
+                                        argv[i]);
+                                return 2;
+                        }
+                } else if (strcmp(argv[i], "--cpu-path-keys") == 0 && i + 1 < argc)
                         cpu_path_keys = argv[++i];
                 else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
                         engine = argv[++i];
@@ -567,6 +684,15 @@ int main(int argc, char **argv)
         }
         if (device)
                 return device_main(bin);
+        if (n && !paths_only) {
+                fprintf(stderr, "sortd-bench: --n is for --paths: part 3's sizes are fixed\n");
+                return 2;
+        }
+        if (small_only && paths_only) {
+                fprintf(stderr, "sortd-bench: --paths and --small each run one part: give one, "
+                                "or neither for both\n");
+                return 2;
+        }
         if (!small_only && strcmp(engine, "cpu") != 0) {
                 fprintf(stderr, "sortd-bench: --engine is for --small: parts 1 and 2 compare "
                                 "the daemon with the CPU engine in-process\n");
@@ -576,23 +702,13 @@ int main(int argc, char **argv)
                 return 1;
         printf("sortd on the %s engine, cpu-path-keys %s\n", engine, cpu_path_keys);
         if (!small_only) {
-                r |= inline_overhead((unsigned)atoi(threads));
-                r |= region_overhead((unsigned)atoi(threads), BIG_N);
-                r |= region_overhead((unsigned)atoi(threads), HUGE_N);
+                r |= inline_overhead((unsigned)atoi(threads), n ? n : BIG_N);
+                r |= region_overhead((unsigned)atoi(threads), n ? n : BIG_N);
+                if (!n)
+                        r |= region_overhead((unsigned)atoi(threads), HUGE_N);
         }
-        printf("small requests, %d u32 keys each, %.0f s per row (targets, issue 17: 8 clients "
-               ">= 100000/s with p99 < 0.5 ms; 64 clients >= 8 clients' rate, p99 < 2 ms):\n",
-               SMALL_N, SMALL_SECONDS);
-        double p99_8 = 0;
-
-        for (int k = 0; k < 3; k++) {
-                static const int clients[] = {1, 8, 64};
-
-                r |= small_requests(clients[k], false, NULL);
-                r |= small_requests(clients[k], true, clients[k] == 8 ? &p99_8 : NULL);
-                r |= small_floor(clients[k]);
-        }
-        r |= mixed_load(p99_8);
+        if (!paths_only)
+                r |= small_part();
         stop_daemon();
         return r ? 1 : 0;
 }
