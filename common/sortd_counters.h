@@ -37,6 +37,8 @@
         X(timed_out, 30, UINT64, "connections timed out") /* frame-, idle-timeout-ms */            \
         X(engines_lost, 31, UINT64, "engines lost")       /* replaced: on-device-loss */           \
         X(sort_requests, 32, UINT64, "sort requests") /* = ok + failed + rejected + cancelled */   \
-        X(loop_sorts, 33, UINT64, "sorts on the loop thread") /* loop-sort-keys */
+        X(loop_sorts, 33, UINT64, "sorts on the loop thread") /* loop-sort-keys */                 \
+        X(host_pool_used, 34, UINT64, "host pool used")       /* bytes of it requests hold now */  \
+        X(host_pool_peak, 35, UINT64, "host pool peak")       /* the most they have held */
 
 #endif

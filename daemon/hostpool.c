@@ -132,6 +132,8 @@ void *sortd__hostpool_alloc(sortd__hostpool *p, size_t n)
                 remove_extent(p, i);
         p->live++;
         p->used += need;
+        if (p->used > p->peak)
+                p->peak = p->used;
         return p->base + off;
 }
 

@@ -33,6 +33,7 @@ typedef struct sortd__hostpool {
         size_t nfree, cap;
         size_t live; /* buffers handed out and not yet back */
         size_t used; /* their bytes, each rounded up to the alignment */
+        size_t peak; /* the most used has been: what sizing the pool needs to know */
 } sortd__hostpool;
 
 /*

@@ -53,6 +53,8 @@ void sortd__reply_status(sortd__reply *m, uint64_t id, sortd__server *srv)
         s.regions = srv->regions.regions;
         s.region_bytes = srv->regions.mapped_bytes;
         s.host_pool_bytes = srv->pool.bytes;
+        s.host_pool_used = srv->pool.used;
+        s.host_pool_peak = srv->pool.peak;
         limits_fill(srv, &m->limits);
         r->server_version = SORTD_VERSION_STRING;
         r->engine = (char *)sortd_engine_kind(serving->engine);

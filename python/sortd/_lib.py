@@ -34,7 +34,8 @@ COUNTERS = (
     "rejected", "protocol_errors", "cancelled", "queued", "inflight_bytes", "inflight_peak",
     "bytes_in", "bytes_out", "keys_sorted", "regions", "region_bytes", "host_pool_bytes",
     "host_pool_misses", "batches", "batched", "cpu_path_keys", "cpu_path_sorts",
-    "timed_out", "engines_lost", "sort_requests", "loop_sorts",
+    "timed_out", "engines_lost", "sort_requests", "loop_sorts", "host_pool_used",
+    "host_pool_peak",
 )
 
 u64 = ctypes.c_uint64

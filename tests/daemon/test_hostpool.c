@@ -150,12 +150,15 @@ START_TEST(exhaustion)
                 b[i] = sortd__hostpool_alloc(&p, 1 + (size_t)i % A);
         ck_assert_ptr_null(sortd__hostpool_alloc(&p, 1));
         ck_assert_uint_eq(p.used, N * A);
+        ck_assert_uint_eq(p.peak, N * A);
         sortd__hostpool_free(&p, b[50], 1 + 50 % A);
         ck_assert_ptr_null(sortd__hostpool_alloc(&p, A + 1));
         ck_assert_ptr_eq(sortd__hostpool_alloc(&p, A), b[50]);
         for (int i = 0; i < N; i++)
                 sortd__hostpool_free(&p, b[i], i == 50 ? A : 1 + (size_t)i % A);
         expect_extents(&p, &(sortd__hp_extent){0, N * A}, 1);
+        ck_assert_uint_eq(p.used, 0);
+        ck_assert_uint_eq(p.peak, N * A); /* the most ever held, not what is held now */
         sortd__hostpool_close(&p);
         free(arena);
 }

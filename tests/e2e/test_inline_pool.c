@@ -176,13 +176,19 @@ static void round_of(int bigs)
         run_clients(cs, THREADS + bigs);
 }
 
-static void expect_pool(const daemon_proc *d, uint64_t bytes, uint64_t misses)
+/* Between rounds: the pool's size and misses, nothing held, and its peak at least
+   peak_at_least (and within the pool). */
+static void expect_pool(const daemon_proc *d, uint64_t bytes, uint64_t misses,
+                        uint64_t peak_at_least)
 {
         sortd_server_status st = status_of(d);
 
         ck_assert_uint_eq(st.host_pool_bytes, bytes);
         ck_assert_uint_eq(st.host_pool_misses, misses);
         ck_assert_uint_eq(st.inflight_bytes, 0);
+        ck_assert_uint_eq(st.host_pool_used, 0);
+        ck_assert_uint_ge(st.host_pool_peak, peak_at_least);
+        ck_assert_uint_le(st.host_pool_peak, bytes);
 }
 
 START_TEST(pool_serves_and_falls_back)
@@ -194,23 +200,25 @@ START_TEST(pool_serves_and_falls_back)
 
         daemon_start(&d, args);
         the_daemon = &d;
-        expect_pool(&d, POOL, 0);
+        expect_pool(&d, POOL, 0, 0);
+        ck_assert_uint_eq(status_of(&d).host_pool_peak, 0);
         for (int round = 0; round < 3; round++) {
                 round_of(0);
-                expect_pool(&d, POOL, 0);
+                /* at least its largest requests, 300000 u64 keys, were held */
+                expect_pool(&d, POOL, 0, 300000 * 8);
         }
         /* Every buffer of those rounds came back and coalesced, or this would not fit. */
         plan_one(&one, WHOLE_N);
         run_clients(&one, 1);
-        expect_pool(&d, POOL, 0);
+        expect_pool(&d, POOL, 0, WHOLE_N * 8);
         /* One request larger than the pool, alone: one miss, served from the heap. It also
            touches the engine's buffers for this size before the RSS is taken. */
         plan_one(&one, BIG_N);
         run_clients(&one, 1);
-        expect_pool(&d, POOL, 1);
+        expect_pool(&d, POOL, 1, WHOLE_N * 8);
         rss0 = daemon_rss_kib(&d);
         round_of(2);
-        expect_pool(&d, POOL, 3);
+        expect_pool(&d, POOL, 3, WHOLE_N * 8);
         rss1 = daemon_rss_kib(&d);
         printf("host pool: RSS %ld KiB after the first large request, %ld after two more with "
                "%d clients\n",
@@ -236,7 +244,7 @@ START_TEST(no_pool_on_cpu)
         the_daemon = &d;
         plan_small(&c, 0);
         run_clients(&c, 1);
-        expect_pool(&d, 0, 0);
+        expect_pool(&d, 0, 0, 0);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
 }
 END_TEST
@@ -290,7 +298,7 @@ START_TEST(pool_refused_is_a_warning)
         the_daemon = &d;
         plan_small(&c, 1);
         run_clients(&c, 1);
-        expect_pool(&d, 0, 0);
+        expect_pool(&d, 0, 0, 0);
         daemon_log(&d, log, sizeof(log));
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
         ck_assert_msg(strstr(log, "no host pool: cannot take 2147483648 bytes of cpu host memory"),
