@@ -48,7 +48,8 @@ static const struct option_def {
         {"capacity", NUM(OPT_SIZE, capacity), "16M", 1, 1ull << 40, "keys",
          "largest n one sort may have"},
         {"threads", NUM(OPT_COUNT, threads), "0", 0, 1024, "threads",
-         "engine threads (0 = online CPUs)"},
+         "engine threads: the cpu engine's workers, a GPU engine's host copy threads (8 at most); "
+         "0 = online CPUs"},
         {"max-request-bytes", NUM(OPT_SIZE, max_request_bytes), "256M", 64, 1ull << 44, "bytes",
          "largest sort (keys + values or indices)"},
         {"max-inflight-bytes", NUM(OPT_SIZE, max_inflight_bytes), "1G", 64, 1ull << 46, "bytes",

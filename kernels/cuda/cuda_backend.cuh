@@ -245,18 +245,20 @@ class CudaBackend
                     !check(cudaEventCreate(&marks[0]), "cudaEventCreate") ||
                     !check(cudaEventCreate(&marks[1]), "cudaEventCreate"))
                         return SORTD_E_DEVICE;
-                return open_staging(cfg->capacity);
+                return open_staging(cfg->capacity, cfg->threads);
         }
 
         /* The staging slots, their events and the copy threads for transfers of up to
-           capacity x 8 bytes. */
-        sortd_status open_staging(size_t capacity)
+           capacity x 8 bytes: COPY_THREADS at most, and no more than the configured threads
+           (0: the online CPUs), which bound the engine's use of the host's cores. */
+        sortd_status open_staging(size_t capacity, unsigned max_threads)
         {
                 size_t largest = (capacity ? capacity : 1) * 8;
                 size_t slot = largest < STAGING_SLOT_BYTES ? (largest + PAGE - 1) / PAGE * PAGE
                                                            : STAGING_SLOT_BYTES;
-                unsigned cpus = sortd__online_cpus();
-                unsigned threads = cpus < COPY_THREADS ? cpus : COPY_THREADS;
+                unsigned threads = max_threads ? max_threads : sortd__online_cpus();
+
+                threads = threads < COPY_THREADS ? threads : COPY_THREADS;
                 int rc;
 
                 if (!check(cudaHostAlloc((void **)&staging.mem, slot * STAGING_SLOTS,

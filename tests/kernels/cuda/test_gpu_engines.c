@@ -53,9 +53,10 @@ static const struct {
              {DATAGEN_EQUAL, 0},   {DATAGEN_SORTED, 0},   {DATAGEN_REVERSE, 0},
              {DATAGEN_FEW, 16},    {DATAGEN_NEGATIVE, 0}, {DATAGEN_SPECIAL, 0}};
 
-static sortd_engine *make(const char *kind, size_t capacity)
+/* threads: the engine's, 0 for the default (a GPU engine's host copy threads, up to 8). */
+static sortd_engine *make_threads(const char *kind, size_t capacity, unsigned threads)
 {
-        sortd_engine_config cfg = {.capacity = capacity};
+        sortd_engine_config cfg = {.capacity = capacity, .threads = threads};
         sortd_engine *e = NULL;
         char why[256];
         sortd_status s = sortd_engine_create(kind, &cfg, &e, why, sizeof(why));
@@ -64,19 +65,29 @@ static sortd_engine *make(const char *kind, size_t capacity)
         return e;
 }
 
+static sortd_engine *make(const char *kind, size_t capacity)
+{
+        return make_threads(kind, capacity, 0);
+}
+
 /* The GPU engines [0, GPU_ENGINES) and the CPU engine, for one capacity. */
 struct engines {
         sortd_engine *gpu[GPU_ENGINES], *cpu;
 };
 
-static struct engines make_all(size_t capacity)
+static struct engines make_all_threads(size_t capacity, unsigned threads)
 {
         struct engines e;
 
         for (int i = 0; i < GPU_ENGINES; i++)
-                e.gpu[i] = make(gpu_kinds[i], capacity);
-        e.cpu = make("cpu", capacity);
+                e.gpu[i] = make_threads(gpu_kinds[i], capacity, threads);
+        e.cpu = make_threads("cpu", capacity, threads);
         return e;
+}
+
+static struct engines make_all(size_t capacity)
+{
+        return make_all_threads(capacity, 0);
 }
 
 static void destroy_all(struct engines *e)
@@ -668,14 +679,15 @@ END_TEST
 
 /*
  * Transfers around the engines' 8 MiB staging slot (2^21 u32 keys, 2^20 values), with pageable
- * and pinned arrays in one sort: each array takes its own path (staged or direct).
+ * and pinned arrays in one sort: each array takes its own path (staged or direct). _i: the
+ * engines' threads, 0 (up to 8 copy threads) or 1 (the caller copies every chunk alone).
  */
 START_TEST(test_staged_transfers)
 {
         const size_t slot_keys = (size_t)1 << 21, n_max = 3 * slot_keys + 5;
         const size_t sizes[] = {slot_keys - 1, slot_keys, slot_keys + 1, n_max};
         const sortd_sort_desc d = {SORTD_KEY_U32, SORTD_PAYLOAD_VALUES64, SORTD_DESCENDING, 0, 0};
-        struct engines e = make_all(n_max);
+        struct engines e = make_all_threads(n_max, (unsigned)_i);
 
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
                 size_t n = sizes[i];
@@ -786,7 +798,7 @@ static Suite *gpu_suite(void)
         tcase_add_test(engines, test_size_limit);
         tcase_add_test(engines, test_strips);
         tcase_add_test(engines, test_host_memory);
-        tcase_add_test(engines, test_staged_transfers);
+        tcase_add_loop_test(engines, test_staged_transfers, 0, 2);
         tcase_add_test(engines, test_batch);
 #ifdef SORTD_HAVE_CUDA
         tcase_add_test(engines, test_sort_device);
