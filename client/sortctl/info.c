@@ -44,6 +44,19 @@ static void json_str(const char *s)
         }
 }
 
+/* The widest label of the listing, so that every value starts in one column. */
+static int label_width(void)
+{
+        size_t w = strlen("engine chosen");
+
+#define WIDEST(name, field, wire_type, label)                                                      \
+        if (strlen(label) > w)                                                                     \
+                w = strlen(label);
+        SORTD_STATUS_COUNTERS(WIDEST)
+#undef WIDEST
+        return (int)w;
+}
+
 static void print_status(const sortd_server_status *st, bool json)
 {
         if (json) {
@@ -62,12 +75,13 @@ static void print_status(const sortd_server_status *st, bool json)
                 printf("}\n");
                 return;
         }
-        printf("engine             %s (%s)\nengine chosen      %s\ncapacity           %llu\n"
-               "uptime             %.1f s\n",
-               st->engine, st->device, st->engine_reason, (unsigned long long)st->capacity,
-               st->uptime_ms / 1e3);
+        int w = label_width();
+
+        printf("%-*s %s (%s)\n%-*s %s\n%-*s %llu\n%-*s %.1f s\n", w, "engine", st->engine,
+               st->device, w, "engine chosen", st->engine_reason, w, "capacity",
+               (unsigned long long)st->capacity, w, "uptime", st->uptime_ms / 1e3);
 #define PRINT(name, field, wire_type, label)                                                       \
-        printf("%-18s %llu\n", label, (unsigned long long)st->name);
+        printf("%-*s %llu\n", w, label, (unsigned long long)st->name);
         SORTD_STATUS_COUNTERS(PRINT)
 #undef PRINT
 }

@@ -382,7 +382,13 @@ class SortctlTest(unittest.TestCase):
         st = json.loads(self.sortctl("status", "--json").stdout)
         self.assertEqual(st["engine"], "cpu")
         self.assertGreaterEqual(st["connections"], 1)
-        self.assertIn("sorts ok", self.sortctl("status").stdout)
+        lines = self.sortctl("status").stdout.splitlines()
+        self.assertIn("sorts ok", "\n".join(lines))
+        # every value starts in the column after the longest label, then one space
+        col = len(lines[0]) - len(lines[0][len("engine"):].lstrip())
+        for line in lines:
+            self.assertEqual((line[col - 1], line[col] != " "), (" ", True), line)
+        self.assertEqual(len(lines), len(st) - 1)  # "device" shares the engine's line
         r = self.sortctl("ping", "--count", "3")
         self.assertEqual(r.stdout.count("pong"), 3)
         self.assertIn("3 pings", r.stdout)
