@@ -189,10 +189,10 @@ static const char *count_name(size_t n, char *buf, size_t len)
 }
 
 /*
- * The paths' common set-up: an in-process CPU engine for n keys, a connection, n random u32
- * keys in *input (seed) and *want, the engine's sort of them, which every sort through sortd
- * must equal byte for byte; *keys is a buffer of n keys. Every pointer is written; on an error
- * they are freed by paths_end, and it says so.
+ * The paths' common set-up (paths_begin): an in-process CPU engine for n keys, a connection,
+ * n random u32 keys in input (from seed) and in want the engine's sort of them, which every
+ * sort through sortd must equal; keys is a buffer of n keys. After an error, which it says on
+ * stderr, paths_end still frees whatever was taken.
  */
 typedef struct path_bench {
         size_t n;
