@@ -1,4 +1,5 @@
-/* What sortd-bench's parts share (sortd_bench.c, and device_path.c where CUDA is built). */
+/* What sortd-bench's parts share (sortd_bench.c, host_paths.c, small_floor.c, and
+   device_path.c where CUDA is built). */
 #ifndef SORTD_BENCH_H
 #define SORTD_BENCH_H
 
@@ -25,6 +26,15 @@ typedef struct bench_rate {
 /* Of clients' latencies lat[i][0..count[i]) over elapsed seconds. */
 void bench_rate_of(double *const *lat, const size_t *count, int clients, double elapsed,
                    bench_rate *out);
+
+/*
+ * Parts 1 and 2 (host_paths.c), through the sortd listening on sock (a cpu engine of capacity n
+ * or more), against a cpu engine of threads threads in-process: n u32 keys inline, or in a
+ * shared-memory region. Each prints its table; 0, or -1 after saying what failed (a wrong
+ * result included).
+ */
+int bench_inline_path(const char *sock, unsigned threads, size_t n);
+int bench_region_path(const char *sock, unsigned threads, size_t n);
 
 /*
  * The floor under the small-request rows (small_floor.c): clients (at most 64) each sending
