@@ -146,11 +146,31 @@ static bool same_result(const path_bench *b, const uint32_t *got, const char *pa
         return true;
 }
 
+/*
+ * A path's table: its title, the in-process and through-sortd medians l and rm (seconds; so
+ * the daemon's own sort), and their ratio with that many decimals, beside the issue's target
+ * where n is as large as the issue's size.
+ */
+static void print_path(const char *title, size_t n, unsigned threads, double l, double rm,
+                       double so, double target, int decimals)
+{
+        char name[32];
+
+        printf("%s, %s u32 keys, %u engine threads (median of %d, verified):\n", title,
+               count_name(n, name, sizeof(name)), threads, BENCH_RUNS);
+        printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, n / l * 1e-6);
+        printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
+               n / rm * 1e-6, so * 1e3);
+        printf("  ratio              %8.*fx", decimals, rm / l);
+        if (n >= TARGET_N)
+                printf("  (target <= %.2fx)", target);
+        putchar('\n');
+}
+
 int bench_inline_path(const char *sock, unsigned threads, size_t n)
 {
         double local[BENCH_RUNS], remote[BENCH_RUNS], sort_only[BENCH_RUNS];
         path_bench b;
-        char name[32];
         int r = -1;
 
         if (paths_begin(&b, sock, threads, n, 42) < 0)
@@ -171,16 +191,10 @@ int bench_inline_path(const char *sock, unsigned threads, size_t n)
                 if (!same_result(&b, b.keys, "inline"))
                         goto out;
         }
-        double l = bench_median(local, BENCH_RUNS), rm = bench_median(remote, BENCH_RUNS),
-               so = bench_median(sort_only, BENCH_RUNS);
+        double l = bench_median(local, BENCH_RUNS), rm = bench_median(remote, BENCH_RUNS);
 
-        printf("inline overhead, %s u32 keys, %u engine threads (median of %d, verified):\n",
-               count_name(n, name, sizeof(name)), threads, BENCH_RUNS);
-        printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, n / l * 1e-6);
-        printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
-               n / rm * 1e-6, so * 1e3);
-        printf("  ratio              %8.2fx%s\n", rm / l,
-               n >= TARGET_N ? "  (target <= 1.35x)" : "");
+        print_path("inline overhead", n, threads, l, rm, bench_median(sort_only, BENCH_RUNS), 1.35,
+                   2);
         double floor = socket_floor(n * 4);
 
         if (floor > 0)
@@ -218,7 +232,6 @@ int bench_region_path(const char *sock, unsigned threads, size_t n)
         double local[BENCH_RUNS], remote[BENCH_RUNS], sort_only[BENCH_RUNS], l, rm;
         sortd_region *rg = NULL;
         path_bench b;
-        char name[32];
         int r = -1;
 
         if (paths_begin(&b, sock, threads, n, 43) < 0)
@@ -239,13 +252,8 @@ int bench_region_path(const char *sock, unsigned threads, size_t n)
 
         l = bench_median(local, BENCH_RUNS);
         rm = bench_median(remote, BENCH_RUNS);
-        printf("shared-memory region, %s u32 keys, %u engine threads (median of %d, verified):\n",
-               count_name(n, name, sizeof(name)), threads, BENCH_RUNS);
-        printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, n / l * 1e-6);
-        printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
-               n / rm * 1e-6, bench_median(sort_only, BENCH_RUNS) * 1e3);
-        printf("  ratio              %8.3fx%s\n", rm / l,
-               n >= TARGET_N ? "  (target <= 1.03x)" : "");
+        print_path("shared-memory region", n, threads, l, rm, bench_median(sort_only, BENCH_RUNS),
+                   1.03, 3);
         printf("  first, new region  %8.1f ms  %7.1f Mkeys/s  (%.2fx the median)\n", first * 1e3,
                n / first * 1e-6, first / rm);
         r = 0;
