@@ -92,11 +92,32 @@ static bool has_gid(const sortd__access *a, gid_t g)
         return false;
 }
 
+/* Whether any of the peer's supplementary groups is listed. Most users have a few; the kernel
+   says how many when they do not fit, and a user in many groups is asked again with room for
+   them all, so that the listed group is never missed for lack of room. */
+static bool in_supplementary(const sortd__access *a, int fd)
+{
+        gid_t few[64], *groups = few;
+        socklen_t len = sizeof(few);
+        bool found = false;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+                if (errno != ERANGE || !(groups = malloc(len)))
+                        return false;
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+                        len = 0;
+        }
+        for (size_t i = 0; i < len / sizeof(groups[0]) && !found; i++)
+                found = has_gid(a, groups[i]);
+        if (groups != few)
+                free(groups);
+        return found;
+}
+
 bool sortd__access_allows(const sortd__access *a, int fd, char *why, size_t why_len)
 {
         struct ucred cred;
         socklen_t len = sizeof(cred);
-        gid_t groups[256];
 
         if (!a->on)
                 return true;
@@ -109,11 +130,8 @@ bool sortd__access_allows(const sortd__access *a, int fd, char *why, size_t why_
                         return true;
         if (has_gid(a, cred.gid))
                 return true;
-        len = sizeof(groups);
-        if (a->ngids && getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
-                for (size_t i = 0; i < len / sizeof(groups[0]); i++)
-                        if (has_gid(a, groups[i]))
-                                return true;
+        if (a->ngids && in_supplementary(a, fd))
+                return true;
         snprintf(why, why_len,
                  "uid %u (gid %u) is not served: neither in allow-uid nor, by any of its "
                  "groups, in allow-gid",

@@ -15,6 +15,7 @@
 #include <grp.h>
 #include <sys/stat.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -156,25 +157,66 @@ START_TEST(socket_activation)
 }
 END_TEST
 
-static int run_sortd(const char *const *args)
+/* Runs sortd with args to its end; its exit code, and what it wrote on stderr in err (when
+   not NULL). */
+static int run_sortd_err(const char *const *args, char *err, size_t len)
 {
         const char *argv[32] = {getenv("SORTD_BIN")};
-        int n = 1, status;
+        int n = 1, status, pipefd[2];
+        char chunk[256];
+        size_t got = 0;
+        ssize_t r;
         pid_t pid;
 
         for (; *args; args++)
                 argv[n++] = *args;
         argv[n] = NULL;
+        ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
         pid = fork();
         if (pid == 0) {
-                int fd = open("/dev/null", O_WRONLY);
-
-                dup2(fd, 2);
+                dup2(pipefd[1], 2);
                 execv(argv[0], (char *const *)argv);
                 _exit(127);
         }
+        close(pipefd[1]);
+        while ((r = read(pipefd[0], chunk, sizeof(chunk))) > 0) {
+                size_t room = err && got + 1 < len ? len - 1 - got : 0;
+                size_t k = (size_t)r < room ? (size_t)r : room;
+
+                if (k)
+                        memcpy(err + got, chunk, k);
+                got += k;
+        }
+        close(pipefd[0]);
+        if (err)
+                err[got] = '\0';
         waitpid(pid, &status, 0);
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_sortd(const char *const *args)
+{
+        return run_sortd_err(args, NULL, 0);
+}
+
+static void write_text(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "w");
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_ge(fputs(text, f), 0);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+/* sortd refuses args at start-up with exit 2 and a message holding words. */
+static void refused(const char *const *args, const char *words)
+{
+        char err[1024];
+
+        int code = run_sortd_err(args, err, sizeof(err));
+
+        ck_assert_msg(code == 2 && strstr(err, words), "sortd %s: exit %d, '%s' not in: %s",
+                      args[0], code, words, err);
 }
 
 START_TEST(live_socket_refused_stale_removed)
@@ -216,20 +258,34 @@ END_TEST
 
 START_TEST(config_file_and_bad_options)
 {
-        char path[] = "/tmp/sortd-conf-XXXXXX";
+        char path[] = "/tmp/sortd-conf-XXXXXX", bad_path[] = "/tmp/sortd-conf-XXXXXX";
+        char many_gids[512] = "1";
         int fd = mkstemp(path);
         const char text[] = "# test\ncapacity = 1000\n  max-connections=3\nlog-level = error\n"
-                            "host-pool = 2M\n";
+                            "host-pool = 2M\nmax-region-bytes = 1T\n";
         const char *extra[] = {"--config", path, NULL};
-        const char *bad1[] = {"--capacity", "lots", NULL};
-        const char *bad2[] = {"--no-such-option", "1", NULL};
-        const char *bad3[] = {"--max-request-bytes", "2G", "--max-inflight-bytes", "1G", NULL};
-        const char *bad4[] = {"--host-pool", "most", NULL};
         const char *help[] = {"--help", NULL};
         /* A file that was named must exist, unless it was named as optional. */
-        const char *missing[] = {"--config", "/nonexistent/sortd.conf", NULL};
         const char *optional[] = {"--config-if-exists", "/nonexistent/sortd.conf", NULL};
-        const char *bad_format[] = {"--print-config=yaml", NULL};
+        const struct {
+                const char *args[6], *words;
+        } bad[] = {
+                {{"--capacity", "lots"}, "capacity = 'lots' is not a number of keys"},
+                {{"--no-such-option", "1"}, "unknown option '--no-such-option'"},
+                {{"--max-request-bytes", "2G", "--max-inflight-bytes", "1G"},
+                 "max-request-bytes (2147483648) must not exceed max-inflight-bytes"},
+                {{"--host-pool", "most"}, "host-pool = 'most' is not a number of bytes"},
+                {{"--log-level", "loud"}, "unknown log level 'loud'"},
+                {{"--capacity"}, "--capacity needs a value"},
+                {{"--config"}, "--config needs a file"},
+                {{"stray"}, "unexpected argument 'stray'"},
+                {{"--engine", "a-sixteen-bytes+"}, "engine is too long (at most 15 bytes)"},
+                {{"--allow-gid", many_gids}, "allow-gid lists more than 64 entries"},
+                {{"--config", "/nonexistent/sortd.conf"},
+                 "cannot open config file /nonexistent/sortd.conf"},
+                {{"--config", bad_path}, ":2: expected 'name = value'"},
+                {{"--print-config=yaml"}, "unknown format 'yaml'"},
+        };
         sortd_info info;
         sortd_conn *c;
         daemon_proc d = {0};
@@ -242,17 +298,24 @@ START_TEST(config_file_and_bad_options)
         /* ...but the command line wins over the file. */
         ck_assert_uint_eq(info.capacity, 1u << 20);
         ck_assert_uint_eq(info.max_connections, 3);
+        ck_assert_uint_eq(info.max_region_bytes, 1ull << 40);
         sortd_close(c);
         ck_assert_uint_eq(status_of(&d).host_pool_bytes, 2u << 20);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
         unlink(path);
-        ck_assert_int_eq(run_sortd(bad1), 2);
-        ck_assert_int_eq(run_sortd(bad2), 2);
-        ck_assert_int_eq(run_sortd(bad3), 2);
-        ck_assert_int_eq(run_sortd(bad4), 2);
+
+        ck_assert_int_ge(fd = mkstemp(bad_path), 0);
+        close(fd);
+        write_text(bad_path, "capacity = 1K\ncapacity 1000\n");
+        for (int i = 2; i <= 65; i++)
+                snprintf(many_gids + strlen(many_gids), sizeof(many_gids) - strlen(many_gids),
+                         ",%d", i);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                refused(bad[i].args, bad[i].words);
+        write_text(bad_path, "frobs = 2\n");
+        refused((const char *[]){"--config", bad_path, NULL}, ":1: unknown setting 'frobs'");
+        unlink(bad_path);
         ck_assert_int_eq(run_sortd(help), 0);
-        ck_assert_int_eq(run_sortd(missing), 2);
-        ck_assert_int_eq(run_sortd(bad_format), 2);
         daemon_start(&d, optional);
         ping_once(&d);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
@@ -344,8 +407,10 @@ static sortd_status try_connect(const daemon_proc *d, char *err, size_t len)
         return s;
 }
 
-/* The same from a child process running as uid and gid; the child's status is its exit code. */
-static sortd_status connect_as(const daemon_proc *d, uid_t uid, gid_t gid)
+/* The same from a child process running as uid and gid, in the ngroups supplementary groups;
+   the child's status is its exit code. */
+static sortd_status connect_as(const daemon_proc *d, uid_t uid, gid_t gid, size_t ngroups,
+                               const gid_t *groups)
 {
         int status;
         pid_t pid;
@@ -358,7 +423,7 @@ static sortd_status connect_as(const daemon_proc *d, uid_t uid, gid_t gid)
         if (pid == 0) {
                 char err[256];
 
-                if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
+                if (setgroups(ngroups, groups) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
                         _exit(100);
                 _exit((int)try_connect(d, err, sizeof(err)));
         }
@@ -390,7 +455,7 @@ START_TEST(access_control)
         ck_assert_int_eq(try_connect(&d, err, sizeof(err)), SORTD_OK);
         /* Another user, where this test may switch to one (as root): refused, counted. */
         if (getuid() == 0) {
-                ck_assert_int_eq(connect_as(&d, 65534, 65534), SORTD_E_DENIED);
+                ck_assert_int_eq(connect_as(&d, 65534, 65534, 0, NULL), SORTD_E_DENIED);
                 st = status_of(&d);
                 ck_assert_uint_eq(st.rejected, 1);
         } else {
@@ -401,11 +466,57 @@ START_TEST(access_control)
         daemon_start(&d, by_gid);
         ck_assert_int_eq(try_connect(&d, err, sizeof(err)), SORTD_OK);
         if (getuid() == 0)
-                ck_assert_int_eq(connect_as(&d, 65534, getgid()), SORTD_OK); /* by its group */
+                ck_assert_int_eq(connect_as(&d, 65534, getgid(), 0, NULL),
+                                 SORTD_OK); /* by its group */
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
 
         /* A name that resolves to nobody stops the daemon at start-up. */
-        ck_assert_int_eq(run_sortd(bad), 2);
+        refused(bad, "allow-uid: 'no-such-user-here' is no user id nor a known user name");
+}
+END_TEST
+
+/* allow-uid and allow-gid by name, and a peer served by one of its supplementary groups, also
+   when it has more of them than the daemon's first try makes room for. Needs root, to run a
+   client as another user in chosen groups. */
+START_TEST(access_by_name_and_group)
+{
+        enum { MANY = 100, ALLOWED = 4000000001u };
+        char by_user[64], by_group[64];
+        const char *names[] = {"--allow-uid", by_user, "--allow-gid", "4000000000", NULL};
+        const char *groups[] = {"--allow-uid", "4000000000", "--allow-gid", by_group, NULL};
+        const char *supplementary[] = {"--allow-uid", "4000000000", "--allow-gid", "4000000001",
+                                       NULL};
+        struct passwd *pw = getpwuid(65534);
+        struct group *gr = getgrgid(65534);
+        gid_t many[MANY];
+        daemon_proc d = {0};
+
+        if (getuid() != 0 || !pw || !gr) {
+                fprintf(stderr, "access_by_name_and_group: needs root and uid/gid 65534 "
+                                "(nobody) with names: skipped\n");
+                return;
+        }
+        snprintf(by_user, sizeof(by_user), "%s", pw->pw_name);
+        snprintf(by_group, sizeof(by_group), "%s", gr->gr_name);
+        for (unsigned i = 0; i < MANY; i++)
+                many[i] = 4000000100u + i;
+
+        daemon_start(&d, names);
+        ck_assert_int_eq(connect_as(&d, 65534, 1, 0, NULL), SORTD_OK);
+        ck_assert_int_eq(connect_as(&d, 1, 1, 0, NULL), SORTD_E_DENIED);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+
+        daemon_start(&d, groups);
+        ck_assert_int_eq(connect_as(&d, 1, 65534, 0, NULL), SORTD_OK);
+        ck_assert_int_eq(connect_as(&d, 1, 1, 0, NULL), SORTD_E_DENIED);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+
+        daemon_start(&d, supplementary);
+        ck_assert_int_eq(connect_as(&d, 1, 1, MANY, many), SORTD_E_DENIED);
+        many[MANY - 1] = ALLOWED;
+        ck_assert_int_eq(connect_as(&d, 1, 1, MANY, many), SORTD_OK);
+        ck_assert_int_eq(connect_as(&d, 1, 1, 3, many + MANY - 3), SORTD_OK);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
 }
 END_TEST
 
@@ -632,6 +743,7 @@ int main(void)
         tcase_add_test(tc, engine_choice);
         tcase_add_test(tc, max_connections);
         tcase_add_test(tc, access_control);
+        tcase_add_test(tc, access_by_name_and_group);
         tcase_add_loop_test(tc, injected_engine_errors, 0, 2);
         tcase_add_loop_test(tc, engine_lost_and_replaced, 0, 4);
         tcase_add_test(tc, bad_fault_spec);
