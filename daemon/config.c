@@ -172,7 +172,8 @@ static int set_option(sortd__config *cfg, const struct option_def *o, const char
         switch (o->type) {
         case OPT_STRING:
                 if (strlen(value) >= o->size) {
-                        fprintf(stderr, "sortd: %s: %s is too long\n", where, o->name);
+                        fprintf(stderr, "sortd: %s: %s is too long (at most %zu bytes)\n", where,
+                                o->name, o->size - 1);
                         return -1;
                 }
                 strcpy(field, value);
