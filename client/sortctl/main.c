@@ -111,7 +111,8 @@ static int unreachable(const char *path, sortd_status s, const char *err)
         if (s == SORTD_E_DENIED)
                 return sc_fail(SC_UNREACHABLE, "%s: %s", err, advice(s));
         return sc_fail(s == SORTD_E_INVAL ? SC_FAIL : SC_UNREACHABLE,
-                       "cannot reach sortd at %s: %s", path, err);
+                       "cannot reach sortd at %s: %s%s%s", path, err, advice(s) ? ": " : "",
+                       advice(s) ? advice(s) : "");
 }
 
 int sc_connect(const sc_common *c, sortd_conn **out)

@@ -10,8 +10,10 @@ import json
 import os
 import pty
 import random
+import resource
 import re
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -338,6 +340,49 @@ class SortctlTest(unittest.TestCase):
                 self.assert_fails(["sort", args[0], "-o", out] + args[1:], message)
                 self.assert_untouched(out, b"precious")
 
+    def test_output_errors_write_nothing(self):
+        bits = random_bits("u32", 100000, self.rng)
+        src = self.write("in.npy", npy_bytes("<u4", pack("u32", bits), 100000))
+        out = self.write("out.npy", b"precious")
+        # the second output cannot be created: the first, already written, is not published
+        self.assert_fails(["sort", src, "-o", out, "--argsort", self.path("no/idx.npy")],
+                          "no/idx.npy: cannot create a file in its directory")
+        self.assert_untouched(out, b"precious")
+
+        # a write fails half way (here: past RLIMIT_FSIZE, with SIGXFSZ ignored, as on a full
+        # disk): the temporary file is removed and out keeps its old bytes
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+        r = subprocess.run([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", out],
+                           capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("out.npy: write: File too large (nothing was written to it)", r.stderr)
+        self.assert_untouched(out, b"precious")
+
+    def test_signal_removes_temporary_files(self):
+        """SIGTERM while sortctl writes: no temporary file stays, and out is whole, old or new."""
+        n = 1 << 22
+        src = self.write("in.bin", os.urandom(4 * n))
+        for _ in range(5):
+            out = self.write("out.txt", b"old")
+            p = subprocess.Popen([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", out,
+                                  "--type", "u32"], stderr=subprocess.DEVNULL)
+            while p.poll() is None and not any(".sortctl-" in f for f in os.listdir(self.dir)):
+                pass
+            p.terminate()
+            p.wait(60)
+            leftovers = [f for f in os.listdir(self.dir) if ".sortctl-" in f]
+            self.assertEqual(leftovers, [], "temporary files left")
+            with open(out, "rb") as f:
+                data = f.read()
+            if data == b"old":
+                self.assertEqual(p.returncode, -signal.SIGTERM)
+                return  # killed while writing: the old file stands
+            # the signal came after the rename (or too late): the new file is whole
+            self.assertEqual(data.count(b"\n"), n)
+        self.fail("sortctl was never caught while writing")
+
     def test_in_is_out_and_fails(self):
         src = self.write("bad.txt", b"3\nx\n")
         self.assert_fails(["sort", src, "-o", src, "--type", "u8"], "bad.txt:2:")
@@ -401,6 +446,32 @@ class SortctlTest(unittest.TestCase):
         self.assert_fails(["frob"], "unknown command 'frob'")
         self.assert_fails(["ping", "--count", "0"], "--count 0")
         self.assert_fails(["--timeout", "soon", "ping"], "--timeout soon")
+
+    def test_hello(self):
+        d = Daemon(self.tmp, "--max-connections", "7", "--max-regions", "5")
+        try:
+            out = self.sortctl("hello", sock=d.sock).stdout
+        finally:
+            d.stop()
+        self.assertRegex(out, r"^sortd \S+, protocol \d+\nengine cpu \(.*\), capacity 16777216\n")
+        self.assertIn("connections 7, regions 5 a connection", out)
+        self.assertEqual(len(out.splitlines()), 3, out)
+
+    def test_timeout(self):
+        """A daemon that accepts and never answers: --timeout ends the wait, with advice."""
+        mute = os.path.join(self.dir, "mute.sock")
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(mute)
+        s.listen(4)
+        try:
+            t0 = time.monotonic()
+            self.assert_fails(["--timeout", "300", "ping"], "no answer from sortd within 300 ms: "
+                              "raise --timeout", code=2, sock=mute)
+            self.assertLess(time.monotonic() - t0, 10)
+        finally:
+            s.close()
+        self.assert_fails(["--timeout", "0", "ping"], "--timeout 0: give milliseconds")
+        self.sortctl("--timeout", "-1", "ping")
 
     def test_bench(self):
         r = self.sortctl("bench", "--type", "u8,f64", "--dist", "uniform,sorted,reversed,few",
