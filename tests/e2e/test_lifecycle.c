@@ -91,6 +91,38 @@ START_TEST(sigterm_drains)
 }
 END_TEST
 
+/* A client that stalls in the middle of a frame cannot hold a drain past drain-timeout-ms: its
+   connection is closed and sortd exits 0. An idle client is closed at once. */
+START_TEST(drain_timeout_closes_stalled)
+{
+        const char *extra[] = {"--drain-timeout-ms", "300", "--log-level", "warning", NULL};
+        uint8_t half_header[5] = {0};
+        struct timespec t0, t1;
+        daemon_proc d = {0};
+        char log[4096];
+        int stalled, idle;
+        double secs;
+
+        daemon_start(&d, extra);
+        stalled = raw_connect(d.sock);
+        idle = raw_connect(d.sock);
+        raw_expect_in_sync(stalled);
+        raw_send_bytes(stalled, half_header, sizeof(half_header));
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        kill(d.pid, SIGTERM);
+        ck_assert(raw_wait_eof(idle, 200));
+        ck_assert(raw_wait_eof(stalled, 10000));
+        daemon_log(&d, log, sizeof(log));
+        ck_assert_int_eq(daemon_stop(&d, 0), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        ck_assert_msg(secs >= 0.29 && secs < 10, "drained in %.3f s", secs);
+        ck_assert_msg(strstr(log, "drain timeout: closing the remaining connections"), "%s", log);
+        close(stalled);
+        close(idle);
+}
+END_TEST
+
 /* Reads notify datagrams until one contains want (2 s at most). */
 static int notified(int fd, const char *want, char *last, size_t len)
 {
@@ -208,6 +240,20 @@ static void write_text(const char *path, const char *text)
         ck_assert_int_eq(fclose(f), 0);
 }
 
+/* Reads at most len - 1 bytes of path into buf, NUL-terminated; returns how many. */
+static ssize_t read_text(const char *path, char *buf, size_t len)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+
+        ck_assert_int_ge(fd, 0);
+        n = read(fd, buf, len - 1);
+        close(fd);
+        ck_assert_int_ge(n, 0);
+        buf[n] = '\0';
+        return n;
+}
+
 /* sortd refuses args at start-up with exit 2 and a message holding words. */
 static void refused(const char *const *args, const char *words)
 {
@@ -242,6 +288,21 @@ START_TEST(live_socket_refused_stale_removed)
         daemon_start_in(&b, NULL);
         ping_once(&b);
         ck_assert_int_eq(daemon_stop(&b, SIGTERM), 0);
+        /* A file that is not a socket is left alone, and sortd says why it will not start. */
+        {
+                char dir[] = "/tmp/sortd-test-XXXXXX", path[160], err[1024];
+                const char *a3[] = {"--socket", path, "--engine", "cpu", "--capacity", "1K", NULL};
+
+                ck_assert_ptr_nonnull(mkdtemp(dir));
+                snprintf(path, sizeof(path), "%s/data", dir);
+                write_text(path, "precious\n");
+                ck_assert_int_eq(run_sortd_err(a3, err, sizeof(err)), 1);
+                ck_assert_msg(strstr(err, "data exists and is not a socket"), "%s", err);
+                ck_assert_int_eq(read_text(path, err, sizeof(err)), 9);
+                ck_assert_str_eq(err, "precious\n");
+                unlink(path);
+                rmdir(dir);
+        }
         /* A path that does not fit sockaddr_un is refused, not truncated. */
         {
                 char longpath[200];
@@ -736,6 +797,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_checked_fixture(tc, timing_start, timing_end);
         tcase_add_test(tc, sigterm_drains);
+        tcase_add_test(tc, drain_timeout_closes_stalled);
         tcase_add_test(tc, socket_activation);
         tcase_add_test(tc, systemd_notify);
         tcase_add_test(tc, live_socket_refused_stale_removed);
