@@ -13,6 +13,7 @@
  * requests unanswered, or has more than max-write-queue reply bytes queued; buffers never grow
  * to absorb a fast writer or a slow reader.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,14 +107,32 @@ static void consume(sortd__conn *c)
         c->consuming = false;
 }
 
+/* Whether the client closed its socket, rather than only its sending side: a Unix stream
+   socket reports POLLHUP once both directions are shut. */
+static bool peer_gone(sortd__conn *c)
+{
+        struct pollfd p = {.events = POLLOUT};
+        uv_os_fd_t fd;
+
+        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) != 0)
+                return false;
+        p.fd = fd;
+        return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+}
+
 static void on_eof(sortd__conn *c, ssize_t err)
 {
-        if (err == UV_EOF && sortd__fr_at_boundary(&c->fr) && !c->reading) {
+        bool between_frames = sortd__fr_at_boundary(&c->fr) && !c->reading;
+
+        if (err == UV_EOF && between_frames && !peer_gone(c)) {
                 /* A half-close: answer what was asked, then close. */
                 c->out.close_after_flush = true;
                 return;
         }
-        if (err == UV_EOF && c->reading) {
+        if (err == UV_EOF && between_frames) {
+                /* Nobody will read the replies: what still waits for the engine is cancelled. */
+                sortd__log(SORTD__LOG_DEBUG, "%s: closed by its client", c->name);
+        } else if (err == UV_EOF && c->reading) {
                 /* A whole request whose payload stopped: the sort is cancelled (close). */
                 sortd__log(SORTD__LOG_INFO, "%s: connection closed in a sort's payload", c->name);
         } else if (err == UV_EOF) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -524,6 +525,143 @@ START_TEST(timeouts)
 }
 END_TEST
 
+/* Polls d's status (5 s at most) until done(st) holds; returns that status. */
+static sortd_server_status
+status_when(const daemon_proc *d, bool (*done)(const sortd_server_status *, uint64_t), uint64_t arg)
+{
+        sortd_server_status st;
+
+        for (int k = 0; k < 5000; k++) {
+                st = status_of(d);
+                if (done(&st, arg))
+                        return st;
+                usleep(1000);
+        }
+        ck_abort_msg("status never reached the awaited state");
+        return st;
+}
+
+static bool in_engine(const sortd_server_status *st, uint64_t requests)
+{
+        return st->sort_requests == requests && st->queued == 0 && st->inflight_bytes > 0;
+}
+
+static bool queued(const sortd_server_status *st, uint64_t n)
+{
+        return st->queued == n;
+}
+
+static bool left(const sortd_server_status *st, uint64_t connections)
+{
+        return st->connections == connections;
+}
+
+/*
+ * A client that leaves with sorts waiting for the engine: they are taken out of the queue and
+ * never sorted. While one large sort holds the engine, a second client queues small sorts and
+ * closes; they end cancelled, none of them in an engine batch, and nothing stays in flight.
+ */
+START_TEST(queued_sorts_cancelled)
+{
+        enum { BIG = 1 << 23, SMALL = 4096, QUEUED = 4 };
+        const char *extra[] = {"--threads",
+                               "1",
+                               "--capacity",
+                               "8M",
+                               "--max-request-bytes",
+                               "256M",
+                               "--max-inflight-bytes",
+                               "512M",
+                               NULL};
+        Sortd__Wire__Sort big = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U64,
+                                             SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES64, BIG);
+        Sortd__Wire__Sort small = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32,
+                                               SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, SMALL);
+        uint64_t *payload = xmalloc((size_t)BIG * 16), x = 88172645463325252ull, plen;
+        sortd_server_status st0, st;
+        Sortd__Wire__Reply *rep;
+        daemon_proc d = {0};
+        int blocker, leaver;
+
+        for (size_t i = 0; i < (size_t)BIG * 2; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                payload[i] = x;
+        }
+        daemon_start(&d, extra);
+        st0 = status_of(&d);
+        blocker = raw_connect(d.sock);
+        raw_send_sort(blocker, 1, &big, (uint64_t)BIG * 16);
+        raw_send_bytes(blocker, payload, (size_t)BIG * 16);
+        status_when(&d, in_engine, st0.sort_requests + 1);
+
+        leaver = raw_connect(d.sock);
+        for (int i = 0; i < QUEUED; i++) {
+                raw_send_sort(leaver, (uint64_t)i + 1, &small, SMALL * 4);
+                raw_send_bytes(leaver, payload, SMALL * 4);
+        }
+        st = status_when(&d, queued, QUEUED);
+        ck_assert_msg(st.sorts_ok == st0.sorts_ok, "the large sort ended before the test could "
+                                                   "queue behind it");
+        close(leaver);
+        status_when(&d, left, 2); /* the blocker, and status_of's own */
+
+        rep = raw_recv_reply(blocker, &plen);
+        ck_assert_ptr_nonnull(rep);
+        ck_assert_int_eq(rep->status, SORTD__WIRE__STATUS_CODE__OK);
+        ck_assert_uint_eq(plen, (uint64_t)BIG * 16);
+        sortd__wire__reply__free_unpacked(rep, NULL);
+        raw_skip(blocker, plen);
+        close(blocker);
+
+        st = wait_idle(&d);
+        ck_assert_uint_eq(st.cancelled, st0.cancelled + QUEUED);
+        ck_assert_uint_eq(st.batched, st0.batched);
+        ck_assert_uint_eq(st.loop_sorts, st0.loop_sorts);
+        ck_assert_uint_eq(st.sorts_ok, st0.sorts_ok + 1);
+        ck_assert_uint_eq(st.sort_requests, st0.sort_requests + 1 + QUEUED);
+        ck_assert_uint_eq(st.keys_sorted, st0.keys_sorted + BIG);
+        ck_assert_uint_eq(st.inflight_bytes, 0);
+        ck_assert_uint_eq(st.queued, 0);
+        free(payload);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
+/* A client that shuts down only its sending side after pipelining sorts still gets every
+   reply, in order, then the daemon's close (the other side of queued_sorts_cancelled). */
+START_TEST(half_close_answered)
+{
+        enum { N = 1024, SORTS = 4 };
+        Sortd__Wire__Sort s =
+                raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32, SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, N);
+        uint32_t keys[N];
+        uint64_t plen;
+        int fd = raw_connect(shared_daemon.sock);
+
+        for (int r = 0; r < SORTS; r++) {
+                for (uint32_t i = 0; i < N; i++)
+                        keys[i] = (N - i) * (uint32_t)(r + 1);
+                raw_send_sort(fd, (uint64_t)r + 1, &s, sizeof(keys));
+                raw_send_bytes(fd, keys, sizeof(keys));
+        }
+        ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+        for (int r = 0; r < SORTS; r++) {
+                Sortd__Wire__Reply *rep = raw_recv_reply(fd, &plen);
+
+                ck_assert_ptr_nonnull(rep);
+                ck_assert_uint_eq(rep->id, (uint64_t)r + 1);
+                ck_assert_int_eq(rep->status, SORTD__WIRE__STATUS_CODE__OK);
+                ck_assert_uint_eq(plen, sizeof(keys));
+                sortd__wire__reply__free_unpacked(rep, NULL);
+                raw_recv_bytes(fd, keys, sizeof(keys));
+                for (uint32_t i = 0; i < N; i++)
+                        ck_assert_uint_eq(keys[i], (i + 1) * (uint32_t)(r + 1));
+        }
+        ck_assert(raw_wait_eof(fd, 5000));
+        close(fd);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("abuse");
@@ -537,6 +675,8 @@ int main(void)
         tcase_add_test(abuse, flood_does_not_starve);
         tcase_add_loop_test(abuse, client_killed, 0,
                             (int)(sizeof(killed_cases) / sizeof(killed_cases[0])));
+        tcase_add_test(abuse, queued_sorts_cancelled);
+        tcase_add_test(abuse, half_close_answered);
         suite_add_tcase(s, abuse);
         return run_suite(s);
 }

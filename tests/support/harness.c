@@ -384,6 +384,11 @@ Sortd__Wire__Reply *raw_recv_reply(int fd, uint64_t *plen)
         return r;
 }
 
+void raw_recv_bytes(int fd, void *buf, size_t len)
+{
+        ck_assert(read_full(fd, buf, len));
+}
+
 void raw_skip(int fd, uint64_t n)
 {
         char buf[65536];

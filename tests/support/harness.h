@@ -75,6 +75,8 @@ void raw_send_request_fds_then(int fd, const Sortd__Wire__Request *req, const in
                                unsigned nfds, const void *more, size_t more_len);
 /* Reads one reply frame (timeout 10 s); NULL on EOF. *plen gets its payload length. */
 Sortd__Wire__Reply *raw_recv_reply(int fd, uint64_t *plen);
+/* Reads len bytes into buf (timeout 10 s). */
+void raw_recv_bytes(int fd, void *buf, size_t len);
 /* Reads and drops n bytes. */
 void raw_skip(int fd, uint64_t n);
 /* True when the peer has closed (EOF within the timeout). */
