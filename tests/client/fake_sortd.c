@@ -96,23 +96,72 @@ static void note_register(fake_sortd *f, const Sortd__Wire__RegisterRegion *r)
         f->device_uuid_len = keep_bytes(f->device_uuid, sizeof(f->device_uuid), r->device_uuid);
 }
 
-static void send_reply(int fd, const Sortd__Wire__Reply *rep)
+/*
+ * Sends rep as one frame, bent as the frame-level faults say. MSG_NOSIGNAL: a client that gave
+ * up on a bad reply and closed makes the send fail; SIGPIPE would end the whole test.
+ */
+static void send_reply(int fd, const Sortd__Wire__Reply *rep, fake_fault fault)
 {
-        uint8_t buf[SORTD__WIRE_HEADER_SIZE + 1024];
+        /* Each byte says "more follows", so the tag is a varint without an end: no Reply. */
+        static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+        uint8_t buf[SORTD__WIRE_HEADER_SIZE + 1024 + 8], *msg = buf + SORTD__WIRE_HEADER_SIZE;
         size_t len = sortd__wire__reply__get_packed_size(rep), off = 0;
-        sortd__wire_header h = {.magic = SORTD__WIRE_MAGIC,
-                                .version = SORTD__WIRE_VERSION,
-                                .message_len = (uint32_t)len};
+        sortd__wire_header h = {.magic = SORTD__WIRE_MAGIC, .version = SORTD__WIRE_VERSION};
 
+        sortd__wire__reply__pack(rep, msg);
+        if (fault == FAKE_FAULT_GARBAGE) {
+                len = sizeof(garbage);
+                memcpy(msg, garbage, len);
+        }
+        h.message_len = (uint32_t)len;
+        if (fault == FAKE_FAULT_BAD_MAGIC)
+                h.magic ^= 1;
+        if (fault == FAKE_FAULT_HUGE_MESSAGE) {
+                h.message_len = SORTD__WIRE_MAX_MESSAGE + 1;
+                len = 0;
+        }
+        if (fault == FAKE_FAULT_PAYLOAD || fault == FAKE_FAULT_ERROR_PAYLOAD) {
+                h.payload_len = 8;
+                memset(msg + len, 0x5a, 8);
+                len += 8;
+        }
         sortd__wire_header_pack(&h, buf);
-        sortd__wire__reply__pack(rep, buf + SORTD__WIRE_HEADER_SIZE);
         len += SORTD__WIRE_HEADER_SIZE;
         while (off < len) {
-                ssize_t w = write(fd, buf + off, len - off);
+                ssize_t w = send(fd, buf + off, len - off, MSG_NOSIGNAL);
 
                 if (w <= 0 && errno != EINTR)
                         return;
                 off += w > 0 ? (size_t)w : 0;
+        }
+}
+
+/* The message-level faults: a reply that is well framed and parses, but says the wrong thing. */
+static void bend_reply(fake_fault fault, Sortd__Wire__Reply *rep, Sortd__Wire__StatusReply *status)
+{
+        switch (fault) {
+        case FAKE_FAULT_WRONG_ID:
+                rep->id++;
+                break;
+        case FAKE_FAULT_WRONG_KIND:
+                rep->body_case = SORTD__WIRE__REPLY__BODY_STATUS_REPLY;
+                rep->status_reply = status;
+                break;
+        case FAKE_FAULT_NONCE:
+                if (rep->body_case == SORTD__WIRE__REPLY__BODY_PING)
+                        rep->ping->nonce++;
+                break;
+        case FAKE_FAULT_SORT_N:
+                if (rep->body_case == SORTD__WIRE__REPLY__BODY_SORT)
+                        rep->sort->n++;
+                break;
+        case FAKE_FAULT_ERROR_PAYLOAD:
+                rep->status = SORTD__WIRE__STATUS_CODE__E_SYSTEM;
+                rep->error = "the fake failed on purpose";
+                rep->body_case = SORTD__WIRE__REPLY__BODY__NOT_SET;
+                break;
+        default:
+                break;
         }
 }
 
@@ -124,6 +173,8 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
         Sortd__Wire__RegisterRegionReply reg = SORTD__WIRE__REGISTER_REGION_REPLY__INIT;
         Sortd__Wire__UnregisterRegionReply unreg = SORTD__WIRE__UNREGISTER_REGION_REPLY__INIT;
         Sortd__Wire__SortReply sort = SORTD__WIRE__SORT_REPLY__INIT;
+        Sortd__Wire__StatusReply status = SORTD__WIRE__STATUS_REPLY__INIT;
+        fake_fault fault = f->frames == 2 ? f->fault : FAKE_FAULT_NONE; /* Hello is frame 1 */
 
         rep.id = req->id;
         switch (req->body_case) {
@@ -171,7 +222,10 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
                 rep.status = SORTD__WIRE__STATUS_CODE__E_UNSUPPORTED;
                 rep.error = "not served by the fake";
         }
-        send_reply(fd, &rep);
+        if (fault == FAKE_FAULT_SILENT)
+                return;
+        bend_reply(fault, &rep, &status);
+        send_reply(fd, &rep, fault);
 }
 
 static void *serve(void *arg)

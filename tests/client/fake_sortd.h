@@ -3,7 +3,8 @@
  * UnregisterRegion, Sort) to watch libsortd's region calls on the wire without a daemon: which
  * frames arrive, where in the stream each passed fd arrives, the memfd's seals and size, and a
  * CUDA region's bytes. It serves one connection on a thread and never sorts: a Sort is
- * answered with its n. A test may script the refusal of RegisterRegion.
+ * answered with its n. A test may script the refusal of RegisterRegion, or one bad reply
+ * (a fake_fault) to see libsortd refuse it.
  */
 #ifndef SORTD_TESTS_FAKE_SORTD_H
 #define SORTD_TESTS_FAKE_SORTD_H
@@ -13,6 +14,24 @@
 #include <stdint.h>
 
 #include "sortd_types.h"
+
+/*
+ * A reply gone wrong, as a buggy or old daemon, or an impostor on the socket, might send it.
+ * Only the reply to the first request after Hello goes wrong; the others are right.
+ */
+typedef enum fake_fault {
+        FAKE_FAULT_NONE,
+        FAKE_FAULT_WRONG_ID,      /* the reply carries the request's id plus one */
+        FAKE_FAULT_WRONG_KIND,    /* a StatusReply body, whatever was asked */
+        FAKE_FAULT_NONCE,         /* a PingReply's nonce is the Ping's plus one */
+        FAKE_FAULT_GARBAGE,       /* a valid header, then bytes that are no Reply */
+        FAKE_FAULT_BAD_MAGIC,     /* the frame's magic is off by one bit */
+        FAKE_FAULT_HUGE_MESSAGE,  /* a lone header announcing a message over the limit */
+        FAKE_FAULT_PAYLOAD,       /* the reply, then 8 bytes of payload it should not have */
+        FAKE_FAULT_SORT_N,        /* a SortReply's n is the Sort's plus one */
+        FAKE_FAULT_ERROR_PAYLOAD, /* an error status (no body), with 8 bytes of payload */
+        FAKE_FAULT_SILENT,        /* no reply at all; the fake serves on until the client closes */
+} fake_fault;
 
 typedef struct fake_sortd {
         char dir[64];
@@ -40,6 +59,8 @@ typedef struct fake_sortd {
            accepted). */
         sortd_status refuse_register;
         const char *refuse_message;
+        /* Set by the test before it connects (fake_start clears it). */
+        fake_fault fault;
 } fake_sortd;
 
 /* Listens on a fresh socket (f->sock) and serves the first connection until it closes. Each

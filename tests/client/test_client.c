@@ -1,7 +1,9 @@
 /*
  * libsortd against a daemon, and without one: its own checks refuse bad calls before anything
  * is sent, signals do not break its waits, a silent listener times out, and a daemon that dies
- * leaves a clear, lasting error.
+ * leaves a clear, lasting error. Against a stand-in daemon (fake_sortd.c) that sends one bad
+ * reply: each is refused as a protocol error that says what was wrong and breaks the
+ * connection for good, and a timeout set on an open connection holds.
  */
 #include <check.h>
 #include <signal.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_sortd.h"
 #include "harness.h"
 
 /* Bad calls are refused in the client: nothing reaches the daemon, and the connection lives. */
@@ -144,6 +147,113 @@ START_TEST(daemon_goes_away)
 }
 END_TEST
 
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* This process's open fds, counted as the harness counts a daemon's. */
+static int own_fd_count(void)
+{
+        return daemon_fd_count(&(daemon_proc){.pid = getpid()});
+}
+
+/* n = 0: the fake's SortReply carries no payload, which is then right for an inline sort, so
+   the fault is the only thing wrong with the reply. */
+static sortd_status sort_none(sortd_conn *c)
+{
+        uint32_t keys[1] = {0};
+
+        return sortd_sort(c, keys, 0, SORTD_KEY_U32, NULL);
+}
+
+/* Each bad reply, the call that draws it, and what the client's message must say. */
+static const struct bad_reply {
+        fake_fault fault;
+        sortd_status (*call)(sortd_conn *c);
+        const char *words;
+} bad_replies[] = {
+        {FAKE_FAULT_WRONG_ID, sortd_ping, "reply to request 3 while waiting for 2"},
+        {FAKE_FAULT_WRONG_KIND, sortd_ping, "reply of the wrong kind"},
+        {FAKE_FAULT_NONCE, sortd_ping, "ping answered with another nonce"},
+        {FAKE_FAULT_GARBAGE, sortd_ping, "unparsable reply from sortd"},
+        {FAKE_FAULT_BAD_MAGIC, sortd_ping, "bad reply frame: bad frame magic"},
+        {FAKE_FAULT_HUGE_MESSAGE, sortd_ping, "bad reply frame: message length 65537"},
+        {FAKE_FAULT_PAYLOAD, sortd_ping, "unexpected payload in a reply"},
+        {FAKE_FAULT_SORT_N, sort_none, "sort reply does not match the request"},
+        {FAKE_FAULT_ERROR_PAYLOAD, sort_none, "error reply with a payload"},
+};
+
+#define N_BAD_REPLIES ((int)(sizeof(bad_replies) / sizeof(bad_replies[0])))
+
+/* A connection to f, which is to send fault; Hello is answered right. */
+static sortd_conn *connect_fake(fake_sortd *f, fake_fault fault)
+{
+        sortd_conn *c = NULL;
+        char err[256];
+
+        fake_start(f);
+        f->fault = fault;
+        ck_assert_msg(sortd_connect(f->sock, NULL, &c, err, sizeof(err)) == SORTD_OK, "%s", err);
+        return c;
+}
+
+/*
+ * After a call failed with s and a message with words in it: the next call fails the same way
+ * and sends nothing (the fake saw Hello and the bad call only), and everything closes.
+ */
+static void stays_broken(sortd_conn *c, fake_sortd *f, sortd_status s, const char *words)
+{
+        ck_assert_int_eq(sortd_ping(c), s);
+        ck_assert_msg(strstr(sortd_error_message(c), words), "'%s' lacks '%s'",
+                      sortd_error_message(c), words);
+        sortd_close(c);
+        fake_stop(f); /* joins the fake: it ends when the client closes */
+        ck_assert_uint_eq(f->frames, 2);
+}
+
+/* A bad reply is a protocol error that names what was wrong, and the connection stays broken. */
+START_TEST(client_bad_reply)
+{
+        const struct bad_reply *b = &bad_replies[_i];
+        int fds = own_fd_count();
+        fake_sortd f;
+        sortd_conn *c = connect_fake(&f, b->fault);
+
+        ck_assert_int_eq(b->call(c), SORTD_E_PROTOCOL);
+        ck_assert_msg(strstr(sortd_error_message(c), b->words), "'%s' lacks '%s'",
+                      sortd_error_message(c), b->words);
+        stays_broken(c, &f, SORTD_E_PROTOCOL, b->words);
+        ck_assert_int_eq(own_fd_count(), fds);
+}
+END_TEST
+
+/* A timeout set on an open connection holds: a Ping never answered ends after 150 ms, not the
+   default 60 s, and the connection stays broken. */
+START_TEST(client_set_timeout)
+{
+        int fds = own_fd_count();
+        fake_sortd f;
+        sortd_conn *c = connect_fake(&f, FAKE_FAULT_SILENT);
+        int64_t t0, took;
+
+        sortd_set_timeout(NULL, 150); /* ignored */
+        sortd_set_timeout(c, 150);
+        t0 = now_ms();
+        ck_assert_int_eq(sortd_ping(c), SORTD_E_TIMEOUT);
+        took = now_ms() - t0;
+        ck_assert_int_ge(took, 140);
+        ck_assert_int_lt(took, 2000);
+        ck_assert_msg(strstr(sortd_error_message(c), "within 150 ms"), "%s",
+                      sortd_error_message(c));
+        stays_broken(c, &f, SORTD_E_TIMEOUT, "within 150 ms");
+        ck_assert_int_eq(own_fd_count(), fds);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("client");
@@ -154,6 +264,8 @@ int main(void)
         tcase_add_test(tc, client_eintr);
         tcase_add_test(tc, client_timeout);
         tcase_add_test(tc, daemon_goes_away);
+        tcase_add_loop_test(tc, client_bad_reply, 0, N_BAD_REPLIES);
+        tcase_add_test(tc, client_set_timeout);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
