@@ -99,3 +99,49 @@ def test_small_arrays_go_inline(client):
     after = client.status()
     assert after["bytes_in"] - before["bytes_in"] >= a.nbytes
     assert client.pool_regions() == (0, 0)
+
+
+def test_pool_keeps_the_largest(fresh_daemon):
+    """Each larger array needs a new region; past POOL_KEEP free ones, the smallest goes."""
+    from sortd._client import POOL_KEEP, POOL_MIN_BYTES
+    rng = np.random.default_rng(5)
+    with sortd.Client(fresh_daemon.sock, timeout=60) as c:
+        c.inline_max_bytes = 0
+        sizes = [POOL_MIN_BYTES << k for k in range(POOL_KEEP + 2)]
+        for size in sizes:
+            a = rng.integers(0, 1 << 63, size // 8, dtype=np.uint64)
+            want = np.sort(a, kind="stable")
+            c.sort(a)
+            np.testing.assert_array_equal(a, want)
+        assert c.pool_regions() == (POOL_KEEP, sum(sizes[-POOL_KEEP:]))
+        assert c.status()["regions"] == POOL_KEEP  # the daemon unmapped the two smallest
+
+
+def test_pool_gives_way_at_the_region_limit(tmp_root):
+    """At the connection's region limit, the free regions the pool keeps are released so that
+    a new one can be made, and the sort goes on."""
+    from conftest import Daemon
+    d = Daemon(tmp_root, "--max-regions", "2")
+    rng = np.random.default_rng(6)
+    try:
+        with sortd.Client(d.sock, timeout=60) as c:
+            c.inline_max_bytes = 0
+            c.sort(rng.integers(0, 100, 1000, dtype=np.uint32))
+            c.argsort(rng.integers(0, 100, 1 << 18, dtype=np.uint64))
+            assert c.pool_regions()[0] == 2
+            z = c.empty(1000, np.uint32)  # a third region: only after the pool gives way
+            z[:] = np.arange(1000, dtype=np.uint32)[::-1]
+            c.sort(z)
+            np.testing.assert_array_equal(z, np.arange(1000, dtype=np.uint32))
+            assert c.pool_regions() == (0, 0)
+    finally:
+        d.stop()
+
+
+def test_info(client):
+    info = client.info()
+    assert info["engine"] == "cpu"
+    assert info["capacity"] == 1 << 22
+    assert info["protocol_version"] >= 1
+    assert info["max_regions"] == 64
+    assert isinstance(info["server_version"], str) and info["server_version"]
