@@ -1,0 +1,130 @@
+"""The client's CUDA driver calls (sortd/_cuda.py) with no GPU: against a stand-in
+libcuda.so.1 (tests/python/fake_cuda) that takes host memory for device allocations, and a CPU
+daemon, which refuses CUDA regions. What runs: which driver calls, with what; every context
+pushed is popped, errors included; driver errors name the CUDA error; and a CUDA array sent to
+a CPU daemon gets its refusal as a Python exception. meson's test_python_fake_cuda runs it
+(SORTD_FAKE_CUDA=1); anywhere else libcuda.so.1 may be the real driver, so it is skipped."""
+import ctypes
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import sortd
+from sortd import _cuda
+
+pytestmark = pytest.mark.skipif(os.environ.get("SORTD_FAKE_CUDA") != "1",
+                                reason="needs the stand-in libcuda (meson test "
+                                       "test_python_fake_cuda)")
+
+NO_STREAM = object()  # a version 2 interface: no "stream" key at all
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [("depth", ctypes.c_int), ("ctx_syncs", ctypes.c_int),
+                ("stream_syncs", ctypes.c_int), ("last_stream", ctypes.c_uint64),
+                ("handles", ctypes.c_int)]
+
+
+class Fake:
+    """The stand-in driver's own calls."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        assert hasattr(self.lib, "fake_cuda_alloc"), "libcuda.so.1 is not the stand-in"
+        self.lib.fake_cuda_alloc.argtypes = [ctypes.c_uint64, ctypes.c_size_t, ctypes.c_int,
+                                             ctypes.c_int]
+        self.lib.fake_cuda_reset()
+
+    def alloc(self, mem, ordinal=0, shareable=True):
+        assert self.lib.fake_cuda_alloc(mem.ctypes.data, mem.nbytes, ordinal, shareable) == 0
+
+    def stats(self):
+        s = Stats()
+        self.lib.fake_cuda_stats(ctypes.byref(s))
+        return s
+
+
+@pytest.fixture
+def fake():
+    f = Fake()
+    yield f
+    f.lib.fake_cuda_reset()
+
+
+class DeviceArray:
+    """A CUDA array at offset bytes into mem, as CuPy or PyTorch would describe one."""
+
+    def __init__(self, mem, offset, n, typestr="<u4", stream=None):
+        self.__cuda_array_interface__ = {
+            "shape": (n,), "typestr": typestr, "strides": None,
+            "data": (mem.ctypes.data + offset, False), "version": 3 if stream is not NO_STREAM
+            else 2}
+        if stream is not NO_STREAM:
+            self.__cuda_array_interface__["stream"] = stream
+
+
+def test_allocation_is_the_whole_allocation(fake):
+    mem = np.zeros(1 << 16, np.uint8)
+    fake.alloc(mem, ordinal=2)
+    arr = _cuda.describe(DeviceArray(mem, 4096, 100), "a")
+    base, size, handle, uuid = _cuda.driver().allocation(arr.ptr)
+    assert (base, size) == (mem.ctypes.data, mem.nbytes)
+    assert len(handle) == 64 and struct.unpack_from("<QQ", handle) == (base, size)
+    assert uuid == bytes([0xd2]) * 16  # the stand-in's device 2
+    s = fake.stats()
+    assert (s.depth, s.handles) == (0, 1)
+
+
+@pytest.mark.parametrize("stream, ctx_syncs, stream_syncs", [
+    (None, 0, 0),  # v3, no stream: the producer says nothing is pending
+    (2, 0, 1),  # v3, the per-thread default stream
+    (0x7f12345600, 0, 1),  # v3, a stream of its own
+    (NO_STREAM, 1, 0),  # v2: nothing said about streams, so the whole context is waited on
+])
+def test_synchronize_waits_as_the_interface_says(fake, stream, ctx_syncs, stream_syncs):
+    mem = np.zeros(4096, np.uint8)
+    fake.alloc(mem)
+    _cuda.driver().synchronize(_cuda.describe(DeviceArray(mem, 0, 16, stream=stream), "a"))
+    s = fake.stats()
+    assert (s.ctx_syncs, s.stream_syncs, s.depth) == (ctx_syncs, stream_syncs, 0)
+    if stream_syncs:
+        assert s.last_stream == stream
+
+
+def test_driver_errors_are_named(fake):
+    mem = np.zeros(4096, np.uint8)
+    fake.alloc(mem, shareable=False)
+    unknown = np.zeros(16, np.uint32)
+    with pytest.raises(RuntimeError, match=r"CUDA cuPointerGetAttribute failed: "
+                                           r"CUDA_ERROR_INVALID_VALUE \(1\)"):
+        _cuda.driver().allocation(unknown.ctypes.data)
+    with pytest.raises(RuntimeError, match=r"cudaMallocAsync pools .* cannot be shared\) failed: "
+                                           r"CUDA_ERROR_NOT_SUPPORTED \(801\)"):
+        _cuda.driver().allocation(mem.ctypes.data + 64)
+    assert fake.stats().depth == 0  # popped on the way out of each error
+
+
+def test_cpu_daemon_refuses_cuda_arrays(client, fake):
+    mem = np.zeros(1 << 16, np.uint8)
+    fake.alloc(mem)
+    keys = DeviceArray(mem, 1024, 1000, stream=2)
+    with pytest.raises(sortd.Unsupported, match="CUDA IPC regions need a GPU engine"):
+        client.sort(keys)
+    vals = DeviceArray(mem, 8192, 1000, typestr="<u8", stream=2)
+    with pytest.raises(sortd.Unsupported, match="CUDA IPC regions need a GPU engine"):
+        client.sort(keys, values=vals)
+    s = fake.stats()
+    assert (s.stream_syncs, s.depth) == (3, 0)  # keys, then keys and values, each waited on
+    client.ping()  # a refusal leaves the connection serving
+
+
+def test_unshareable_memory_is_refused_before_the_daemon(client, fake):
+    mem = np.zeros(4096, np.uint8)
+    fake.alloc(mem, shareable=False)
+    before = client.status()["requests_total"]
+    with pytest.raises(RuntimeError, match="cannot be shared"):
+        client.sort(DeviceArray(mem, 0, 100))
+    assert client.status()["requests_total"] == before + 1  # only the status call itself
+    assert fake.stats().depth == 0

@@ -1,0 +1,200 @@
+/*
+ * A stand-in for the CUDA driver (libcuda.so.1) with no GPU behind it, for the Python client's
+ * driver calls (python/sortd/_cuda.py). "Device memory" is host memory the test declares as
+ * allocations (fake_cuda_alloc); each call is checked as the real driver would check it, and
+ * counted, so a test sees which calls ran, with what, and that every context pushed was
+ * popped. Only the calls _cuda.py makes are here.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_NOT_SUPPORTED 801
+#define ATTR_CONTEXT 1
+#define ATTR_DEVICE_ORDINAL 9
+#define MAX_ALLOCS 16
+
+struct alloc {
+        uint64_t base;
+        size_t size;
+        int ordinal;
+        int shareable;
+};
+
+/* What the calls saw; the test reads it through fake_cuda_stats. */
+struct fake_cuda_stats {
+        int depth;            /* contexts pushed and not popped */
+        int ctx_syncs;        /* cuCtxSynchronize calls */
+        int stream_syncs;     /* cuStreamSynchronize calls */
+        uint64_t last_stream; /* the last stream synchronised */
+        int handles;          /* IPC handles made */
+};
+
+/* The test's own calls, and the driver calls _cuda.py makes (argument types as it declares
+   them through ctypes). */
+int fake_cuda_alloc(uint64_t base, size_t size, int ordinal, int shareable);
+void fake_cuda_reset(void);
+void fake_cuda_stats(struct fake_cuda_stats *out);
+int cuGetErrorName(int rc, const char **name);
+int cuPointerGetAttribute(void *data, int attribute, uint64_t ptr);
+int cuMemGetAddressRange_v2(uint64_t *base, size_t *size, uint64_t ptr);
+int cuIpcGetMemHandle(unsigned char *handle, uint64_t base);
+int cuDeviceGet(int *dev, int ordinal);
+int cuDeviceGetUuid_v2(unsigned char *uuid, int dev);
+int cuDeviceGetUuid(unsigned char *uuid, int dev);
+int cuCtxPushCurrent_v2(void *ctx);
+int cuCtxPopCurrent_v2(void **ctx);
+int cuCtxSynchronize(void);
+int cuStreamSynchronize(void *stream);
+
+static struct alloc allocs[MAX_ALLOCS];
+static int nallocs;
+static struct fake_cuda_stats stats;
+
+/* Declares [base, base + size) an allocation on device ordinal; shareable = 0 makes
+   cuIpcGetMemHandle refuse it, as for memory from a cudaMallocAsync pool. */
+int fake_cuda_alloc(uint64_t base, size_t size, int ordinal, int shareable)
+{
+        if (nallocs == MAX_ALLOCS)
+                return -1;
+        allocs[nallocs++] = (struct alloc){base, size, ordinal, shareable};
+        return 0;
+}
+
+void fake_cuda_reset(void)
+{
+        nallocs = 0;
+        memset(&stats, 0, sizeof(stats));
+}
+
+void fake_cuda_stats(struct fake_cuda_stats *out)
+{
+        *out = stats;
+}
+
+static const struct alloc *find(uint64_t p)
+{
+        for (int i = 0; i < nallocs; i++)
+                if (p >= allocs[i].base && p - allocs[i].base < allocs[i].size)
+                        return &allocs[i];
+        return NULL;
+}
+
+int cuGetErrorName(int rc, const char **name)
+{
+        switch (rc) {
+        case CUDA_SUCCESS:
+                *name = "CUDA_SUCCESS";
+                return CUDA_SUCCESS;
+        case CUDA_ERROR_INVALID_VALUE:
+                *name = "CUDA_ERROR_INVALID_VALUE";
+                return CUDA_SUCCESS;
+        case CUDA_ERROR_NOT_SUPPORTED:
+                *name = "CUDA_ERROR_NOT_SUPPORTED";
+                return CUDA_SUCCESS;
+        }
+        return CUDA_ERROR_INVALID_VALUE;
+}
+
+int cuPointerGetAttribute(void *data, int attribute, uint64_t ptr)
+{
+        const struct alloc *a = find(ptr);
+
+        if (!a || !data)
+                return CUDA_ERROR_INVALID_VALUE;
+        if (attribute == ATTR_CONTEXT) {
+                *(uintptr_t *)data = 0x1000 + (uintptr_t)a->ordinal; /* never a real pointer */
+                return CUDA_SUCCESS;
+        }
+        if (attribute == ATTR_DEVICE_ORDINAL) {
+                *(int *)data = a->ordinal;
+                return CUDA_SUCCESS;
+        }
+        return CUDA_ERROR_INVALID_VALUE;
+}
+
+int cuMemGetAddressRange_v2(uint64_t *base, size_t *size, uint64_t ptr)
+{
+        const struct alloc *a = find(ptr);
+
+        if (!a)
+                return CUDA_ERROR_INVALID_VALUE;
+        *base = a->base;
+        *size = a->size;
+        return CUDA_SUCCESS;
+}
+
+/* The handle names the allocation: its base, then its size, then a fill byte. */
+int cuIpcGetMemHandle(unsigned char *handle, uint64_t base)
+{
+        const struct alloc *a = find(base);
+
+        if (!a || a->base != base)
+                return CUDA_ERROR_INVALID_VALUE;
+        if (!a->shareable)
+                return CUDA_ERROR_NOT_SUPPORTED;
+        memset(handle, 0xcd, 64);
+        memcpy(handle, &a->base, sizeof(a->base));
+        memcpy(handle + 8, &a->size, sizeof(a->size));
+        stats.handles++;
+        return CUDA_SUCCESS;
+}
+
+int cuDeviceGet(int *dev, int ordinal)
+{
+        if (ordinal < 0 || ordinal > 7)
+                return CUDA_ERROR_INVALID_VALUE;
+        *dev = ordinal;
+        return CUDA_SUCCESS;
+}
+
+/* Device d's UUID: 16 bytes of 0xd0 + d. */
+int cuDeviceGetUuid_v2(unsigned char *uuid, int dev)
+{
+        if (dev < 0 || dev > 7)
+                return CUDA_ERROR_INVALID_VALUE;
+        memset(uuid, 0xd0 + dev, 16);
+        return CUDA_SUCCESS;
+}
+
+int cuDeviceGetUuid(unsigned char *uuid, int dev)
+{
+        return cuDeviceGetUuid_v2(uuid, dev);
+}
+
+int cuCtxPushCurrent_v2(void *ctx)
+{
+        if ((uintptr_t)ctx < 0x1000 || (uintptr_t)ctx > 0x1007)
+                return CUDA_ERROR_INVALID_VALUE; /* not a context cuPointerGetAttribute gave */
+        stats.depth++;
+        return CUDA_SUCCESS;
+}
+
+int cuCtxPopCurrent_v2(void **ctx)
+{
+        if (stats.depth == 0)
+                return CUDA_ERROR_INVALID_VALUE;
+        stats.depth--;
+        if (ctx)
+                *ctx = (void *)(uintptr_t)0x1000;
+        return CUDA_SUCCESS;
+}
+
+int cuCtxSynchronize(void)
+{
+        if (stats.depth == 0)
+                return CUDA_ERROR_INVALID_VALUE; /* no current context */
+        stats.ctx_syncs++;
+        return CUDA_SUCCESS;
+}
+
+int cuStreamSynchronize(void *stream)
+{
+        if (stats.depth == 0)
+                return CUDA_ERROR_INVALID_VALUE;
+        stats.stream_syncs++;
+        stats.last_stream = (uint64_t)(uintptr_t)stream;
+        return CUDA_SUCCESS;
+}
