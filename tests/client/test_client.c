@@ -19,6 +19,14 @@
 #include "fake_sortd.h"
 #include "harness.h"
 
+/* A call refused by the client itself: SORTD_E_INVAL, and a message holding words. */
+static void refused(sortd_conn *c, sortd_status s, const char *words)
+{
+        ck_assert_int_eq(s, SORTD_E_INVAL);
+        ck_assert_msg(strstr(sortd_error_message(c), words), "'%s' lacks '%s'",
+                      sortd_error_message(c), words);
+}
+
 /* Bad calls are refused in the client: nothing reaches the daemon, and the connection lives. */
 START_TEST(client_validation)
 {
@@ -49,9 +57,44 @@ START_TEST(client_validation)
         ck_assert_uint_eq(keys[0], 0);
         ck_assert_uint_eq(vals[0], 3);
         ck_assert_int_eq(sortd_sort(NULL, keys, 4, SORTD_KEY_U32, NULL), SORTD_E_INVAL);
+        refused(c, sortd_sort_pairs(c, keys, vals, 0, 4, SORTD_KEY_U32, NULL),
+                "val_size must be 4 or 8");
+        refused(c, sortd_argsort(c, keys, vals, 0, 4, SORTD_KEY_U32, NULL),
+                "idx_size must be 4 or 8");
+        refused(c, sortd_query_status(c, NULL), "st must not be NULL");
+        /* While a submitted sort is unanswered, a call would read its reply as its own. */
+        {
+                sortd_request r = {.keys = keys, .n = 4, .key_type = SORTD_KEY_U32};
+                sortd_region *rg = NULL;
+
+                ck_assert_int_eq(sortd_region_create(c, 4096, &rg), SORTD_OK);
+                ck_assert_int_eq(sortd_submit(c, &r), SORTD_OK);
+                refused(c, sortd_ping(c), "1 submitted sorts not yet received");
+                refused(c, sortd_region_destroy(c, rg), "1 submitted sorts not yet received");
+                ck_assert_int_eq(sortd_receive(c, &r), SORTD_OK);
+                ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+                ck_assert_int_eq(sortd_region_destroy(c, rg), SORTD_OK);
+        }
         sortd_close(c);
         sortd_close(NULL);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
+/* sortd_connect's own checks: where the result goes, and a path no socket address holds. */
+START_TEST(connect_validation)
+{
+        char path[200], err[256];
+        sortd_conn *c = NULL;
+
+        memset(path, 'x', sizeof(path) - 1);
+        path[0] = '/';
+        path[sizeof(path) - 1] = '\0';
+        ck_assert_int_eq(sortd_connect(path, NULL, &c, err, sizeof(err)), SORTD_E_INVAL);
+        ck_assert_ptr_null(c);
+        ck_assert_msg(strstr(err, "socket path too long"), "%s", err);
+        ck_assert_int_eq(sortd_connect("/tmp/x.sock", NULL, NULL, err, sizeof(err)), SORTD_E_INVAL);
+        ck_assert_msg(strstr(err, "out must not be NULL"), "%s", err);
 }
 END_TEST
 
@@ -261,6 +304,7 @@ int main(void)
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, client_validation);
+        tcase_add_test(tc, connect_validation);
         tcase_add_test(tc, client_eintr);
         tcase_add_test(tc, client_timeout);
         tcase_add_test(tc, daemon_goes_away);
