@@ -6,6 +6,8 @@
  * tests/client/test_client.c's.
  */
 #include <check.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -189,28 +191,49 @@ START_TEST(socket_activation)
 }
 END_TEST
 
-/* Runs sortd with args to its end; its exit code, and what it wrote on stderr in err (when
-   not NULL). */
-static int run_sortd_err(const char *const *args, char *err, size_t len)
+/* A socket of type at path, connected (or, for a datagram socket, written to) once it exists,
+   so that systemd-socket-activate starts what it holds. */
+static void poke(const char *path, int type)
 {
-        const char *argv[32] = {getenv("SORTD_BIN")};
-        int n = 1, status, pipefd[2];
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+
+        bool done = false;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        /* The file appears at bind, a moment before the socket listens: try for 5 s. */
+        for (int i = 0; i < 500 && !done; i++) {
+                done = type == SOCK_DGRAM
+                               ? sendto(fd, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) == 1
+                               : connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+                if (!done)
+                        usleep(10000);
+        }
+        ck_assert_msg(done, "cannot reach %s: %s", path, strerror(errno));
+        close(fd);
+}
+
+/* Runs argv to its end (after poking poke_path, when not NULL, with a socket of poke_type);
+   its exit code, and what it wrote on stderr in err (when not NULL). */
+static int run_capture(const char *const *argv, const char *poke_path, int poke_type, char *err,
+                       size_t len)
+{
+        int status, pipefd[2];
         char chunk[256];
         size_t got = 0;
         ssize_t r;
         pid_t pid;
 
-        for (; *args; args++)
-                argv[n++] = *args;
-        argv[n] = NULL;
         ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
         pid = fork();
         if (pid == 0) {
                 dup2(pipefd[1], 2);
-                execv(argv[0], (char *const *)argv);
+                execvp(argv[0], (char *const *)argv);
                 _exit(127);
         }
         close(pipefd[1]);
+        if (poke_path)
+                poke(poke_path, poke_type);
         while ((r = read(pipefd[0], chunk, sizeof(chunk))) > 0) {
                 size_t room = err && got + 1 < len ? len - 1 - got : 0;
                 size_t k = (size_t)r < room ? (size_t)r : room;
@@ -226,10 +249,65 @@ static int run_sortd_err(const char *const *args, char *err, size_t len)
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Runs sortd with args to its end; its exit code, and what it wrote on stderr in err (when
+   not NULL). */
+static int run_sortd_err(const char *const *args, char *err, size_t len)
+{
+        const char *argv[32] = {getenv("SORTD_BIN")};
+        int n = 1;
+
+        for (; *args; args++)
+                argv[n++] = *args;
+        argv[n] = NULL;
+        return run_capture(argv, NULL, 0, err, len);
+}
+
 static int run_sortd(const char *const *args)
 {
         return run_sortd_err(args, NULL, 0);
 }
+
+/* What systemd passes must be one listening Unix stream socket: two sockets, or a datagram
+   socket, stop sortd with a message saying so. */
+START_TEST(socket_activation_refusals)
+{
+        char dir[] = "/tmp/sortd-test-XXXXXX", a[96], b[96], err[4096];
+        const char *two[] = {"systemd-socket-activate",
+                             "-l",
+                             a,
+                             "-l",
+                             b,
+                             getenv("SORTD_BIN"),
+                             "--engine",
+                             "cpu",
+                             "--capacity",
+                             "1K",
+                             NULL};
+        const char *dgram[] = {"systemd-socket-activate",
+                               "--datagram",
+                               "-l",
+                               a,
+                               getenv("SORTD_BIN"),
+                               "--engine",
+                               "cpu",
+                               "--capacity",
+                               "1K",
+                               NULL};
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(a, sizeof(a), "%s/a.sock", dir);
+        snprintf(b, sizeof(b), "%s/b.sock", dir);
+        ck_assert_int_eq(run_capture(two, a, SOCK_STREAM, err, sizeof(err)), 1);
+        ck_assert_msg(strstr(err, "systemd passed 2 sockets; expected one"), "%s", err);
+        unlink(a);
+        unlink(b);
+        ck_assert_int_eq(run_capture(dgram, a, SOCK_DGRAM, err, sizeof(err)), 1);
+        ck_assert_msg(strstr(err, "the passed fd is not a listening Unix stream socket"), "%s",
+                      err);
+        unlink(a);
+        rmdir(dir);
+}
+END_TEST
 
 static void write_text(const char *path, const char *text)
 {
@@ -799,6 +877,7 @@ int main(void)
         tcase_add_test(tc, sigterm_drains);
         tcase_add_test(tc, drain_timeout_closes_stalled);
         tcase_add_test(tc, socket_activation);
+        tcase_add_test(tc, socket_activation_refusals);
         tcase_add_test(tc, systemd_notify);
         tcase_add_test(tc, live_socket_refused_stale_removed);
         tcase_add_test(tc, config_file_and_bad_options);
