@@ -1,12 +1,13 @@
 """CUDA arrays: what is refused before any CUDA call (here, without a GPU), and the real
-thing with CuPy and PyTorch against a GPU daemon (scripts/gpu-check, where both are
-installed; skipped elsewhere)."""
+thing with CuPy and PyTorch against a GPU daemon (cuda_checks.py; scripts/gpu-check, where
+either is installed; skipped elsewhere)."""
 import os
 import sys
 
 import numpy as np
 import pytest
 
+import cuda_checks
 import sortd
 
 
@@ -50,47 +51,23 @@ def _gpu_daemon_socket():
     return sock
 
 
-DTYPES = ["uint8", "int16", "uint32", "int32", "float32", "int64", "float64"]
+def _run(check, dtype):
+    """A check of cuda_checks.py under pytest: its Skip becomes pytest's."""
+    sock = _gpu_daemon_socket()
+    try:
+        check(sock, dtype)
+    except cuda_checks.Skip as e:
+        pytest.skip(str(e))
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", cuda_checks.CUPY_DTYPES)
 def test_cupy(dtype):
-    sock = _gpu_daemon_socket()
-    cupy = pytest.importorskip("cupy")
-    rng = cupy.random.default_rng(1)
-    a = (rng.integers(0, 1 << 30, 1 << 20) - (1 << 29)).astype(dtype)
-    with sortd.Client(sock) as c:
-        want = cupy.sort(a)  # no NaNs: cupy's order is totalOrder's
-        b = a.copy()
-        c.sort(b)
-        assert bool((b == want).all())
-        idx = c.argsort(a)
-        assert bool((a[idx.astype(cupy.int64)] == want).all())
-        d = a.copy()
-        c.sort(d, descending=True)
-        assert bool((d == want[::-1]).all())
+    _run(cuda_checks.check_cupy, dtype)
 
 
-@pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "float32", "int64", "float64"])
+@pytest.mark.parametrize("dtype", cuda_checks.TORCH_DTYPES)
 def test_torch(dtype):
-    sock = _gpu_daemon_socket()
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch sees no GPU")
-    t = getattr(torch, dtype)
-    g = torch.Generator(device="cuda").manual_seed(1)
-    a = torch.randint(-100, 100, (1 << 20,), device="cuda", generator=g).to(t)
-    with sortd.Client(sock) as c:
-        want, want_idx = torch.sort(a, stable=True)
-        b = a.clone()
-        c.sort(b)
-        assert torch.equal(b, want)
-        idx = c.argsort(a, index_dtype=np.int64)
-        assert torch.equal(idx, want_idx)
-        vals = torch.arange(a.numel(), device="cuda", dtype=torch.int64)
-        k = a.clone()
-        c.sort(k, values=vals)
-        assert torch.equal(vals, want_idx)
+    _run(cuda_checks.check_torch, dtype)
 
 
 def test_argsort_refuses_before_allocating(client):
@@ -98,3 +75,27 @@ def test_argsort_refuses_before_allocating(client):
         client.argsort(FakeCudaArray(typestr="<f2"))
     with pytest.raises(TypeError, match="CuPy or PyTorch"):
         client.argsort(FakeCudaArray())  # no library to make the index array with
+
+
+def test_plain_runner(monkeypatch, capsys):
+    """cuda_checks.py as a script (a GPU machine without pytest): a line a check, the totals,
+    and exit 1 when one failed."""
+    def ok(sock, dtype):
+        assert sock == "S" and dtype == "d"
+
+    def skip(sock, dtype):
+        raise cuda_checks.Skip("no such library")
+
+    def bad(sock, dtype):
+        assert False, "wrong order"
+
+    monkeypatch.setattr(cuda_checks, "CHECKS", [("ok", ok, "d"), ("skip", skip, "d"),
+                                                ("bad", bad, "d")])
+    assert cuda_checks.main(["cuda_checks.py", "S"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "PASS ok" and out[1] == "SKIP skip: no such library"
+    assert out[2] == "FAIL bad:" and "wrong order" in "\n".join(out)
+    assert out[-1] == "1 passed, 1 failed, 1 skipped"
+    monkeypatch.setattr(cuda_checks, "CHECKS", [("ok", ok, "d")])
+    assert cuda_checks.main(["cuda_checks.py", "S"]) == 0
+    assert cuda_checks.main(["cuda_checks.py"]) == 2
