@@ -267,41 +267,44 @@ static int run_sortd(const char *const *args)
         return run_sortd_err(args, NULL, 0);
 }
 
+/* sortd (cpu, 1K keys) under systemd-socket-activate with its listen options, started by a
+   poke of a socket of type at the first; as run_capture. */
+static int run_activated(const char *const *listen, int type, char *err, size_t len)
+{
+        const char *argv[16] = {"systemd-socket-activate"};
+        const char *sortd[] = {getenv("SORTD_BIN"), "--engine", "cpu", "--capacity", "1K", NULL};
+        const char *first = NULL;
+        int n = 1;
+
+        for (; *listen; listen++) {
+                if (!first && strcmp(listen[0], "-l") == 0)
+                        first = listen[1];
+                argv[n++] = *listen;
+        }
+        for (const char *const *p = sortd; *p; p++)
+                argv[n++] = *p;
+        argv[n] = NULL;
+        return run_capture(argv, first, type, err, len);
+}
+
 /* What systemd passes must be one listening Unix stream socket: two sockets, or a datagram
    socket, stop sortd with a message saying so. */
 START_TEST(socket_activation_refusals)
 {
         char dir[] = "/tmp/sortd-test-XXXXXX", a[96], b[96], err[4096];
-        const char *two[] = {"systemd-socket-activate",
-                             "-l",
-                             a,
-                             "-l",
-                             b,
-                             getenv("SORTD_BIN"),
-                             "--engine",
-                             "cpu",
-                             "--capacity",
-                             "1K",
-                             NULL};
-        const char *dgram[] = {"systemd-socket-activate",
-                               "--datagram",
-                               "-l",
-                               a,
-                               getenv("SORTD_BIN"),
-                               "--engine",
-                               "cpu",
-                               "--capacity",
-                               "1K",
-                               NULL};
 
         ck_assert_ptr_nonnull(mkdtemp(dir));
         snprintf(a, sizeof(a), "%s/a.sock", dir);
         snprintf(b, sizeof(b), "%s/b.sock", dir);
-        ck_assert_int_eq(run_capture(two, a, SOCK_STREAM, err, sizeof(err)), 1);
+        ck_assert_int_eq(run_activated((const char *[]){"-l", a, "-l", b, NULL}, SOCK_STREAM, err,
+                                       sizeof(err)),
+                         1);
         ck_assert_msg(strstr(err, "systemd passed 2 sockets; expected one"), "%s", err);
         unlink(a);
         unlink(b);
-        ck_assert_int_eq(run_capture(dgram, a, SOCK_DGRAM, err, sizeof(err)), 1);
+        ck_assert_int_eq(run_activated((const char *[]){"--datagram", "-l", a, NULL}, SOCK_DGRAM,
+                                       err, sizeof(err)),
+                         1);
         ck_assert_msg(strstr(err, "the passed fd is not a listening Unix stream socket"), "%s",
                       err);
         unlink(a);
