@@ -26,6 +26,10 @@ Timings.__doc__ = "The daemon's account of the last sort, in seconds."
 INLINE_MAX_BYTES = 1 << 20
 POOL_MIN_BYTES = 1 << 20
 POOL_KEEP = 4  # free regions a client keeps for the copy path
+# CUDA allocations a client keeps registered, the most recently sorted in. Each one holds an IPC
+# mapping in the daemon, which keeps the allocation's device memory alive after the array's
+# library frees it, and counts against the connection's max-regions.
+CUDA_KEEP = 8
 _ALIGN = 64
 
 
@@ -215,8 +219,10 @@ class Client:
         """A new region of size bytes. Called in a call."""
         handle = ctypes.c_void_p()
         status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
-        if status in (_lib.E_BUSY, _lib.E_NOMEM) and self._pool:
-            self._drop_pool()  # the connection's region limit, or memory: free the cached ones
+        if status in (_lib.E_BUSY, _lib.E_NOMEM) and (self._pool or self._cuda):
+            # the connection's region limit, or memory: free the cached ones
+            self._drop_pool()
+            self._forget_cuda((), 0)
             status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
         self._check(status)
         return _Region(handle.value, self._lib.sortd_region_data(handle),
@@ -409,26 +415,46 @@ class Client:
             if arr is not None:
                 drv.synchronize(arr)
         with self._call():
-            kspan = self._cuda_span(drv, keys)
-            vspan = self._cuda_span(drv, vdesc) if vdesc is not None else None
+            kspan = self._cuda_span(drv, keys, ())
+            vspan = self._cuda_span(drv, vdesc, (kspan[0],)) if vdesc is not None else None
             self._in_regions(kspan, vspan, keys.n, key_type, payload, opts)
         return keys.obj
 
-    def _cuda_span(self, drv, arr):
-        """The region of arr's allocation, registered once and kept while its handle holds."""
+    def _cuda_span(self, drv, arr, busy):
+        """The region of arr's allocation and arr's offset in it. A region is registered once
+        and kept while its handle holds, CUDA_KEEP at most; busy: regions this call uses."""
         base, size, handle, uuid = drv.allocation(arr.ptr)
         key = (uuid, base)
-        cached = self._cuda.get(key)
+        cached = self._cuda.pop(key, None)
         if cached is not None and cached[0] == handle:
+            self._cuda[key] = cached  # now the most recently used
             return cached[1], arr.ptr - base
         if cached is not None:  # freed and reallocated at the same address
-            del self._cuda[key]
             self._lib.sortd_region_destroy(self._conn, cached[1].handle)
-        region = ctypes.c_void_p()
-        self._check(self._lib.sortd_region_register_cuda(self._conn, handle, 0, size, uuid,
-                                                         ctypes.byref(region)))
-        self._cuda[key] = (handle, _Region(region.value, 0, size))
-        return self._cuda[key][1], arr.ptr - base
+        region = self._register_cuda(handle, size, uuid, busy)
+        self._cuda[key] = (handle, region)
+        self._forget_cuda(busy + (region,), CUDA_KEEP)
+        return region, arr.ptr - base
+
+    def _register_cuda(self, handle, size, uuid, busy):
+        out = ctypes.c_void_p()
+        status = self._lib.sortd_region_register_cuda(self._conn, handle, 0, size, uuid,
+                                                      ctypes.byref(out))
+        if status == _lib.E_BUSY and self._forget_cuda(busy, 0):
+            # the connection's region limit: the cached ones gave way, so try again
+            status = self._lib.sortd_region_register_cuda(self._conn, handle, 0, size, uuid,
+                                                          ctypes.byref(out))
+        self._check(status)
+        return _Region(out.value, 0, size)
+
+    def _forget_cuda(self, busy, keep):
+        """Unregisters the least recently used CUDA regions but those in busy until keep are
+        left; whether any went."""
+        idle = [k for k, (_, r) in self._cuda.items() if r not in busy]
+        gone = idle[:max(0, len(self._cuda) - keep)]
+        for k in gone:
+            self._lib.sortd_region_destroy(self._conn, self._cuda.pop(k)[1].handle)
+        return bool(gone)
 
 
 def _options(descending, bits):

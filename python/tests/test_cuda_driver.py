@@ -5,6 +5,7 @@ pushed is popped, errors included; driver errors name the CUDA error; and a CUDA
 a CPU daemon gets its refusal as a Python exception. meson's test_python_fake_cuda runs it
 (SORTD_FAKE_CUDA=1); anywhere else libcuda.so.1 may be the real driver, so it is skipped."""
 import ctypes
+import importlib
 import os
 import struct
 
@@ -128,3 +129,108 @@ def test_unshareable_memory_is_refused_before_the_daemon(client, fake):
         client.sort(DeviceArray(mem, 0, 100))
     assert client.status()["requests_total"] == before + 1  # only the status call itself
     assert fake.stats().depth == 0
+
+
+class GpuDaemonRegions:
+    """libsortd as a client of a GPU daemon sees it, for the CUDA region calls only: each
+    registration gets a region (up to the connection's limit, then E_BUSY), and sorts in them
+    are recorded, not sent. Every other call goes to the real library."""
+
+    def __init__(self, lib, limit):
+        self._lib, self.limit = lib, limit
+        self.live = {}  # region handle -> IPC handle bytes
+        self.registrations = 0
+        self.sorts = []  # (keys region's IPC handle, keys offset, values region's, offset)
+        self._next = 0x5000
+
+    def __getattr__(self, name):
+        return getattr(self._lib, name)
+
+    def sortd_region_register_cuda(self, conn, handle, offset, size, uuid, out):
+        assert (offset, len(handle), len(uuid)) == (0, 64, 16)
+        if len(self.live) >= self.limit:
+            return sortd._lib.E_BUSY
+        self._next += 1
+        self.live[self._next] = bytes(handle)
+        self.registrations += 1
+        out._obj.value = self._next
+        return sortd._lib.OK
+
+    def sortd_region_destroy(self, conn, region):
+        if region in self.live:
+            del self.live[region]
+            return sortd._lib.OK
+        return self._lib.sortd_region_destroy(conn, region)
+
+    def sortd_sort_in_region(self, conn, rs):
+        rs = rs._obj
+        vals = self.live[rs.vals] if rs.vals else None
+        self.sorts.append((self.live[rs.keys], rs.keys_offset, vals, rs.vals_offset))
+        return sortd._lib.OK
+
+
+@pytest.fixture
+def gpu_client(daemon):
+    """A client whose CUDA region calls meet GpuDaemonRegions (limit 5)."""
+    c = sortd.Client(daemon.sock, timeout=60)
+    c._lib = GpuDaemonRegions(c._lib, 5)
+    yield c
+    c.close()  # while the stand-in still answers for its regions
+
+
+def allocations(fake, count, size=4096):
+    mems = [np.zeros(size, np.uint8) for _ in range(count)]
+    for m in mems:
+        fake.alloc(m)
+    return mems
+
+
+def test_allocation_registered_once(fake, gpu_client):
+    regions = gpu_client._lib
+    mem, = allocations(fake, 1)
+    for offset in (0, 1024, 2048):
+        gpu_client.sort(DeviceArray(mem, offset, 100))
+    assert regions.registrations == 1
+    assert [s[1] for s in regions.sorts] == [0, 1024, 2048]
+    assert all(s[0][:8] == struct.pack("<Q", mem.ctypes.data) for s in regions.sorts)
+
+
+def test_cache_keeps_the_most_recent(fake, gpu_client, monkeypatch):
+    monkeypatch.setattr(importlib.import_module("sortd._client"), "CUDA_KEEP", 3)
+    regions = gpu_client._lib
+    mems = allocations(fake, 4)
+    for m in mems:
+        gpu_client.sort(DeviceArray(m, 0, 10))
+    assert (regions.registrations, len(regions.live)) == (4, 3)  # the first went
+    gpu_client.sort(DeviceArray(mems[3], 0, 10))  # cached
+    gpu_client.sort(DeviceArray(mems[1], 0, 10))  # cached, now the most recent
+    assert regions.registrations == 4
+    gpu_client.sort(DeviceArray(mems[0], 0, 10))  # again: mems[2] is the least recent now
+    assert (regions.registrations, len(regions.live)) == (5, 3)
+    gpu_client.sort(DeviceArray(mems[1], 0, 10))
+    gpu_client.sort(DeviceArray(mems[3], 0, 10))
+    assert regions.registrations == 5
+
+
+def test_region_limit_gives_way(fake, gpu_client):
+    """More allocations than the connection may register (5 here, max-regions on a daemon):
+    the cached ones give way, but never one the same call uses."""
+    regions = gpu_client._lib
+    mems = allocations(fake, 7)
+    for i, m in enumerate(mems[:-1]):
+        gpu_client.sort(DeviceArray(m, 0, 10), values=DeviceArray(mems[i + 1], 0, 10, "<u8"))
+        assert regions.sorts[-1][0] != regions.sorts[-1][2]
+        assert len(regions.live) <= 5
+    assert len(regions.sorts) == 6
+
+
+def test_reallocated_address_registers_anew(fake, gpu_client):
+    regions = gpu_client._lib
+    mem = np.zeros(8192, np.uint8)
+    fake.alloc(mem[:4096])
+    gpu_client.sort(DeviceArray(mem, 0, 10))
+    fake.lib.fake_cuda_reset()  # freed; a larger allocation at the same address
+    fake.alloc(mem)
+    gpu_client.sort(DeviceArray(mem, 0, 10))
+    assert regions.registrations == 2 and len(regions.live) == 1
+    assert regions.sorts[0][0] != regions.sorts[1][0]
