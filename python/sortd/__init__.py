@@ -32,9 +32,11 @@ _default = threading.local()
 
 
 def _client():
-    """This thread's connection to the default socket, made on first use and remade after
-    the daemon went away."""
+    """This thread's connection to the default socket, made on first use, and made again
+    after the daemon went away or in the child of a fork (the parent's stays the parent's)."""
     c = getattr(_default, "client", None)
+    if c is not None and c._forked:
+        c.close()  # lets go of this process's copy only
     if c is None or c._conn is None:
         c = _default.client = Client()
     return c

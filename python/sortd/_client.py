@@ -32,6 +32,18 @@ POOL_KEEP = 4  # free regions a client keeps for the copy path
 CUDA_KEEP = 8
 _ALIGN = 64
 
+# Every connected Client, so that the child of a fork can disown the parent's (see _disown).
+_clients = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    # Only a flag: a lock another thread of the parent held stays held in the child for good.
+    for c in list(_clients):
+        c._forked = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
 
 class _Region:
     """A registered region: its libsortd handle and, for shared memory, where it is mapped."""
@@ -102,6 +114,7 @@ class Client:
     def __init__(self, socket=None, timeout=None, *, name="python"):
         self._lib = _lib.load()
         self._conn = None
+        self._pid, self._forked = os.getpid(), False
         self._lock = threading.Lock()  # one call at a time on the connection
         # _live, _dead, _closed. Finalizers take it, and the collector may run one on a thread
         # that holds it already: hence re-entrant, and nothing iterates _live while holding it.
@@ -121,6 +134,7 @@ class Client:
         if status != _lib.OK:
             raise _unreachable(self.socket, status, err.value.decode(errors="replace"))
         self._conn = conn
+        _clients.add(self)
 
     # ---- the connection ----
 
@@ -136,6 +150,9 @@ class Client:
 
     def close(self):
         """Closes the connection. Arrays from empty() stay usable as ordinary memory."""
+        if self._forked:
+            self._disown()
+            return
         with self._lock:
             if self._conn is None:
                 return
@@ -149,6 +166,18 @@ class Client:
             self._lib.sortd_close(self._conn)  # orphans the live regions: they stay mapped
             self._conn = None
 
+    def _disown(self):
+        """In the child of a fork: the connection and its regions are the parent's, so this
+        process lets go of its copies of the socket and the pool's mappings without a word to
+        the daemon, which would take it as the parent's."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        self._lib.sortd_close(conn)  # orphans the regions and closes this process's fd
+        for region in self._pool + [region for _, region in self._cuda.values()]:
+            self._lib.sortd_region_destroy(None, region.handle)  # orphaned: only unmaps
+        self._pool, self._cuda = [], {}
+
     def _check(self, status):
         if status != _lib.OK:
             msg = self._lib.sortd_error_message(self._conn) or self._lib.sortd_strerror(status)
@@ -160,6 +189,9 @@ class Client:
 
         def __enter__(self):
             c = self.client
+            if c._forked:
+                raise _errors.Error(f"this sortd.Client was made in process {c._pid}, before a "
+                                    f"fork: make a new one in this process")
             c._lock.acquire()
             if c._conn is None:
                 c._lock.release()
@@ -230,6 +262,8 @@ class Client:
 
     def _array_died(self, region):
         """A finalizer, run whenever the collector decides: it only queues the region."""
+        if self._forked:
+            return  # the parent's region; this process's mapping goes with the process
         with self._regions_lock:
             self._live.pop(id(region), None)
             if not self._closed:
