@@ -3,7 +3,10 @@
  *
  * A connection is a blocking Unix-socket session with one daemon. Every call waits for its
  * answer (or the connection's timeout) and returns a sortd_status; on error,
- * sortd_error_message() says why. A connection is not thread-safe: use one per thread.
+ * sortd_error_message() says why. A connection is not thread-safe: use one per thread. It
+ * belongs to the process that made it: after fork(), the child makes its own, and may only
+ * sortd_close() the parent's, which sends nothing (sortd_region_destroy on it would unregister
+ * the parent's region).
  *
  * Data moves inline (the arrays are copied to the daemon and the results copied back into the
  * caller's buffers) or through regions, sorted in place with no copy through the socket:

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,6 +191,44 @@ START_TEST(daemon_goes_away)
 }
 END_TEST
 
+/* A fork's child that closes its parent's connection sends nothing: the parent's connection
+   and region serve on (sortd.h). */
+START_TEST(child_closes_the_parents_connection)
+{
+        daemon_proc d = {0};
+        sortd_conn *c;
+        sortd_region *r = NULL;
+        uint32_t *keys;
+        int status;
+        pid_t pid;
+
+        daemon_start(&d, NULL);
+        c = client_open(&d);
+        ck_assert_int_eq(sortd_region_create(c, 4096, &r), SORTD_OK);
+        keys = sortd_region_data(r);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                sortd_close(c);
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        for (uint32_t i = 0; i < 1024; i++)
+                keys[i] = 1023 - i;
+        ck_assert_int_eq(
+                sortd_sort_in_region(
+                        c, &(sortd_region_sort){.keys = r, .n = 1024, .key_type = SORTD_KEY_U32}),
+                SORTD_OK);
+        for (uint32_t i = 0; i < 1024; i++)
+                ck_assert_uint_eq(keys[i], i);
+        ck_assert_uint_eq(status_of(&d).regions, 1);
+        ck_assert_int_eq(sortd_region_destroy(c, r), SORTD_OK);
+        sortd_close(c);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 static int64_t now_ms(void)
 {
         struct timespec ts;
@@ -308,6 +347,7 @@ int main(void)
         tcase_add_test(tc, client_eintr);
         tcase_add_test(tc, client_timeout);
         tcase_add_test(tc, daemon_goes_away);
+        tcase_add_test(tc, child_closes_the_parents_connection);
         tcase_add_loop_test(tc, client_bad_reply, 0, N_BAD_REPLIES);
         tcase_add_test(tc, client_set_timeout);
         suite_add_tcase(s, tc);
