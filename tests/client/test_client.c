@@ -141,6 +141,14 @@ START_TEST(client_eintr)
 }
 END_TEST
 
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* A listener that never answers: connect's Hello times out instead of hanging. */
 START_TEST(client_timeout)
 {
@@ -148,7 +156,7 @@ START_TEST(client_timeout)
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         sortd_connect_options o = {.timeout_ms = 200};
         sortd_conn *c = NULL;
-        struct timespec t0, t1;
+        int64_t t0;
         int fd;
 
         ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -157,13 +165,11 @@ START_TEST(client_timeout)
         fd = socket(AF_UNIX, SOCK_STREAM, 0);
         ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
         ck_assert_int_eq(listen(fd, 4), 0);
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        t0 = now_ms();
         ck_assert_int_eq(sortd_connect(path, &o, &c, err, sizeof(err)), SORTD_E_TIMEOUT);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ck_assert_int_lt(now_ms() - t0, 2000);
         ck_assert_ptr_null(c);
         ck_assert_msg(strstr(err, "200 ms"), "%s", err);
-        ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
-                         2000);
         close(fd);
         unlink(path);
         rmdir(dir);
@@ -228,14 +234,6 @@ START_TEST(child_closes_the_parents_connection)
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
 }
 END_TEST
-
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* This process's open fds, counted as the harness counts a daemon's. */
 static int own_fd_count(void)

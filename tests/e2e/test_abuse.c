@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "datagen.h"
 #include "harness.h"
 
 static daemon_proc shared_daemon; /* zero: no notify socket */
@@ -577,7 +578,7 @@ START_TEST(queued_sorts_cancelled)
                                              SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES64, BIG);
         Sortd__Wire__Sort small = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32,
                                                SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, SMALL);
-        uint64_t *payload = xmalloc((size_t)BIG * 16), x = 88172645463325252ull, plen;
+        uint64_t *payload, plen;
         sortd_server_status st0, st;
         Sortd__Wire__Reply *rep;
         daemon_proc d = {0};
@@ -587,13 +588,10 @@ START_TEST(queued_sorts_cancelled)
            engine's sort would keep the loop from reading the second client until it ends. */
         if (getenv("SORTD_TEST_WRAPPER") && *getenv("SORTD_TEST_WRAPPER")) {
                 fprintf(stderr, "queued_sorts_cancelled: skipped under SORTD_TEST_WRAPPER\n");
-                free(payload);
                 return;
         }
-        for (size_t i = 0; i < (size_t)BIG * 2; i++) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                payload[i] = x;
-        }
+        payload = xmalloc((size_t)BIG * 16);
+        datagen_fill(payload, (size_t)BIG * 2, SORTD_KEY_U64, DATAGEN_UNIFORM, 0, 7);
         daemon_start(&d, extra);
         st0 = status_of(&d);
         blocker = raw_connect(d.sock);

@@ -197,7 +197,6 @@ static void poke(const char *path, int type)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
-
         bool done = false;
 
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
@@ -339,7 +338,6 @@ static ssize_t read_text(const char *path, char *buf, size_t len)
 static void refused(const char *const *args, const char *words)
 {
         char err[1024];
-
         int code = run_sortd_err(args, err, sizeof(err));
 
         ck_assert_msg(code == 2 && strstr(err, words), "sortd %s: exit %d, '%s' not in: %s",
