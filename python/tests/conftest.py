@@ -71,3 +71,20 @@ def client(daemon):
     import sortd
     with sortd.Client(daemon.sock, timeout=60) as c:
         yield c
+
+
+NO_STREAM = object()  # a CUDA Array Interface of version 2: no "stream" key at all
+
+
+class FakeCudaArray:
+    """Something that speaks the CUDA Array Interface. Its data pointer is ptr: by default no
+    memory at all; test_cuda_driver.py points it into host memory that its stand-in libcuda
+    takes for a device allocation."""
+
+    def __init__(self, shape=(16,), typestr="<u4", strides=None, readonly=False,
+                 ptr=0x7f0000000000, stream=None):
+        self.__cuda_array_interface__ = {
+            "shape": shape, "typestr": typestr, "strides": strides, "data": (ptr, readonly),
+            "version": 2 if stream is NO_STREAM else 3}
+        if stream is not NO_STREAM:
+            self.__cuda_array_interface__["stream"] = stream

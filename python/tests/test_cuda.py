@@ -8,16 +8,8 @@ import numpy as np
 import pytest
 
 import cuda_checks
+from conftest import FakeCudaArray
 import sortd
-
-
-class FakeCudaArray:
-    """Something that speaks the CUDA Array Interface, with no memory behind it."""
-
-    def __init__(self, shape=(16,), typestr="<u4", strides=None, readonly=False):
-        self.__cuda_array_interface__ = {
-            "shape": shape, "typestr": typestr, "strides": strides,
-            "data": (0x7f0000000000, readonly), "version": 3, "stream": None}
 
 
 @pytest.mark.parametrize("arr, exc, hint", [

@@ -15,11 +15,11 @@ import pytest
 import sortd
 from sortd import _cuda
 
+from conftest import NO_STREAM, FakeCudaArray
+
 pytestmark = pytest.mark.skipif(os.environ.get("SORTD_FAKE_CUDA") != "1",
                                 reason="needs the stand-in libcuda (meson test "
                                        "test_python_fake_cuda)")
-
-NO_STREAM = object()  # a version 2 interface: no "stream" key at all
 
 
 class Stats(ctypes.Structure):
@@ -54,22 +54,15 @@ def fake():
     f.lib.fake_cuda_reset()
 
 
-class DeviceArray:
+def device_array(mem, offset, n, typestr="<u4", stream=None):
     """A CUDA array at offset bytes into mem, as CuPy or PyTorch would describe one."""
-
-    def __init__(self, mem, offset, n, typestr="<u4", stream=None):
-        self.__cuda_array_interface__ = {
-            "shape": (n,), "typestr": typestr, "strides": None,
-            "data": (mem.ctypes.data + offset, False), "version": 3 if stream is not NO_STREAM
-            else 2}
-        if stream is not NO_STREAM:
-            self.__cuda_array_interface__["stream"] = stream
+    return FakeCudaArray((n,), typestr, ptr=mem.ctypes.data + offset, stream=stream)
 
 
 def test_allocation_is_the_whole_allocation(fake):
     mem = np.zeros(1 << 16, np.uint8)
     fake.alloc(mem, ordinal=2)
-    arr = _cuda.describe(DeviceArray(mem, 4096, 100), "a")
+    arr = _cuda.describe(device_array(mem, 4096, 100), "a")
     base, size, handle, uuid = _cuda.driver().allocation(arr.ptr)
     assert (base, size) == (mem.ctypes.data, mem.nbytes)
     assert len(handle) == 64 and struct.unpack_from("<QQ", handle) == (base, size)
@@ -87,7 +80,7 @@ def test_allocation_is_the_whole_allocation(fake):
 def test_synchronize_waits_as_the_interface_says(fake, stream, ctx_syncs, stream_syncs):
     mem = np.zeros(4096, np.uint8)
     fake.alloc(mem)
-    _cuda.driver().synchronize(_cuda.describe(DeviceArray(mem, 0, 16, stream=stream), "a"))
+    _cuda.driver().synchronize(_cuda.describe(device_array(mem, 0, 16, stream=stream), "a"))
     s = fake.stats()
     assert (s.ctx_syncs, s.stream_syncs, s.depth) == (ctx_syncs, stream_syncs, 0)
     if stream_syncs:
@@ -110,10 +103,10 @@ def test_driver_errors_are_named(fake):
 def test_cpu_daemon_refuses_cuda_arrays(client, fake):
     mem = np.zeros(1 << 16, np.uint8)
     fake.alloc(mem)
-    keys = DeviceArray(mem, 1024, 1000, stream=2)
+    keys = device_array(mem, 1024, 1000, stream=2)
     with pytest.raises(sortd.Unsupported, match="CUDA IPC regions need a GPU engine"):
         client.sort(keys)
-    vals = DeviceArray(mem, 8192, 1000, typestr="<u8", stream=2)
+    vals = device_array(mem, 8192, 1000, typestr="<u8", stream=2)
     with pytest.raises(sortd.Unsupported, match="CUDA IPC regions need a GPU engine"):
         client.sort(keys, values=vals)
     s = fake.stats()
@@ -126,7 +119,7 @@ def test_unshareable_memory_is_refused_before_the_daemon(client, fake):
     fake.alloc(mem, shareable=False)
     before = client.status()["requests_total"]
     with pytest.raises(RuntimeError, match="cannot be shared"):
-        client.sort(DeviceArray(mem, 0, 100))
+        client.sort(device_array(mem, 0, 100))
     assert client.status()["requests_total"] == before + 1  # only the status call itself
     assert fake.stats().depth == 0
 
@@ -189,7 +182,7 @@ def test_allocation_registered_once(fake, gpu_client):
     regions = gpu_client._lib
     mem, = allocations(fake, 1)
     for offset in (0, 1024, 2048):
-        gpu_client.sort(DeviceArray(mem, offset, 100))
+        gpu_client.sort(device_array(mem, offset, 100))
     assert regions.registrations == 1
     assert [s[1] for s in regions.sorts] == [0, 1024, 2048]
     assert all(s[0][:8] == struct.pack("<Q", mem.ctypes.data) for s in regions.sorts)
@@ -200,15 +193,15 @@ def test_cache_keeps_the_most_recent(fake, gpu_client, monkeypatch):
     regions = gpu_client._lib
     mems = allocations(fake, 4)
     for m in mems:
-        gpu_client.sort(DeviceArray(m, 0, 10))
+        gpu_client.sort(device_array(m, 0, 10))
     assert (regions.registrations, len(regions.live)) == (4, 3)  # the first went
-    gpu_client.sort(DeviceArray(mems[3], 0, 10))  # cached
-    gpu_client.sort(DeviceArray(mems[1], 0, 10))  # cached, now the most recent
+    gpu_client.sort(device_array(mems[3], 0, 10))  # cached
+    gpu_client.sort(device_array(mems[1], 0, 10))  # cached, now the most recent
     assert regions.registrations == 4
-    gpu_client.sort(DeviceArray(mems[0], 0, 10))  # again: mems[2] is the least recent now
+    gpu_client.sort(device_array(mems[0], 0, 10))  # again: mems[2] is the least recent now
     assert (regions.registrations, len(regions.live)) == (5, 3)
-    gpu_client.sort(DeviceArray(mems[1], 0, 10))
-    gpu_client.sort(DeviceArray(mems[3], 0, 10))
+    gpu_client.sort(device_array(mems[1], 0, 10))
+    gpu_client.sort(device_array(mems[3], 0, 10))
     assert regions.registrations == 5
 
 
@@ -218,7 +211,7 @@ def test_region_limit_gives_way(fake, gpu_client):
     regions = gpu_client._lib
     mems = allocations(fake, 7)
     for i, m in enumerate(mems[:-1]):
-        gpu_client.sort(DeviceArray(m, 0, 10), values=DeviceArray(mems[i + 1], 0, 10, "<u8"))
+        gpu_client.sort(device_array(m, 0, 10), values=device_array(mems[i + 1], 0, 10, "<u8"))
         assert regions.sorts[-1][0] != regions.sorts[-1][2]
         assert len(regions.live) <= 5
     assert len(regions.sorts) == 6
@@ -228,9 +221,9 @@ def test_reallocated_address_registers_anew(fake, gpu_client):
     regions = gpu_client._lib
     mem = np.zeros(8192, np.uint8)
     fake.alloc(mem[:4096])
-    gpu_client.sort(DeviceArray(mem, 0, 10))
+    gpu_client.sort(device_array(mem, 0, 10))
     fake.lib.fake_cuda_reset()  # freed; a larger allocation at the same address
     fake.alloc(mem)
-    gpu_client.sort(DeviceArray(mem, 0, 10))
+    gpu_client.sort(device_array(mem, 0, 10))
     assert regions.registrations == 2 and len(regions.live) == 1
     assert regions.sorts[0][0] != regions.sorts[1][0]
