@@ -78,7 +78,7 @@ sortd_status sortd_hello(sortd_conn *c, sortd_info *info)
         if (!c)
                 return SORTD_E_INVAL;
         hello.protocol_version = SORTD__WIRE_VERSION;
-        hello.client_name = "libsortd";
+        hello.client_name = c->name;
         req.body_case = SORTD__WIRE__REQUEST__BODY_HELLO;
         req.hello = &hello;
         s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_HELLO, &r);
@@ -130,7 +130,9 @@ sortd_status sortd_connect(const char *path, const sortd_connect_options *opts, 
                 return SORTD_E_NOMEM;
         }
         c->fd = -1;
-        c->timeout_ms = opts && opts->timeout_ms ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+        sortd_set_timeout(c, opts ? opts->timeout_ms : 0);
+        snprintf(c->name, sizeof(c->name), "%s",
+                 opts && opts->client_name ? opts->client_name : "libsortd");
         if (!path) {
                 sortd__wire_default_socket(def, sizeof(def));
                 path = def;
@@ -174,7 +176,7 @@ void sortd_set_progress(sortd_conn *c, sortd_progress_fn *fn, void *user)
 void sortd_set_timeout(sortd_conn *c, int timeout_ms)
 {
         if (c)
-                c->timeout_ms = timeout_ms < 0 ? -1 : timeout_ms;
+                c->timeout_ms = timeout_ms < 0 ? -1 : timeout_ms ? timeout_ms : DEFAULT_TIMEOUT_MS;
 }
 
 sortd_status sortd_ping(sortd_conn *c)
@@ -340,6 +342,19 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
         return s;
 }
 
+/* The result is read into the caller's buffers as it arrives (no second copy of a large
+   array), so a connection lost on the way leaves them mixed: the caller must hear that. */
+static sortd_status result_cut(sortd_conn *c, sortd_status s)
+{
+        char why[sizeof(c->err)];
+
+        snprintf(why, sizeof(why), "%s", c->err);
+        return sortd__client_fail(c, s,
+                                  "%.150s, while the sorted result arrived: the buffers hold "
+                                  "part of it and part of the input",
+                                  why);
+}
+
 sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
 {
         Sortd__Wire__Reply *rep;
@@ -380,7 +395,7 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
         if (s == SORTD_OK && sizes.vals_bytes)
                 s = sortd__client_read_all(c, r->vals, (size_t)sizes.vals_bytes);
         c->progress.total = 0;
-        return s;
+        return s == SORTD_OK ? s : result_cut(c, s);
 }
 
 static sortd_status call(sortd_conn *c, sortd_request *r)

@@ -17,7 +17,9 @@
  * sortd_sort_desc_check) this library also exports.
  *
  * After SORTD_E_IO, SORTD_E_TIMEOUT or SORTD_E_PROTOCOL the connection is broken: every later
- * call fails the same way, and only sortd_close() remains useful.
+ * call fails the same way, and only sortd_close() remains useful. An inline result is read into
+ * the caller's buffers as it arrives: if the connection fails on the way (the message says
+ * "while the sorted result arrived"), they hold part of the result and part of the input.
  */
 #ifndef SORTD_CLIENT_H
 #define SORTD_CLIENT_H
@@ -35,7 +37,7 @@ extern "C" {
 typedef struct sortd_conn sortd_conn;
 
 typedef struct sortd_connect_options {
-        const char *client_name; /* shown in the daemon's logs; NULL = "libsortd" */
+        const char *client_name; /* shown in the daemon's logs (64 bytes); NULL = "libsortd" */
         int timeout_ms;          /* per call; 0 = the default (60 s); -1 = wait forever */
 } sortd_connect_options;
 
@@ -53,7 +55,7 @@ void sortd_close(sortd_conn *c);
 /* The message of the last failed call on c; "" after a success. */
 const char *sortd_error_message(const sortd_conn *c);
 
-/* Sets the per-call timeout (-1 = none). */
+/* Sets the per-call timeout: ms, 0 = the default (60 s), -1 = none. */
 void sortd_set_timeout(sortd_conn *c, int timeout_ms);
 
 /*

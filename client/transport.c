@@ -79,11 +79,27 @@ static sortd_status wait_fd(sortd_conn *c, short events)
         }
 }
 
+#define BACKLOG_RETRY_MS 5
+
+/* A pause before the next connect while the daemon's backlog is full; SORTD_E_TIMEOUT once the
+   deadline has passed. */
+static sortd_status backlog_wait(sortd_conn *c)
+{
+        int64_t left =
+                c->deadline_ms < 0 ? BACKLOG_RETRY_MS : c->deadline_ms - sortd__client_now_ms();
+
+        if (left <= 0)
+                return sortd__client_fail(c, SORTD_E_TIMEOUT,
+                                          "sortd's queue of new connections stayed full for %d "
+                                          "ms: it is overloaded, or stalled",
+                                          c->timeout_ms);
+        poll(NULL, 0, left < BACKLOG_RETRY_MS ? (int)left : BACKLOG_RETRY_MS);
+        return SORTD_OK;
+}
+
 sortd_status sortd__client_connect(sortd_conn *c, const char *path)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        int err;
-        socklen_t elen = sizeof(err);
         sortd_status s;
 
         if (strlen(path) >= sizeof(sa.sun_path))
@@ -95,19 +111,20 @@ sortd_status sortd__client_connect(sortd_conn *c, const char *path)
         /* A Unix stream socket's queue is the sender's buffer: a large one moves a big
            payload in fewer wake-ups of both sides (the kernel caps it at wmem_max). */
         setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &(int){SOCKET_BUFFER}, sizeof(int));
-        if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-                return SORTD_OK;
-        if (errno != EAGAIN && errno != EINPROGRESS && errno != EINTR)
-                return sortd__client_fail(c, SORTD_E_IO, "cannot connect to %s: %s", path,
-                                          strerror(errno));
-        /* A full backlog: wait for the connection to complete within the timeout. */
-        s = wait_fd(c, POLLOUT);
-        if (s != SORTD_OK)
-                return s;
-        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err != 0)
-                return sortd__client_fail(c, SORTD_E_IO, "cannot connect to %s: %s", path,
-                                          strerror(err));
-        return SORTD_OK;
+        for (;;) {
+                if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+                        return SORTD_OK;
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN)
+                        return sortd__client_fail(c, SORTD_E_IO, "cannot connect to %s: %s", path,
+                                                  strerror(errno));
+                /* A full backlog: on a Unix socket the kernel queued nothing and will not
+                   complete this connect, so try again until the deadline. */
+                s = backlog_wait(c);
+                if (s != SORTD_OK)
+                        return s;
+        }
 }
 
 void sortd__client_disconnect(sortd_conn *c)

@@ -21,6 +21,7 @@ struct sortd_conn {
         uint64_t next_id;
         uint64_t outstanding; /* submitted, not yet received */
         sortd_info info;
+        char name[65];                /* sent in Hello: the daemon logs up to 64 bytes */
         int64_t deadline_ms;          /* of the call in progress; -1 = none */
         uint8_t *msg;                 /* SORTD__WIRE_MAX_MESSAGE bytes */
         struct sortd_region *regions; /* created on c and not yet destroyed (region.c) */

@@ -24,6 +24,16 @@ static void refuse(sortd__request *rq, sortd_status s, const char *fmt, ...)
         va_end(ap);
 }
 
+/* The name goes into the log: a control byte in it must not forge or break a log line. */
+static void printable_name(const char *name, char *out, size_t len)
+{
+        size_t i = 0;
+
+        for (; name[i] && i + 1 < len; i++)
+                out[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+        out[i] = '\0';
+}
+
 static void check_hello(const Sortd__Wire__Hello *hello, sortd__request *rq)
 {
         if (hello->protocol_version != SORTD__WIRE_VERSION) {
@@ -33,7 +43,7 @@ static void check_hello(const Sortd__Wire__Hello *hello, sortd__request *rq)
                 return;
         }
         if (hello->client_name)
-                snprintf(rq->client_name, sizeof(rq->client_name), "%.64s", hello->client_name);
+                printable_name(hello->client_name, rq->client_name, sizeof(rq->client_name));
         rq->kind = SORTD__REQ_HELLO;
 }
 

@@ -4,6 +4,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 struct sc_out {
         char path[PATH_MAX], tmp[PATH_MAX + 32];
         int fd, slot;
+        bool direct; /* not a regular file (a terminal, pipe or device): written in place */
         size_t used;
         char *buf;
 };
@@ -78,39 +80,74 @@ static mode_t target_mode(const char *path)
         return 0666 & ~mask;
 }
 
-int sc_out_open(const char *path, sc_out **out)
+/* Where the data goes: a symlink's target, so that the rename replaces the file and keeps the
+   link; a regular file is replaced whole, anything else but a directory is written in place. */
+static int resolve(sc_out *o, const char *path)
 {
-        sc_out *o = calloc(1, sizeof(*o));
+        struct stat st;
+
+        if (stat(path, &st) < 0) {
+                if (strlen(path) >= sizeof(o->path))
+                        return sc_fail(SC_FAIL, "%s: the path is too long", path);
+                strcpy(o->path, path);
+                return SC_OK;
+        }
+        if (S_ISDIR(st.st_mode))
+                return sc_fail(SC_FAIL, "%s is a directory: give a file name", path);
+        if (!realpath(path, o->path))
+                return sc_fail(SC_FAIL, "%s: %s", path, strerror(errno));
+        o->direct = !S_ISREG(st.st_mode);
+        return SC_OK;
+}
+
+static int open_direct(sc_out *o)
+{
+        o->fd = open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (o->fd < 0)
+                return sc_fail(SC_FAIL, "%s: cannot open it: %s", o->path, strerror(errno));
+        return SC_OK;
+}
+
+static int open_temporary(sc_out *o)
+{
         char dir[PATH_MAX], base[PATH_MAX];
 
-        if (!o || !(o->buf = malloc(BUFFER))) {
-                free(o);
-                return sc_fail(SC_FAIL, "out of memory");
-        }
-        if (strlen(path) >= sizeof(o->path)) {
-                free(o->buf);
-                free(o);
-                return sc_fail(SC_FAIL, "%s: the path is too long", path);
-        }
-        strcpy(o->path, path);
-        strcpy(dir, path);
-        strcpy(base, path);
+        strcpy(dir, o->path);
+        strcpy(base, o->path);
         snprintf(o->tmp, sizeof(o->tmp), "%s/.%s.sortctl-XXXXXX", dirname(dir), basename(base));
         o->fd = mkstemp(o->tmp);
         if (o->fd < 0) {
                 int e = errno;
 
-                free(o->buf);
-                free(o);
-                return sc_fail(SC_FAIL, "%s: cannot create a file in its directory (%s): %s", path,
-                               strerror(e),
+                o->tmp[0] = '\0';
+                return sc_fail(SC_FAIL, "%s: cannot create a file in its directory (%s): %s",
+                               o->path, strerror(e),
                                e == EACCES ? "write to a directory you may write to"
                                            : "check that the directory exists");
         }
         o->slot = publish(o->tmp);
-        if (fchmod(o->fd, target_mode(path)) < 0) {
+        if (fchmod(o->fd, target_mode(o->path)) < 0)
+                return sc_fail(SC_FAIL, "%s: chmod: %s", o->path, strerror(errno));
+        return SC_OK;
+}
+
+int sc_out_open(const char *path, sc_out **out)
+{
+        sc_out *o = calloc(1, sizeof(*o));
+        int r;
+
+        if (!o || !(o->buf = malloc(BUFFER))) {
+                free(o);
+                return sc_fail(SC_FAIL, "out of memory");
+        }
+        o->fd = -1;
+        o->slot = -1;
+        r = resolve(o, path);
+        if (r == SC_OK)
+                r = o->direct ? open_direct(o) : open_temporary(o);
+        if (r != SC_OK) {
                 sc_out_discard(o);
-                return sc_fail(SC_FAIL, "%s: chmod: %s", path, strerror(errno));
+                return r;
         }
         *out = o;
         return SC_OK;
@@ -153,7 +190,7 @@ int sc_out_finish(sc_out *o)
 {
         int r = flush(o);
 
-        if (r == SC_OK && fsync(o->fd) < 0)
+        if (r == SC_OK && !o->direct && fsync(o->fd) < 0)
                 r = sc_fail(SC_FAIL, "%s: fsync: %s (nothing was written to it)", o->path,
                             strerror(errno));
         if (close(o->fd) < 0 && r == SC_OK)
@@ -163,14 +200,19 @@ int sc_out_finish(sc_out *o)
         return r;
 }
 
-int sc_out_commit(sc_out *o)
+/* note: what the user must know besides a failed rename. */
+static int commit(sc_out *o, const char *note)
 {
         char dir[PATH_MAX];
         int dfd;
 
+        if (o->direct) {
+                sc_out_discard(o);
+                return SC_OK;
+        }
         if (rename(o->tmp, o->path) < 0) {
-                int r = sc_fail(SC_FAIL, "%s: rename: %s (nothing was written to it)", o->path,
-                                strerror(errno));
+                int r = sc_fail(SC_FAIL, "%s: rename: %s (nothing was written to it%s)", o->path,
+                                strerror(errno), note);
 
                 sc_out_discard(o);
                 return r;
@@ -188,13 +230,46 @@ int sc_out_commit(sc_out *o)
         return SC_OK;
 }
 
+int sc_out_commit_all(sc_out **o, int n)
+{
+        sigset_t held, old;
+        bool done = false;
+        int r = SC_OK;
+
+        sigemptyset(&held);
+        sigaddset(&held, SIGINT);
+        sigaddset(&held, SIGTERM);
+        sigaddset(&held, SIGHUP);
+        sigprocmask(SIG_BLOCK, &held, &old);
+        for (int i = 0; i < n; i++) {
+                if (!o[i])
+                        continue;
+                if (r != SC_OK) {
+                        sc_out_discard(o[i]);
+                        continue;
+                }
+                /* A rename that fails after another succeeded is rare (open checked the
+                   destination), but then the user must know which file is new. */
+                r = commit(o[i], done ? "; the outputs named before it were" : "");
+                done = true;
+        }
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return r;
+}
+
+int sc_out_commit(sc_out *o)
+{
+        return commit(o, "");
+}
+
 void sc_out_discard(sc_out *o)
 {
         if (!o)
                 return;
         if (o->fd >= 0)
                 close(o->fd);
-        unlink(o->tmp);
+        if (o->tmp[0])
+                unlink(o->tmp);
         unpublish(o);
         free(o->buf);
         free(o);

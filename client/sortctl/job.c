@@ -32,18 +32,45 @@ uint64_t sc_job_bytes(const sc_job *j)
         return (uint64_t)j->n * (sortd_key_size(j->type) + sortd_payload_size(j->payload));
 }
 
+/* What the daemon would refuse, refused before the input is read into memory for it. */
+static int check_limits(sortd_conn *c, const sc_job *j)
+{
+        sortd_info info;
+        sortd_status s = sortd_hello(c, &info);
+
+        if (s != SORTD_OK)
+                return sc_fail_conn(c, s, "asking sortd for its limits");
+        if (j->n > info.capacity)
+                return sc_fail(SC_FAIL,
+                               "n = %zu above the daemon's capacity %llu: sort it in parts", j->n,
+                               (unsigned long long)info.capacity);
+        if (j->via == SC_VIA_INLINE && info.max_request_bytes &&
+            sc_job_bytes(j) > info.max_request_bytes)
+                return sc_fail(
+                        SC_FAIL,
+                        "%llu bytes above the daemon's max-request-bytes %llu: use --via shm",
+                        (unsigned long long)sc_job_bytes(j),
+                        (unsigned long long)info.max_request_bytes);
+        return SC_OK;
+}
+
 int sc_job_alloc(sortd_conn *c, sc_job *j, sc_via via)
 {
         size_t kb, vb;
         sortd_status s;
+        int r;
 
         if (j->n > SIZE_MAX / 16)
                 return sc_fail(SC_FAIL, "%zu elements are too many for this machine", j->n);
         kb = j->n * sortd_key_size(j->type);
         vb = j->n * sortd_payload_size(j->payload);
-        j->via = via != SC_VIA_AUTO                    ? via
+        /* No keys, nothing to share: a region cannot be empty. */
+        j->via = j->n == 0                             ? SC_VIA_INLINE
+                 : via != SC_VIA_AUTO                  ? via
                  : sc_job_bytes(j) >= SC_SHM_THRESHOLD ? SC_VIA_SHM
                                                        : SC_VIA_INLINE;
+        if ((r = check_limits(c, j)) != SC_OK)
+                return r;
         if (j->via == SC_VIA_SHM) {
                 s = sortd_region_create(c, vals_offset(j) + vb, &j->region);
                 if (s != SORTD_OK)

@@ -222,28 +222,45 @@ int sc_parse_command(sc_common *c, int argc, char **argv, const char *cmd, const
         return SC_OK;
 }
 
-int sc_parse_count(const char *s, uint64_t *out)
+#define DIGITS "0123456789"
+
+/* 1e6 or 1.5e6, exact integers only; strtod alone would take hex, signs and spaces too. */
+static int parse_exponent(const char *s, uint64_t *out)
 {
+        const char *p = s + strspn(s, DIGITS);
         char *end;
         double d;
-        unsigned long long v, e;
 
-        errno = 0;
-        if (strchr(s, 'e') || strchr(s, 'E')) { /* 1e6: exact integers only */
-                d = strtod(s, &end);
-                if (*end || errno || !(d >= 0) || d > 1e18 || d != floor(d))
-                        return -1;
-                *out = (uint64_t)d;
-                return 0;
-        }
-        if (*s < '0' || *s > '9')
+        if (*p == '.')
+                p += 1 + strspn(p + 1, DIGITS);
+        if ((*p != 'e' && *p != 'E') || !strspn(p + 1, DIGITS) || p[1 + strspn(p + 1, DIGITS)])
                 return -1;
+        errno = 0;
+        d = strtod(s, &end);
+        if (*end || errno || d > 1e18 || d != floor(d))
+                return -1;
+        *out = (uint64_t)d;
+        return 0;
+}
+
+int sc_parse_count(const char *s, uint64_t *out)
+{
+        size_t digits = strspn(s, DIGITS);
+        unsigned long long v, e;
+        char *end;
+
+        if (!digits)
+                return -1;
+        if (strchr(".eE", s[digits]) && s[digits])
+                return parse_exponent(s, out);
+        errno = 0;
         v = strtoull(s, &end, 10);
         if (errno)
                 return -1;
         if (*end == '^') { /* 2^20 */
-                e = strtoull(end + 1, &end, 10);
-                if (v != 2 || e > 62 || *end)
+                digits = strspn(end + 1, DIGITS);
+                if (v != 2 || !digits || end[1 + digits] || digits > 2 ||
+                    (e = strtoull(end + 1, NULL, 10)) > 62)
                         return -1;
                 *out = 1ull << e;
                 return 0;

@@ -5,6 +5,8 @@
  * complete, so a failed run leaves every destination as it was. IN is read whole before OUT
  * is replaced, so OUT may be IN.
  */
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +51,9 @@ static const char HELP[] =
         "IN:LINE and nothing is written.\n"
         "\n"
         "Outputs are written to a temporary file in their directory, fsynced, and renamed\n"
-        "over OUT: a failed or interrupted sort leaves OUT and IN as they were. On a terminal\n"
+        "over OUT: a failed or interrupted sort leaves OUT and IN as they were. A symlink's\n"
+        "target is replaced; an OUT that is no regular file (a pipe, /dev/stdout) is written\n"
+        "in place once the sort has succeeded. On a terminal\n"
         "a progress line (reading, sending, sorting, receiving, writing; a region's sort has\n"
         "no sending or receiving) appears on stderr for inputs of 16 MiB or more, or once\n"
         "the sort has taken 0.5 s.\n"
@@ -154,15 +158,30 @@ static void short_options(int argc, char **argv)
         }
 }
 
-static bool same_file(const char *a, const char *b)
+static bool same_inode(const char *a, const char *b)
 {
         struct stat sa, sb;
 
+        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+}
+
+/* One file, whether it exists yet or not: new.txt and ./new.txt are one. */
+static bool same_file(const char *a, const char *b)
+{
+        char da[PATH_MAX], db[PATH_MAX], ba[PATH_MAX], bb[PATH_MAX];
+
         if (!a || !b)
                 return false;
-        if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-                return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-        return strcmp(a, b) == 0;
+        if (same_inode(a, b))
+                return true;
+        if (strlen(a) >= PATH_MAX || strlen(b) >= PATH_MAX)
+                return strcmp(a, b) == 0;
+        strcpy(da, a);
+        strcpy(ba, a);
+        strcpy(db, b);
+        strcpy(bb, b);
+        return strcmp(basename(ba), basename(bb)) == 0 && same_inode(dirname(da), dirname(db));
 }
 
 static int check_args(const sort_args *s)
@@ -225,13 +244,10 @@ static int write_outputs(const sort_args *s, const sc_input *in, const sc_input 
                 r = sc_output_prepare(
                         second, s->fmt ? (sc_format)s->fmt : sc_format_of(second, fallback),
                         s->values ? vals->type : SORTD_KEY_I64, j->vals, j->n, p, &o[1]);
-        for (int i = 0; i < 2; i++) {
-                if (r == SC_OK && o[i])
-                        r = sc_out_commit(o[i]);
-                else
-                        sc_out_discard(o[i]);
-                o[i] = NULL;
-        }
+        if (r == SC_OK)
+                return sc_out_commit_all(o, 2);
+        sc_out_discard(o[0]);
+        sc_out_discard(o[1]);
         return r;
 }
 

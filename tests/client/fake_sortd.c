@@ -125,6 +125,11 @@ static void send_reply(int fd, const Sortd__Wire__Reply *rep, fake_fault fault)
                 memset(msg + len, 0x5a, 8);
                 len += 8;
         }
+        if (fault == FAKE_FAULT_CUT_RESULT) {
+                h.payload_len = rep->sort->n * sizeof(uint32_t);
+                memset(msg + len, 0x5a, 4);
+                len += 4;
+        }
         sortd__wire_header_pack(&h, buf);
         len += SORTD__WIRE_HEADER_SIZE;
         while (off < len) {
@@ -134,6 +139,8 @@ static void send_reply(int fd, const Sortd__Wire__Reply *rep, fake_fault fault)
                         return;
                 off += w > 0 ? (size_t)w : 0;
         }
+        if (fault == FAKE_FAULT_CUT_RESULT)
+                shutdown(fd, SHUT_WR);
 }
 
 /* The message-level faults: a reply that is well framed and parses, but says the wrong thing. */
@@ -179,6 +186,8 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
         rep.id = req->id;
         switch (req->body_case) {
         case SORTD__WIRE__REQUEST__BODY_HELLO:
+                snprintf(f->client_name, sizeof(f->client_name), "%s",
+                         req->hello->client_name ? req->hello->client_name : "");
                 hello.protocol_version = SORTD__WIRE_VERSION;
                 hello.engine = "fake";
                 hello.capacity = 1u << 20;

@@ -31,6 +31,7 @@ typedef enum fake_fault {
         FAKE_FAULT_SORT_N,        /* a SortReply's n is the Sort's plus one */
         FAKE_FAULT_ERROR_PAYLOAD, /* an error status (no body), with 8 bytes of payload */
         FAKE_FAULT_SILENT,        /* no reply at all; the fake serves on until the client closes */
+        FAKE_FAULT_CUT_RESULT,    /* a u32 SortReply whose payload ends after 4 bytes: closes */
 } fake_fault;
 
 typedef struct fake_sortd {
@@ -51,7 +52,8 @@ typedef struct fake_sortd {
         size_t ipc_handle_len;                           /* and how many came */
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];    /* likewise device_uuid */
         size_t device_uuid_len;
-        uint64_t region_id; /* the id of the last sort's keys region */
+        char client_name[80]; /* Hello's */
+        uint64_t region_id;   /* the id of the last sort's keys region */
         uint64_t keys_offset, vals_offset, vals_region_id;
         uint64_t unregistered; /* the id of the last UnregisterRegion */
         uint64_t next_id;      /* region ids handed out: 1, 2, ... */

@@ -6,6 +6,8 @@
  * connection for good, and a timeout set on an open connection holds.
  */
 #include <check.h>
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,6 +336,103 @@ START_TEST(client_set_timeout)
 }
 END_TEST
 
+/* A result cut off on its way says so: the caller's buffer holds part of it. */
+START_TEST(client_result_cut)
+{
+        uint32_t keys[6] = {60, 50, 40, 30, 20, 10};
+        fake_sortd f;
+        sortd_conn *c = connect_fake(&f, FAKE_FAULT_CUT_RESULT);
+
+        ck_assert_int_eq(sortd_sort(c, keys, 6, SORTD_KEY_U32, NULL), SORTD_E_IO);
+        ck_assert_msg(strstr(sortd_error_message(c), "while the sorted result arrived"), "%s",
+                      sortd_error_message(c));
+        ck_assert_uint_eq(keys[0], 0x5a5a5a5a); /* the 4 bytes that came */
+        ck_assert_uint_eq(keys[1], 50);
+        sortd_close(c);
+        fake_stop(&f);
+}
+END_TEST
+
+/* The name a client gives goes in its Hello (the daemon logs it); the default is libsortd. A
+   timeout of 0 set on an open connection means the default, as it does at connect. */
+START_TEST(client_name_and_default_timeout)
+{
+        sortd_connect_options o = {.client_name = "loader-7"};
+        sortd_conn *c = NULL;
+        char err[256];
+        fake_sortd f;
+
+        fake_start(&f);
+        ck_assert_msg(sortd_connect(f.sock, &o, &c, err, sizeof(err)) == SORTD_OK, "%s", err);
+        ck_assert_str_eq(f.client_name, "loader-7");
+        sortd_set_timeout(c, 0);
+        ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+        sortd_close(c);
+        fake_stop(&f);
+        c = connect_fake(&f, FAKE_FAULT_NONE);
+        ck_assert_str_eq(f.client_name, "libsortd");
+        sortd_close(c);
+        fake_stop(&f);
+}
+END_TEST
+
+/* Fills d's queue of connections not yet accepted (the daemon is stopped); returns how many
+   sockets it took, kept open in fds. */
+static int fill_backlog(const daemon_proc *d, int *fds, int max)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int n = 0;
+
+        strcpy(sa.sun_path, d->sock);
+        for (; n < max; n++) {
+                fds[n] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                if (connect(fds[n], (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                        ck_assert_int_eq(errno, EAGAIN);
+                        close(fds[n]);
+                        break;
+                }
+        }
+        ck_assert_int_lt(n, max);
+        return n;
+}
+
+static void *resume_later(void *arg)
+{
+        const daemon_proc *d = arg;
+
+        usleep(300 * 1000);
+        kill(d->pid, SIGCONT);
+        return NULL;
+}
+
+/* A daemon whose queue of new connections is full (stalled, or flooded): connect waits it out
+   within the timeout, and says so when the timeout ends first. */
+START_TEST(connect_waits_out_a_full_backlog)
+{
+        const char *const extra[] = {"--max-connections", "1024", NULL};
+        sortd_connect_options quick = {.timeout_ms = 200}, patient = {.timeout_ms = 20000};
+        int fds[1024], n;
+        sortd_conn *c = NULL;
+        daemon_proc d = {0};
+        pthread_t t;
+        char err[256];
+
+        daemon_start(&d, extra);
+        kill(d.pid, SIGSTOP);
+        n = fill_backlog(&d, fds, 1024);
+        ck_assert_int_eq(sortd_connect(d.sock, &quick, &c, err, sizeof(err)), SORTD_E_TIMEOUT);
+        ck_assert_msg(strstr(err, "queue of new connections stayed full for 200 ms"), "%s", err);
+        ck_assert_int_eq(pthread_create(&t, NULL, resume_later, &d), 0);
+        ck_assert_msg(sortd_connect(d.sock, &patient, &c, err, sizeof(err)) == SORTD_OK, "%s", err);
+        ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+        pthread_join(t, NULL);
+        sortd_close(c);
+        for (int i = 0; i < n; i++)
+                close(fds[i]);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("client");
@@ -348,6 +447,9 @@ int main(void)
         tcase_add_test(tc, child_closes_the_parents_connection);
         tcase_add_loop_test(tc, client_bad_reply, 0, N_BAD_REPLIES);
         tcase_add_test(tc, client_set_timeout);
+        tcase_add_test(tc, client_result_cut);
+        tcase_add_test(tc, client_name_and_default_timeout);
+        tcase_add_test(tc, connect_waits_out_a_full_backlog);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

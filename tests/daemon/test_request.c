@@ -494,11 +494,19 @@ START_TEST(hello_and_ping_fields)
         b_hello(&m);
         pack_and_decode(&m, 0, &stats, &rq);
         ck_assert_str_eq(rq.client_name, "unit test");
+        /* The name is logged: control bytes become '?', and 64 bytes are kept. */
+        message_init(&m, 1);
+        b_hello(&m);
+        m.hello.client_name = "a\nfake: log line\x1b[2J\x7f"
+                              "0123456789012345678901234567890123456789012345678901234567890123";
+        pack_and_decode(&m, 0, &stats, &rq);
+        ck_assert_str_eq(rq.client_name,
+                         "a?fake: log line?[2J?0123456789012345678901234567890123456789012");
         message_init(&m, 2);
         b_ping(&m);
         pack_and_decode(&m, 0, &stats, &rq);
         ck_assert_uint_eq(rq.nonce, 0xfeed);
-        ck_assert_uint_eq(stats.requests_total, 2);
+        ck_assert_uint_eq(stats.requests_total, 3);
 }
 END_TEST
 

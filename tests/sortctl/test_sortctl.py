@@ -15,6 +15,7 @@ import re
 import select
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -193,6 +194,7 @@ class SortctlTest(unittest.TestCase):
     def test_npy_auto_path_and_empty(self):
         self.check_npy("u64", 300000, "auto")  # 2.4 MB: a region
         self.check_npy("u32", 0, "auto")
+        self.check_npy("u32", 0, "shm")  # nothing to share: sent inline
         self.check_npy("f32", 1, "shm")
 
     def test_npy_versions_2_and_3(self):
@@ -360,6 +362,48 @@ class SortctlTest(unittest.TestCase):
         self.assertIn("out.npy: write: File too large (nothing was written to it)", r.stderr)
         self.assert_untouched(out, b"precious")
 
+    def test_output_destinations(self):
+        """OUT that is no regular file is written in place, not replaced by one; a symlink's
+        target is replaced and the link kept; a directory is refused before anything is
+        written."""
+        src = self.write("in.txt", b"3\n1\n2\n")
+        # a pipe: read while sortctl writes
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        p = subprocess.Popen([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", fifo,
+                              "--type", "u32"], stderr=subprocess.PIPE)
+        with open(fifo, "rb") as f:
+            self.assertEqual(f.read(), b"1\n2\n3\n")
+        self.assertEqual(p.wait(60), 0, p.stderr.read())
+        p.stderr.close()
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        self.sortctl("sort", src, "-o", "/dev/null", "--type", "u32")
+        self.assertTrue(stat.S_ISCHR(os.lstat("/dev/null").st_mode))
+        # a symlink, also as IN: the file it names is sorted, the link stays a link
+        os.mkdir(self.path("real"))
+        target = self.write("real/data.txt", b"9\n8\n")
+        link = self.path("link.txt")
+        os.symlink(target, link)
+        self.sortctl("sort", link, "-o", link, "--type", "u32")
+        self.assertTrue(os.path.islink(link))
+        self.assert_untouched(target, b"8\n9\n")
+        # a directory, as the first or the second output: nothing is written anywhere
+        out = self.write("out.txt", b"old")
+        os.mkdir(self.path("adir"))
+        self.assert_fails(["sort", src, "-o", self.path("adir"), "--type", "u32"],
+                          "adir is a directory: give a file name")
+        self.assert_fails(["sort", src, "-o", out, "--argsort", self.path("adir"), "--type",
+                           "u32"], "adir is a directory")
+        self.assert_untouched(out, b"old")
+
+    def test_two_outputs_one_new_file(self):
+        src = self.write("in.txt", b"3\n1\n2\n")
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(self.dir)
+        self.assert_fails(["sort", src, "-o", "new.txt", "--argsort", "./new.txt", "--type",
+                           "u32"], "two outputs name the same file")
+        self.assertFalse(os.path.exists(self.path("new.txt")))
+
     def test_signal_removes_temporary_files(self):
         """SIGTERM while sortctl writes: no temporary file stays, and out is whole, old or new."""
         n = 1 << 22
@@ -420,6 +464,10 @@ class SortctlTest(unittest.TestCase):
         os.truncate(big, (16 << 20) * 1 + 1)
         self.assert_fails(["sort", big, "-o", self.path("x.bin"), "--type", "u8", "--via",
                            "inline"], "capacity")
+        # and through a region: refused by sortctl itself, before it makes the region and
+        # reads the input into it
+        self.assert_fails(["sort", big, "-o", self.path("x.bin"), "--type", "u8", "--via",
+                           "shm"], "above the daemon's capacity 16777216: sort it in parts")
 
     # ---- the other subcommands ----
 
@@ -445,6 +493,11 @@ class SortctlTest(unittest.TestCase):
         self.assertIn("Exit status", self.sortctl("--help").stdout)
         self.assert_fails(["frob"], "unknown command 'frob'")
         self.assert_fails(["ping", "--count", "0"], "--count 0")
+        for bad in ("2^", "2^x", "0x1e1", " 2e0", "+3", "2^+3", "1e", "1.e", "3e-1", "1K2"):
+            with self.subTest(count=bad):
+                self.assert_fails(["ping", "--count", bad], "--count " + bad)
+        for good, n in (("2e0", 2), ("1.5e1", 15), ("2^1", 2)):
+            self.assertIn("%d pings" % n, self.sortctl("ping", "--count", good).stdout)
         self.assert_fails(["--timeout", "soon", "ping"], "--timeout soon")
 
     def test_hello(self):
