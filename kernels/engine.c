@@ -182,8 +182,8 @@ static void sort_one(const sortd__plan *p, void *vals)
                 memset(vals, 0, p->val_bytes); /* index 0, in either width */
 }
 
-sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
-                               size_t n)
+static sortd_status sort_host(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
+                              size_t n, bool shared)
 {
         sortd__plan p;
         sortd_status s;
@@ -193,12 +193,25 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
         s = sort_begin(e, desc, keys, vals, n, &p);
         if (s != SORTD_OK || n == 0)
                 return s;
+        p.shared = shared;
         if (n == 1) {
                 sort_one(&p, vals);
                 return SORTD_OK;
         }
         s = sorting_call(e);
         return s == SORTD_OK ? e->ops->sort(e, &p, keys, vals, n) : s;
+}
+
+sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
+                               size_t n)
+{
+        return sort_host(e, desc, keys, vals, n, false);
+}
+
+sortd_status sortd_engine_sort_shared(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
+                                      void *vals, size_t n)
+{
+        return sort_host(e, desc, keys, vals, n, true);
 }
 
 /* Members checked and handed to the engine at a time: the jobs live on the stack. */

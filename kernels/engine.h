@@ -66,13 +66,24 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
                                size_t n);
 
 /*
+ * sortd_engine_sort on keys in memory that another process may write while the sort runs (a
+ * client's shared-memory region). The engine reads each key once, into memory of its own, so
+ * keys changed under it give a wrong order in the caller's memory, never an access outside the
+ * buffers or another sort's bytes in them. GPU engines copy the keys to the device once in any
+ * case; the CPU engine's sorts above its small-sort size pay one more write of the keys.
+ */
+sortd_status sortd_engine_sort_shared(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
+                                      void *vals, size_t n);
+
+/*
  * Batches
  *   Many small independent sorts in one call, which an engine can spread over its threads or
  *   pack into one launch sequence. Each item is checked and sorted exactly as
  *   sortd_engine_sort would sort it alone, with its own key type, payload, order and bit
  *   range, and gets its own status and message: an item that fails its checks fails alone, and
  *   the others are sorted. Returns SORTD_OK when every item succeeded, else the first failed
- *   item's status, with sortd_engine_error naming it. Items must not share buffers.
+ *   item's status, with sortd_engine_error naming it. Items must not share buffers, and their
+ *   keys must be memory no other process writes meanwhile (see sortd_engine_sort_shared).
  */
 typedef struct sortd_engine_batch_item {
         sortd_sort_desc desc;

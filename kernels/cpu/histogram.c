@@ -13,6 +13,7 @@
 
 struct hist_job {
         sortd__cpu_ctx *ctx;
+        const unsigned char *from; /* copied into keys tile by tile; NULL: none */
         const unsigned char *keys;
         size_t n;
         unsigned key_bytes;
@@ -158,6 +159,11 @@ SORTD__ALWAYS_INLINE size_t hist_tile(const struct hist_job *j, sortd__cpu_scrat
         size_t begin = t * SORTD__CPU_TILE_KEYS, len = sortd__tile_len(j->n, t);
         size_t q = sortd__stream_len(len);
 
+        /* The tile stays in cache for the counting that follows. */
+        if (j->from)
+                memcpy((unsigned char *)j->keys + begin * j->key_bytes,
+                       j->from + begin * j->key_bytes, len * j->key_bytes);
+
         for (unsigned k = 0; k < SORTD__STREAMS; k++) {
                 uint32_t p0[SORTD__HIST_SETS][SORTD__HIST_ROW] = {{0}};
                 uint32_t *tc = j->ctx->tile_counts[t][k];
@@ -210,12 +216,13 @@ static void hist_worker(void *arg, unsigned tid, unsigned nth)
         hist_flush(s, j->key_bytes);
 }
 
-void sortd__histogram(sortd__cpu_ctx *ctx, unsigned nth, const sortd__plan *plan, const void *keys,
-                      size_t n)
+void sortd__histogram(sortd__cpu_ctx *ctx, unsigned nth, const sortd__plan *plan, const void *from,
+                      void *keys, size_t n)
 {
         const unsigned bits = plan->end_bit - plan->begin_bit;
         struct hist_job hj = {
                 .ctx = ctx,
+                .from = from,
                 .keys = keys,
                 .n = n,
                 .key_bytes = plan->key_bytes,

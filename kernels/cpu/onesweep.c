@@ -73,8 +73,9 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
         const unsigned nplaces = (plan->end_bit - plan->begin_bit + 7) / 8;
         uint64_t goff[SORTD__MAX_PLACES][SORTD__RADIX];
         unsigned places[SORTD__MAX_PLACES];
+        unsigned char *first = plan->shared ? ctx->own_keys : keys;
 
-        sortd__histogram(ctx, nth, plan, keys, n);
+        sortd__histogram(ctx, nth, plan, plan->shared ? keys : NULL, first, n);
         const unsigned np = sortd__plan_places(ctx->scratch, nth, nplaces, goff, places);
 
         if (np == 0) {
@@ -83,7 +84,7 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                         fill_identity(vals, n, plan->val_bytes);
                 return;
         }
-        unsigned char *buf_k[2] = {keys, ctx->alt_keys};
+        unsigned char *buf_k[2] = {first, ctx->alt_keys};
         unsigned char *buf_v[2] = {vals, ctx->alt_vals};
 
         for (unsigned i = 0; i < np; i++) {
@@ -103,19 +104,22 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
                 p.ctx = ctx;
                 p.src_k = buf_k[i & 1];
                 p.src_v = buf_v[i & 1];
-                p.dst_k = buf_k[(i + 1) & 1];
+                p.dst_k = plan->shared && i == np - 1 ? keys : buf_k[(i + 1) & 1];
                 p.dst_v = buf_v[(i + 1) & 1];
                 sortd__bin_pass(&p, nth);
         }
+        /* An odd number of passes ends in the other buffers; a shared sort's last pass wrote
+           the keys in place already. */
         if (np & 1) {
-                struct copy_job cj = {ctx, keys, vals, n, plan->key_bytes, plan->val_bytes};
+                struct copy_job cj = {
+                        ctx, keys, vals, n, plan->shared ? 0 : plan->key_bytes, plan->val_bytes};
                 sortd__pool_run(ctx->pool, nth, copy_worker, &cj);
         }
 }
 
 /* ---- buffers ----------------------------------------------------------- */
 
-static void *alloc_prefaulted(size_t bytes)
+static void *alloc_buffer(size_t bytes, bool prefault)
 {
         /* 2 MiB alignment lets the kernel back the ping-pong buffers with huge
            pages; touching them now keeps page faults out of every sort. */
@@ -128,8 +132,14 @@ static void *alloc_prefaulted(size_t bytes)
 #ifdef MADV_HUGEPAGE
         madvise(p, rounded, MADV_HUGEPAGE);
 #endif
-        memset(p, 0, rounded);
+        if (prefault)
+                memset(p, 0, rounded);
         return p;
+}
+
+static void *alloc_prefaulted(size_t bytes)
+{
+        return alloc_buffer(bytes, true);
 }
 
 int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
@@ -145,11 +155,14 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
         ctx->alt_bytes = capacity * sizeof(uint64_t);
         ctx->alt_keys = alloc_prefaulted(ctx->alt_bytes);
         ctx->alt_vals = alloc_prefaulted(ctx->alt_bytes);
+        /* Only a daemon that sorts in shared memory touches it: no memory until then. */
+        ctx->own_keys = alloc_buffer(ctx->alt_bytes, false);
         ctx->status = alloc_prefaulted(ctx->max_tiles * SORTD__RADIX * sizeof(uint64_t));
         ctx->scratch = alloc_prefaulted(threads * sizeof(sortd__cpu_scratch));
         ctx->tile_counts = alloc_prefaulted(ctx->max_tiles * sizeof(*ctx->tile_counts));
         _Static_assert(sizeof(sortd__cpu_scratch) % SORTD__LINE == 0, "scratch keeps alignment");
-        if (!ctx->alt_keys || !ctx->alt_vals || !ctx->status || !ctx->scratch || !ctx->tile_counts)
+        if (!ctx->alt_keys || !ctx->alt_vals || !ctx->own_keys || !ctx->status || !ctx->scratch ||
+            !ctx->tile_counts)
                 return -ENOMEM;
         r = sortd__pool_create(threads, &ctx->pool);
         return r;
@@ -160,6 +173,7 @@ void sortd__cpu_ctx_free(sortd__cpu_ctx *ctx)
         sortd__pool_destroy(ctx->pool);
         free(ctx->alt_keys);
         free(ctx->alt_vals);
+        free(ctx->own_keys);
         free((void *)ctx->status);
         free(ctx->scratch);
         free(ctx->tile_counts);

@@ -33,6 +33,8 @@ typedef struct sortd__cpu_ctx {
         size_t capacity;
         void *alt_keys; /* capacity x 8 bytes: the other half of the key ping-pong */
         void *alt_vals; /* capacity x 8 bytes */
+        /* capacity x 8 bytes, touched only by shared sorts: their keys, read once */
+        void *own_keys;
         size_t alt_bytes;
         /* Chained-scan status words, max_tiles x 256: [epoch:16][flag:2][count:46]. */
         _Atomic uint64_t *status;
@@ -50,7 +52,9 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads);
 /* Accepts a zeroed or partly initialised ctx. */
 void sortd__cpu_ctx_free(sortd__cpu_ctx *ctx);
 
-/* Sorts as plan says; n >= 2, n <= capacity, buffers checked. */
+/* Sorts as plan says; n >= 2, n <= capacity, buffers checked. A shared plan's keys are read
+   once, by the histogram pass into ctx->own_keys, and only written after that: the passes
+   run in the engine's own memory, and the last one writes the caller's keys. */
 void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *keys, void *vals,
                           size_t n);
 

@@ -1,11 +1,12 @@
 /*
  * A plain stable LSD radix sort for one thread: the histograms of every digit place counted in
- * one pass over the caller's keys, then one counting scatter per place that has more than one
- * non-empty bin. The first scatter reads the caller's arrays, turning keys into their
- * order-preserving images (keys.h) as 4- or 8-byte words and values into u64 in the thread's
- * scratch; the middle ones ping-pong between two halves of the scratch; the last writes the
- * caller's arrays back in their own widths. At up to 2^16 keys the scratch (2 MiB at most)
- * stays in L2.
+ * one pass over the caller's keys, which also copies them into the thread's scratch as their
+ * order-preserving images (keys.h), 4- or 8-byte words; then one counting scatter per place
+ * that has more than one non-empty bin. The first scatter reads those images and the caller's
+ * values (as u64 from then on); the middle ones ping-pong between two halves of the scratch;
+ * the last writes the caller's arrays back in their own widths. The caller's keys are read
+ * once, so keys that another process changes meanwhile (a shared-memory region) cannot send a
+ * scatter out of its bins. At up to 2^16 keys the scratch (2 MiB at most) stays in L2.
  */
 #include <string.h>
 
@@ -33,11 +34,12 @@ static unsigned make_places(const sortd__plan *p, place pl[SORTD__MAX_PLACES])
 }
 
 /* Where a scatter reads and writes: the caller's arrays (in their widths, keys untwiddled) or
-   the scratch (keys as ek-byte images, values as u64). */
+   the scratch (keys as ek-byte images, values as u64); keys and values each. */
 typedef struct side {
         void *k;
         void *v;
-        bool caller;
+        bool caller;      /* k is the caller's */
+        bool caller_vals; /* v is the caller's */
 } side;
 
 SORTD__ALWAYS_INLINE uint64_t word(const void *a, size_t i, unsigned ek)
@@ -80,9 +82,9 @@ SORTD__ALWAYS_INLINE void scatter(const sortd__plan *p, sortd__twiddle tw, place
                         set_word(out.k, at, ek, x);
                 if (!with_vals)
                         continue;
-                uint64_t y = !in.caller   ? ((const uint64_t *)in.v)[i]
-                             : p->argsort ? i
-                                          : sortd__load_elem(in.v, i, p->val_bytes);
+                uint64_t y = !in.caller_vals ? ((const uint64_t *)in.v)[i]
+                             : p->argsort    ? i
+                                             : sortd__load_elem(in.v, i, p->val_bytes);
 
                 if (out.caller)
                         sortd__store_elem(out.v, at, p->val_bytes, y);
@@ -91,22 +93,26 @@ SORTD__ALWAYS_INLINE void scatter(const sortd__plan *p, sortd__twiddle tw, place
         }
 }
 
-/* Counts every place of the caller's keys; returns the places that move anything (todo). */
+/* Counts every place of the caller's keys and copies their images into images; returns the
+   places that move anything (todo). */
 SORTD__ALWAYS_INLINE unsigned count_places(const sortd__plan *p, sortd__twiddle tw,
-                                           const void *keys, size_t n, const place *pl,
-                                           unsigned places, uint32_t count[][SORTD__RADIX],
+                                           const void *keys, void *images, size_t n, unsigned ek,
+                                           const place *pl, unsigned places,
+                                           uint32_t count[][SORTD__RADIX],
                                            unsigned todo[SORTD__MAX_PLACES])
 {
-        uint64_t first = sortd__twiddle_forward(tw, sortd__load_elem(keys, 0, p->key_bytes));
         unsigned k = 0;
 
         memset(count, 0, sizeof(count[0]) * places);
         for (size_t i = 0; i < n; i++) {
                 uint64_t x = sortd__twiddle_forward(tw, sortd__load_elem(keys, i, p->key_bytes));
 
+                set_word(images, i, ek, x);
                 for (unsigned d = 0; d < places; d++)
                         count[d][(x >> pl[d].shift) & pl[d].mask]++;
         }
+        uint64_t first = word(images, 0, ek);
+
         for (unsigned d = 0; d < places; d++)
                 if (count[d][(first >> pl[d].shift) & pl[d].mask] != n)
                         todo[k++] = d; /* else every key has this digit: the pass moves none */
@@ -120,18 +126,20 @@ SORTD__ALWAYS_INLINE void sort_as(const sortd__plan *p, void *keys, void *vals, 
         uint32_t count[SORTD__MAX_PLACES][SORTD__RADIX];
         unsigned todo[SORTD__MAX_PLACES], passes;
         place pl[SORTD__MAX_PLACES];
-        side caller = {keys, vals, true};
-        side a = {s->local_k, s->local_v, false};
-        side b = {(unsigned char *)s->local_k + n * ek, (uint64_t *)(void *)s->local_v + n, false};
+        side caller = {keys, vals, true, true};
+        side a = {s->local_k, s->local_v, false, false};
+        side b = {(unsigned char *)s->local_k + n * ek, (uint64_t *)(void *)s->local_v + n, false,
+                  false};
+        side first = {b.k, vals, false, true}; /* the keys' images, the caller's values */
 
-        passes = count_places(p, tw, keys, n, pl, make_places(p, pl), count, todo);
+        passes = count_places(p, tw, keys, b.k, n, ek, pl, make_places(p, pl), count, todo);
         if (passes == 0) { /* in order already: argsort's permutation is the identity */
                 if (p->argsort)
                         for (size_t i = 0; i < n; i++)
                                 sortd__store_elem(vals, i, p->val_bytes, i);
                 return;
         }
-        scatter(p, tw, pl[todo[0]], count[todo[0]], caller, a, n, ek, with_vals);
+        scatter(p, tw, pl[todo[0]], count[todo[0]], first, a, n, ek, with_vals);
         for (unsigned d = 1; d + 1 < passes; d++) {
                 side t = a;
 

@@ -53,14 +53,15 @@ class CudaBackend
         cudaEvent_t slot_done[MAX_STAGING_SLOTS] = {};          /* each slot's last DMA */
         sortd__pool *copy_threads = nullptr;
 
+        sortd_status failed = SORTD_E_DEVICE; /* the status of the last failed check */
+
         /* Records a failed call in e->why; true when rc is cudaSuccess. */
         bool check(cudaError_t rc, const char *what)
         {
                 if (rc == cudaSuccess)
                         return true;
-                sortd__engine_fail(e,
-                                   rc == cudaErrorMemoryAllocation ? SORTD_E_NOMEM : SORTD_E_DEVICE,
-                                   "%s: %s", what, cudaGetErrorString(rc));
+                failed = rc == cudaErrorMemoryAllocation ? SORTD_E_NOMEM : SORTD_E_DEVICE;
+                sortd__engine_fail(e, failed, "%s: %s", what, cudaGetErrorString(rc));
                 (void)cudaGetLastError(); /* clear a non-sticky error */
                 if (sticky(rc) || cudaPeekAtLastError() != cudaSuccess)
                         sortd__engine_lose(e);
@@ -497,10 +498,13 @@ inline CallerArrays caller_arrays(const sortd__plan *plan, void *keys, void *val
  */
 inline sortd_status sort_finished(CudaBackend &be, bool ok)
 {
+        sortd_status s = be.failed;
+
+        be.failed = SORTD_E_DEVICE;
         if (ok)
                 return SORTD_OK;
         be.drain();
-        return SORTD_E_DEVICE;
+        return s; /* the status that goes with e->why */
 }
 
 /*

@@ -89,7 +89,8 @@ void input_make(const struct sort_case *c, struct input *in);
 void input_free(struct input *in);
 /* The reference's answer, in fresh buffers. */
 void reference_sort(const struct sort_case *c, const struct input *in, void **keys, void **vals);
-/* Sorts a copy of the input with e and checks the result against want_keys and want_vals. */
+/* Sorts a copy of the input with e, then another as shared keys (sortd_engine_sort_shared), and
+   checks each result against want_keys and want_vals. */
 void engine_check(sortd_engine *e, const struct sort_case *c, const struct input *in,
                   const void *want_keys, const void *want_vals);
 /* One case: the engine's output against the reference's, counted in t. */

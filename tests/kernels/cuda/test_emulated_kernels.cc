@@ -450,7 +450,8 @@ sortd__plan plan_of(const sortd_sort_desc &d)
                            emulated::key_kind(d.key_type),
                            d.order == SORTD_DESCENDING,
                            d.begin_bit,
-                           d.end_bit ? d.end_bit : kb * 8};
+                           d.end_bit ? d.end_bit : kb * 8,
+                           false};
 }
 
 /*
