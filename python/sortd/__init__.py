@@ -33,7 +33,8 @@ _default = threading.local()
 
 def _client():
     """This thread's connection to the default socket, made on first use, and made again
-    after the daemon went away or in the child of a fork (the parent's stays the parent's)."""
+    after a failure that broke it (the daemon went away, a timeout) or in the child of a fork
+    (the parent's stays the parent's)."""
     c = getattr(_default, "client", None)
     if c is not None and c._forked:
         c.close()  # lets go of this process's copy only
@@ -46,8 +47,9 @@ def _on_default(call):
     c = _client()
     try:
         return call(c)
-    except ConnectionLost:
-        c.close()  # the next call connects again
+    except Error:
+        if c._conn is not None and c._broken():
+            c.close()  # the next call connects again
         raise
 
 

@@ -42,14 +42,25 @@ def key_type(dtype):
 
 
 def value_payload(dtype):
-    """The payload that moves values of this dtype (any 4- or 8-byte element)."""
-    size = _np().dtype(dtype).itemsize
+    """The payload that moves values of this dtype: numbers of 4 or 8 bytes."""
+    np = _np()
+    dtype = np.dtype(dtype)
+    if dtype.hasobject:
+        # A pointer moved by the daemon skips Python's reference counts, and a half-moved
+        # array of them crashes the interpreter.
+        raise TypeError(f"values of {dtype} hold Python objects, which sortd cannot move: "
+                        f"idx = sortd.argsort(a), then a[idx] and values[idx]")
+    if dtype.kind not in "iufcmM":
+        raise TypeError(f"values must be numbers (integers, floats, complex, datetime64 or "
+                        f"timedelta64), not {dtype}: pass values.view(np.int32) or "
+                        f"np.int64 to move 4 or 8 bytes as they are")
+    size = dtype.itemsize
     if size == 4:
         return _lib.PAYLOAD_VALUES32
     if size == 8:
         return _lib.PAYLOAD_VALUES64
     raise TypeError(f"values must have 4- or 8-byte elements, not {size}-byte "
-                    f"{_np().dtype(dtype)}: pass values.astype(np.int32) or np.int64")
+                    f"{dtype}: pass values.astype(np.int32) or np.int64")
 
 
 def index_payload(dtype):

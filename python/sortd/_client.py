@@ -4,8 +4,8 @@ An array reaches the daemon by the cheapest of three paths:
   - in a region already: an array from Client.empty() lives in a shared-memory region of this
     connection, and a CUDA array is opened by the daemon through CUDA IPC, so the sort happens
     where the array is, with no copy;
-  - inline, for small arrays (up to inline_max_bytes): libsortd sends it through the socket
-    and reads the result straight back into it;
+  - inline, for small arrays (up to inline_max_bytes): libsortd sends a copy through the
+    socket and reads the result back into the copy, which is copied into the array once whole;
   - through the pool: a larger ordinary array is copied once into a region the client keeps
     for reuse, sorted there, and copied back.
 """
@@ -121,7 +121,8 @@ class Client:
         self._regions_lock = threading.RLock()
         self._live = {}  # id -> _Region of each array from empty() still alive
         self._dead = []  # regions whose arrays died, destroyed at the next call
-        self._closed = False
+        self._closed = False  # set once sortd_close has orphaned the regions
+        self._unreceived = None  # (request, its buffers) from sortd_submit until its reply is read
         self._pool = []  # free regions of the copy path
         self._cuda = {}  # (device uuid, allocation base) -> (IPC handle, _Region)
         self.last_timings = None
@@ -156,15 +157,15 @@ class Client:
         with self._lock:
             if self._conn is None:
                 return
+            conn, self._conn, self._unreceived = self._conn, None, None
+            # Orphans every region: the daemon drops them with the connection, and the live
+            # ones stay mapped here. Until it has run, a finalizer must leave its region to
+            # this call (libsortd only unmaps a region that is orphaned).
+            self._lib.sortd_close(conn)
             with self._regions_lock:
                 self._closed = True
                 gone, self._dead = self._dead, []
-            gone += self._pool + [region for _, region in self._cuda.values()]
-            self._pool, self._cuda = [], {}
-            for region in gone:
-                self._lib.sortd_region_destroy(self._conn, region.handle)
-            self._lib.sortd_close(self._conn)  # orphans the live regions: they stay mapped
-            self._conn = None
+            self._unmap(gone + self._take_cached())
 
     def _disown(self):
         """In the child of a fork: the connection and its regions are the parent's, so this
@@ -174,9 +175,17 @@ class Client:
         if conn is None:
             return
         self._lib.sortd_close(conn)  # orphans the regions and closes this process's fd
-        for region in self._pool + [region for _, region in self._cuda.values()]:
-            self._lib.sortd_region_destroy(None, region.handle)  # orphaned: only unmaps
+        self._unmap(self._take_cached())
+
+    def _take_cached(self):
+        """The regions of the pool and the CUDA cache, which are emptied."""
+        gone = self._pool + [region for _, region in self._cuda.values()]
         self._pool, self._cuda = [], {}
+        return gone
+
+    def _unmap(self, regions):
+        for region in regions:
+            self._lib.sortd_region_destroy(None, region.handle)  # orphaned: only unmaps
 
     def _check(self, status):
         if status != _lib.OK:
@@ -193,19 +202,47 @@ class Client:
                 raise _errors.Error(f"this sortd.Client was made in process {c._pid}, before a "
                                     f"fork: make a new one in this process")
             c._lock.acquire()
-            if c._conn is None:
+            try:
+                if c._conn is None:
+                    raise _errors.Error("this sortd.Client is closed")
+                c._settle()
+            except BaseException:  # a signal handler's exception too: the lock must not stay held
                 c._lock.release()
-                raise _errors.Error("this sortd.Client is closed")
-            with c._regions_lock:
-                gone, c._dead = c._dead, []
-            for region in gone:
-                c._lib.sortd_region_destroy(c._conn, region.handle)
+                raise
 
         def __exit__(self, *exc):
             self.client._lock.release()
 
     def _call(self):
         return Client._Call(self)
+
+    def _settle(self):
+        """What earlier calls left undone: the reply to an interrupted inline sort, then the
+        regions whose arrays died. Called in a call."""
+        if self._unreceived is not None:
+            # While a sort is submitted and not received, libsortd refuses every other call and
+            # every region destroy. With none, sortd_receive fails at once, sending nothing.
+            self._lib.sortd_receive(self._conn, ctypes.byref(self._unreceived[0]))
+            self._unreceived = None
+        # With nothing outstanding, sortd_region_destroy only fails when the daemon refuses the
+        # unregister, and then the region is gone here all the same: none is kept for a retry.
+        # One at a time, so that an exception from a signal handler loses none of the others.
+        while True:
+            with self._regions_lock:
+                if not self._dead:
+                    return
+                region = self._dead.pop()
+            self._lib.sortd_region_destroy(self._conn, region.handle)
+
+    def _broken(self):
+        """Whether the connection is broken for good, after a timeout, a lost or garbled
+        stream, or the daemon's last word before it hung up: libsortd then fails every call
+        at once, as it does this ping."""
+        try:
+            self.ping()
+        except _errors.Error:
+            return True
+        return False
 
     def info(self):
         """The daemon's version, engine, device and limits, as a dict."""
@@ -233,7 +270,9 @@ class Client:
     def empty(self, n, dtype=float):
         """A new 1-D array of n elements (zero-filled) in a shared-memory region of this
         connection: sort() sorts it where it is, with no copy. Its memory stays valid after
-        close(); the region is released when the array (and every view of it) is gone."""
+        close(); the region is released when the array (and every view of it) is gone. It is
+        shared memory: after os.fork(), parent and child see each other's writes to it, where
+        an ordinary array's pages would be copied on write."""
         np = _arrays._np()
         dtype = np.dtype(dtype)
         n = int(n)
@@ -261,7 +300,8 @@ class Client:
                        self._lib.sortd_region_size(handle))
 
     def _array_died(self, region):
-        """A finalizer, run whenever the collector decides: it only queues the region."""
+        """A finalizer, run whenever the collector decides: it only queues the region, or
+        unmaps it once sortd_close has orphaned it."""
         if self._forked:
             return  # the parent's region; this process's mapping goes with the process
         with self._regions_lock:
@@ -269,7 +309,7 @@ class Client:
             if not self._closed:
                 self._dead.append(region)
                 return
-        self._lib.sortd_region_destroy(None, region.handle)  # orphaned: only unmaps
+        self._unmap([region])
 
     def _span(self, a):
         """(region, offset) when a's memory lies in a live region of this client, else None."""
@@ -280,7 +320,9 @@ class Client:
             live = list(self._live.values())
         for region in live:
             if region.addr <= addr and addr + size <= region.addr + region.size:
-                return region, addr - region.addr
+                offset = addr - region.addr
+                # libsortd takes element-aligned offsets only: a misaligned view is copied
+                return (region, offset) if offset % a.itemsize == 0 else None
         return None
 
     def _lease(self, size):
@@ -349,7 +391,7 @@ class Client:
         np = _arrays._np()
         index_dtype = np.dtype(np.uint32 if index_dtype is None else index_dtype)
         payload = _arrays.index_payload(index_dtype)
-        cuda = _cuda.describe(a, "a")
+        cuda = _cuda.describe(a, "a", writable=False)  # the daemon sorts a copy of a
         if cuda is not None:
             _arrays.key_type(np.dtype(cuda.typestr))  # refused before anything is allocated
             idx = _cuda.empty_like_indices(cuda, index_dtype)
@@ -387,7 +429,15 @@ class Client:
                 return
             vbytes = vals.nbytes if vals is not None else 0
             if keys.nbytes + vbytes <= self.inline_max_bytes:
-                self._inline(keys, vals, key_type, payload, opts)
+                # Into copies, which reach the caller's arrays only whole: a reply cut short
+                # (connection lost, timeout) leaves its buffers half-written. At this size a
+                # copy is cheap, and it is aligned as libsortd wants whatever the array is.
+                kbuf = keys.copy()
+                vbuf = vals.copy() if vals is not None else None
+                self._inline(kbuf, vbuf, key_type, payload, opts)
+                np.copyto(keys, kbuf)
+                if vals is not None:
+                    np.copyto(vals, vbuf)
                 return
             # Copy what is not in a region already into one lease: keys first, values after.
             lease = self._lease((0 if kspan else _round_up(keys.nbytes)) + (0 if vspan else vbytes))
@@ -411,10 +461,18 @@ class Client:
                 self._give_back(lease)
 
     def _inline(self, keys, vals, key_type, payload, opts):
+        """Sorts keys and vals, the client's own buffers (a failure may leave them
+        half-written), through the socket."""
         req = _lib.Request(keys.ctypes.data, vals.ctypes.data if vals is not None else None,
-                       keys.size, key_type, payload, opts)
-        self._check(self._lib.sortd_submit(self._conn, ctypes.byref(req)))
-        self._check(self._lib.sortd_receive(self._conn, ctypes.byref(req)))
+                           keys.size, key_type, payload, opts)
+        # Two calls: a signal handler that raises once sortd_submit has returned leaves the
+        # request outstanding, and the next call reads its reply into these buffers (_settle).
+        self._unreceived = req, keys, vals
+        status = self._lib.sortd_submit(self._conn, ctypes.byref(req))
+        if status == _lib.OK:
+            status = self._lib.sortd_receive(self._conn, ctypes.byref(req))
+        self._unreceived = None
+        self._check(status)
         self._record(req.timings)
 
     def _in_regions(self, kspan, vspan, n, key_type, payload, opts):

@@ -29,8 +29,9 @@ class CudaArray:
         return type(self.obj).__module__.split(".")[0]
 
 
-def describe(a, what):
-    """A CudaArray for a, None when a is not a CUDA array, or an error saying what to do."""
+def describe(a, what, writable=True):
+    """A CudaArray for a, None when a is not a CUDA array, or an error saying what to do;
+    writable: whether a is sorted in place, which a read-only array cannot be."""
     try:
         cai = a.__cuda_array_interface__
     except AttributeError:
@@ -48,8 +49,9 @@ def describe(a, what):
         raise ValueError(f"{what} is not contiguous (strides {tuple(strides)}): pass "
                          f"{what}.copy() for CuPy or {what}.contiguous() for PyTorch")
     ptr, readonly = cai["data"]
-    if readonly:
-        raise ValueError(f"{what} is read-only, and sortd sorts CUDA arrays in place")
+    if readonly and writable:
+        raise ValueError(f"{what} is read-only, and sortd sorts CUDA arrays in place: "
+                         f"sort a copy, or argsort it")
     return CudaArray(a, int(ptr or 0), shape[0], typestr, cai.get("stream"), "stream" in cai)
 
 
@@ -155,8 +157,13 @@ def empty_like_indices(arr, index_dtype):
     import numpy as np
     wide = np.dtype(index_dtype).itemsize == 8
     if arr.module == "torch":
+        # torch has no general-purpose uint32/uint64: indices come as int32 or int64, and the
+        # daemon's uint32 indices past 2^31 - 1 would read as negative int32s
+        if not wide and arr.n > 2**31:
+            raise ValueError(f"argsort of a PyTorch tensor of {arr.n} elements (more than "
+                             f"2^31) needs index_dtype=np.int64 (or np.uint64): PyTorch "
+                             f"has int32 indices, not uint32")
         torch = sys.modules["torch"]
-        # torch has no general-purpose uint32/uint64: indices come as int32 (n < 2^31) / int64
         return torch.empty(arr.n, dtype=torch.int64 if wide else torch.int32,
                            device=arr.obj.device)
     if arr.module == "cupy":

@@ -53,6 +53,8 @@ class NotRunning(ConnectionLost):
 
 
 class Timeout(Error, TimeoutError):
+    """No answer within the client's timeout. libsortd gives up on the connection, whose
+    stream is now out of step: the client is unusable, make a new one."""
     status = _lib.E_TIMEOUT
 
 

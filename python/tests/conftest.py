@@ -2,11 +2,13 @@
 
 Run under meson test (SORTD_BIN, SORTD_LIBRARY and SORTD_ABI_DUMP point into the build), or
 by hand with those variables set."""
+import functools
 import os
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import pytest
@@ -41,6 +43,86 @@ class Daemon:
             self.proc.terminate()
             assert self.proc.wait(60) == 0
         self.log.close()
+
+
+class Proxy:
+    """A socket that passes each connection's bytes through to the daemon's and back, until
+    cut(n) or stall(n): then the daemon's next n bytes reach the client, and after them the
+    connection is closed (cut) or nothing more arrives (stall)."""
+
+    def __init__(self, tmp, target):
+        self.sock = os.path.join(tmp, f"proxy-{len(os.listdir(tmp))}.sock")
+        self.target = target
+        self._left, self._close = None, False  # the daemon's bytes still passed on; None: all
+        self._lock = threading.Lock()
+        self._sockets = []
+        self._listener = socket.socket(socket.AF_UNIX)
+        self._listener.bind(self.sock)
+        self._listener.listen()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def cut(self, n):
+        with self._lock:
+            self._left, self._close = n, True
+
+    def stall(self, n):
+        with self._lock:
+            self._left, self._close = n, False
+
+    def close(self):
+        for s in [self._listener] + self._sockets:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            daemon = socket.socket(socket.AF_UNIX)
+            daemon.connect(self.target)
+            self._sockets += [client, daemon]
+            threading.Thread(target=self._pass, args=(client, daemon, False), daemon=True).start()
+            threading.Thread(target=self._pass, args=(daemon, client, True), daemon=True).start()
+
+    def _pass(self, src, dst, from_daemon):
+        try:
+            while data := src.recv(1 << 16):
+                with self._lock:
+                    left, close = (self._left, self._close) if from_daemon else (None, False)
+                    if left is not None:
+                        data = data[:left]
+                        self._left = left - len(data)
+                dst.sendall(data)
+                if left is not None and left == len(data) and close:
+                    break
+            dst.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class LibHooks:
+    """libsortd with some functions replaced (Client._lib): hooks[name](real function, *args)
+    is called in their place."""
+
+    def __init__(self, lib, **hooks):
+        self._lib, self._hooks = lib, hooks
+
+    def __getattr__(self, name):
+        real = getattr(self._lib, name)
+        hook = self._hooks.get(name)
+        return real if hook is None else functools.partial(hook, real)
+
+
+@pytest.fixture
+def proxy(tmp_root, daemon):
+    p = Proxy(tmp_root, daemon.sock)
+    yield p
+    p.close()
 
 
 @pytest.fixture(scope="session")

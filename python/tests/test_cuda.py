@@ -91,3 +91,30 @@ def test_plain_runner(monkeypatch, capsys):
     monkeypatch.setattr(cuda_checks, "CHECKS", [("ok", ok, "d")])
     assert cuda_checks.main(["cuda_checks.py", "S"]) == 0
     assert cuda_checks.main(["cuda_checks.py"]) == 2
+
+
+def test_argsort_takes_read_only_arrays(client):
+    """argsort sorts a copy, so a read-only array is fine: this one gets as far as making the
+    index array, which needs CuPy or PyTorch."""
+    with pytest.raises(TypeError, match="CuPy or PyTorch"):
+        client.argsort(FakeCudaArray(readonly=True))
+
+
+class FakeTorchTensor(FakeCudaArray):
+    __module__ = "torch"
+    device = "cuda:0"
+
+
+def test_torch_int32_indices_only_up_to_2_31(monkeypatch):
+    """PyTorch has int32 indices, not uint32: past 2^31 elements they would wrap negative."""
+    import types
+    from sortd import _cuda
+    made = []
+    torch = types.SimpleNamespace(int32="int32", int64="int64",
+                                  empty=lambda n, dtype, device: made.append((n, dtype)))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    for n, index_dtype in [(2**31, np.uint32), (2**31 + 1, np.int64), (2**32, np.uint64)]:
+        _cuda.empty_like_indices(_cuda.describe(FakeTorchTensor((n,)), "a"), index_dtype)
+    assert made == [(2**31, "int32"), (2**31 + 1, "int64"), (2**32, "int64")]
+    with pytest.raises(ValueError, match="index_dtype=np.int64"):
+        _cuda.empty_like_indices(_cuda.describe(FakeTorchTensor((2**31 + 1,)), "a"), np.uint32)

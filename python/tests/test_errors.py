@@ -1,4 +1,5 @@
 """Bad arrays are refused with what to do; the daemon's errors become exceptions."""
+import gc
 import os
 import signal
 import time
@@ -106,3 +107,73 @@ def test_killed_daemon_raises(fresh_daemon):
         c.ping()  # broken for good: a new client is needed
     c.close()
     os.unlink(fresh_daemon.sock)
+
+
+@pytest.mark.parametrize("cut_in", ["keys", "values"])
+def test_reply_cut_short_leaves_the_arrays_alone(daemon, proxy, cut_in):
+    """An inline reply cut partway (the daemon's stream ends after n bytes): the arrays keep
+    their input, neither half-sorted keys nor values parted from them."""
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 1 << 32, 50_000, dtype=np.uint32)
+    v = np.arange(a.size, dtype=np.int64)
+    a0, v0 = a.copy(), v.copy()
+    c = sortd.Client(proxy.sock, timeout=30)
+    proxy.cut(a.nbytes // 2 if cut_in == "keys" else a.nbytes + v.nbytes // 2)
+    with pytest.raises(sortd.ConnectionLost):
+        c.sort(a, values=v)
+    np.testing.assert_array_equal(a, a0)
+    np.testing.assert_array_equal(v, v0)
+    c.close()
+
+
+def test_values_holding_objects_refused(client):
+    a = np.arange(10, dtype=np.uint32)[::-1].copy()
+    with pytest.raises(TypeError, match="Python objects.*sortd.argsort"):
+        client.sort(a, values=np.array([object()] * 10))
+    for v in (np.zeros(10, "S8"), np.zeros(10, "U1"), np.zeros(10, "V4")):
+        with pytest.raises(TypeError, match="values must be numbers"):
+            client.sort(a, values=v)
+    for v in (np.zeros(10, np.complex64), np.zeros(10, "datetime64[ns]")):
+        client.sort(a, values=v)  # numbers of 8 bytes
+
+
+def test_default_client_made_again_after_a_timeout(daemon, proxy, monkeypatch):
+    """A timeout leaves libsortd's connection broken: sortd.sort connects again after it."""
+    monkeypatch.setenv("SORTD_SOCKET", daemon.sock)
+    monkeypatch.setattr(sortd._default, "client", sortd.Client(proxy.sock, timeout=0.2),
+                        raising=False)
+    proxy.stall(0)  # the daemon's answers go no further
+    a = np.arange(1000, dtype=np.uint32)[::-1].copy()
+    with pytest.raises(sortd.Timeout):
+        sortd.sort(a)
+    assert sortd.sort(a) is a  # a new connection, straight to the daemon
+    np.testing.assert_array_equal(a, np.arange(1000))
+
+
+def test_interrupted_inline_sort_is_received(client):
+    """A signal handler's exception right after sortd_submit returned: the next call reads
+    the reply that is due, and regions that died meanwhile are still released."""
+    from conftest import LibHooks
+    interrupted = []
+
+    def submit(real, conn, req):
+        status = real(conn, req)
+        if not interrupted:
+            interrupted.append(status)
+            raise KeyboardInterrupt
+        return status
+
+    client._lib = LibHooks(client._lib, sortd_submit=submit)
+    e = client.empty(1000, np.uint8)
+    regions = client.status()["regions"]
+    a = np.arange(1000, dtype=np.uint32)[::-1].copy()
+    with pytest.raises(KeyboardInterrupt):
+        client.sort(a)
+    assert interrupted == [sortd._lib.OK]
+    np.testing.assert_array_equal(a, np.arange(1000)[::-1])  # the copy was being sorted
+    del e
+    gc.collect()
+    big = np.arange(1 << 18, dtype=np.uint64)[::-1].copy()
+    client.sort(big)  # through the pool: no "submitted sorts not yet received"
+    np.testing.assert_array_equal(big, np.arange(1 << 18))
+    assert client.status()["regions"] == regions - 1 + client.pool_regions()[0]

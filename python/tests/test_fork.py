@@ -60,3 +60,19 @@ def test_child_does_not_touch_the_parents_connection(daemon, monkeypatch, reques
     assert zero[0] == 0
     assert c.pool_regions()[0] == 1
     c.close()
+
+
+def test_empty_arrays_are_shared_with_the_child(client):
+    """An empty() array is shared memory: a child's writes reach the parent's array, where an
+    ordinary array's pages are copied on write."""
+    shared = client.empty(100, np.int64)
+    plain = np.zeros(100, np.int64)
+
+    def child():
+        shared[:] = 7
+        plain[:] = 7
+        return True
+
+    assert _in_child(child) == 0
+    assert (shared == 7).all()
+    assert not plain.any()

@@ -1,5 +1,6 @@
 """Zero-copy arrays from Client.empty, and the pool of regions behind ordinary arrays."""
 import gc
+import os
 
 import numpy as np
 
@@ -145,3 +146,33 @@ def test_info(client):
     assert info["protocol_version"] >= 1
     assert info["max_regions"] == 64
     assert isinstance(info["server_version"], str) and info["server_version"]
+
+
+def _region_fds():
+    """This process's open memfds of regions (libsortd keeps one for each mapping)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:sortd-region")
+        except OSError:
+            pass  # closed meanwhile
+    return count
+
+
+def test_array_dying_while_its_client_closes(daemon):
+    """The last view of an empty() array dropped while close() runs, before sortd_close (the
+    collector runs finalizers whenever it likes): its region is unmapped all the same."""
+    from conftest import LibHooks
+    c = sortd.Client(daemon.sock, timeout=60)
+    arrays = [c.empty(1000, np.uint32)]
+    before = _region_fds()
+
+    def close(real, conn):
+        arrays.clear()
+        gc.collect()
+        real(conn)
+
+    c._lib = LibHooks(c._lib, sortd_close=close)
+    c.close()
+    assert not arrays
+    assert _region_fds() == before - 1

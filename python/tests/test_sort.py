@@ -157,3 +157,46 @@ def test_threads_share_a_client(client):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def unaligned(a):
+    """A writable copy of a whose elements start one byte past an aligned address."""
+    buf = bytearray(a.nbytes + 1)
+    out = np.frombuffer(buf, dtype=a.dtype, offset=1)
+    out[:] = a
+    assert not out.flags.aligned
+    return out
+
+
+@pytest.mark.parametrize("inline_max_bytes", [1 << 40, 0], ids=["inline", "pool"])
+def test_unaligned_arrays(client, inline_max_bytes):
+    """Arrays whose elements are not aligned to their size, which libsortd takes neither
+    inline nor in a region, go through copies."""
+    client.inline_max_bytes = inline_max_bytes
+    a = keys(np.uint32, 20011, 8)
+    k, v = unaligned(a), unaligned(np.arange(a.size, dtype=np.float64))
+    client.sort(k, values=v)
+    np.testing.assert_array_equal(k, np.sort(a, kind="stable"))
+    np.testing.assert_array_equal(v, np.argsort(a, kind="stable"))
+    np.testing.assert_array_equal(client.argsort(unaligned(a)), np.argsort(a, kind="stable"))
+
+
+@pytest.mark.parametrize("inline_max_bytes", [1 << 40, 0], ids=["inline", "pool"])
+@pytest.mark.parametrize("misaligned", ["keys", "values"])
+def test_misaligned_views_of_regions(client, inline_max_bytes, misaligned):
+    """Views of an empty() array at offsets that are not a multiple of their element size,
+    which libsortd refuses in a region sort: such a view is copied, the other sorted where it
+    is."""
+    client.inline_max_bytes = inline_max_bytes
+    a = keys(np.int64, 5000, 9)
+    raw = client.empty(a.nbytes * 2 + 16, np.uint8)
+    at = {"keys": (4, a.nbytes + 8), "values": (0, a.nbytes + 10)}[misaligned]
+    k = raw[at[0]:at[0] + a.nbytes].view(np.int64)
+    v = raw[at[1]:at[1] + a.nbytes].view(np.int64)
+    k[:] = a
+    v[:] = np.arange(a.size)
+    client.sort(k, values=v)
+    np.testing.assert_array_equal(k, np.sort(a, kind="stable"))
+    np.testing.assert_array_equal(v, np.argsort(a, kind="stable"))
+    k[:] = a
+    np.testing.assert_array_equal(client.argsort(k), np.argsort(a, kind="stable"))
