@@ -15,9 +15,9 @@
         X(connections, 6, UINT32, "connections")                                                   \
         X(connections_total, 7, UINT64, "connections total")                                       \
         X(requests_total, 8, UINT64, "requests")                                                   \
-        X(sorts_ok, 9, UINT64, "sorts ok")                                                         \
-        X(sorts_failed, 10, UINT64, "sorts failed")                                                \
-        X(rejected, 11, UINT64, "rejected") /* refused by a limit */                               \
+        X(sorts_ok, 9, UINT64, "sorts ok")          /* n = 0 too */                                \
+        X(sorts_failed, 10, UINT64, "sorts failed") /* or no buffer to be had */                   \
+        X(rejected, 11, UINT64, "rejected")         /* refused by a limit */                       \
         X(protocol_errors, 12, UINT64, "protocol errors")                                          \
         X(cancelled, 13, UINT64, "cancelled")            /* discarded because their client left */ \
         X(queued, 14, UINT64, "queued")                  /* sorts waiting for the engine */        \
@@ -35,7 +35,7 @@
         X(cpu_path_keys, 28, UINT64, "cpu path up to keys") /* 0: none (cpu-path-keys) */          \
         X(cpu_path_sorts, 29, UINT64, "sorts on the cpu path")                                     \
         X(timed_out, 30, UINT64, "connections timed out") /* frame-, idle-timeout-ms */            \
-        X(engines_lost, 31, UINT64, "engines lost")       /* replaced: on-device-loss */           \
+        X(engines_lost, 31, UINT64, "engines lost")       /* replaced or not: on-device-loss */    \
         X(sort_requests, 32, UINT64, "sort requests") /* = ok + failed + rejected + cancelled */   \
         X(loop_sorts, 33, UINT64, "sorts on the loop thread") /* loop-sort-keys */                 \
         X(host_pool_used, 34, UINT64, "host pool used")       /* bytes of it requests hold now */  \

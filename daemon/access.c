@@ -10,10 +10,60 @@
 
 #include "access.h"
 
-/* A numeric id, or the id of a name that lookup resolves; -1 when neither. */
+/* A group (user) entry larger than this is no entry of a sane system: the lookup gives up. */
+#define LOOKUP_MAX_BYTES (64u << 20)
+
+/* The id of a user (group) name, found with buf of len bytes: 0, -ENOENT when nobody has the
+   name, -ERANGE when the entry does not fit, or what the lookup failed with. */
+static int lookup_in(const char *name, bool group, char *buf, size_t len, uint32_t *out)
+{
+        bool found;
+        int r;
+
+        if (group) {
+                struct group g, *gp = NULL;
+
+                r = getgrnam_r(name, &g, buf, len, &gp);
+                found = r == 0 && gp;
+                if (found)
+                        *out = (uint32_t)gp->gr_gid;
+        } else {
+                struct passwd p, *pp = NULL;
+
+                r = getpwnam_r(name, &p, buf, len, &pp);
+                found = r == 0 && pp;
+                if (found)
+                        *out = (uint32_t)pp->pw_uid;
+        }
+        /* POSIX lets a lookup say "no such name" with these as well as with no entry. */
+        if (found)
+                return 0;
+        return r == 0 || r == ENOENT || r == ESRCH ? -ENOENT : -r;
+}
+
+/* The same with a buffer of its own: a group's entry holds its member list, so the buffer
+   grows until the entry fits (a group of a few hundred members takes more than 4 KiB). */
+static int lookup(const char *name, bool group, uint32_t *out)
+{
+        size_t len = 4096;
+        int r;
+
+        for (;;) {
+                char *buf = malloc(len);
+
+                if (!buf)
+                        return -ENOMEM;
+                r = lookup_in(name, group, buf, len, out);
+                free(buf);
+                if (r != -ERANGE || len >= LOOKUP_MAX_BYTES)
+                        return r;
+                len *= 2;
+        }
+}
+
+/* A numeric id, or the id of a name that lookup resolves: 0 or lookup's error. */
 static int resolve(const char *s, bool group, uint32_t *out)
 {
-        char buf[4096];
         char *end;
         unsigned long v;
 
@@ -23,29 +73,14 @@ static int resolve(const char *s, bool group, uint32_t *out)
                 *out = (uint32_t)v;
                 return 0;
         }
-        if (group) {
-                struct group g, *gp = NULL;
-
-                if (getgrnam_r(s, &g, buf, sizeof(buf), &gp) == 0 && gp) {
-                        *out = (uint32_t)gp->gr_gid;
-                        return 0;
-                }
-        } else {
-                struct passwd p, *pp = NULL;
-
-                if (getpwnam_r(s, &p, buf, sizeof(buf), &pp) == 0 && pp) {
-                        *out = (uint32_t)pp->pw_uid;
-                        return 0;
-                }
-        }
-        return -1;
+        return lookup(s, group, out);
 }
 
 /* One setting's list into ids (uid_t and gid_t are both 32-bit on Linux). */
 static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, char *why,
                       size_t why_len)
 {
-        const char *name = group ? "allow-gid" : "allow-uid";
+        const char *name = group ? "allow-gid" : "allow-uid", *kind = group ? "group" : "user";
         char copy[1024], *save = NULL;
 
         *n = 0;
@@ -60,9 +95,16 @@ static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, ch
                                  SORTD__ACCESS_MAX_IDS);
                         return -1;
                 }
-                if (resolve(t, group, &ids[*n]) < 0) {
+                int r = resolve(t, group, &ids[*n]);
+
+                if (r == -ENOENT) {
                         snprintf(why, why_len, "%s: '%s' is no %s id nor a known %s name", name, t,
-                                 group ? "group" : "user", group ? "group" : "user");
+                                 kind, kind);
+                        return -1;
+                }
+                if (r < 0) {
+                        snprintf(why, why_len, "%s: cannot look up the %s name '%s': %s", name,
+                                 kind, t, strerror(-r));
                         return -1;
                 }
                 ++*n;

@@ -2,12 +2,19 @@
  * Admission: request buffers and the bytes in flight. First come, first served: a sort that
  * finds others in line queues behind them, so a large request is not overtaken forever by
  * small ones; and with nothing in flight a request always goes, so progress is guaranteed.
+ *
+ * But a waiter whose connection leaves replies unread (bytes in its socket's write queue)
+ * holds nobody up: those behind it go first while memory allows. Its replies hold memory
+ * only its client can free, by reading; one that never reads would otherwise stop every
+ * other client's sorts for ever. It keeps its place, and holds the line again once its
+ * client reads.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
 #include "admission.h"
+#include "pipeline.h"
 
 /*
  * Request buffers come from the host pool where it has room: on a GPU engine they are then
@@ -87,6 +94,7 @@ static bool try_charge(sortd__admission *a, sortd__job *j)
                 return false;
         buffer_alloc(a, j, need);
         if (!j->buf) {
+                a->stats->sorts_failed++; /* done here: no engine's outcome will count it */
                 j->status = SORTD_E_NOMEM;
                 snprintf(j->why, sizeof(j->why), "cannot allocate %zu bytes", need);
                 j->state = SORTD__JOB_DONE;
@@ -107,9 +115,26 @@ void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__ho
         };
 }
 
-bool sortd__adm_admit(sortd__admission *a, sortd__waiter *w, sortd__job *j)
+/* Whether w keeps those behind it waiting: it does while its client reads its replies. */
+static bool holds_line(const sortd__waiter *w)
 {
-        if (!a->head && try_charge(a, j))
+        return !sortd__pipe_unread(w->replies);
+}
+
+/* Whether a newcomer may go before those in line: none of them holds it. */
+static bool line_open(const sortd__admission *a)
+{
+        for (const sortd__waiter *w = a->head; w; w = w->next)
+                if (holds_line(w))
+                        return false;
+        return true;
+}
+
+bool sortd__adm_admit(sortd__admission *a, sortd__waiter *w, sortd__job *j,
+                      const sortd__pipeline *replies)
+{
+        w->replies = replies;
+        if (line_open(a) && try_charge(a, j))
                 return true;
         w->job = j;
         w->next = NULL;
@@ -140,16 +165,28 @@ void sortd__adm_leave(sortd__admission *a, sortd__waiter *w)
         w->next = NULL;
 }
 
+/* In order, up to the first waiter that gets no memory and holds the line. After each one
+   admitted the walk starts again: its callback may change the line. */
 static void admit_waiting(sortd__admission *a)
 {
-        while (a->head) {
-                sortd__waiter *w = a->head;
+        sortd__waiter *w = a->head;
 
-                if (!try_charge(a, w->job))
+        while (w) {
+                if (try_charge(a, w->job)) {
+                        sortd__adm_leave(a, w);
+                        a->admitted(w);
+                        w = a->head;
+                } else if (!holds_line(w)) {
+                        w = w->next;
+                } else {
                         return;
-                sortd__adm_leave(a, w);
-                a->admitted(w);
+                }
         }
+}
+
+void sortd__adm_replies_wait(sortd__admission *a)
+{
+        admit_waiting(a);
 }
 
 void sortd__adm_release(sortd__admission *a, sortd__job *j)

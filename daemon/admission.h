@@ -3,7 +3,7 @@
  * room), the bytes in flight they hold, and the line of connections waiting for them. A sort's
  * payload is read only into a buffer charged against max-inflight-bytes; while the limit says
  * no, its connection waits in line (reads stopped), and buffers never grow to absorb a fast
- * writer.
+ * writer. A connection that leaves its replies unread waits in line without holding it.
  */
 #ifndef SORTD_DAEMON_ADMISSION_H
 #define SORTD_DAEMON_ADMISSION_H
@@ -15,10 +15,13 @@
 #include "job.h"
 #include "stats.h"
 
+struct sortd__pipeline;
+
 /* A place in the line, embedded in its owner (the connection). */
 typedef struct sortd__waiter {
         struct sortd__waiter *next;
         sortd__job *job; /* the sort waiting for its buffer; NULL when not in line */
+        const struct sortd__pipeline *replies; /* its connection's: are they read? */
 } sortd__waiter;
 
 /*
@@ -39,12 +42,18 @@ void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__ho
                      sortd__stats *stats, sortd__admitted_fn admitted);
 /*
  * Gives the sort j its buffer now and returns true (j->buf NULL and j done with
- * SORTD_E_NOMEM when the allocation failed), or puts w in line for it and returns false.
+ * SORTD_E_NOMEM, counted as failed, when the allocation failed), or puts w in line for it and
+ * returns false. replies: the pipeline of w's connection, whose unread replies let those
+ * behind w in line go first.
  */
-bool sortd__adm_admit(sortd__admission *a, sortd__waiter *w, sortd__job *j);
+bool sortd__adm_admit(sortd__admission *a, sortd__waiter *w, sortd__job *j,
+                      const struct sortd__pipeline *replies);
 /* Takes w out of the line; nothing when it is not in it. */
 void sortd__adm_leave(sortd__admission *a, sortd__waiter *w);
 /* Frees j with its buffer and reply; the bytes it held may admit those in line. */
 void sortd__adm_release(sortd__admission *a, sortd__job *j);
+/* A connection's replies began to wait for its client: if it is in line, those behind it may
+   go now. */
+void sortd__adm_replies_wait(sortd__admission *a);
 
 #endif

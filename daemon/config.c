@@ -91,8 +91,12 @@ static const struct option_def {
          "a client that stops sending in the middle of a request for this long is "
          "disconnected; 0 = never"},
         {"idle-timeout-ms", NUM(OPT_COUNT, idle_timeout_ms), "0", 0, 86400000, "ms",
-         "a connection with no request in progress or unanswered for this long is closed; 0 = "
-         "never"},
+         "a connection with no request in progress or unanswered for this long (counted from "
+         "its last reply) is closed; 0 = never"},
+        {"write-timeout-ms", NUM(OPT_COUNT, write_timeout_ms), "30000", 0, 86400000, "ms",
+         "a client that takes none of the reply bytes queued to it for this long is "
+         "disconnected, its sorts cancelled and the memory its replies hold freed for others; "
+         "0 = never"},
         {"log-level", NUM(OPT_LOG_LEVEL, log_level), "info", 0, 0, "level",
          "error, warning, notice, info or debug"},
 #undef STR
@@ -214,11 +218,39 @@ static char *trim(char *s)
         return s;
 }
 
-/* optional: a missing file is no error (--config-if-exists), so a package's example file may go. */
+/* One line of a config file; where names it. */
+static int load_line(sortd__config *cfg, char *line, const char *where)
+{
+        char *eq, *key, *s = trim(line);
+        const struct option_def *o;
+
+        if (*s == '#' || *s == '\0')
+                return 0;
+        eq = strchr(s, '=');
+        if (!eq) {
+                fprintf(stderr, "sortd: %s: expected 'name = value'\n", where);
+                return -1;
+        }
+        *eq = '\0';
+        key = trim(s);
+        o = find_option(key, strlen(key));
+        if (!o) {
+                fprintf(stderr, "sortd: %s: unknown setting '%s'\n", where, key);
+                return -1;
+        }
+        return set_option(cfg, o, trim(eq + 1), where);
+}
+
+/*
+ * optional: a missing file is no error (--config-if-exists), so a package's example file may go.
+ * Lines are read whole, however long: a value is taken or refused for its own length
+ * (set_option), at its own line, never cut in two.
+ */
 static int load_file(sortd__config *cfg, const char *path, bool optional)
 {
         FILE *f = fopen(path, "re");
-        char line[512], where[300];
+        char *line = NULL, where[300];
+        size_t cap = 0;
         int lineno = 0, r = 0;
 
         if (!f && optional && errno == ENOENT) {
@@ -229,30 +261,16 @@ static int load_file(sortd__config *cfg, const char *path, bool optional)
                 fprintf(stderr, "sortd: cannot open config file %s: %s\n", path, strerror(errno));
                 return -1;
         }
-        while (r == 0 && fgets(line, sizeof(line), f)) {
-                char *eq, *key, *s = trim(line);
-                const struct option_def *o;
-
-                lineno++;
-                snprintf(where, sizeof(where), "%s:%d", path, lineno);
-                if (*s == '#' || *s == '\0')
-                        continue;
-                eq = strchr(s, '=');
-                if (!eq) {
-                        fprintf(stderr, "sortd: %s: expected 'name = value'\n", where);
-                        r = -1;
-                        break;
-                }
-                *eq = '\0';
-                key = trim(s);
-                o = find_option(key, strlen(key));
-                if (!o) {
-                        fprintf(stderr, "sortd: %s: unknown setting '%s'\n", where, key);
-                        r = -1;
-                        break;
-                }
-                r = set_option(cfg, o, trim(eq + 1), where);
+        while (r == 0 && getline(&line, &cap, f) >= 0) {
+                snprintf(where, sizeof(where), "%s:%d", path, ++lineno);
+                r = load_line(cfg, line, where);
         }
+        if (r == 0 && !feof(f)) {
+                fprintf(stderr, "sortd: cannot read config file %s after line %d: %s\n", path,
+                        lineno, strerror(errno));
+                r = -1;
+        }
+        free(line);
         fclose(f);
         return r;
 }

@@ -32,6 +32,7 @@ typedef struct sortd__config {
         uint64_t drain_timeout_ms;
         uint64_t frame_timeout_ms; /* a frame in progress may go this long without a byte */
         uint64_t idle_timeout_ms;  /* a connection with nothing in progress; 0: for ever */
+        uint64_t write_timeout_ms; /* queued reply bytes may go this long untaken; 0: for ever */
         int log_level;
 } sortd__config;
 

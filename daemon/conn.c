@@ -11,8 +11,10 @@
  *
  * Backpressure: reads stop while the connection waits for in-flight memory, has max-pipeline
  * requests unanswered, or has more than max-write-queue reply bytes queued; buffers never grow
- * to absorb a fast writer or a slow reader.
+ * to absorb a fast writer or a slow reader. A reader that takes none of its replies for
+ * write-timeout-ms is closed: they hold in-flight memory other connections may wait for.
  */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 
 #include "conn.h"
 #include "dispatch.h"
+#include "fdpass.h"
 #include "log.h"
 #include "server.h"
 
@@ -42,6 +45,14 @@ static bool drained(sortd__conn *c);
  * no later frame's fds can join them.
  */
 #define READ_AHEAD_BYTES (64u << 10)
+
+/*
+ * fds one connection may have pending: a frame takes one at most (RegisterRegion), and one
+ * more is a client's slip that the frame's end refuses with the connection kept (dispatch.c).
+ * Past that the client is piling fds up in the daemon (a long frame sent a byte at a time, an
+ * fd with each byte), and every connection's fds come from the daemon's one table.
+ */
+#define MAX_PENDING_FDS 2
 
 bool sortd__conn_frame_fds(sortd__conn *c)
 {
@@ -107,6 +118,21 @@ static void consume(sortd__conn *c)
         c->consuming = false;
 }
 
+/* More fds came than c's frame can take: they are closed, and c is, as a protocol error. */
+static bool too_many_fds(sortd__conn *c)
+{
+        int n = uv_pipe_pending_count(&c->pipe);
+
+        if (n <= MAX_PENDING_FDS)
+                return false;
+        c->srv->stats.protocol_errors++;
+        sortd__log(SORTD__LOG_WARNING,
+                   "%s: %d fds came with one frame, which takes one at most: closing", c->name, n);
+        sortd__fd_drop_all(&c->pipe);
+        sortd__conn_close(c);
+        return true;
+}
+
 /* Whether the client closed its socket, rather than only its sending side: a Unix stream
    socket reports POLLHUP once both directions are shut. */
 static bool peer_gone(sortd__conn *c)
@@ -159,6 +185,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
                 return;
         c->last_byte = uv_hrtime();
         c->srv->stats.bytes_in += (uint64_t)nread;
+        if (too_many_fds(c))
+                return;
         if (uv_pipe_pending_count(&c->pipe) > c->fds_known)
                 c->fd_mark = c->parsed + (uint64_t)nread - 1;
         /* One of its requests on the loop thread at most: the rest of a pipelining client's
@@ -222,6 +250,42 @@ static void update_reading(sortd__conn *c)
         c->reading_on = want;
 }
 
+/* ---- what the timeouts measure ---- */
+
+/* Nothing in progress nor unanswered: no frame begun or read ahead, no job with the engine,
+   every reply written. */
+static bool conn_idle(const sortd__conn *c)
+{
+        return sortd__fr_at_boundary(&c->fr) && !c->reading && c->ra_pos == c->ra_len &&
+               c->in_engine == 0 && sortd__pipe_idle(&c->out);
+}
+
+/* idle-timeout-ms counts from when c became idle, not from its last byte: a request that took
+   longer than the timeout must not cost the client the next one it sends. */
+static void note_idle(sortd__conn *c)
+{
+        bool idle = conn_idle(c);
+
+        if (idle && !c->idle)
+                c->idle_since = uv_hrtime();
+        c->idle = idle;
+}
+
+/*
+ * write-timeout-ms counts from when c's queued reply bytes last moved (or began to wait).
+ * libuv's write queue grows only in sortd__pipe_flush (in settle) and shrinks only as the
+ * socket takes bytes, so looking before and after each flush, and at each check, sees every
+ * move: a queue smaller than it was last seen.
+ */
+static void note_writes(sortd__conn *c)
+{
+        size_t q = uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
+
+        if (q && (q < c->wq_seen || c->wq_seen == 0))
+                c->write_since = uv_hrtime();
+        c->wq_seen = q;
+}
+
 /*
  * After anything that may let c parse, write, read or close: what the read-ahead holds is
  * parsed as far as c takes it, ready replies go out (a reply the socket takes whole may let
@@ -231,6 +295,7 @@ static void settle(sortd__conn *c)
 {
         if (c->closing)
                 return;
+        note_writes(c);
         do {
                 if (c->ra_pos < c->ra_len && !c->consuming && takes_bytes(c))
                         consume(c);
@@ -238,7 +303,9 @@ static void settle(sortd__conn *c)
         } while (c->ra_pos < c->ra_len && !c->consuming && takes_bytes(c));
         if (c->closing)
                 return;
+        note_writes(c);
         update_reading(c);
+        note_idle(c);
         maybe_finish(c);
 }
 
@@ -391,26 +458,57 @@ void sortd__conn_close(sortd__conn *c)
 
 /* ---- timeouts ---- */
 
-void sortd__conn_check_timeouts(sortd__conn *c, uint64_t now)
+/*
+ * The reaper reads the clock once for every connection, and closing one of them can wake
+ * another in the same pass (the memory it frees admits a waiter, whose reads start and stamp
+ * its times after now): a time after now is no time gone by, not a wrap to 584 years.
+ */
+static uint64_t ms_since(uint64_t now, uint64_t t)
+{
+        return now > t ? (now - t) / 1000000 : 0;
+}
+
+/* Whether c has run past one of its timeouts at now; why says which. */
+static bool timed_out(sortd__conn *c, uint64_t now, char *why, size_t len)
 {
         const sortd__config *cfg = &c->srv->cfg;
-        uint64_t quiet_ms = (now - c->last_byte) / 1000000;
         bool mid_frame = !sortd__fr_at_boundary(&c->fr) || c->reading;
+        uint64_t ms;
 
-        /* Reads the daemon stopped itself (limits, memory) are no stall of the client's. */
-        if (c->closing || !c->reading_on)
-                return;
-        if (mid_frame && cfg->frame_timeout_ms && quiet_ms >= cfg->frame_timeout_ms) {
-                sortd__log(SORTD__LOG_INFO,
-                           "%s: no byte of its request for %llu ms (frame-timeout-ms): closing",
-                           c->name, (unsigned long long)quiet_ms);
-        } else if (!mid_frame && cfg->idle_timeout_ms && quiet_ms >= cfg->idle_timeout_ms &&
-                   c->in_engine == 0 && sortd__pipe_idle(&c->out)) {
-                sortd__log(SORTD__LOG_INFO, "%s: idle for %llu ms (idle-timeout-ms): closing",
-                           c->name, (unsigned long long)quiet_ms);
-        } else {
-                return;
+        note_writes(c);
+        ms = ms_since(now, c->write_since);
+        if (c->wq_seen && cfg->write_timeout_ms && ms >= cfg->write_timeout_ms) {
+                snprintf(why, len,
+                         "none of its %zu queued reply bytes taken for %llu ms (write-timeout-ms)",
+                         c->wq_seen, (unsigned long long)ms);
+                return true;
         }
+        /* Reads the daemon stopped itself (limits, memory) are no stall of the client's. */
+        if (!c->reading_on)
+                return false;
+        ms = ms_since(now, c->last_byte);
+        if (mid_frame && cfg->frame_timeout_ms && ms >= cfg->frame_timeout_ms) {
+                snprintf(why, len, "no byte of its request for %llu ms (frame-timeout-ms)",
+                         (unsigned long long)ms);
+                return true;
+        }
+        /* A request answered at once (a ping) never shows c busy to note_idle: its last byte
+           starts the count again. */
+        ms = ms_since(now, c->idle_since > c->last_byte ? c->idle_since : c->last_byte);
+        if (c->idle && conn_idle(c) && cfg->idle_timeout_ms && ms >= cfg->idle_timeout_ms) {
+                snprintf(why, len, "idle for %llu ms (idle-timeout-ms)", (unsigned long long)ms);
+                return true;
+        }
+        return false;
+}
+
+void sortd__conn_check_timeouts(sortd__conn *c, uint64_t now)
+{
+        char why[128];
+
+        if (c->closing || !timed_out(c, now, why, sizeof(why)))
+                return;
+        sortd__log(SORTD__LOG_INFO, "%s: %s: closing", c->name, why);
         c->srv->stats.timed_out++;
         sortd__conn_close(c);
 }
@@ -456,20 +554,19 @@ static void admit_peer(sortd__conn *c)
         }
 }
 
-void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
+int sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
 {
         sortd__conn *c = calloc(1, sizeof(*c));
         int r;
 
         if (!c || sortd__fr_init(&c->fr, SORTD__WIRE_MAX_MESSAGE) < 0 ||
             !(c->ra = malloc(READ_AHEAD_BYTES))) {
-                sortd__log(SORTD__LOG_ERR, "out of memory accepting a connection");
                 if (c) {
                         sortd__fr_free(&c->fr);
                         free(c->ra);
                 }
                 free(c);
-                return;
+                return -ENOMEM;
         }
         c->srv = srv;
         c->gone = gone;
@@ -487,7 +584,7 @@ void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
         if (r < 0) {
                 sortd__log(SORTD__LOG_WARNING, "accept failed: %s", uv_strerror(r));
                 sortd__conn_close(c);
-                return;
+                return 0;
         }
         srv->stats.connections_total++;
         peer_name(c);
@@ -497,4 +594,5 @@ void sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
         sortd__log(SORTD__LOG_INFO, "%s: connected", c->name);
         admit_peer(c);
         sortd__conn_update(c);
+        return 0;
 }

@@ -86,11 +86,13 @@ static void start_sort(sortd__conn *c, const sortd__request *rq)
 
         if (!j)
                 return;
-        if (rq->n == 0)
+        if (rq->n == 0) {
+                c->srv->stats.sorts_ok++;
                 return; /* done: nothing to read or sort */
+        }
         j->state = SORTD__JOB_READING;
         c->reading = j;
-        if (sortd__adm_admit(&c->srv->adm, &c->wait, j))
+        if (sortd__adm_admit(&c->srv->adm, &c->wait, j, &c->out))
                 sortd__dispatch_admitted(c);
 }
 
@@ -164,8 +166,10 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
                 c->srv->stats.sorts_failed++;
                 return; /* done: its error is the reply */
         }
-        if (rq->n == 0)
+        if (rq->n == 0) {
+                c->srv->stats.sorts_ok++;
                 return; /* done: nothing to sort, nothing held */
+        }
         if (kr->kind == SORTD__REGION_CUDA)
                 j->op = SORTD__OP_SORT_DEVICE;
         j->keys_rg = kr;
@@ -173,6 +177,7 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
         sortd__region_hold(kr);
         if (vr)
                 sortd__region_hold(vr);
+        sortd__turn_take(&c->regions.turns, j, &c->srv->queue, &c->srv->cpu_queue);
         queue_job(c, j);
 }
 

@@ -19,6 +19,7 @@
 #define SORTD__CONTAINER_OF(p, type, m) ((type *)(void *)((char *)(p)-offsetof(type, m)))
 
 struct sortd__conn;
+struct sortd__turns;
 
 typedef enum sortd__job_state {
         SORTD__JOB_READING, /* its payload is arriving */
@@ -54,6 +55,8 @@ typedef struct sortd__job {
         size_t vals_off;
         uint8_t *keys, *vals;                    /* what the engine sorts: in buf, or in regions */
         struct sortd__region *keys_rg, *vals_rg; /* a region sort's regions, held until done */
+        struct sortd__turns *turns;              /* a region sort's place in its connection's */
+        uint64_t turn;                           /* order (queue.h) */
         size_t buf_bytes;
         bool buf_pooled; /* buf is from the host pool (else the heap): where it goes back */
         size_t charged;  /* bytes counted against max-inflight-bytes */
@@ -71,6 +74,13 @@ typedef struct sortd__job {
 static inline bool sortd__job_is_sort(const sortd__job *j)
 {
         return j->op == SORTD__OP_SORT || j->op == SORTD__OP_SORT_DEVICE;
+}
+
+/* Whether j sorts in its connection's regions, memory its other sorts may name too, as against
+   its own request buffer, which no other sort sees. */
+static inline bool sortd__job_in_regions(const sortd__job *j)
+{
+        return j->keys_rg != NULL;
 }
 
 #endif

@@ -141,7 +141,10 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
                 p->written(p, r);
                 return;
         }
-        p->writes++;
+        /* The first reply left waiting for the client: if its connection is in line for
+           memory, it no longer holds the line (admission.c). */
+        if (++p->writes == 1)
+                sortd__adm_replies_wait(p->adm);
 }
 
 void sortd__pipe_flush(sortd__pipeline *p)
@@ -161,6 +164,11 @@ void sortd__pipe_flush(sortd__pipeline *p)
 bool sortd__pipe_idle(const sortd__pipeline *p)
 {
         return !p->head && p->writes == 0;
+}
+
+bool sortd__pipe_unread(const sortd__pipeline *p)
+{
+        return uv_stream_get_write_queue_size(p->stream) > 0;
 }
 
 void sortd__pipe_close(sortd__pipeline *p)

@@ -58,6 +58,8 @@ void sortd__pipe_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const c
 void sortd__pipe_flush(sortd__pipeline *p);
 /* Every reply is written and none waits. */
 bool sortd__pipe_idle(const sortd__pipeline *p);
+/* Reply bytes wait in the socket's write queue for the client to read them. */
+bool sortd__pipe_unread(const sortd__pipeline *p);
 /* Writes nothing more; frees every job but those the engine thread holds (their completion
    frees them). In-flight writes still end through written. */
 void sortd__pipe_close(sortd__pipeline *p);

@@ -2,10 +2,44 @@
  * The fair queue: each connection has a flow (its FIFO of sorts); flows with work form a ring,
  * and the engine thread takes one job from the ring's head flow, then moves that flow to the
  * tail. A client that pipelines a thousand sorts gets one turn in n, not the engine. A batch
- * is the same turns taken in one go: small sorts, one from each flow in ring order, as many
- * rounds as fit.
+ * is the same turns taken in one go: small inline sorts, one from each flow in ring order, as
+ * many rounds as fit.
  */
 #include "queue.h"
+
+void sortd__turn_take(sortd__turns *t, sortd__job *j, sortd__fair_queue *a, sortd__fair_queue *b)
+{
+        /* Set before the first turn's job is queued: the queues' locks publish it. */
+        if (t->given == 0) {
+                t->wake[0] = a;
+                t->wake[1] = b;
+        }
+        j->turns = t;
+        j->turn = t->given++;
+}
+
+bool sortd__turn_now(const sortd__job *j)
+{
+        return !j->turns || atomic_load(&j->turns->done) == j->turn;
+}
+
+/* The next turn's job may wait in either queue, its engine thread asleep for want of work
+   that may start: each is woken under its lock, so none misses the turn. */
+void sortd__turn_end(sortd__job *j)
+{
+        sortd__turns *t = j->turns;
+
+        if (!t)
+                return;
+        atomic_fetch_add(&t->done, 1);
+        for (int i = 0; i < 2; i++) {
+                if (!t->wake[i])
+                        continue;
+                pthread_mutex_lock(&t->wake[i]->mu);
+                pthread_cond_broadcast(&t->wake[i]->cv);
+                pthread_mutex_unlock(&t->wake[i]->mu);
+        }
+}
 
 int sortd__fq_init(sortd__fair_queue *q)
 {
@@ -69,64 +103,85 @@ void sortd__fq_push(sortd__fair_queue *q, sortd__flow *f, sortd__job *j)
         pthread_mutex_unlock(&q->mu);
 }
 
-/* Takes the head flow's first job and moves the flow to the ring's tail. Locked, ring not empty. */
-static sortd__job *take_head(sortd__fair_queue *q)
+/* Takes f's first job and moves f to the ring's tail. Locked, f in the ring. */
+static sortd__job *take(sortd__fair_queue *q, sortd__flow *f)
 {
-        sortd__flow *f = q->ring_head;
         sortd__job *j = f->head;
 
         f->head = j->qnext;
         if (!f->head)
                 f->tail = NULL;
         j->qnext = NULL;
-        q->ring_head = f->ring_next;
-        if (!q->ring_head)
-                q->ring_tail = NULL;
-        f->in_ring = false;
-        f->ring_next = NULL;
+        ring_remove(q, f);
         if (f->head)
                 ring_append(q, f);
         q->queued--;
         return j;
 }
 
-/* Waits for work the loop thread has not claimed the engine over; false once the queue is
-   closed and empty. Locked. */
-static bool wait_for_work(sortd__fair_queue *q)
+/* The first flow in ring order whose next job may start, or NULL. Locked. */
+static sortd__flow *runnable(sortd__fair_queue *q)
 {
+        sortd__flow *f = q->ring_head;
+
+        while (f && !sortd__turn_now(f->head))
+                f = f->ring_next;
+        return f;
+}
+
+/*
+ * Waits for the flow of a job that may start, and that the loop thread has not claimed the
+ * engine over (a closing queue ignores the claim); NULL once the queue is closed and empty.
+ * Locked. A closing queue still waits for a job whose turn will come: the sort before it
+ * runs on another thread, which wakes this one when it ends.
+ */
+static sortd__flow *wait_for_work(sortd__fair_queue *q)
+{
+        sortd__flow *f;
+
         q->busy = false;
-        while ((!q->ring_head || q->claimed) && !q->closing)
+        for (;;) {
+                f = q->claimed && !q->closing ? NULL : runnable(q);
+                if (f || (q->closing && !q->ring_head))
+                        break;
                 pthread_cond_wait(&q->cv, &q->mu);
-        q->busy = q->ring_head != NULL;
-        return q->busy;
+        }
+        q->busy = f != NULL;
+        return f;
 }
 
 sortd__job *sortd__fq_pop(sortd__fair_queue *q)
 {
         sortd__job *j = NULL;
+        sortd__flow *f;
 
         pthread_mutex_lock(&q->mu);
-        if (wait_for_work(q))
-                j = take_head(q);
+        f = wait_for_work(q);
+        if (f)
+                j = take(q, f);
         pthread_mutex_unlock(&q->mu);
         return j;
 }
 
+/* Only an inline sort joins a batch: its members run at once on different threads, and two
+   sorts in one region would write the same memory (and its client expects them one by one). */
 static bool small_sort(const sortd__job *j, const sortd__batch_limits *lim)
 {
-        return j->op == SORTD__OP_SORT && j->n <= lim->member_keys;
+        return j->op == SORTD__OP_SORT && !sortd__job_in_regions(j) && j->n <= lim->member_keys;
 }
 
 sortd__job *sortd__fq_pop_batch(sortd__fair_queue *q, const sortd__batch_limits *lim, size_t *count)
 {
         sortd__job *first = NULL, *last;
+        sortd__flow *f;
         uint64_t keys, bytes;
 
         *count = 0;
         pthread_mutex_lock(&q->mu);
-        if (!wait_for_work(q))
+        f = wait_for_work(q);
+        if (!f)
                 goto out;
-        first = last = take_head(q);
+        first = last = take(q, f);
         *count = 1;
         if (!small_sort(first, lim))
                 goto out;
@@ -141,7 +196,7 @@ sortd__job *sortd__fq_pop_batch(sortd__fair_queue *q, const sortd__batch_limits 
                         break;
                 keys += next->n;
                 bytes += next->sizes.reply_len;
-                last->qnext = take_head(q);
+                last->qnext = take(q, q->ring_head);
                 last = last->qnext;
                 ++*count;
         }

@@ -74,11 +74,13 @@ static sortd_status open_replacement(sortd__recovery *r, const char *kind, sortd
 sortd_engine *sortd__recovery_replace(sortd_engine *lost, void *arg)
 {
         sortd__recovery *r = arg;
-        unsigned n = atomic_load(&r->losses);
+        unsigned n = r->made_count;
         char report[512];
         sortd__serving *next;
         sortd_status s;
 
+        /* Counted whether or not another engine can be made: engines_lost says what failed. */
+        atomic_fetch_add(&r->losses, 1);
         sortd__log(SORTD__LOG_ERR, "the %s engine lost its device: %s", sortd_engine_kind(lost),
                    sortd_engine_error(lost));
         if (n == SORTD__MAX_ENGINE_LOSSES) {
@@ -105,8 +107,8 @@ sortd_engine *sortd__recovery_replace(sortd_engine *lost, void *arg)
                    sortd_engine_kind(next->engine), sortd_engine_device(next->engine),
                    next->reason);
         r->made[n] = next;
+        r->made_count = n + 1;
         atomic_store(&r->serving, next);
-        atomic_store(&r->losses, n + 1);
         return next->engine;
 }
 
@@ -117,13 +119,12 @@ const sortd__serving *sortd__recovery_serving(sortd__recovery *r)
 
 void sortd__recovery_close(sortd__recovery *r)
 {
-        unsigned n = atomic_load(&r->losses);
-
-        for (unsigned i = 0; i < n; i++) {
+        for (unsigned i = 0; i < r->made_count; i++) {
                 sortd_engine_destroy(r->made[i]->engine);
                 free(r->made[i]);
                 r->made[i] = NULL;
         }
+        r->made_count = 0;
         atomic_store(&r->losses, 0);
         atomic_store(&r->serving, &r->first);
 }

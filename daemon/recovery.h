@@ -29,8 +29,10 @@ typedef struct sortd__recovery {
         sortd_engine_config ec;            /* for a new engine; its faults cleared */
         sortd__serving first;              /* the engine the daemon started with */
         _Atomic(sortd__serving *) serving; /* written by the engine thread, read by the loop */
-        atomic_uint losses;
-        sortd__serving *made[SORTD__MAX_ENGINE_LOSSES]; /* the engine thread's replacements */
+        atomic_uint losses;                /* engines lost, replaced or not (engines_lost) */
+        /* The replacements, made by whichever thread runs the engine (worker.c). */
+        sortd__serving *made[SORTD__MAX_ENGINE_LOSSES];
+        unsigned made_count;
 } sortd__recovery;
 
 /*
@@ -50,8 +52,9 @@ void sortd__recovery_init(sortd__recovery *r, enum sortd__loss_policy policy,
                           const sortd_engine_config *ec, sortd_engine *e, const char *reason);
 
 /*
- * The engine thread's call once lost reports sortd_engine_lost: the engine to sort with from
- * now on, or NULL when none could be made (lost stays; every sort fails with its message).
+ * The engine thread's call once lost reports sortd_engine_lost: counts the loss, and returns
+ * the engine to sort with from now on, or NULL when none could be made (lost stays; every
+ * sort fails with its message).
  */
 sortd_engine *sortd__recovery_replace(sortd_engine *lost, void *arg);
 

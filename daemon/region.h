@@ -15,6 +15,9 @@
  * READY, then CLOSING from its unregister until the engine thread has closed it. Only READY
  * regions can be found. When the connection goes, every region is closed on the engine thread
  * after the connection's last sort, then the table goes: no mapping disappears under a sort.
+ *
+ * A sort writes its region in place, and the connection's next sort may read what it wrote:
+ * the connection's sorts in regions take turns (the table's turns, queue.h).
  */
 #ifndef SORTD_DAEMON_REGION_H
 #define SORTD_DAEMON_REGION_H
@@ -24,6 +27,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "queue.h"
 #include "sortd_types.h"
 
 /* The limits all connections share (the server owns it; loop thread only). */
@@ -68,7 +72,8 @@ typedef struct sortd__regions {
         sortd__region_limits *limits;
         sortd__region *head;
         uint64_t count;
-        uint64_t next_id; /* ids start at 1 and are never reused within a connection */
+        uint64_t next_id;   /* ids start at 1 and are never reused within a connection */
+        sortd__turns turns; /* its sorts run one at a time, in order (queue.h) */
 } sortd__regions;
 
 void sortd__regions_init(sortd__regions *t, sortd__region_limits *limits);

@@ -192,6 +192,43 @@ static void note_shmem_pages(void)
 
 static void on_conn_gone(sortd__server *srv);
 
+/*
+ * A connection the daemon has no memory for is still taken off the listener, and closed at
+ * once: libuv stops watching a listener whose connection is left unaccepted, and the daemon
+ * would never accept again. A handle of the server's own takes it, as no memory may be had;
+ * another such connection in the same loop turn waits for that handle's close (the listener
+ * pauses until then).
+ */
+static void drop_connection(sortd__server *srv);
+
+static void on_dropped(uv_handle_t *h)
+{
+        sortd__server *srv = h->data;
+
+        srv->dropping = false;
+        if (srv->drop_waiting) {
+                srv->drop_waiting = false;
+                drop_connection(srv);
+        }
+}
+
+static void drop_connection(sortd__server *srv)
+{
+        if (srv->dropping) {
+                srv->drop_waiting = true;
+                return;
+        }
+        uv_pipe_init(srv->loop, &srv->dropped, 0);
+        srv->dropped.data = srv;
+        srv->dropping = true;
+        /* Fails only when the listener has closed meanwhile (a drain), with the connection. */
+        if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&srv->dropped) == 0) {
+                srv->stats.rejected++;
+                sortd__log(SORTD__LOG_ERR, "out of memory accepting a connection: closed it");
+        }
+        uv_close((uv_handle_t *)&srv->dropped, on_dropped);
+}
+
 static void on_connection(uv_stream_t *listener, int status)
 {
         sortd__server *srv = listener->data;
@@ -200,7 +237,8 @@ static void on_connection(uv_stream_t *listener, int status)
                 sortd__log(SORTD__LOG_WARNING, "listen error: %s", uv_strerror(status));
                 return;
         }
-        sortd__conn_accept(srv, on_conn_gone);
+        if (sortd__conn_accept(srv, on_conn_gone) < 0)
+                drop_connection(srv);
 }
 
 /* A socket file is stale when nobody accepts on it; 1 = stale, 0 = live, <0 = error. */
@@ -371,6 +409,8 @@ static void on_watchdog(uv_timer_t *t)
         sd_notify(0, "WATCHDOG=1");
 }
 
+/* One clock read for every connection: conn.c takes a time stamped after it as no time gone
+   by (a close may wake a connection later in the list). */
 static void on_reaper(uv_timer_t *t)
 {
         sortd__server *srv = t->data;
@@ -385,10 +425,13 @@ static void on_reaper(uv_timer_t *t)
 /* Checks the connections' timeouts a few times per the shortest one, at most every second. */
 static void start_reaper(sortd__server *srv)
 {
-        uint64_t t = srv->cfg.frame_timeout_ms, idle = srv->cfg.idle_timeout_ms;
+        const uint64_t timeouts[] = {srv->cfg.frame_timeout_ms, srv->cfg.idle_timeout_ms,
+                                     srv->cfg.write_timeout_ms};
+        uint64_t t = 0;
 
-        if (!t || (idle && idle < t))
-                t = idle;
+        for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++)
+                if (timeouts[i] && (!t || timeouts[i] < t))
+                        t = timeouts[i];
         if (!t)
                 return;
         t = t / 4 < 10 ? 10 : t / 4 > 1000 ? 1000 : t / 4;

@@ -45,6 +45,8 @@ typedef struct sortd__server {
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];
         uv_pipe_t listener;
         bool listening;
+        uv_pipe_t dropped; /* takes a connection there is no memory for off the listener */
+        bool dropping, drop_waiting;
         uv_signal_t sigterm, sigint;
         uv_timer_t watchdog, drain_timer, reaper;
         bool watchdog_on, reaper_on, draining;

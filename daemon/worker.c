@@ -19,12 +19,15 @@
 
 static sortd_status sort(sortd__worker *w, sortd__job *j)
 {
-        sortd_status s =
-                j->op == SORTD__OP_SORT_DEVICE
-                        ? sortd_engine_sort_device(w->engine, &j->desc, j->keys, j->vals,
-                                                   (size_t)j->n)
-                        : sortd_engine_sort(w->engine, &j->desc, j->keys, j->vals, (size_t)j->n);
+        size_t n = (size_t)j->n;
+        sortd_status s;
 
+        if (j->op == SORTD__OP_SORT_DEVICE)
+                s = sortd_engine_sort_device(w->engine, &j->desc, j->keys, j->vals, n);
+        else if (sortd__job_in_regions(j)) /* the client may write them meanwhile */
+                s = sortd_engine_sort_shared(w->engine, &j->desc, j->keys, j->vals, n);
+        else
+                s = sortd_engine_sort(w->engine, &j->desc, j->keys, j->vals, n);
         if (s != SORTD_OK)
                 snprintf(j->why, sizeof(j->why), "%s", sortd_engine_error(w->engine));
         return s;
@@ -37,6 +40,7 @@ static void run_job(sortd__worker *w, sortd__job *j)
         case SORTD__OP_SORT:
         case SORTD__OP_SORT_DEVICE:
                 j->status = sort(w, j);
+                sortd__turn_end(j);
                 break;
         case SORTD__OP_REGION_OPEN:
                 j->status = sortd__region_engine_open(j->region, w->engine, j->why, sizeof(j->why));
@@ -111,7 +115,7 @@ bool sortd__worker_run_here(sortd__worker *w, sortd__job *j)
 {
         bool cpu;
 
-        if (!sortd__fq_claim(w->queue))
+        if (!sortd__turn_now(j) || !sortd__fq_claim(w->queue))
                 return false;
         /* Only a CPU engine: a device's round trip would hold every connection's reads. */
         cpu = strcmp(sortd_engine_kind(w->engine), "cpu") == 0 && !sortd_engine_lost(w->engine);

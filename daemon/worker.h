@@ -43,13 +43,14 @@ int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sort
                         const sortd__batch_limits *lim, sortd__complete_fn complete, void *arg);
 /* Before start: on a lost engine (engine.h), the engine thread asks fn for another. */
 void sortd__worker_on_loss(sortd__worker *w, sortd__replace_fn fn, void *arg);
-/* Closes the queue, joins the thread, delivers the last completions, closes the async. */
 /*
  * On the loop thread: runs j there, on the engine, if the engine is a CPU one, nothing is
- * queued and the engine thread is between jobs; false (j untouched) if not. A sort that waits
- * for nobody then costs no hand-off to the engine thread and back.
+ * queued, the engine thread is between jobs and j's turn (queue.h) has come; false (j
+ * untouched) if not. A sort that waits for nobody then costs no hand-off to the engine thread
+ * and back.
  */
 bool sortd__worker_run_here(sortd__worker *w, sortd__job *j);
+/* Closes the queue, joins the thread, delivers the last completions, closes the async. */
 void sortd__worker_stop(sortd__worker *w);
 
 #endif

@@ -119,11 +119,13 @@ void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *ke
 
 /* ---- buffers ----------------------------------------------------------- */
 
-static void *alloc_buffer(size_t bytes, bool prefault)
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static void *alloc_prefaulted(size_t bytes)
 {
         /* 2 MiB alignment lets the kernel back the ping-pong buffers with huge
            pages; touching them now keeps page faults out of every sort. */
-        size_t align = (size_t)2 << 20;
+        size_t align = HUGE_PAGE;
         size_t rounded = (bytes + align - 1) / align * align;
         void *p = aligned_alloc(align, rounded ? rounded : align);
 
@@ -132,14 +134,35 @@ static void *alloc_buffer(size_t bytes, bool prefault)
 #ifdef MADV_HUGEPAGE
         madvise(p, rounded, MADV_HUGEPAGE);
 #endif
-        if (prefault)
-                memset(p, 0, rounded);
+        memset(p, 0, rounded);
         return p;
 }
 
-static void *alloc_prefaulted(size_t bytes)
+/* Memory that stays untouched, and so takes no RAM, until a sort needs it: mapped, not
+   malloc'd, which may write it (MALLOC_PERTURB_). 2 MiB-aligned for huge pages. */
+static void *map_untouched(size_t bytes)
 {
-        return alloc_buffer(bytes, true);
+        size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        unsigned char *p = mmap(NULL, rounded + HUGE_PAGE, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        size_t head;
+
+        if (p == MAP_FAILED)
+                return NULL;
+        head = (HUGE_PAGE - (uintptr_t)p % HUGE_PAGE) % HUGE_PAGE;
+        if (head)
+                munmap(p, head);
+        munmap(p + head + rounded, HUGE_PAGE - head);
+#ifdef MADV_HUGEPAGE
+        madvise(p + head, rounded, MADV_HUGEPAGE);
+#endif
+        return p + head;
+}
+
+static void unmap_untouched(void *p, size_t bytes)
+{
+        if (p)
+                munmap(p, (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
 }
 
 int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
@@ -156,7 +179,7 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
         ctx->alt_keys = alloc_prefaulted(ctx->alt_bytes);
         ctx->alt_vals = alloc_prefaulted(ctx->alt_bytes);
         /* Only a daemon that sorts in shared memory touches it: no memory until then. */
-        ctx->own_keys = alloc_buffer(ctx->alt_bytes, false);
+        ctx->own_keys = map_untouched(ctx->alt_bytes);
         ctx->status = alloc_prefaulted(ctx->max_tiles * SORTD__RADIX * sizeof(uint64_t));
         ctx->scratch = alloc_prefaulted(threads * sizeof(sortd__cpu_scratch));
         ctx->tile_counts = alloc_prefaulted(ctx->max_tiles * sizeof(*ctx->tile_counts));
@@ -173,7 +196,7 @@ void sortd__cpu_ctx_free(sortd__cpu_ctx *ctx)
         sortd__pool_destroy(ctx->pool);
         free(ctx->alt_keys);
         free(ctx->alt_vals);
-        free(ctx->own_keys);
+        unmap_untouched(ctx->own_keys, ctx->alt_bytes);
         free((void *)ctx->status);
         free(ctx->scratch);
         free(ctx->tile_counts);

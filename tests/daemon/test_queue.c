@@ -1,8 +1,8 @@
 /*
  * The fair queue and the engine thread on their own: round-robin order across flows,
- * cancellation, close, the loop thread's claim on the engine; and the worker's hand-off back to a
- * libuv loop (every job's keys sorted right, callbacks counted, the loop closes with no handle
- * left).
+ * cancellation, close, the loop thread's claim on the engine, batches (never of region sorts),
+ * region sorts' turns across two queues; and the worker's hand-off back to a libuv loop (every
+ * job's keys sorted right, callbacks counted, the loop closes with no handle left).
  */
 #include <check.h>
 #include <pthread.h>
@@ -155,12 +155,22 @@ static void expect_batch(sortd__fair_queue *q, const sortd__batch_limits *lim, c
         ck_assert_ptr_null(list);
 }
 
+/* A sort of n keys in region rg. */
+static sortd__job *region_job(int tag, uint64_t n, sortd__region *rg)
+{
+        sortd__job *j = sort_job(tag, n);
+
+        j->keys_rg = rg;
+        return j;
+}
+
 START_TEST(batches)
 {
         sortd__batch_limits lim = {
                 .member_keys = 100, .max_keys = 1000, .max_bytes = 1 << 20, .max_jobs = 4};
         sortd__fair_queue q;
         sortd__flow a = {0}, b = {0}, c = {0};
+        sortd__region rg = {0};
 
         ck_assert_int_eq(sortd__fq_init(&q), 0);
         /* A: small, small, big, small. B: small x3. C: a region close, then small. */
@@ -191,12 +201,89 @@ START_TEST(batches)
         lim.member_keys = 0;
         expect_batch(&q, &lim, (const int[]){14}, 1);
         expect_batch(&q, &lim, (const int[]){24}, 1);
+        /* A small sort in a region never joins a batch, neither first nor after one. */
+        lim.member_keys = 100;
+        lim.max_bytes = 1 << 20;
+        sortd__fq_push(&q, &a, region_job(15, 2, &rg));
+        sortd__fq_push(&q, &b, sort_job(25, 2));
+        sortd__fq_push(&q, &b, region_job(26, 2, &rg));
+        sortd__fq_push(&q, &c, sort_job(32, 2));
+        expect_batch(&q, &lim, (const int[]){15}, 1);
+        expect_batch(&q, &lim, (const int[]){25, 32}, 2);
+        expect_batch(&q, &lim, (const int[]){26}, 1);
         ck_assert_uint_eq(sortd__fq_length(&q), 0);
         sortd__fq_close(&q);
         size_t got;
         ck_assert_ptr_null(sortd__fq_pop_batch(&q, &lim, &got));
         ck_assert_uint_eq(got, 0);
         sortd__fq_destroy(&q);
+}
+END_TEST
+
+/* Region sort tag of connection turns, on flow f of q. */
+static sortd__job *push_turn(sortd__turns *t, sortd__fair_queue *q, sortd__fair_queue *other,
+                             sortd__flow *f, int tag, sortd__region *rg)
+{
+        sortd__job *j = region_job(tag, 10, rg);
+
+        sortd__turn_take(t, j, q, other);
+        sortd__fq_push(q, f, j);
+        return j;
+}
+
+/* The engine thread of turns_across_queues: pops one job of q (waiting as long as it takes). */
+static void *pop_one(void *arg)
+{
+        return sortd__fq_pop(arg);
+}
+
+/*
+ * One connection's region sorts, spread over the engine's queue and the CPU path's, run one at
+ * a time in the order they came: a flow whose next one's turn has not come is passed over
+ * (other flows go), and its engine thread waits, even a closing queue's, until the sort before
+ * it ends on the other thread.
+ */
+START_TEST(turns_across_queues)
+{
+        sortd__fair_queue engine, cpu;
+        sortd__flow ef = {0}, cf = {0}, other = {0};
+        sortd__turns turns = {0};
+        sortd__region rg = {0};
+        sortd__job *j, *r[3];
+        pthread_t th;
+        void *got;
+
+        ck_assert_int_eq(sortd__fq_init(&engine), 0);
+        ck_assert_int_eq(sortd__fq_init(&cpu), 0);
+        r[0] = push_turn(&turns, &engine, &cpu, &ef, 0, &rg);
+        r[1] = push_turn(&turns, &cpu, &engine, &cf, 1, &rg);
+        r[2] = push_turn(&turns, &engine, &cpu, &ef, 2, &rg);
+        sortd__fq_push(&cpu, &other, sort_job(90, 10)); /* another connection's */
+        ck_assert(sortd__turn_now(r[0]) && !sortd__turn_now(r[1]) && !sortd__turn_now(r[2]));
+        /* The CPU path passes over turn 1 and takes the other connection's sort. */
+        j = sortd__fq_pop(&cpu);
+        ck_assert_int_eq((int)j->id, 90);
+        free(j);
+        ck_assert(!sortd__fq_claim(&cpu)); /* turn 1 is still queued there */
+        ck_assert_ptr_eq(sortd__fq_pop(&engine), r[0]);
+        /* Turn 2 waits for turn 1, which waits for turn 0 to end. */
+        ck_assert_int_eq(pthread_create(&th, NULL, pop_one, &engine), 0);
+        sortd__turn_end(r[0]);
+        ck_assert_ptr_eq(sortd__fq_pop(&cpu), r[1]);
+        usleep(20000);
+        ck_assert_uint_eq(sortd__fq_length(&engine), 1); /* still waiting */
+        sortd__fq_close(&engine);                        /* and even closing, it waits */
+        usleep(20000);
+        ck_assert_uint_eq(sortd__fq_length(&engine), 1);
+        sortd__turn_end(r[1]); /* on the CPU path's thread: wakes the engine's */
+        pthread_join(th, &got);
+        ck_assert_ptr_eq(got, r[2]);
+        sortd__turn_end(r[2]);
+        ck_assert_ptr_null(sortd__fq_pop(&engine));
+        for (int i = 0; i < 3; i++)
+                free(r[i]);
+        sortd__fq_destroy(&engine);
+        sortd__fq_destroy(&cpu);
 }
 END_TEST
 
@@ -289,6 +376,7 @@ int main(void)
         tcase_add_test(tc, round_robin);
         tcase_add_test(tc, cancel_and_close);
         tcase_add_test(tc, batches);
+        tcase_add_test(tc, turns_across_queues);
         tcase_add_test(tc, claims_and_pops);
         tcase_add_loop_test(tc, worker_hand_off, 0, 2);
         suite_add_tcase(s, tc);

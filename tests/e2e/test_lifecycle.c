@@ -15,6 +15,8 @@
 #include <string.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <poll.h>
 #include <pwd.h>
@@ -396,6 +398,33 @@ START_TEST(live_socket_refused_stale_removed)
 }
 END_TEST
 
+/*
+ * A config line is read whole, however long: an allow-uid list of 64 entries (over 700 bytes)
+ * with this user last is taken, and this user is served; a value over its setting's limit is
+ * refused for its length at its own line.
+ */
+static void long_lines(const char *path)
+{
+        char text[2048] = "allow-uid = ";
+        const char *args[] = {"--config", path, NULL};
+        daemon_proc d = {0};
+
+        for (int i = 0; i < 63; i++)
+                snprintf(text + strlen(text), sizeof(text) - strlen(text), "%010d,", 4000000 + i);
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "%u\n", (unsigned)getuid());
+        ck_assert_uint_gt(strlen(text), 512);
+        write_text(path, text);
+        daemon_start(&d, args);
+        ping_once(&d);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+
+        strcpy(text, "# a comment\nallow-gid = ");
+        memset(text + strlen(text), '1', 1100);
+        strcpy(text + strlen(text) + 1100, "\n");
+        write_text(path, text);
+        refused(args, ":2: allow-gid is too long (at most 1023 bytes)");
+}
+
 START_TEST(config_file_and_bad_options)
 {
         char path[] = "/tmp/sortd-conf-XXXXXX", bad_path[] = "/tmp/sortd-conf-XXXXXX";
@@ -454,6 +483,7 @@ START_TEST(config_file_and_bad_options)
                 refused(bad[i].args, bad[i].words);
         write_text(bad_path, "frobs = 2\n");
         refused((const char *[]){"--config", bad_path, NULL}, ":1: unknown setting 'frobs'");
+        long_lines(bad_path);
         unlink(bad_path);
         ck_assert_int_eq(run_sortd(help), 0);
         daemon_start(&d, optional);
@@ -657,6 +687,50 @@ START_TEST(access_by_name_and_group)
         ck_assert_int_eq(connect_as(&d, 1, 1, MANY, many), SORTD_OK);
         ck_assert_int_eq(connect_as(&d, 1, 1, 3, many + MANY - 3), SORTD_OK);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
+/*
+ * allow-gid names a group of hundreds of members, whose entry takes more than the 4 KiB a
+ * lookup is first given: the daemon starts, and the group's members are served. Needs root, to
+ * put such a group in /etc/group in a mount namespace of this test's own.
+ */
+START_TEST(access_large_group)
+{
+        enum { MEMBERS = 600 };
+        char path[] = "/tmp/sortd-group-XXXXXX", err[256];
+        const char *allow[] = {"--allow-uid", "4000000000", "--allow-gid", "sortd-test-big", NULL};
+        daemon_proc d = {0};
+        FILE *in, *out;
+        int fd, ch, last = '\n';
+
+        if (getuid() != 0 || unshare(CLONE_NEWNS) < 0 ||
+            access("/var/run/nscd/socket", F_OK) == 0) {
+                fprintf(stderr, "access_large_group: needs root, a mount namespace and no nscd: "
+                                "skipped\n");
+                return;
+        }
+        /* Nothing mounted here reaches the rest of the system. */
+        ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+        ck_assert_int_ge(fd = mkstemp(path), 0);
+        ck_assert_ptr_nonnull(out = fdopen(fd, "w"));
+        ck_assert_ptr_nonnull(in = fopen("/etc/group", "r"));
+        while ((ch = getc(in)) != EOF)
+                putc(last = ch, out);
+        fclose(in);
+        fprintf(out, "%ssortd-test-big:x:%u:", last == '\n' ? "" : "\n", (unsigned)getgid());
+        for (int i = 0; i < MEMBERS; i++)
+                fprintf(out, "%smember%04d", i ? "," : "", i);
+        fprintf(out, "\n");
+        ck_assert_int_eq(fclose(out), 0);
+        ck_assert_int_eq(chmod(path, 0644), 0);
+        ck_assert_int_eq(mount(path, "/etc/group", NULL, MS_BIND, NULL), 0);
+
+        daemon_start(&d, allow);
+        ck_assert_int_eq(try_connect(&d, err, sizeof(err)), SORTD_OK);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+        ck_assert_int_eq(umount2("/etc/group", 0), 0);
+        unlink(path);
 }
 END_TEST
 
@@ -886,6 +960,7 @@ int main(void)
         tcase_add_test(tc, max_connections);
         tcase_add_test(tc, access_control);
         tcase_add_test(tc, access_by_name_and_group);
+        tcase_add_test(tc, access_large_group);
         tcase_add_loop_test(tc, injected_engine_errors, 0, 2);
         tcase_add_loop_test(tc, engine_lost_and_replaced, 0, 4);
         tcase_add_test(tc, bad_fault_spec);

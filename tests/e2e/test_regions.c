@@ -2,11 +2,16 @@
  * Shared-memory regions through a real sortd, on raw frames: sealed memfds passed with
  * SCM_RIGHTS, sorted in place for every key type x payload x order (compared with the engine
  * in-process), isolation between connections, each refusal with no fd left open in the
- * daemon, the in-use rule, and a client killed with regions and a sort in flight.
+ * daemon, the in-use rule, a client killed with regions and a sort in flight, pipelined sorts
+ * of one region run in turn, sorts of no keys counted, and keys the client writes while the
+ * daemon sorts them.
  */
 #include <check.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,8 +514,8 @@ START_TEST(no_loop_sort_beside_the_engine)
 END_TEST
 
 /* A client pipelining small sorts, many in one read: one of them at most is sorted on the loop
-   thread, and the rest go through the fair queue to the engine thread (batched), so that other
-   clients' reads wait for one sort only. */
+   thread, and the rest go through the fair queue to the engine thread (one at a time: they are
+   in one region), so that other clients' reads wait for one sort only. */
 START_TEST(pipelined_small_sorts_queue)
 {
         enum { COUNT = 32, N = 256 };
@@ -542,6 +547,182 @@ START_TEST(pipelined_small_sorts_queue)
                         ck_assert_uint_le(keys[i * N + k - 1], keys[i * N + k]);
         ck_assert_uint_eq(st.sorts_ok - st0.sorts_ok, COUNT);
         ck_assert_uint_lt(st.loop_sorts - st0.loop_sorts, COUNT / 2);
+        close(sock);
+        region_free(&r);
+}
+END_TEST
+
+enum { TURN_N = 1 << 16, TURN_PIECE = 4096 };
+
+/* Sort op of region_sorts_take_turns' pipeline: the whole span, ascending and descending in
+   turn; or, with pieces, each followed by a piece of the span in the other order. */
+static region_sort turn_sort(int pieces, int op, uint64_t region_id)
+{
+        region_sort rs = {.d = {.key_type = SORTD_KEY_U32, .order = (sortd_order)(op % 2)},
+                          .n = TURN_N,
+                          .keys_region = region_id};
+
+        if (pieces) {
+                rs.d.order = (sortd_order)(op / 2 % 2 ^ op % 2);
+                if (op % 2) {
+                        rs.n = TURN_PIECE;
+                        rs.keys_offset = (uint64_t)op * TURN_PIECE / 3 * 4;
+                }
+        }
+        return rs;
+}
+
+/*
+ * Pipelined sorts of one region's keys run one at a time, in the order they came: each sorts
+ * what the one before it left, so the region ends as a copy does after the same sorts one
+ * after another. _i 0: eight sorts of one 64K-key span (small enough to batch, which must not
+ * take them together). _i 1: the span and 4K-key pieces of it in turn, with a CPU path taking
+ * the pieces (and the loop thread some of them) while the engine thread has the span.
+ */
+START_TEST(region_sorts_take_turns)
+{
+        enum { SORTS = 8, ROUNDS = 8 };
+        const char *path[] = {"--cpu-path-keys", "4096", NULL};
+        daemon_proc own = {0}, *d = &shared_daemon;
+        region r = region_make(TURN_N * 4, F_SEAL_SHRINK);
+        uint32_t *model = xmalloc(TURN_N * 4);
+        sortd_engine *e = local_engine();
+        uint8_t frames[SORTS * 256];
+        char why[256];
+        int sock;
+
+        if (_i) {
+                daemon_start(&own, path);
+                d = &own;
+        }
+        sock = raw_connect(d->sock);
+        register_ok(sock, &r);
+        for (int round = 0; round < ROUNDS; round++) {
+                size_t len = 0;
+
+                datagen_fill(model, TURN_N, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, (uint64_t)round);
+                memcpy(r.p, model, TURN_N * 4);
+                for (int op = 0; op < SORTS; op++) {
+                        region_sort rs = turn_sort(_i, op, r.id);
+
+                        len += pack_region_sort(100 + (uint64_t)op, &rs, frames + len,
+                                                sizeof(frames) - len);
+                        ck_assert_int_eq(
+                                sortd_engine_sort(e, &rs.d, model + rs.keys_offset / 4, NULL, rs.n),
+                                SORTD_OK);
+                }
+                raw_send_bytes(sock, frames, len); /* one write: the daemon has them all at once */
+                for (int op = 0; op < SORTS; op++)
+                        ck_assert_msg(recv_status(sock, 100 + (uint64_t)op, NULL, why,
+                                                  sizeof(why)) == SORTD_OK,
+                                      "%s", why);
+                ck_assert_msg(memcmp(r.p, model, TURN_N * 4) == 0,
+                              "round %d: the region is not what the sorts leave one after another",
+                              round);
+        }
+        close(sock);
+        if (_i)
+                ck_assert_int_eq(daemon_stop(&own, SIGTERM), 0);
+        sortd_engine_destroy(e);
+        free(model);
+        region_free(&r);
+}
+END_TEST
+
+struct scribbler {
+        uint32_t *keys;
+        size_t n;
+        _Atomic bool stop;
+};
+
+/* The client's other thread, writing the keys while the daemon sorts them. */
+static void *scribble(void *arg)
+{
+        struct scribbler *s = arg;
+        uint64_t x = 0x9e3779b97f4a7c15ull;
+
+        while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                ((volatile uint32_t *)s->keys)[(x >> 20) % s->n] = (uint32_t)(x >> 32);
+        }
+        return NULL;
+}
+
+/*
+ * A client that writes its region while the daemon sorts in it gets keys in some order, but
+ * the daemon must neither crash nor write outside the region's sort: the indices it writes are
+ * still a permutation, and it serves on. The daemon read the keys more than once, and a key
+ * changed in between sent a pass out of its bins (a crash in small_sort or a binning pass).
+ */
+START_TEST(keys_written_during_the_sort)
+{
+        static const size_t sizes[] = {5000, 300007};
+        size_t n = sizes[_i];
+        sortd_conn *c = client_open(&shared_daemon);
+        uint8_t *seen = xmalloc(n);
+        sortd_region *r;
+
+        ck_assert_int_eq(sortd_region_create(c, n * 8, &r), SORTD_OK);
+        for (int round = 0; round < 10; round++) {
+                uint32_t *keys = sortd_region_data(r), *idx = keys + n;
+                sortd_region_sort rs = {.keys = r,
+                                        .vals = r,
+                                        .vals_offset = n * 4,
+                                        .n = n,
+                                        .key_type = SORTD_KEY_U32,
+                                        .payload = SORTD_PAYLOAD_ARGSORT32};
+                struct scribbler s = {.keys = keys, .n = n};
+                pthread_t t;
+
+                datagen_fill(keys, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, (uint64_t)round);
+                atomic_init(&s.stop, false);
+                ck_assert_int_eq(pthread_create(&t, NULL, scribble, &s), 0);
+                ck_assert_msg(sortd_sort_in_region(c, &rs) == SORTD_OK, "%s",
+                              sortd_error_message(c));
+                atomic_store(&s.stop, true);
+                pthread_join(t, NULL);
+                memset(seen, 0, n);
+                for (size_t i = 0; i < n; i++) {
+                        ck_assert_msg(idx[i] < n && !seen[idx[i]],
+                                      "n = %zu, round %d: index %u at %zu out of range or twice", n,
+                                      round, idx[i], i);
+                        seen[idx[i]] = 1;
+                }
+        }
+        ck_assert_int_eq(sortd_region_destroy(c, r), SORTD_OK);
+        ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+        sortd_close(c);
+        free(seen);
+        ck_assert(daemon_alive(&shared_daemon));
+}
+END_TEST
+
+/* The sort requests a Status accounts for: sort requests = ok + failed + rejected + cancelled. */
+static uint64_t accounted(const sortd_server_status *st)
+{
+        return st->sorts_ok + st->sorts_failed + st->rejected + st->cancelled;
+}
+
+/* Sorts of no keys, inline and in a region: answered, and counted as sorted like any other. */
+START_TEST(empty_sorts_counted)
+{
+        int sock = raw_connect(shared_daemon.sock);
+        region r = region_make(4096, F_SEAL_SHRINK);
+        region_sort rs = {{.key_type = SORTD_KEY_U32}, 0, 0, 0, 0, 0};
+        Sortd__Wire__Sort inl =
+                raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32, SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 0);
+        sortd_server_status st0, st;
+        char why[256];
+
+        rs.keys_region = register_ok(sock, &r);
+        st0 = status_of(&shared_daemon);
+        raw_send_sort(sock, 5, &inl, 0);
+        raw_expect_reply(sock, 5, SORTD_OK, NULL);
+        ck_assert_msg(region_sort_call(sock, &rs, why, sizeof(why)) == SORTD_OK, "%s", why);
+        st = status_of(&shared_daemon);
+        ck_assert_uint_eq(st.sort_requests, st0.sort_requests + 2);
+        ck_assert_uint_eq(st.sorts_ok, st0.sorts_ok + 2);
+        ck_assert_uint_eq(accounted(&st) - accounted(&st0), 2);
         close(sock);
         region_free(&r);
 }
@@ -615,6 +796,9 @@ int main(void)
         tcase_add_test(tc, no_loop_sort_beside_the_engine);
         tcase_add_test(tc, fds_with_frames_read_ahead);
         tcase_add_test(tc, pipelined_small_sorts_queue);
+        tcase_add_loop_test(tc, region_sorts_take_turns, 0, 2);
+        tcase_add_test(tc, empty_sorts_counted);
+        tcase_add_loop_test(tc, keys_written_during_the_sort, 0, 2);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -597,6 +597,57 @@ START_TEST(inflight_limit_holds)
 }
 END_TEST
 
+/*
+ * A client pipelines large sorts and reads no reply: its replies hold most of the in-flight
+ * memory, and its next sort waits in line for more. It holds no one up: another client's small
+ * sort, which fits in what is left, is admitted past it and answered at once.
+ */
+START_TEST(unread_replies_hold_no_line)
+{
+        /* 4 of A's 14.4 MB sorts fit in 64 MiB, a fifth does not; the write queue never stops
+           A's reads, so that fifth is in line for sure. */
+        enum { N = 900000, BYTES = N * 16, SORTS = 6, SMALL = 1000 };
+        const char *args[] = {"--max-inflight-bytes=64M", "--max-request-bytes=16M",
+                              "--max-write-queue=1G", NULL};
+        daemon_proc d = {0};
+        sortd_server_status st0, st;
+        uint32_t keys[SMALL];
+        sortd_conn *c;
+        pid_t a;
+        int status;
+
+        daemon_start(&d, args);
+        st0 = status_of(&d);
+        a = raw_spawn_unread_sorts(d.sock, SORTD__WIRE__KEY_TYPE__KEY_U64,
+                                   SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES64, N, BYTES, SORTS);
+        /* A's four sorts done, their replies unread; its fifth comes right behind them. */
+        for (int k = 0; k < 1000; k++) {
+                st = status_of(&d);
+                if (st.sorts_ok >= st0.sorts_ok + 4)
+                        break;
+                usleep(10000);
+        }
+        ck_assert_uint_eq(st.sorts_ok, st0.sorts_ok + 4);
+        usleep(100000);
+        /* B: its sort takes milliseconds; 2 s is waiting behind A. */
+        c = client_open(&d);
+        sortd_set_timeout(c, 2000);
+        for (uint32_t i = 0; i < SMALL; i++)
+                keys[i] = (SMALL - i) * 2654435761u;
+        ck_assert_msg(sortd_sort(c, keys, SMALL, SORTD_KEY_U32, NULL) == SORTD_OK, "%s",
+                      sortd_error_message(c));
+        for (uint32_t i = 1; i < SMALL; i++)
+                ck_assert_uint_le(keys[i - 1], keys[i]);
+        st = status_of(&d);
+        ck_assert_uint_ge(st.inflight_bytes, 4ull * BYTES); /* A's replies still held */
+        ck_assert_int_eq(waitpid(a, &status, WNOHANG), 0);
+        kill(a, SIGKILL);
+        waitpid(a, &status, 0);
+        sortd_close(c);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("sortd");
@@ -622,6 +673,7 @@ int main(void)
         tcase_set_timeout(limits, 60);
         tcase_add_test(limits, oversize_refused_before_payload);
         tcase_add_test(limits, inflight_limit_holds);
+        tcase_add_test(limits, unread_replies_hold_no_line);
         suite_add_tcase(s, limits);
 
         return run_suite(s);

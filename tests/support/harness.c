@@ -278,20 +278,17 @@ size_t raw_pack_request(const Sortd__Wire__Request *req, uint64_t plen, uint8_t 
         return SORTD__WIRE_HEADER_SIZE + len;
 }
 
-void raw_send_request_fds_then(int fd, const Sortd__Wire__Request *req, const int *fds,
-                               unsigned nfds, const void *more, size_t more_len)
+/* One sendmsg of iov's bytes with nfds (at most 8) fds: what it returned. */
+static ssize_t send_fds(int fd, struct iovec *iov, size_t iovlen, const int *fds, unsigned nfds)
 {
-        uint8_t buf[SORTD__WIRE_HEADER_SIZE + 4096];
         union {
                 char buf[CMSG_SPACE(8 * sizeof(int))];
                 struct cmsghdr align;
         } control;
-        struct iovec iov[2] = {{.iov_base = buf}, {.iov_base = (void *)more, .iov_len = more_len}};
-        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = more_len ? 2 : 1};
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = iovlen};
         struct cmsghdr *cm;
 
         ck_assert_uint_le(nfds, 8);
-        iov[0].iov_len = raw_pack_request(req, 0, buf, sizeof(buf));
         if (nfds) {
                 memset(&control, 0, sizeof(control));
                 msg.msg_control = control.buf;
@@ -302,8 +299,26 @@ void raw_send_request_fds_then(int fd, const Sortd__Wire__Request *req, const in
                 cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
                 memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
         }
+        return sendmsg(fd, &msg, MSG_NOSIGNAL);
+}
+
+void raw_send_request_fds_then(int fd, const Sortd__Wire__Request *req, const int *fds,
+                               unsigned nfds, const void *more, size_t more_len)
+{
+        uint8_t buf[SORTD__WIRE_HEADER_SIZE + 4096];
+        struct iovec iov[2] = {{.iov_base = buf}, {.iov_base = (void *)more, .iov_len = more_len}};
+
+        iov[0].iov_len = raw_pack_request(req, 0, buf, sizeof(buf));
         /* This little goes in one sendmsg: the fds ride on its first byte. */
-        ck_assert_int_eq(sendmsg(fd, &msg, MSG_NOSIGNAL), (ssize_t)(iov[0].iov_len + more_len));
+        ck_assert_int_eq(send_fds(fd, iov, more_len ? 2 : 1, fds, nfds),
+                         (ssize_t)(iov[0].iov_len + more_len));
+}
+
+ssize_t raw_send_bytes_fds(int fd, const void *p, size_t len, const int *fds, unsigned nfds)
+{
+        struct iovec iov = {.iov_base = (void *)p, .iov_len = len};
+
+        return send_fds(fd, &iov, 1, fds, nfds);
 }
 
 void raw_send_request_fds(int fd, const Sortd__Wire__Request *req, const int *fds, unsigned nfds)
@@ -483,6 +498,26 @@ void raw_send_sort(int fd, uint64_t id, Sortd__Wire__Sort *s, uint64_t plen)
         req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
         req.sort = s;
         raw_send_request(fd, &req, plen);
+}
+
+pid_t raw_spawn_unread_sorts(const char *sock, int key_type, int payload, uint64_t n, uint64_t plen,
+                             int sorts)
+{
+        pid_t child = fork();
+
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                int fd = raw_connect(sock);
+                Sortd__Wire__Sort s = raw_sort_msg(key_type, payload, n);
+
+                for (int r = 0; r < sorts; r++) {
+                        raw_send_sort(fd, (uint64_t)r + 1, &s, plen);
+                        raw_send_zeros(fd, plen);
+                }
+                pause(); /* to be killed: its connection stays open */
+                _exit(0);
+        }
+        return child;
 }
 
 void raw_send_zeros(int fd, size_t n)

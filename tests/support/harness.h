@@ -73,6 +73,9 @@ void raw_send_request_fds(int fd, const Sortd__Wire__Request *req, const int *fd
 /* The same, with more_len bytes of more after it in the same sendmsg. */
 void raw_send_request_fds_then(int fd, const Sortd__Wire__Request *req, const int *fds,
                                unsigned nfds, const void *more, size_t more_len);
+/* One sendmsg of len bytes with nfds (at most 8) fds attached; what sendmsg returned (the
+   daemon may have closed the connection). */
+ssize_t raw_send_bytes_fds(int fd, const void *p, size_t len, const int *fds, unsigned nfds);
 /* Reads one reply frame (timeout 10 s); NULL on EOF. *plen gets its payload length. */
 Sortd__Wire__Reply *raw_recv_reply(int fd, uint64_t *plen);
 /* Reads len bytes into buf (timeout 10 s). */
@@ -92,5 +95,9 @@ Sortd__Wire__Sort raw_sort_msg(int key_type, int payload, uint64_t n);
 void raw_send_sort(int fd, uint64_t id, Sortd__Wire__Sort *s, uint64_t plen);
 /* Sends n zero bytes (a payload's worth). */
 void raw_send_zeros(int fd, size_t n);
+/* A child process that pipelines `sorts` inline sorts of n keys (plen payload bytes each) to
+   the daemon at sock and reads no reply: it blocks once the daemon stops reading. */
+pid_t raw_spawn_unread_sorts(const char *sock, int key_type, int payload, uint64_t n, uint64_t plen,
+                             int sorts);
 
 #endif
