@@ -34,7 +34,7 @@
         X(batched, 27, UINT64, "sorts in batches")                                                 \
         X(cpu_path_keys, 28, UINT64, "cpu path up to keys") /* 0: none (cpu-path-keys) */          \
         X(cpu_path_sorts, 29, UINT64, "sorts on the cpu path")                                     \
-        X(timed_out, 30, UINT64, "connections timed out") /* frame-, idle-timeout-ms */            \
+        X(timed_out, 30, UINT64, "connections timed out") /* frame-, idle-, write-timeout-ms */    \
         X(engines_lost, 31, UINT64, "engines lost")       /* replaced or not: on-device-loss */    \
         X(sort_requests, 32, UINT64, "sort requests") /* = ok + failed + rejected + cancelled */   \
         X(loop_sorts, 33, UINT64, "sorts on the loop thread") /* loop-sort-keys */                 \
