@@ -161,8 +161,9 @@ static int flush(sc_out *o)
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w < 0)
-                        return sc_fail(SC_FAIL, "%s: write: %s (nothing was written to it)",
-                                       o->path, strerror(errno));
+                        return sc_fail(SC_FAIL, "%s: write: %s (%s)", o->path, strerror(errno),
+                                       o->direct ? "it may hold part of the output"
+                                                 : "nothing was written to it");
                 done += (size_t)w;
         }
         o->used = 0;

@@ -379,6 +379,10 @@ class SortctlTest(unittest.TestCase):
         self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
         self.sortctl("sort", src, "-o", "/dev/null", "--type", "u32")
         self.assertTrue(stat.S_ISCHR(os.lstat("/dev/null").st_mode))
+        # written in place, a failed write cannot promise an untouched destination
+        self.assert_fails(["sort", src, "-o", "/dev/full", "--type", "u32"],
+                          "/dev/full: write: No space left on device (it may hold part of the "
+                          "output)")
         # a symlink, also as IN: the file it names is sorted, the link stays a link
         os.mkdir(self.path("real"))
         target = self.write("real/data.txt", b"9\n8\n")
