@@ -49,7 +49,7 @@
 #endif
 
 #define BIG_N ((size_t)1 << 24)
-#define HUGE_N ((size_t)1 << 26)   /* the region path's larger size, and the daemon's capacity */
+#define HUGE_N ((size_t)1 << 26)   /* the region path's larger size */
 #define DEVICE_N ((size_t)1 << 28) /* --device: the size, and the daemon's capacity */
 #define SMALL_N 1024
 #define SMALL_SECONDS 2.0
@@ -81,6 +81,8 @@ static pid_t daemon_pid;
 /* --cpu-path-keys N: passed on to the daemon ("auto" when not given). */
 static const char *cpu_path_keys = "auto";
 
+static void stop_daemon(void);
+
 static int start_daemon(const char *bin, const char *threads, const char *engine, size_t capacity)
 {
         char cap[32];
@@ -98,17 +100,24 @@ static int start_daemon(const char *bin, const char *threads, const char *engine
                 perror(bin);
                 _exit(127);
         }
-        for (int i = 0; i < 500; i++) {
+        /* A large capacity's buffers are faulted in at start-up: seconds on a busy machine. */
+        for (int i = 0; i < 6000; i++) {
                 sortd_conn *c;
                 char err[256];
+                int status;
 
                 if (sortd_connect(sock_path, NULL, &c, err, sizeof(err)) == SORTD_OK) {
                         sortd_close(c);
                         return 0;
                 }
+                if (waitpid(daemon_pid, &status, WNOHANG) == daemon_pid) {
+                        fprintf(stderr, "sortd-bench: sortd exited during start-up\n");
+                        return -1;
+                }
                 usleep(10000);
         }
-        fprintf(stderr, "sortd-bench: sortd did not start\n");
+        fprintf(stderr, "sortd-bench: sortd did not start within 60 s\n");
+        stop_daemon(); /* it would hold the output of whoever runs this */
         return -1;
 }
 
@@ -463,7 +472,12 @@ int main(int argc, char **argv)
                                 "the daemon with the CPU engine in-process\n");
                 return 2;
         }
-        if (start_daemon(bin, threads, engine, HUGE_N) < 0)
+        /* The largest sort the run makes: a smaller capacity starts the daemon sooner. */
+        size_t capacity = small_only ? BIG_N : n ? n : HUGE_N;
+
+        if (!paths_only && capacity < BIG_N)
+                capacity = BIG_N;
+        if (start_daemon(bin, threads, engine, capacity) < 0)
                 return 1;
         printf("sortd on the %s engine, cpu-path-keys %s\n", engine, cpu_path_keys);
         if (!small_only) {
