@@ -1,7 +1,9 @@
 /*
  * What the two CUDA engines share: finding the device, owning device
  * memory, and a dispatch Backend on one stream that turns every CUDA error
- * into an engine error carrying cudaGetErrorString. nvcc only.
+ * into an engine error carrying cudaGetErrorString. nvcc, or for the cuda
+ * engine's tests the SIMT emulator under a stand-in runtime
+ * (tests/support/fake_cuda).
  */
 #ifndef SORTD_CUDA_BACKEND_CUH
 #define SORTD_CUDA_BACKEND_CUH
@@ -28,7 +30,10 @@ namespace sortd_cuda
  * stalls (its core taken by another thread), and keep four chunks of a download in flight.
  */
 constexpr unsigned STAGING_SLOTS = 4;
-constexpr size_t STAGING_SLOT_BYTES = (size_t)8 << 20;
+#ifndef SORTD_STAGING_SLOT_BYTES /* the emulated engine's tests take small slots, to chunk */
+#define SORTD_STAGING_SLOT_BYTES ((size_t)8 << 20)
+#endif
+constexpr size_t STAGING_SLOT_BYTES = SORTD_STAGING_SLOT_BYTES;
 /*
  * Threads that split each chunk's host copy, the caller's included: one core copies ~10 GB/s and
  * pinned DMA moves 55 GB/s, so fewer would cap the staged rate (copying is bound by the host's
@@ -36,7 +41,10 @@ constexpr size_t STAGING_SLOT_BYTES = (size_t)8 << 20;
  * wake-up costs more than it copies.
  */
 constexpr unsigned COPY_THREADS = 8;
-constexpr size_t COPY_SHARE_MIN = (size_t)1 << 20;
+#ifndef SORTD_COPY_SHARE_MIN
+#define SORTD_COPY_SHARE_MIN ((size_t)1 << 20)
+#endif
+constexpr size_t COPY_SHARE_MIN = SORTD_COPY_SHARE_MIN;
 constexpr size_t PAGE = 4096;
 
 class CudaBackend
@@ -94,7 +102,11 @@ class CudaBackend
         template <class... P, class... A>
         bool launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args)
         {
+#if defined(SORTD_SIMT) /* tests/support/fake_cuda: the kernel on the SIMT emulator */
+                (void)fake_cuda::launch(stream, grid, block, [=] { kernel(args...); });
+#else
                 kernel<<<grid, block, 0, stream>>>(args...);
+#endif
                 return check(cudaGetLastError(), "kernel launch");
         }
 

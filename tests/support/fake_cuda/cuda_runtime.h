@@ -1,0 +1,210 @@
+/*
+ * A stand-in for the CUDA runtime, so that the cuda engine's host code
+ * (kernels/cuda/cuda_backend.cuh, memory_ops.cuh, cuda_engine.cu) runs here,
+ * with its kernels on the SIMT emulator (tests/support/simt). Only what that
+ * code calls, with the runtime's documented behaviour where our code depends
+ * on it:
+ *   - device memory is host memory the runtime tracks; a copy whose pointers
+ *     are not of the kind its direction says fails with cudaErrorInvalidValue,
+ *     as a host pointer handed to the device would fault;
+ *   - work on a stream (copies, memsets, launches, event records) is queued
+ *     and runs only when the host waits for it (cudaStreamSynchronize,
+ *     cudaEventSynchronize), so a host that touches memory a queued copy
+ *     still reads or writes sees the wrong bytes, as it could on a GPU;
+ *   - an async copy to or from pageable memory runs at once, as the runtime
+ *     stages it, and is counted: the engines must make none;
+ *   - CUDA IPC handles name memory of another process (device memory is a
+ *     memfd); opening one of the same process fails as the driver's does.
+ *
+ * Include simt.h first; -I this directory ahead of CUDA's. The functions are
+ * C++ in namespace fake_cuda, so a binary that also links libcudart keeps
+ * both apart. fake_cuda::control() steers it and counts what it saw.
+ */
+#ifndef SORTD_FAKE_CUDA_RUNTIME_H
+#define SORTD_FAKE_CUDA_RUNTIME_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "simt.h" /* dim3, and the kernels' keywords */
+
+namespace fake_cuda
+{
+
+enum cudaError_t {
+        cudaSuccess = 0,
+        cudaErrorInvalidValue = 1,
+        cudaErrorMemoryAllocation = 2,
+        cudaErrorInitializationError = 3,
+        cudaErrorLaunchFailure = 719,
+        cudaErrorLaunchTimeout = 702,
+        cudaErrorHardwareStackError = 714,
+        cudaErrorIllegalInstruction = 715,
+        cudaErrorMisalignedAddress = 716,
+        cudaErrorInvalidAddressSpace = 717,
+        cudaErrorInvalidPc = 718,
+        cudaErrorIllegalAddress = 700,
+        cudaErrorECCUncorrectable = 214,
+        cudaErrorAssert = 710,
+        cudaErrorNoDevice = 100,
+        cudaErrorInvalidDevice = 101,
+        cudaErrorDeviceUninitialized = 201,
+        cudaErrorMapBufferObjectFailed = 205,
+        cudaErrorAlreadyMapped = 208,
+        cudaErrorInvalidResourceHandle = 400,
+        cudaErrorNotReady = 600,
+        cudaErrorPeerAccessUnsupported = 217,
+        cudaErrorHostMemoryAlreadyRegistered = 712,
+        cudaErrorHostMemoryNotRegistered = 713,
+};
+
+enum cudaMemcpyKind {
+        cudaMemcpyHostToHost = 0,
+        cudaMemcpyHostToDevice = 1,
+        cudaMemcpyDeviceToHost = 2,
+        cudaMemcpyDeviceToDevice = 3,
+};
+
+enum cudaMemoryType {
+        cudaMemoryTypeUnregistered = 0,
+        cudaMemoryTypeHost = 1,
+        cudaMemoryTypeDevice = 2,
+};
+
+enum cudaDeviceAttr {
+        cudaDevAttrMemoryClockRate = 36,
+        cudaDevAttrGlobalMemoryBusWidth = 37,
+};
+
+enum cudaDriverEntryPointQueryResult {
+        cudaDriverEntryPointSuccess = 0,
+        cudaDriverEntryPointSymbolNotFound = 1,
+};
+
+constexpr unsigned cudaStreamNonBlocking = 1;
+constexpr unsigned cudaEventDisableTiming = 2;
+constexpr unsigned cudaHostAllocDefault = 0;
+constexpr unsigned cudaHostAllocPortable = 1;
+constexpr unsigned cudaHostRegisterPortable = 1;
+constexpr unsigned cudaIpcMemLazyEnablePeerAccess = 1;
+constexpr unsigned long long cudaEnableDefault = 0;
+
+struct CUstream_st;
+struct CUevent_st;
+typedef CUstream_st *cudaStream_t;
+typedef CUevent_st *cudaEvent_t;
+
+struct cudaUUID_t {
+        char bytes[16];
+};
+struct cudaIpcMemHandle_t {
+        char reserved[64];
+};
+
+struct cudaDeviceProp {
+        char name[256];
+        cudaUUID_t uuid;
+        size_t totalGlobalMem;
+        int major, minor;
+        int multiProcessorCount;
+};
+
+struct cudaFuncAttributes {
+        int ptxVersion;
+        int binaryVersion;
+};
+
+struct cudaPointerAttributes {
+        cudaMemoryType type;
+        int device;
+        void *devicePointer;
+        void *hostPointer;
+};
+
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device);
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device);
+cudaError_t cudaGetLastError();
+cudaError_t cudaPeekAtLastError();
+const char *cudaGetErrorString(cudaError_t rc);
+const char *cudaGetErrorName(cudaError_t rc);
+
+cudaError_t cudaMalloc(void **p, size_t bytes);
+cudaError_t cudaFree(void *p);
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned flags);
+cudaError_t cudaMallocHost(void **p, size_t bytes);
+cudaError_t cudaFreeHost(void *p);
+cudaError_t cudaHostRegister(void *p, size_t bytes, unsigned flags);
+cudaError_t cudaHostUnregister(void *p);
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p);
+
+cudaError_t cudaStreamCreate(cudaStream_t *s);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
+cudaError_t cudaStreamDestroy(cudaStream_t s);
+cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaEventCreate(cudaEvent_t *ev);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned flags);
+cudaError_t cudaEventDestroy(cudaEvent_t ev);
+cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s);
+cudaError_t cudaEventSynchronize(cudaEvent_t ev);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t s);
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s);
+
+cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p);
+cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned flags);
+cudaError_t cudaIpcCloseMemHandle(void *p);
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned version,
+                                             unsigned long long flags,
+                                             cudaDriverEntryPointQueryResult *found);
+
+/* The kernel's grid, queued on s (what `kernel<<<grid, block, 0, s>>>(args)` does). */
+cudaError_t launch(cudaStream_t s, dim3 grid, dim3 block, std::function<void()> body);
+
+int ptx_version();
+
+/* Every kernel shares one PTX version here: the one control().ptx_version names. */
+template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, F *)
+{
+        a->ptxVersion = ptx_version();
+        a->binaryVersion = a->ptxVersion;
+        return cudaSuccess;
+}
+
+/* What a test sets before it creates an engine, and what the runtime counted. */
+struct controls {
+        int devices = 1;
+        int major = 9, minor = 0;
+        int ptx_version = 90;
+        unsigned sms = 3;
+        /* The next cudaMalloc that finds this at 1 fails (out of memory); counts down. */
+        unsigned fail_malloc_at = 0;
+        /* The launch that finds this at 1 fails with a sticky cudaErrorIllegalAddress. */
+        unsigned fail_launch_at = 0;
+
+        /* Counted since the last reset_counts(). */
+        uint64_t launches = 0;
+        uint64_t pageable_copies = 0; /* async copies to or from pageable memory */
+        uint64_t pinned_copies = 0;   /* host<->device copies that DMA could do */
+        uint64_t device_copies = 0;
+        uint64_t ipc_opened = 0;
+        uint64_t ipc_closed = 0;
+};
+
+controls &control();
+void reset_counts();
+/* Bytes of device and pinned memory allocated now, and how many allocations. */
+size_t live_allocations();
+/* The device UUID every fake device reports. */
+extern const cudaUUID_t fake_device_uuid;
+
+} /* namespace fake_cuda */
+
+using namespace fake_cuda;
+
+#endif
