@@ -21,7 +21,9 @@ static const sortd__engine_ops *const engines[] = {
         &sortd__cpu_engine_ops,
 #ifdef SORTD_HAVE_CUDA
         &sortd__cuda_engine_ops,
+#ifndef SORTD_EMULATED_CUDA /* tests/support/fake_cuda: the cuda engine alone, emulated */
         &sortd__cub_engine_ops,
+#endif
 #endif
 };
 
@@ -55,7 +57,9 @@ sortd_status sortd_engine_create(const char *kind, const sortd_engine_config *cf
         }
         if (why_len)
                 snprintf(why, why_len, "unknown engine '%s'%s", kind,
-#ifdef SORTD_HAVE_CUDA
+#if defined(SORTD_HAVE_CUDA) && defined(SORTD_EMULATED_CUDA)
+                         " (known: cpu, cuda)"
+#elif defined(SORTD_HAVE_CUDA)
                          " (known: cpu, cuda, cub)"
 #else
                          " (known: cpu; this build has no CUDA engines)"

@@ -2,7 +2,7 @@
  * The memory operations of engine.h that both CUDA engines share, as templates on an engine
  * struct E with members base and be (cuda_backend.cuh): host memory (pinned allocations and
  * registrations) and device memory (the device's UUID, CUDA IPC handles opened and closed).
- * nvcc only.
+ * nvcc, or the stand-in runtime of tests/support/fake_cuda.
  */
 #ifndef SORTD_CUDA_MEMORY_OPS_CUH
 #define SORTD_CUDA_MEMORY_OPS_CUH
@@ -101,7 +101,7 @@ inline bool handle_refused(cudaError_t rc)
         case cudaErrorInvalidDevice:         /* exported on a device we cannot reach */
         case cudaErrorPeerAccessUnsupported: /* ... or map */
         case cudaErrorDeviceUninitialized:   /* "invalid device context": this same process */
-        case cudaErrorAlreadyMapped:         /* opened before and not closed */
+        case cudaErrorAlreadyMapped:         /* a mapping in the way */
                 return true;
         default:
                 return false;

@@ -5,11 +5,14 @@
  * opens the handle and sorts on the device. The results, copied back, must match the
  * reference sort (tests/support/reference.c), and the bytes around the spans must be untouched.
  * A UUID that names another device is refused, and leaves nothing open: the same handle
- * registers afterwards (a handle opened twice fails with "already mapped").
+ * registers afterwards.
  *
- * Built only with CUDA (tests/e2e/meson.build). Without a CUDA device it says why and exits 77,
- * which meson reports as skipped. main initialises CUDA to find the device, and a forked child
- * of a process that did cannot use CUDA: the suite runs with CK_NOFORK.
+ * Built with CUDA, against a GPU: without a CUDA device it says why and exits 77, which meson
+ * reports as skipped. Built everywhere against the stand-in runtime (tests/support/fake_cuda,
+ * whose c/cuda_runtime_api.h comes first on its include path), against sortd-emulated-cuda:
+ * the same path with the kernels on the SIMT emulator. main initialises CUDA to find the
+ * device, and a forked child of a process that did cannot use CUDA: the suite runs with
+ * CK_NOFORK.
  */
 #include <check.h>
 #include <cuda_runtime_api.h>
@@ -48,7 +51,8 @@ static struct {
 
 static void setup(void)
 {
-        const char *const extra[] = {"--engine", "cuda", NULL};
+        /* A small capacity keeps the emulated daemon's self-check at start short. */
+        const char *const extra[] = {"--engine", "cuda", "--capacity", "16K", NULL};
         struct cudaDeviceProp prop;
         cudaIpcMemHandle_t h;
         int dev;

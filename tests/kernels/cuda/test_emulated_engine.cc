@@ -5,6 +5,7 @@
  * the staged and direct host<->device copies (small staging slots, so a few thousand keys make
  * many chunks), pinned and registered caller memory, sorts on device memory, batches, CUDA IPC
  * handles from another process, and a device that faults. Every result is the CPU engine's.
+ * (Its self-check runs in every start of sortd-emulated-cuda, tests/e2e.)
  *
  * The runtime queues a stream's work until the host waits for it, so a missing wait shows as
  * wrong bytes; it counts async copies from pageable memory, which the engine must never make.
@@ -25,18 +26,15 @@
 
 #include "datagen.h"
 #include "engine.h"
-#include "engine_impl.h"
 extern "C" {
 #include "suite.h"
 }
 
-/* emulated_cuda_engine.cc: kernels/cuda/cuda_engine.cu on the stand-in runtime. */
-extern "C" const sortd__engine_ops sortd__cuda_engine_ops;
-
 namespace
 {
 
-/* Staging slots of 16 KiB (meson.build): 20,011 u64 keys go in 10 chunks. */
+/* Staging slots of 16 KiB (tests/support/fake_cuda/meson.build): 20,011 u64 keys go in 10
+   chunks. */
 constexpr size_t CAPACITY = 20011;
 const size_t SIZES[] = {0, 1, 2, 3, 777, 5000, CAPACITY};
 
@@ -60,7 +58,8 @@ sortd_status cuda_create(size_t capacity, sortd_engine **e, std::string *why)
 
         cfg.capacity = capacity;
         cfg.threads = 2;
-        sortd_status s = sortd__cuda_engine_ops.create(&cfg, e, buf, sizeof(buf));
+        /* "cuda" is kernels/cuda/cuda_engine.cu on the stand-in runtime, in this build. */
+        sortd_status s = sortd_engine_create("cuda", &cfg, e, buf, sizeof(buf));
         *why = buf;
         return s;
 }
@@ -247,7 +246,7 @@ START_TEST(device)
 END_TEST
 
 /* The staged copies again, with a buffer that ends mid-chunk and mid-page, and keys whose
-   chunks the copy threads split (shares of 4 KiB: meson.build). */
+   chunks the copy threads split (shares of 4 KiB: tests/support/fake_cuda/meson.build). */
 START_TEST(chunks)
 {
         sortd_engine *cuda = cuda_engine(), *cpu = cpu_engine();
@@ -343,18 +342,6 @@ START_TEST(device_info)
                 sortd_engine_destroy(cuda);
         }
         fake_cuda::control().ptx_version = 90;
-}
-END_TEST
-
-/* The engine's own self-check against the CPU engine passes. */
-START_TEST(selfcheck)
-{
-        sortd_engine *cuda = cuda_engine(40000);
-        char report[512];
-
-        ck_assert_msg(sortd_engine_selfcheck(cuda, report, sizeof(report)) == SORTD_OK, "%s",
-                      report);
-        sortd_engine_destroy(cuda);
 }
 END_TEST
 
@@ -520,7 +507,6 @@ int main(void)
                 {"chunks", chunks},
                 {"batch", batch},
                 {"device-info", device_info},
-                {"selfcheck", selfcheck},
                 {"create-refusals", create_refusals},
                 {"host-refusals", host_refusals},
                 {"device-fault", device_fault},

@@ -14,7 +14,11 @@
  *   - an async copy to or from pageable memory runs at once, as the runtime
  *     stages it, and is counted: the engines must make none;
  *   - CUDA IPC handles name memory of another process (device memory is a
- *     memfd); opening one of the same process fails as the driver's does.
+ *     memfd); opening one of the same process fails as the driver's does, and
+ *     one opened again returns the same pointer, counted;
+ *   - a kernel that faults (control().fail_launch_at, or while the file that
+ *     $FAKE_CUDA_FAULT_FILE names exists) leaves a sticky error: every call
+ *     fails from then on, in this process, as the context is lost.
  *
  * Include simt.h first; -I this directory ahead of CUDA's. The functions are
  * C++ in namespace fake_cuda, so a binary that also links libcudart keeps

@@ -2,6 +2,7 @@
 #include "cuda_runtime.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
@@ -40,8 +41,16 @@ constexpr char HANDLE_MAGIC[8] = {'f', 'a', 'k', 'e', 'i', 'p', 'c', '1'};
 static_assert(sizeof(Handle) <= sizeof(cudaIpcMemHandle_t), "a handle fits");
 
 controls g_controls;
-std::mutex g_lock; /* guards g_allocs */
+std::mutex g_lock; /* guards g_allocs and g_opened */
 std::map<uintptr_t, Allocation> g_allocs;
+/* IPC handles open here, by (pid, fd): a handle opened again returns the same pointer and
+   counts one more open, as the runtime documents ("the reference count on the handle is
+   incremented by 1 and the existing device pointer is returned"). */
+struct Opened {
+        void *p;
+        unsigned refs;
+};
+std::map<std::pair<int32_t, int32_t>, Opened> g_opened;
 /* A sticky error ends the context: every call returns it from then on. */
 cudaError_t g_sticky = cudaSuccess;
 thread_local cudaError_t t_last = cudaSuccess;
@@ -528,13 +537,23 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s)
         return cudaSuccess;
 }
 
+/* FAKE_CUDA_FAULT_FILE names a file whose existence makes every launch fault: how a test
+   makes a device fail under a daemon it runs in another process. */
+static bool fault_file_exists()
+{
+        static const char *path = getenv("FAKE_CUDA_FAULT_FILE");
+
+        return path && *path && access(path, F_OK) == 0;
+}
+
 cudaError_t launch(cudaStream_t s, dim3 grid, dim3 block, std::function<void()> body)
 {
         STICKY();
         if (!grid.x || !grid.y || !grid.z || !block.x)
                 return fail(cudaErrorInvalidValue);
         g_controls.launches++;
-        bool faults = g_controls.fail_launch_at && --g_controls.fail_launch_at == 0;
+        bool faults = (g_controls.fail_launch_at && --g_controls.fail_launch_at == 0) ||
+                      fault_file_exists();
 
         enqueue(s, [=] {
                 if (faults || g_sticky != cudaSuccess) {
@@ -584,6 +603,17 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned)
                 return fail(cudaErrorInvalidValue);
         if (hd.pid == (int32_t)getpid())
                 return fail(cudaErrorDeviceUninitialized);
+        {
+                std::lock_guard<std::mutex> g(g_lock);
+                auto it = g_opened.find({hd.pid, hd.fd});
+
+                if (it != g_opened.end()) {
+                        it->second.refs++;
+                        g_controls.ipc_opened++;
+                        *p = it->second.p;
+                        return cudaSuccess;
+                }
+        }
         snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)hd.pid, (int)hd.fd);
         fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd < 0)
@@ -596,6 +626,11 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned)
         }
         close(fd);
         track(m, hd.bytes, Kind::ipc, -1);
+        {
+                std::lock_guard<std::mutex> g(g_lock);
+
+                g_opened[{hd.pid, hd.fd}] = Opened{m, 1};
+        }
         g_controls.ipc_opened++;
         *p = m;
         return cudaSuccess;
@@ -606,10 +641,22 @@ cudaError_t cudaIpcCloseMemHandle(void *p)
         Allocation a;
 
         STICKY();
+        {
+                std::lock_guard<std::mutex> g(g_lock);
+                auto it = g_opened.begin();
+
+                while (it != g_opened.end() && it->second.p != p)
+                        ++it;
+                if (it == g_opened.end())
+                        return fail(cudaErrorInvalidValue);
+                g_controls.ipc_closed++;
+                if (--it->second.refs > 0)
+                        return cudaSuccess;
+                g_opened.erase(it);
+        }
         if (!untrack(p, Kind::ipc, &a))
                 return fail(cudaErrorInvalidValue);
         munmap(p, page_round(a.bytes));
-        g_controls.ipc_closed++;
         return cudaSuccess;
 }
 
