@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
@@ -21,6 +22,7 @@ struct alloc {
         size_t size;
         int ordinal;
         int shareable;
+        int memfd; /* >= 0: exported as the stand-in runtime's handles (fake_cuda_share) */
 };
 
 /* What the calls saw; the test reads it through fake_cuda_stats. */
@@ -35,6 +37,8 @@ struct fake_cuda_stats {
 /* The test's own calls, and the driver calls _cuda.py makes (argument types as it declares
    them through ctypes). */
 int fake_cuda_alloc(uint64_t base, size_t size, int ordinal, int shareable);
+int fake_cuda_share(uint64_t base, int memfd);
+int fake_cuda_set_uuid(int dev, const unsigned char *uuid);
 void fake_cuda_reset(void);
 void fake_cuda_stats(struct fake_cuda_stats *out);
 int cuGetErrorName(int rc, const char **name);
@@ -52,6 +56,8 @@ int cuStreamSynchronize(void *stream);
 static struct alloc allocs[MAX_ALLOCS];
 static int nallocs;
 static struct fake_cuda_stats stats;
+static unsigned char uuids[8][16];
+static int uuid_set[8];
 
 /* Declares [base, base + size) an allocation on device ordinal; shareable = 0 makes
    cuIpcGetMemHandle refuse it, as for memory from a cudaMallocAsync pool. */
@@ -59,7 +65,32 @@ int fake_cuda_alloc(uint64_t base, size_t size, int ordinal, int shareable)
 {
         if (nallocs == MAX_ALLOCS)
                 return -1;
-        allocs[nallocs++] = (struct alloc){base, size, ordinal, shareable};
+        allocs[nallocs++] = (struct alloc){base, size, ordinal, shareable, -1};
+        return 0;
+}
+
+static const struct alloc *find(uint64_t p);
+
+/* The allocation at base is the memfd's whole mapping: its handles become those of the
+   stand-in CUDA runtime (tests/support/fake_cuda), which sortd-emulated-cuda opens by reading
+   the memfd through /proc, so a test sorts "device" memory through a daemon. */
+int fake_cuda_share(uint64_t base, int memfd)
+{
+        struct alloc *a = (struct alloc *)find(base);
+
+        if (!a || a->base != base || memfd < 0)
+                return -1;
+        a->memfd = memfd;
+        return 0;
+}
+
+/* Device dev's UUID from now on: the emulated daemon's device, say. */
+int fake_cuda_set_uuid(int dev, const unsigned char *uuid)
+{
+        if (dev < 0 || dev > 7)
+                return -1;
+        memcpy(uuids[dev], uuid, 16);
+        uuid_set[dev] = 1;
         return 0;
 }
 
@@ -67,6 +98,7 @@ void fake_cuda_reset(void)
 {
         nallocs = 0;
         memset(&stats, 0, sizeof(stats));
+        memset(uuid_set, 0, sizeof(uuid_set));
 }
 
 void fake_cuda_stats(struct fake_cuda_stats *out)
@@ -126,7 +158,9 @@ int cuMemGetAddressRange_v2(uint64_t *base, size_t *size, uint64_t ptr)
         return CUDA_SUCCESS;
 }
 
-/* The handle names the allocation: its base, then its size, then a fill byte. */
+/* The handle names the allocation: its base, then its size, then a fill byte; or, for a shared
+   one, as the stand-in runtime's do (fake_cuda.cc's Handle): "fakeipc1", this process's pid
+   and the memfd (32 bits each), and the size (64 bits). */
 int cuIpcGetMemHandle(unsigned char *handle, uint64_t base)
 {
         const struct alloc *a = find(base);
@@ -135,9 +169,20 @@ int cuIpcGetMemHandle(unsigned char *handle, uint64_t base)
                 return CUDA_ERROR_INVALID_VALUE;
         if (!a->shareable)
                 return CUDA_ERROR_NOT_SUPPORTED;
-        memset(handle, 0xcd, 64);
-        memcpy(handle, &a->base, sizeof(a->base));
-        memcpy(handle + 8, &a->size, sizeof(a->size));
+        if (a->memfd >= 0) {
+                int32_t pid = (int32_t)getpid(), fd = a->memfd;
+                uint64_t size = a->size;
+
+                memset(handle, 0, 64);
+                memcpy(handle, "fakeipc1", 8);
+                memcpy(handle + 8, &pid, 4);
+                memcpy(handle + 12, &fd, 4);
+                memcpy(handle + 16, &size, 8);
+        } else {
+                memset(handle, 0xcd, 64);
+                memcpy(handle, &a->base, sizeof(a->base));
+                memcpy(handle + 8, &a->size, sizeof(a->size));
+        }
         stats.handles++;
         return CUDA_SUCCESS;
 }
@@ -155,7 +200,10 @@ int cuDeviceGetUuid_v2(unsigned char *uuid, int dev)
 {
         if (dev < 0 || dev > 7)
                 return CUDA_ERROR_INVALID_VALUE;
-        memset(uuid, 0xd0 + dev, 16);
+        if (uuid_set[dev])
+                memcpy(uuid, uuids[dev], 16);
+        else
+                memset(uuid, 0xd0 + dev, 16);
         return CUDA_SUCCESS;
 }
 

@@ -31,7 +31,8 @@ struct Allocation {
         int fd; /* device memory's memfd, for IPC handles; -1 otherwise */
 };
 
-/* Written into a cudaIpcMemHandle_t: where another process finds the memory. */
+/* Written into a cudaIpcMemHandle_t: where another process finds the memory. The Python
+   client's stand-in libcuda (tests/python/fake_cuda) writes handles in this layout too. */
 struct Handle {
         char magic[8];
         int32_t pid, fd;
