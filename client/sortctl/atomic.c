@@ -38,7 +38,7 @@ static void on_signal(int sig)
         raise(sig);
 }
 
-static int publish(char *tmp)
+static void install_handler(void)
 {
         static int installed;
 
@@ -51,6 +51,19 @@ static int publish(char *tmp)
                 sigaction(SIGHUP, &sa, NULL);
                 installed = 1;
         }
+}
+
+/* The signals whose handler removes the temporary files. */
+static void removal_signals(sigset_t *set)
+{
+        sigemptyset(set);
+        sigaddset(set, SIGINT);
+        sigaddset(set, SIGTERM);
+        sigaddset(set, SIGHUP);
+}
+
+static int publish(char *tmp)
+{
         for (int i = 0; i < SLOTS; i++) {
                 if (!pending[i]) {
                         pending[i] = tmp;
@@ -111,11 +124,20 @@ static int open_direct(sc_out *o)
 static int open_temporary(sc_out *o)
 {
         char dir[PATH_MAX], base[PATH_MAX];
+        sigset_t held, old;
 
         strcpy(dir, o->path);
         strcpy(base, o->path);
         snprintf(o->tmp, sizeof(o->tmp), "%s/.%s.sortctl-XXXXXX", dirname(dir), basename(base));
+        /* A signal between the file's creation and its slot would leave it behind: held until
+           the handler knows the file (SIGTERM as soon as it appeared left one in 300 runs). */
+        install_handler();
+        removal_signals(&held);
+        sigprocmask(SIG_BLOCK, &held, &old);
         o->fd = mkstemp(o->tmp);
+        if (o->fd >= 0)
+                o->slot = publish(o->tmp);
+        sigprocmask(SIG_SETMASK, &old, NULL);
         if (o->fd < 0) {
                 int e = errno;
 
@@ -125,7 +147,6 @@ static int open_temporary(sc_out *o)
                                e == EACCES ? "write to a directory you may write to"
                                            : "check that the directory exists");
         }
-        o->slot = publish(o->tmp);
         if (fchmod(o->fd, target_mode(o->path)) < 0)
                 return sc_fail(SC_FAIL, "%s: chmod: %s", o->path, strerror(errno));
         return SC_OK;
@@ -237,10 +258,7 @@ int sc_out_commit_all(sc_out **o, int n)
         bool done = false;
         int r = SC_OK;
 
-        sigemptyset(&held);
-        sigaddset(&held, SIGINT);
-        sigaddset(&held, SIGTERM);
-        sigaddset(&held, SIGHUP);
+        removal_signals(&held);
         sigprocmask(SIG_BLOCK, &held, &old);
         for (int i = 0; i < n; i++) {
                 if (!o[i])
