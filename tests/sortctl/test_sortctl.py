@@ -408,6 +408,17 @@ class SortctlTest(unittest.TestCase):
                            "u32"], "two outputs name the same file")
         self.assertFalse(os.path.exists(self.path("new.txt")))
 
+    def terminate_when_temporary_appears(self, src, out):
+        """Runs sortctl sort src -o out and sends SIGTERM once its temporary file exists (or it
+        ended); returns the ended process."""
+        p = subprocess.Popen([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", out,
+                              "--type", "u32"], stderr=subprocess.DEVNULL)
+        while p.poll() is None and not any(".sortctl-" in f for f in os.listdir(self.dir)):
+            pass
+        p.terminate()
+        p.wait(60)
+        return p
+
     def test_signal_as_the_temporary_file_appears(self):
         """SIGTERM the moment the temporary file exists, 200 times: none stays. A race, so this
         catches a regression only some of the time: before the file's creation and its
@@ -416,12 +427,7 @@ class SortctlTest(unittest.TestCase):
         src = self.write("small.bin", os.urandom(4 * 1000))
         out = self.path("out2.txt")
         for _ in range(200):
-            p = subprocess.Popen([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", out,
-                                  "--type", "u32"], stderr=subprocess.DEVNULL)
-            while p.poll() is None and not any(".sortctl-" in f for f in os.listdir(self.dir)):
-                pass
-            p.terminate()
-            p.wait(60)
+            p = self.terminate_when_temporary_appears(src, out)
             leftovers = [f for f in os.listdir(self.dir) if ".sortctl-" in f]
             self.assertEqual(leftovers, [], "temporary files left")
 
@@ -431,12 +437,7 @@ class SortctlTest(unittest.TestCase):
         src = self.write("in.bin", os.urandom(4 * n))
         for _ in range(5):
             out = self.write("out.txt", b"old")
-            p = subprocess.Popen([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", out,
-                                  "--type", "u32"], stderr=subprocess.DEVNULL)
-            while p.poll() is None and not any(".sortctl-" in f for f in os.listdir(self.dir)):
-                pass
-            p.terminate()
-            p.wait(60)
+            p = self.terminate_when_temporary_appears(src, out)
             leftovers = [f for f in os.listdir(self.dir) if ".sortctl-" in f]
             self.assertEqual(leftovers, [], "temporary files left")
             with open(out, "rb") as f:
