@@ -1,7 +1,9 @@
 /*
  * Taking a pending fd: uv_accept opens it into a scratch pipe handle (libuv checks nothing
- * of its kind), we duplicate it, and the handle's close closes libuv's copy. The handle is
- * freed in its close callback, as libuv requires.
+ * of its kind), and the handle's close closes libuv's copy. A taken fd is duplicated first; a
+ * dropped one is not, so that dropping never holds one more fd than came (a client piling fds
+ * up is closed at the limit, and must not push the daemon past it). The handle is freed in its
+ * close callback, as libuv requires.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,24 +17,39 @@ static void free_handle(uv_handle_t *h)
         free(h);
 }
 
-int sortd__fd_take(uv_pipe_t *p)
+/* The oldest fd pending on p, moved into a scratch handle; NULL with errno set when none is
+   pending or it could not be moved. */
+static uv_pipe_t *accept_pending(uv_pipe_t *p)
 {
         uv_pipe_t *h;
-        uv_os_fd_t fd;
-        int mine = -1, err = 0;
 
         if (uv_pipe_pending_count(p) == 0) {
                 errno = ENOENT;
-                return -1;
+                return NULL;
         }
         h = malloc(sizeof(*h));
         if (!h || uv_pipe_init(p->loop, h, 0) != 0) {
                 free(h);
                 errno = ENOMEM;
-                return -1;
+                return NULL;
         }
-        if (uv_accept((uv_stream_t *)p, (uv_stream_t *)h) != 0 ||
-            uv_fileno((uv_handle_t *)h, &fd) != 0)
+        if (uv_accept((uv_stream_t *)p, (uv_stream_t *)h) != 0) {
+                uv_close((uv_handle_t *)h, free_handle);
+                errno = EBADF;
+                return NULL;
+        }
+        return h;
+}
+
+int sortd__fd_take(uv_pipe_t *p)
+{
+        uv_pipe_t *h = accept_pending(p);
+        uv_os_fd_t fd;
+        int mine = -1, err = 0;
+
+        if (!h)
+                return -1;
+        if (uv_fileno((uv_handle_t *)h, &fd) != 0)
                 err = EBADF;
         else if ((mine = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
                 err = errno;
@@ -44,13 +61,10 @@ int sortd__fd_take(uv_pipe_t *p)
 unsigned sortd__fd_drop_all(uv_pipe_t *p)
 {
         unsigned n = 0;
-        int fd;
+        uv_pipe_t *h;
 
-        while (uv_pipe_pending_count(p) > 0) {
-                fd = sortd__fd_take(p);
-                if (fd < 0)
-                        break;
-                close(fd);
+        while ((h = accept_pending(p))) {
+                uv_close((uv_handle_t *)h, free_handle); /* closes the fd now */
                 n++;
         }
         return n;
