@@ -105,7 +105,8 @@ static const struct option_def {
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
-static int parse_size(const char *s, uint64_t *out)
+/* A number; with suffixes, also K, M, G or T (powers of 1024). */
+static int parse_size(const char *s, bool suffixes, uint64_t *out)
 {
         char *end;
         unsigned long long v;
@@ -116,6 +117,8 @@ static int parse_size(const char *s, uint64_t *out)
         errno = 0;
         v = strtoull(s, &end, 0);
         if (errno)
+                return -1;
+        if (*end && !suffixes)
                 return -1;
         switch (*end) {
         case 'k':
@@ -157,7 +160,8 @@ static int parse_number(const struct option_def *o, const char *value, const cha
                 *out = SORTD__CONFIG_AUTO;
                 return 0;
         }
-        if (parse_size(value, &v) < 0 || v < o->min || v > o->max) {
+        /* Counts take no suffix: "drain-timeout-ms = 30K" would be 30720 ms. */
+        if (parse_size(value, o->type != OPT_COUNT, &v) < 0 || v < o->min || v > o->max) {
                 fprintf(stderr, "sortd: %s: %s = '%s' is not a number of %s in [%llu, %llu]%s\n",
                         where, o->name, value, o->unit, (unsigned long long)o->min,
                         (unsigned long long)o->max, o->type == OPT_SIZE_AUTO ? " nor auto" : "");
