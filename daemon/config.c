@@ -23,17 +23,18 @@ static const struct option_def {
         const char *name;
         enum opt_type type;
         size_t offset;
-        size_t size; /* of a string field */
-        const char *def;
+        size_t size;     /* of a string field */
+        const char *def; /* NULL: computed once the rest is read (check()); "": empty */
         uint64_t min, max;
         const char *unit;
         const char *help;
 } options[] = {
 #define STR(f) OPT_STRING, offsetof(sortd__config, f), sizeof(((sortd__config *)0)->f)
 #define NUM(t, f) t, offsetof(sortd__config, f), 0
-        {"socket", STR(socket), "", 0, 0, "path",
+        {"socket", STR(socket), NULL, 0, 0, "path",
          "listening socket when systemd passes none (default: $SORTD_SOCKET, "
-         "/run/sortd/sortd.sock as root, else $XDG_RUNTIME_DIR/sortd.sock)"},
+         "/run/sortd/sortd.sock as root or without $XDG_RUNTIME_DIR, else "
+         "$XDG_RUNTIME_DIR/sortd.sock)"},
         {"engine", STR(engine), "auto", 0, 0, "name", "auto, cpu, cuda or cub"},
         {"on-device-loss", STR(on_device_loss), "recreate", 0, 0, "policy",
          "when the engine's device fails for good (a sticky CUDA error): recreate = a new "
@@ -279,13 +280,19 @@ static int load_file(sortd__config *cfg, const char *path, bool optional)
         return r;
 }
 
+/* A setting's default as the documentation gives it; computed names one computed later. */
+static const char *default_text(const struct option_def *o, const char *computed)
+{
+        return !o->def ? computed : *o->def ? o->def : "empty";
+}
+
 static void usage(void)
 {
         printf("usage: sortd [--config FILE | --config-if-exists FILE] [--NAME VALUE]...\n\n"
                "settings (also 'NAME = VALUE' in the config file):\n");
         for (size_t i = 0; i < N_OPTIONS; i++)
                 printf("  --%-20s %s (default: %s)\n", options[i].name, options[i].help,
-                       *options[i].def ? options[i].def : "see above");
+                       default_text(&options[i], "see above"));
         printf("  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n", "config FILE",
                "read settings from FILE", "config-if-exists FILE",
                "read settings from FILE when it exists", "print-config[=FORMAT]",
@@ -358,7 +365,8 @@ static void print_comment(const char *text)
 
 static void print_setting(const struct option_def *o, enum doc_format format)
 {
-        const char *def = *o->def ? o->def : "computed";
+        const char *def = default_text(o, "computed");
+        bool literal = o->def && *o->def;
         char accepts[96];
 
         format_accepts(o, accepts, sizeof(accepts));
@@ -366,11 +374,12 @@ static void print_setting(const struct option_def *o, enum doc_format format)
         case DOC_CONF:
                 printf("\n");
                 print_comment(o->help);
-                printf("# accepts: %s\n#%s =%s%s\n", accepts, o->name, *o->def ? " " : "", o->def);
+                printf("# accepts: %s\n#%s =%s%s\n", accepts, o->name, literal ? " " : "",
+                       literal ? o->def : "");
                 break;
         case DOC_MARKDOWN:
-                printf("| `%s` | %s%s%s | %s | ", o->name, *o->def ? "`" : "", def,
-                       *o->def ? "`" : "", accepts);
+                printf("| `%s` | %s%s%s | %s | ", o->name, literal ? "`" : "", def,
+                       literal ? "`" : "", accepts);
                 print_escaped(o->help, "|");
                 printf(" |\n");
                 break;
@@ -468,7 +477,7 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
 {
         *cfg = (sortd__config){0};
         for (size_t i = 0; i < N_OPTIONS; i++)
-                if (set_option(cfg, &options[i], options[i].def, "default") < 0)
+                if (options[i].def && set_option(cfg, &options[i], options[i].def, "default") < 0)
                         return -1;
         /* The file first, so that the command line overrides it wherever --config sits. */
         for (int i = 1; i < argc; i++) {

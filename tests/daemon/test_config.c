@@ -35,6 +35,62 @@ START_TEST(counts_take_no_suffix)
 }
 END_TEST
 
+/* What fn prints on stdout, in buf. */
+static void stdout_of(int (*fn)(void), char *buf, size_t len)
+{
+        FILE *f = tmpfile();
+        int saved = dup(1);
+        size_t n;
+
+        ck_assert_ptr_nonnull(f);
+        fflush(stdout);
+        ck_assert_int_ge(dup2(fileno(f), 1), 0);
+        ck_assert_int_eq(fn(), 1);
+        fflush(stdout);
+        ck_assert_int_ge(dup2(saved, 1), 0);
+        close(saved);
+        rewind(f);
+        n = fread(buf, 1, len - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+}
+
+static int print_markdown(void)
+{
+        sortd__config cfg;
+
+        return LOAD(&cfg, "--print-config=markdown");
+}
+
+static int print_help(void)
+{
+        sortd__config cfg;
+
+        return LOAD(&cfg, "--help");
+}
+
+/* allow-uid and allow-gid default to empty (everyone who can open the socket); only socket's
+   default is computed. */
+START_TEST(documented_defaults)
+{
+        static char out[16384];
+        sortd__config cfg;
+
+        ck_assert_int_eq(LOAD(&cfg, "--engine", "cpu"), 0);
+        ck_assert_str_eq(cfg.allow_uid, "");
+        ck_assert_str_eq(cfg.allow_gid, "");
+        ck_assert_str_ne(cfg.socket, "");
+
+        stdout_of(print_markdown, out, sizeof(out));
+        ck_assert_msg(strstr(out, "| `socket` | computed |"), "%s", out);
+        ck_assert_msg(strstr(out, "| `allow-uid` | empty |"), "%s", out);
+        ck_assert_msg(strstr(out, "| `allow-gid` | empty |"), "%s", out);
+        stdout_of(print_help, out, sizeof(out));
+        ck_assert_msg(strstr(out, "everyone who can open the socket (default: empty)"), "%s", out);
+        ck_assert_msg(!strstr(strstr(out, "--allow-uid"), "see above"), "%s", out);
+}
+END_TEST
+
 /* The file's syntax as sortd.conf(5) gives it: comments, blanks, spaces around either side,
    CRLF, the last of a setting given twice, no newline at the end. */
 START_TEST(file_syntax)
@@ -61,6 +117,7 @@ int main(void)
         TCase *tc = tcase_create("config");
 
         tcase_add_test(tc, counts_take_no_suffix);
+        tcase_add_test(tc, documented_defaults);
         tcase_add_test(tc, file_syntax);
         suite_add_tcase(s, tc);
         return run_suite(s);
