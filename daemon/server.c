@@ -257,6 +257,21 @@ static int socket_is_stale(const char *path)
         return r;
 }
 
+/* Whether the directory path's socket would go in does not exist. */
+static bool directory_missing(const char *path)
+{
+        char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+        char *slash;
+        struct stat st;
+
+        snprintf(dir, sizeof(dir), "%s", path);
+        slash = strrchr(dir, '/');
+        if (!slash)
+                return false;
+        slash[slash == dir] = '\0';
+        return stat(dir, &st) < 0 && errno == ENOENT;
+}
+
 static int bind_path(sortd__server *srv)
 {
         const char *path = srv->cfg.socket;
@@ -288,6 +303,9 @@ static int bind_path(sortd__server *srv)
         srv->listening = r == 0; /* from here on finish() closes it */
         if (r == 0)
                 r = uv_pipe_bind(&srv->listener, path);
+        /* libuv reports a missing directory as EACCES (as Windows would): say which. */
+        if (r == UV_EACCES && directory_missing(path))
+                r = UV_ENOENT;
         if (r == 0 && chmod(path, 0660) < 0)
                 r = -errno;
         if (r < 0)

@@ -382,6 +382,11 @@ START_TEST(live_socket_refused_stale_removed)
                 ck_assert_int_eq(read_text(path, err, sizeof(err)), 9);
                 ck_assert_str_eq(err, "precious\n");
                 unlink(path);
+                /* A missing directory is said to be missing (libuv alone says EACCES). */
+                snprintf(path, sizeof(path), "%s/missing/sortd.sock", dir);
+                ck_assert_int_eq(run_sortd_err(a3, err, sizeof(err)), 1);
+                ck_assert_msg(strstr(err, "missing/sortd.sock: no such file or directory"), "%s",
+                              err);
                 rmdir(dir);
         }
         /* A path that does not fit sockaddr_un is refused, not truncated. */
