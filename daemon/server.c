@@ -376,6 +376,7 @@ static void finish(sortd__server *srv)
         stop_listening(srv);
         close_handle((uv_handle_t *)&srv->sigterm);
         close_handle((uv_handle_t *)&srv->sigint);
+        close_handle((uv_handle_t *)&srv->sighup);
         close_handle((uv_handle_t *)&srv->drain_timer);
         if (srv->watchdog_on)
                 close_handle((uv_handle_t *)&srv->watchdog);
@@ -420,6 +421,14 @@ static void on_signal(uv_signal_t *s, int signum)
                 sortd__conn_update(c);
         }
         on_conn_gone(srv);
+}
+
+/* Settings are read once, at start-up. SIGHUP, the usual request to read them again, would
+   otherwise end the daemon at once: no drain, its queued sorts lost. */
+static void on_sighup(uv_signal_t *s, int signum)
+{
+        sortd__log(SORTD__LOG_WARNING, "SIGHUP ignored: sortd does not reload its settings; "
+                                       "restart it to apply a changed configuration");
 }
 
 static void on_watchdog(uv_timer_t *t)
@@ -468,11 +477,14 @@ static int start_handles(sortd__server *srv)
 
         uv_signal_init(srv->loop, &srv->sigterm);
         uv_signal_init(srv->loop, &srv->sigint);
+        uv_signal_init(srv->loop, &srv->sighup);
         uv_timer_init(srv->loop, &srv->drain_timer);
         srv->sigterm.data = srv->sigint.data = srv->drain_timer.data = srv;
         r = uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
         if (r == 0)
                 r = uv_signal_start(&srv->sigint, on_signal, SIGINT);
+        if (r == 0)
+                r = uv_signal_start(&srv->sighup, on_sighup, SIGHUP);
         if (r < 0)
                 return r;
         if (sd_watchdog_enabled(0, &usec) > 0 && usec >= 2000) {

@@ -47,7 +47,7 @@ typedef struct sortd__server {
         bool listening;
         uv_pipe_t dropped; /* takes a connection there is no memory for off the listener */
         bool dropping, drop_waiting;
-        uv_signal_t sigterm, sigint;
+        uv_signal_t sigterm, sigint, sighup; /* sighup: logged, nothing reloaded */
         uv_timer_t watchdog, drain_timer, reaper;
         bool watchdog_on, reaper_on, draining;
         uint64_t started_ns;

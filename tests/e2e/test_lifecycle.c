@@ -127,6 +127,25 @@ START_TEST(drain_timeout_closes_stalled)
 }
 END_TEST
 
+/* SIGHUP reloads nothing and ends nothing: sortd says so and serves on (sortd(8)). */
+START_TEST(sighup_ignored)
+{
+        daemon_proc d = {0};
+        char log[4096] = "";
+
+        daemon_start(&d, NULL);
+        ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+        for (int i = 0; i < 200 && !strstr(log, "SIGHUP ignored"); i++) {
+                usleep(10000);
+                daemon_log(&d, log, sizeof(log));
+        }
+        ck_assert_msg(strstr(log, "SIGHUP ignored: sortd does not reload"), "%s", log);
+        ck_assert(daemon_alive(&d));
+        ping_once(&d);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 /* Reads notify datagrams until one contains want (2 s at most). */
 static int notified(int fd, const char *want, char *last, size_t len)
 {
@@ -956,6 +975,7 @@ int main(void)
         tcase_add_checked_fixture(tc, timing_start, timing_end);
         tcase_add_test(tc, sigterm_drains);
         tcase_add_test(tc, drain_timeout_closes_stalled);
+        tcase_add_test(tc, sighup_ignored);
         tcase_add_test(tc, socket_activation);
         tcase_add_test(tc, socket_activation_refusals);
         tcase_add_test(tc, systemd_notify);
