@@ -1,11 +1,15 @@
 /*
- * One line per event on stderr. Under systemd (JOURNAL_STREAM set) each line starts with the
- * sd-daemon level prefix "<N>" so the journal files it at that priority.
+ * One line per event on stderr. When stderr is the journal's stream (JOURNAL_STREAM names its
+ * device and inode) each line starts with the sd-daemon level prefix "<N>" so the journal
+ * files it at that priority.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -30,6 +34,21 @@ int sortd__log_level_parse(const char *name)
         return -1;
 }
 
+/*
+ * Whether stderr is the stream systemd connected to the journal. The variable alone is not
+ * enough (systemd.exec(5)): it is inherited, so a shell started from a unit has it, and so
+ * does a sortd started there with stderr on a terminal or in a file.
+ */
+static bool to_journal(void)
+{
+        const char *env = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        return env && sscanf(env, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+               st.st_dev == dev && st.st_ino == ino;
+}
+
 void sortd__log(int level, const char *fmt, ...)
 {
         char line[1024];
@@ -40,7 +59,7 @@ void sortd__log(int level, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(line, sizeof(line), fmt, ap);
         va_end(ap);
-        if (getenv("JOURNAL_STREAM"))
+        if (to_journal())
                 fprintf(stderr, "<%d>%s\n", level, line);
         else
                 fprintf(stderr, "sortd: %s: %s\n", level_names[level], line);
