@@ -87,7 +87,8 @@ static const struct option_def {
         {"max-region-bytes", NUM(OPT_SIZE, max_region_bytes), "64G", 0, 1ull << 50, "bytes",
          "bytes of shared-memory regions mapped for all connections together"},
         {"drain-timeout-ms", NUM(OPT_COUNT, drain_timeout_ms), "30000", 0, 86400000, "ms",
-         "on SIGTERM, how long queued work may take before connections are closed"},
+         "on SIGTERM, how long queued work may take before connections are closed; 0 = no "
+         "limit"},
         {"frame-timeout-ms", NUM(OPT_COUNT, frame_timeout_ms), "30000", 0, 86400000, "ms",
          "a client that stops sending in the middle of a request for this long is "
          "disconnected; 0 = never"},
