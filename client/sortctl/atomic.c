@@ -38,28 +38,35 @@ static void on_signal(int sig)
         raise(sig);
 }
 
+/* The signals whose handler removes the temporary files. */
+static const int REMOVAL_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
+
+#define N_REMOVAL_SIGNALS ((int)(sizeof(REMOVAL_SIGNALS) / sizeof(REMOVAL_SIGNALS[0])))
+
 static void install_handler(void)
 {
         static int installed;
 
         if (!installed) {
-                struct sigaction sa = {.sa_handler = on_signal};
+                struct sigaction sa = {.sa_handler = on_signal}, was;
 
                 sigemptyset(&sa.sa_mask);
-                sigaction(SIGINT, &sa, NULL);
-                sigaction(SIGTERM, &sa, NULL);
-                sigaction(SIGHUP, &sa, NULL);
+                /* A signal ignored on entry stays ignored: nohup ignores SIGHUP, and a shell
+                   SIGINT for a background job, so that they run on. */
+                for (int i = 0; i < N_REMOVAL_SIGNALS; i++)
+                        if (sigaction(REMOVAL_SIGNALS[i], NULL, &was) == 0 &&
+                            was.sa_handler != SIG_IGN)
+                                sigaction(REMOVAL_SIGNALS[i], &sa, NULL);
                 installed = 1;
         }
 }
 
-/* The signals whose handler removes the temporary files. */
+/* The set of REMOVAL_SIGNALS, to hold them off. */
 static void removal_signals(sigset_t *set)
 {
         sigemptyset(set);
-        sigaddset(set, SIGINT);
-        sigaddset(set, SIGTERM);
-        sigaddset(set, SIGHUP);
+        for (int i = 0; i < N_REMOVAL_SIGNALS; i++)
+                sigaddset(set, REMOVAL_SIGNALS[i]);
 }
 
 static int publish(char *tmp)

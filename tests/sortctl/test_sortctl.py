@@ -408,16 +408,17 @@ class SortctlTest(unittest.TestCase):
                            "u32"], "two outputs name the same file")
         self.assertFalse(os.path.exists(self.path("new.txt")))
 
-    def terminate_when_temporary_appears(self, src, out):
-        """Runs sortctl sort src -o out and sends SIGTERM once its temporary file exists (or it
-        ended); returns the ended process."""
+    def terminate_when_temporary_appears(self, src, out, sig=signal.SIGTERM, preexec_fn=None):
+        """Runs sortctl sort src -o out and sends sig once its temporary file exists (or it
+        ended); returns the ended process, and whether it still ran when sig was sent."""
         p = subprocess.Popen([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", out,
-                              "--type", "u32"], stderr=subprocess.DEVNULL)
+                              "--type", "u32"], stderr=subprocess.DEVNULL, preexec_fn=preexec_fn)
         while p.poll() is None and not any(".sortctl-" in f for f in os.listdir(self.dir)):
             pass
-        p.terminate()
+        running = p.poll() is None
+        p.send_signal(sig)
         p.wait(60)
-        return p
+        return p, running
 
     def test_signal_as_the_temporary_file_appears(self):
         """SIGTERM the moment the temporary file exists, 200 times: none stays. A race, so this
@@ -427,7 +428,7 @@ class SortctlTest(unittest.TestCase):
         src = self.write("small.bin", os.urandom(4 * 1000))
         out = self.path("out2.txt")
         for _ in range(200):
-            p = self.terminate_when_temporary_appears(src, out)
+            p, _ = self.terminate_when_temporary_appears(src, out)
             leftovers = [f for f in os.listdir(self.dir) if ".sortctl-" in f]
             self.assertEqual(leftovers, [], "temporary files left")
 
@@ -437,7 +438,7 @@ class SortctlTest(unittest.TestCase):
         src = self.write("in.bin", os.urandom(4 * n))
         for _ in range(5):
             out = self.write("out.txt", b"old")
-            p = self.terminate_when_temporary_appears(src, out)
+            p, _ = self.terminate_when_temporary_appears(src, out)
             leftovers = [f for f in os.listdir(self.dir) if ".sortctl-" in f]
             self.assertEqual(leftovers, [], "temporary files left")
             with open(out, "rb") as f:
@@ -448,6 +449,19 @@ class SortctlTest(unittest.TestCase):
             # the signal came after the rename (or too late): the new file is whole
             self.assertEqual(data.count(b"\n"), n)
         self.fail("sortctl was never caught while writing")
+
+    def test_ignored_signal_stays_ignored(self):
+        """Under nohup (SIGHUP ignored), a hangup while sortctl writes changes nothing: the
+        handler that removes its temporary files is not installed over an ignored signal."""
+        n = 1 << 22
+        src = self.write("in.bin", os.urandom(4 * n))
+        out = self.path("out.txt")
+        p, running = self.terminate_when_temporary_appears(
+            src, out, signal.SIGHUP, lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+        self.assertTrue(running, "sortctl ended before the hangup")
+        self.assertEqual(p.returncode, 0)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read().count(b"\n"), n)
 
     def test_in_is_out_and_fails(self):
         src = self.write("bad.txt", b"3\nx\n")
