@@ -38,8 +38,10 @@ static void on_signal(int sig)
         raise(sig);
 }
 
-/* The signals whose handler removes the temporary files. */
-static const int REMOVAL_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
+/* The signals whose handler removes the temporary files: the user's, and those a write
+   raises (a pipe whose reader has gone, the file size limit), which kill as they would any
+   tool once the files are gone. */
+static const int REMOVAL_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
 
 #define N_REMOVAL_SIGNALS ((int)(sizeof(REMOVAL_SIGNALS) / sizeof(REMOVAL_SIGNALS[0])))
 

@@ -2,10 +2,11 @@
  * Output files that appear whole or not at all: the data goes to a temporary file beside the
  * destination (mkstemp in its directory, so that rename cannot cross file systems), is
  * fsynced, and is renamed over the destination only on commit. A run that fails, or is
- * interrupted by SIGINT, SIGTERM or SIGHUP, removes its temporary files and leaves the
- * destination as it was. A symlink's target is replaced, and the link kept. A destination that
- * is not a regular file (a terminal, a pipe, a device) cannot be replaced: it is written in
- * place, and only once the run has its results.
+ * interrupted by SIGINT, SIGTERM or SIGHUP (or a write's SIGPIPE or SIGXFSZ) that it does not
+ * ignore, removes its temporary files and leaves the destination as it was. A symlink's
+ * target is replaced, and the link kept. A destination that is not a regular file (a
+ * terminal, a pipe, a device) cannot be replaced: it is written in place, and only once the
+ * run has its results.
  */
 #ifndef SORTCTL_ATOMIC_H
 #define SORTCTL_ATOMIC_H
@@ -21,7 +22,7 @@ int sc_out_write(sc_out *o, const void *buf, size_t len);
 int sc_out_finish(sc_out *o);
 /* Renames the finished file over its destination and frees o. */
 int sc_out_commit(sc_out *o);
-/* Commits the n finished files of o (NULL entries skipped) with SIGINT, SIGTERM and SIGHUP held
+/* Commits the n finished files of o (NULL entries skipped) with those signals held
    off, so that a signal leaves all or none in place; frees them all. */
 int sc_out_commit_all(sc_out **o, int n);
 /* Removes the temporary file and frees o. Accepts NULL. */

@@ -463,6 +463,34 @@ class SortctlTest(unittest.TestCase):
         with open(out, "rb") as f:
             self.assertEqual(f.read().count(b"\n"), n)
 
+    def test_write_signals_remove_temporary_files(self):
+        """A write that raises a signal (SIGPIPE: the reader of a pipe output went away;
+        SIGXFSZ: past the file size limit) kills sortctl as it would any tool, and leaves no
+        temporary file behind."""
+        n = 1 << 20
+        src = self.write("in.bin", os.urandom(4 * n))
+        out = self.write("out.bin", b"old")
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        # out is written to its temporary file first, then the permutation to the pipe
+        p = subprocess.Popen([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", out,
+                              "--type", "u32", "--argsort", fifo], stderr=subprocess.DEVNULL)
+        self.assertTrue(select.select([reader], [], [], 60)[0], "nothing came down the pipe")
+        os.read(reader, 1)
+        os.close(reader)
+        self.assertEqual(p.wait(60), -signal.SIGPIPE)
+        self.assert_untouched(out, b"old")
+
+        def small_files():
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+        r = subprocess.run([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", out,
+                            "--type", "u32", "--via", "inline"], stderr=subprocess.DEVNULL,
+                           timeout=120, preexec_fn=small_files)
+        self.assertEqual(r.returncode, -signal.SIGXFSZ)
+        self.assert_untouched(out, b"old")
+
     def test_in_is_out_and_fails(self):
         src = self.write("bad.txt", b"3\nx\n")
         self.assert_fails(["sort", src, "-o", src, "--type", "u8"], "bad.txt:2:")
