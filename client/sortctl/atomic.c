@@ -102,23 +102,28 @@ static mode_t target_mode(const char *path)
         return 0666 & ~mask;
 }
 
-/* Where the data goes: a symlink's target, so that the rename replaces the file and keeps the
-   link; a regular file is replaced whole, anything else but a directory is written in place. */
+/*
+ * Where the data goes: a regular file is replaced whole, and through a symlink its target is,
+ * so that the rename keeps the link. Anything else but a directory is written in place, opened
+ * by the path as given: /dev/stdout on a pipe links to /proc/self/fd/1, whose target
+ * ("pipe:[...]") is no path that realpath could return.
+ */
 static int resolve(sc_out *o, const char *path)
 {
         struct stat st;
+        bool exists = stat(path, &st) == 0;
 
-        if (stat(path, &st) < 0) {
-                if (strlen(path) >= sizeof(o->path))
-                        return sc_fail(SC_FAIL, "%s: the path is too long", path);
-                strcpy(o->path, path);
+        if (exists && S_ISDIR(st.st_mode))
+                return sc_fail(SC_FAIL, "%s is a directory: give a file name", path);
+        if (exists && S_ISREG(st.st_mode)) {
+                if (!realpath(path, o->path))
+                        return sc_fail(SC_FAIL, "%s: %s", path, strerror(errno));
                 return SC_OK;
         }
-        if (S_ISDIR(st.st_mode))
-                return sc_fail(SC_FAIL, "%s is a directory: give a file name", path);
-        if (!realpath(path, o->path))
-                return sc_fail(SC_FAIL, "%s: %s", path, strerror(errno));
-        o->direct = !S_ISREG(st.st_mode);
+        if (strlen(path) >= sizeof(o->path))
+                return sc_fail(SC_FAIL, "%s: the path is too long", path);
+        strcpy(o->path, path);
+        o->direct = exists;
         return SC_OK;
 }
 

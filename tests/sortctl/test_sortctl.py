@@ -379,6 +379,9 @@ class SortctlTest(unittest.TestCase):
         self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
         self.sortctl("sort", src, "-o", "/dev/null", "--type", "u32")
         self.assertTrue(stat.S_ISCHR(os.lstat("/dev/null").st_mode))
+        # /dev/stdout, here a pipe: its link's target is no path, yet it opens
+        self.assertEqual(self.sortctl("sort", src, "-o", "/dev/stdout", "--type", "u32").stdout,
+                         "1\n2\n3\n")
         # written in place, a failed write cannot promise an untouched destination
         self.assert_fails(["sort", src, "-o", "/dev/full", "--type", "u32"],
                           "/dev/full: write: No space left on device (it may hold part of the "
