@@ -355,16 +355,14 @@ static sortd_status result_cut(sortd_conn *c, sortd_status s)
                                   why);
 }
 
-sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
+/* sortd_receive within the deadline of the call in progress. */
+static sortd_status receive(sortd_conn *c, sortd_request *r)
 {
         Sortd__Wire__Reply *rep;
         sortd__wire_sizes sizes;
         uint64_t plen;
         sortd_status s;
 
-        s = sortd__client_begin(c, r, "request");
-        if (s != SORTD_OK)
-                return s;
         if (!c->outstanding)
                 return sortd__client_fail(c, SORTD_E_INVAL, "no submitted request to receive");
         sortd_sort_desc d = {r->key_type, r->payload, r->opts.order, 0, 0};
@@ -398,6 +396,14 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
         return s == SORTD_OK ? s : result_cut(c, s);
 }
 
+sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
+{
+        sortd_status s = sortd__client_begin(c, r, "request");
+
+        return s == SORTD_OK ? receive(c, r) : s;
+}
+
+/* A blocking sort is one call: one deadline for sending the request and reading the reply. */
 static sortd_status call(sortd_conn *c, sortd_request *r)
 {
         sortd_status s;
@@ -406,7 +412,7 @@ static sortd_status call(sortd_conn *c, sortd_request *r)
                 return sortd__client_fail(c, SORTD_E_INVAL, "%llu submitted sorts not yet received",
                                           (unsigned long long)c->outstanding);
         s = sortd_submit(c, r);
-        return s == SORTD_OK ? sortd_receive(c, r) : s;
+        return s == SORTD_OK ? receive(c, r) : s;
 }
 
 /* One call for every payload: the 4-byte or the 8-byte form of it, by size (0 = none). */

@@ -231,7 +231,7 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
                 rep.status = SORTD__WIRE__STATUS_CODE__E_UNSUPPORTED;
                 rep.error = "not served by the fake";
         }
-        if (fault == FAKE_FAULT_SILENT)
+        if (fault == FAKE_FAULT_SILENT || fault == FAKE_FAULT_SLOW_SILENT)
                 return;
         bend_reply(fault, &rep, &status);
         send_reply(fd, &rep, fault);
@@ -239,12 +239,12 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
 
 static void *serve(void *arg)
 {
-        static uint8_t msg[SORTD__WIRE_MAX_MESSAGE];
+        static uint8_t msg[SORTD__WIRE_MAX_MESSAGE], drop[1 << 16];
         fake_sortd *f = arg;
         int fd = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
         for (;;) {
-                uint8_t hdr[SORTD__WIRE_HEADER_SIZE], drop;
+                uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
                 sortd__wire_header h;
                 Sortd__Wire__Request *req;
                 int passed = -1;
@@ -257,8 +257,13 @@ static void *serve(void *arg)
                                 close(passed);
                         break;
                 }
-                for (uint64_t i = 0; i < h.payload_len; i++)
-                        read_full(f, fd, &drop, 1, NULL);
+                if (f->fault == FAKE_FAULT_SLOW_SILENT && f->frames == 1) /* after Hello */
+                        usleep(600 * 1000);
+                for (uint64_t left = h.payload_len, k; left > 0; left -= k) {
+                        k = left < sizeof(drop) ? left : sizeof(drop);
+                        if (read_full(f, fd, drop, (size_t)k, NULL) < 0)
+                                break;
+                }
                 req = sortd__wire__request__unpack(NULL, h.message_len, msg);
                 f->frames++;
                 if (req)

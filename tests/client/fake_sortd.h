@@ -32,6 +32,8 @@ typedef enum fake_fault {
         FAKE_FAULT_ERROR_PAYLOAD, /* an error status (no body), with 8 bytes of payload */
         FAKE_FAULT_SILENT,        /* no reply at all; the fake serves on until the client closes */
         FAKE_FAULT_CUT_RESULT,    /* a u32 SortReply whose payload ends after 4 bytes: closes */
+        FAKE_FAULT_SLOW_SILENT,   /* reads the request's payload only after 600 ms, then as
+                                     FAKE_FAULT_SILENT */
 } fake_fault;
 
 typedef struct fake_sortd {

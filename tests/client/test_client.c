@@ -336,6 +336,33 @@ START_TEST(client_set_timeout)
 }
 END_TEST
 
+/* A blocking sort is one call: its timeout covers the sending and the wait for the reply
+   together. A daemon slow to take the request, then silent, ends it after 1 s, not after the
+   time the sending took plus 1 s. */
+START_TEST(client_sort_one_deadline)
+{
+        size_t n = 1u << 20; /* 16 MiB of keys and values: more than the socket holds */
+        uint64_t *keys = calloc(n, 8), *vals = calloc(n, 8);
+        fake_sortd f;
+        sortd_conn *c = connect_fake(&f, FAKE_FAULT_SLOW_SILENT);
+        int64_t t0, took;
+
+        ck_assert(keys && vals);
+        sortd_set_timeout(c, 1000);
+        t0 = now_ms();
+        ck_assert_int_eq(sortd_sort_pairs(c, keys, vals, 8, n, SORTD_KEY_U64, NULL),
+                         SORTD_E_TIMEOUT);
+        took = now_ms() - t0;
+        ck_assert_int_ge(took, 990);
+        ck_assert_msg(took < 1400, "the sort took %lld ms for a timeout of 1000 ms",
+                      (long long)took);
+        sortd_close(c);
+        fake_stop(&f);
+        free(keys);
+        free(vals);
+}
+END_TEST
+
 /* A result cut off on its way says so: the caller's buffer holds part of it. */
 START_TEST(client_result_cut)
 {
@@ -447,6 +474,7 @@ int main(void)
         tcase_add_test(tc, child_closes_the_parents_connection);
         tcase_add_loop_test(tc, client_bad_reply, 0, N_BAD_REPLIES);
         tcase_add_test(tc, client_set_timeout);
+        tcase_add_test(tc, client_sort_one_deadline);
         tcase_add_test(tc, client_result_cut);
         tcase_add_test(tc, client_name_and_default_timeout);
         tcase_add_test(tc, connect_waits_out_a_full_backlog);
