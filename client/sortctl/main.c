@@ -321,6 +321,12 @@ int main(int argc, char **argv)
 {
         int r = run(argc, argv);
 
+        /* What a command prints is its result: one that never reached stdout (a full disk, a
+           closed descriptor) is a failure, not a silent success. */
+        errno = 0;
+        if ((fflush(stdout) != 0 || ferror(stdout)) && r == SC_OK)
+                r = sc_fail(SC_FAIL, "writing to standard output: %s: check where it goes",
+                            errno ? strerror(errno) : "an earlier write failed");
         if (r != SC_OK)
                 fprintf(stderr, "sortctl: %s\n", failure[0] ? failure : "failed");
         return r;

@@ -567,6 +567,16 @@ class SortctlTest(unittest.TestCase):
             self.assertIn("%d pings" % n, self.sortctl("ping", "--count", good).stdout)
         self.assert_fails(["--timeout", "soon", "ping"], "--timeout soon")
 
+    def test_stdout_write_error(self):
+        """Output that cannot be written (here: to /dev/full) fails the run, with one line."""
+        for args in (["status", "--json"], ["hello"], ["ping"], ["--version"]):
+            with self.subTest(args=args), open("/dev/full", "w") as full:
+                r = subprocess.run([SORTCTL, "--socket", self.daemon.sock, *args], stdout=full,
+                                   stderr=subprocess.PIPE, text=True, timeout=60)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertEqual(r.stderr, "sortctl: writing to standard output: No space left "
+                                 "on device: check where it goes\n")
+
     def test_hello(self):
         d = Daemon(self.tmp, "--max-connections", "7", "--max-regions", "5")
         try:
