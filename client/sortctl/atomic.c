@@ -102,11 +102,28 @@ static mode_t target_mode(const char *path)
         return 0666 & ~mask;
 }
 
+/* The descriptor that /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N names; -1 for any
+   other path. */
+static int descriptor_of(const char *path)
+{
+        int fd = -1, used = 0;
+
+        if (strcmp(path, "/dev/stdout") == 0)
+                return STDOUT_FILENO;
+        if (strcmp(path, "/dev/stderr") == 0)
+                return STDERR_FILENO;
+        if ((sscanf(path, "/dev/fd/%d%n", &fd, &used) == 1 ||
+             sscanf(path, "/proc/self/fd/%d%n", &fd, &used) == 1) &&
+            !path[used] && fd >= 0)
+                return fd;
+        return -1;
+}
+
 /*
  * Where the data goes: a regular file is replaced whole, and through a symlink its target is,
- * so that the rename keeps the link. Anything else but a directory is written in place, opened
- * by the path as given: /dev/stdout on a pipe links to /proc/self/fd/1, whose target
- * ("pipe:[...]") is no path that realpath could return.
+ * so that the rename keeps the link. Anything else but a directory, and a descriptor named as
+ * a path (/dev/stdout), is written in place, opened by the path as given: /dev/stdout on a
+ * pipe links to /proc/self/fd/1, whose target ("pipe:[...]") is no path realpath could return.
  */
 static int resolve(sc_out *o, const char *path)
 {
@@ -115,7 +132,7 @@ static int resolve(sc_out *o, const char *path)
 
         if (exists && S_ISDIR(st.st_mode))
                 return sc_fail(SC_FAIL, "%s is a directory: give a file name", path);
-        if (exists && S_ISREG(st.st_mode)) {
+        if (exists && S_ISREG(st.st_mode) && descriptor_of(path) < 0) {
                 if (!realpath(path, o->path))
                         return sc_fail(SC_FAIL, "%s: %s", path, strerror(errno));
                 return SC_OK;
@@ -127,9 +144,15 @@ static int resolve(sc_out *o, const char *path)
         return SC_OK;
 }
 
+/* A descriptor named as a path is written through a copy of it, so that its offset and
+   O_APPEND hold (sortctl sort ... -o /dev/stdout >> log appends); opening the path anew would
+   write from the start of a redirected file. */
 static int open_direct(sc_out *o)
 {
-        o->fd = open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        int fd = descriptor_of(o->path);
+
+        o->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3)
+                        : open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (o->fd < 0)
                 return sc_fail(SC_FAIL, "%s: cannot open it: %s", o->path, strerror(errno));
         return SC_OK;

@@ -382,6 +382,12 @@ class SortctlTest(unittest.TestCase):
         # /dev/stdout, here a pipe: its link's target is no path, yet it opens
         self.assertEqual(self.sortctl("sort", src, "-o", "/dev/stdout", "--type", "u32").stdout,
                          "1\n2\n3\n")
+        # /dev/stdout appended to a file (>> log): the file's lines stay, the sorted ones follow
+        log = self.write("log.txt", b"earlier\n")
+        with open(log, "ab") as f:
+            subprocess.run([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o",
+                            "/dev/stdout", "--type", "u32"], stdout=f, check=True, timeout=60)
+        self.assert_untouched(log, b"earlier\n1\n2\n3\n")
         # written in place, a failed write cannot promise an untouched destination
         self.assert_fails(["sort", src, "-o", "/dev/full", "--type", "u32"],
                           "/dev/full: write: No space left on device (it may hold part of the "
