@@ -80,6 +80,11 @@ def check_vector(a, what, writable):
     if not isinstance(a, np.ndarray):
         raise TypeError(f"{what} must be a numpy array (or a CuPy array or PyTorch CUDA "
                         f"tensor), not {type(a).__name__}: pass np.asarray({what})")
+    if isinstance(a, np.ma.MaskedArray):
+        # Sorted as an ndarray, its data would move and its mask stay where it was.
+        raise TypeError(f"{what} is a masked array, whose mask sortd would not move with its "
+                        f"data: pass {what}.compressed() (the unmasked elements), or argsort "
+                        f"{what}.filled(x) and index data and mask with the result")
     if a.ndim != 1:
         raise ValueError(f"sortd sorts 1-D arrays; {what} has shape {a.shape}: "
                          f"pass {what}.ravel() to sort every element as one array")

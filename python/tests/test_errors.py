@@ -54,6 +54,20 @@ def test_bad_arguments(client):
         sortd.Client(timeout=0)
 
 
+def test_masked_arrays_refused(client):
+    """A masked array is an ndarray whose mask sortd would leave behind as its data moved:
+    refused as keys, values or out, and left as it was."""
+    a = np.ma.array([5, 3, 9, 1, 7], mask=[1, 0, 0, 0, 0], dtype=np.uint32)
+    plain = np.array([5, 3, 9, 1, 7], dtype=np.uint32)
+    for call in (lambda: client.sort(a), lambda: client.argsort(a),
+                 lambda: client.sort(plain.copy(), values=a),
+                 lambda: client.sort(plain, out=np.ma.zeros(5, np.uint32))):
+        with pytest.raises(TypeError, match=r"masked array.*compressed\(\)"):
+            call()
+    np.testing.assert_array_equal(a.data, [5, 3, 9, 1, 7])
+    np.testing.assert_array_equal(a.mask, [1, 0, 0, 0, 0])
+
+
 def test_daemon_refusals(client):
     with pytest.raises(sortd.InvalidRequest, match="bit"):
         client.sort(np.arange(10, dtype=np.uint32), bits=(0, 40))
