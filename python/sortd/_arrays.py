@@ -104,6 +104,8 @@ def bit_range(bits):
         begin, end = (int(b) for b in bits)
     except (TypeError, ValueError):
         raise TypeError(f"bits must be a (begin_bit, end_bit) pair, not {bits!r}") from None
-    if not 0 <= begin < end:
+    # Past 64 no key has the bits, and past 2^32 - 1 the C unsigned would wrap to a range
+    # that does: (2^32 + 4, 2^32 + 12) sorted by bits 4..12.
+    if not 0 <= begin < end <= 64:
         raise ValueError(f"bits {bits!r}: need 0 <= begin_bit < end_bit <= the key's width")
     return begin, end

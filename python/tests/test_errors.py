@@ -50,6 +50,9 @@ def test_bad_arguments(client):
         client.sort(a, bits=3)
     with pytest.raises(ValueError, match="begin_bit < end_bit"):
         client.sort(a, bits=(8, 8))
+    for bits in ((0, 2**32), (2**32 + 4, 2**32 + 12)):  # past what a C unsigned holds
+        with pytest.raises(ValueError, match="end_bit <= the key's width"):
+            client.sort(a[::-1].copy(), bits=bits)
     with pytest.raises(ValueError):
         sortd.Client(timeout=0)
 
