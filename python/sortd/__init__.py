@@ -43,21 +43,29 @@ def _client():
     return c
 
 
-def _on_default(call):
-    c = _client()
-    try:
-        return call(c)
-    except Error:
-        if c._conn is not None and c._broken():
+def _on_default(call, a):
+    for again in (False, True):
+        c = _client()
+        try:
+            return call(c)
+        except Error as e:
+            if c._conn is None or not c._broken():
+                raise
             c.close()  # the next call connects again
-        raise
+            # A connection lost before or during the call: the daemon closed it while idle
+            # (idle-timeout-ms) or restarted. A failed sort leaves a host array whole (inline
+            # and pool sorts work on copies), so it goes once more on a new connection; a CUDA
+            # array, sorted where it is, may be half-written, and is not sent again.
+            if again or not isinstance(e, ConnectionLost) or \
+                    hasattr(a, "__cuda_array_interface__"):
+                raise
 
 
 def sort(a, **kwargs):
     """Client.sort on this thread's default client."""
-    return _on_default(lambda c: c.sort(a, **kwargs))
+    return _on_default(lambda c: c.sort(a, **kwargs), a)
 
 
 def argsort(a, **kwargs):
     """Client.argsort on this thread's default client."""
-    return _on_default(lambda c: c.argsort(a, **kwargs))
+    return _on_default(lambda c: c.argsort(a, **kwargs), a)

@@ -167,6 +167,27 @@ def test_default_client_made_again_after_a_timeout(daemon, proxy, monkeypatch):
     np.testing.assert_array_equal(a, np.arange(1000))
 
 
+@pytest.mark.parametrize("n", [1000, 1 << 18], ids=["inline", "pool"])
+def test_default_client_outlives_an_idle_timeout(tmp_root, monkeypatch, n):
+    """The daemon closes a connection idle past idle-timeout-ms: sortd.sort and sortd.argsort
+    then find theirs lost, and send the (untouched) array again on a new one."""
+    from conftest import Daemon
+    d = Daemon(tmp_root, "--idle-timeout-ms", "200")
+    try:
+        monkeypatch.setenv("SORTD_SOCKET", d.sock)
+        monkeypatch.setattr(sortd._default, "client", None, raising=False)
+        a = np.arange(n, dtype=np.uint32)[::-1].copy()
+        sortd.sort(a.copy())
+        for call in (sortd.sort, sortd.argsort):
+            time.sleep(0.6)  # the daemon hangs up meanwhile
+            got = call(a.copy())
+            np.testing.assert_array_equal(got, np.arange(n) if call is sortd.sort
+                                          else np.arange(n)[::-1])
+        sortd._default.client.close()
+    finally:
+        d.stop()
+
+
 def test_interrupted_inline_sort_is_received(client):
     """A signal handler's exception right after sortd_submit returned: the next call reads
     the reply that is due, and regions that died meanwhile are still released."""
