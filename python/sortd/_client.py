@@ -332,7 +332,12 @@ class Client:
             region = min(fits, key=lambda r: r.size)
             self._pool.remove(region)
             return region
-        return self._create_region(max(POOL_MIN_BYTES, 1 << (size - 1).bit_length()))
+        try:
+            return self._create_region(max(POOL_MIN_BYTES, 1 << (size - 1).bit_length()))
+        except (_errors.Busy, _errors.OutOfMemory):
+            # Rounded up for reuse, a region can pass max-region-bytes (or memory) where one
+            # of the size needed fits.
+            return self._create_region(size)
 
     def _give_back(self, region):
         self._pool.append(region)

@@ -139,6 +139,26 @@ def test_pool_gives_way_at_the_region_limit(tmp_root):
         d.stop()
 
 
+def test_pool_region_fits_max_region_bytes(tmp_root):
+    """The pool rounds a new region up to a power of two for reuse; where that would pass the
+    daemon's max-region-bytes, a region of the size needed does the sort."""
+    from conftest import Daemon
+    d = Daemon(tmp_root, "--max-region-bytes", "3M")
+    rng = np.random.default_rng(7)
+    try:
+        with sortd.Client(d.sock, timeout=60) as c:
+            c.inline_max_bytes = 0
+            a = rng.integers(0, 1 << 32, 640 << 10, dtype=np.uint32)  # 2.5 MiB: 4 MiB rounded
+            b = a.copy()
+            c.sort(b)
+            np.testing.assert_array_equal(b, np.sort(a, kind="stable"))
+            np.testing.assert_array_equal(c.argsort(a[:300_000]),
+                                          np.argsort(a[:300_000], kind="stable"))
+            assert c.pool_regions()[1] <= 3 << 20
+    finally:
+        d.stop()
+
+
 def test_info(client):
     info = client.info()
     assert info["engine"] == "cpu"
