@@ -283,7 +283,9 @@ class Client:
         buf = (ctypes.c_char * region.size).from_address(region.addr)
         with self._regions_lock:
             self._live[id(region)] = region
-        weakref.finalize(buf, self._array_died, region)
+        # Not at exit: once the client has closed, the finalizer unmaps the memory, and an
+        # atexit handler registered before it (they run last to first) may still read the array.
+        weakref.finalize(buf, self._array_died, region).atexit = False
         return np.frombuffer(buf, dtype=dtype, count=n)
 
     def _create_region(self, size):

@@ -71,6 +71,26 @@ def test_array_outlives_its_client(daemon):
     gc.collect()
 
 
+def test_array_outlives_its_client_until_exit(daemon):
+    """An atexit handler registered before the first empty() runs after weakref.finalize's
+    own: the array it reads, whose client closed, is still mapped then."""
+    import subprocess
+    import sys
+    import textwrap
+    script = textwrap.dedent(f"""
+        import atexit, numpy as np, sortd
+        keep = {{}}
+        atexit.register(lambda: print("sum", int(keep["e"].sum())))
+        with sortd.Client({daemon.sock!r}) as c:
+            keep["e"] = c.empty(1 << 20, np.uint32)
+            keep["e"][:] = 1
+    """)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(sortd.__file__)))
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert (r.returncode, r.stdout) == (0, f"sum {1 << 20}\n"), r.stderr
+
+
 def test_pool_is_reused(client):
     rng = np.random.default_rng(3)
     client.inline_max_bytes = 1 << 16
