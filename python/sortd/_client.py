@@ -4,8 +4,9 @@ An array reaches the daemon by the cheapest of three paths:
   - in a region already: an array from Client.empty() lives in a shared-memory region of this
     connection, and a CUDA array is opened by the daemon through CUDA IPC, so the sort happens
     where the array is, with no copy;
-  - inline, for small arrays (up to inline_max_bytes): libsortd sends a copy through the
-    socket and reads the result back into the copy, which is copied into the array once whole;
+  - inline, for small arrays (up to inline_max_bytes and the daemon's max-request-bytes):
+    libsortd sends a copy through the socket and reads the result back into the copy, which is
+    copied into the array once whole;
   - through the pool: a larger ordinary array is copied once into a region the client keeps
     for reuse, sorted there, and copied back.
 """
@@ -125,6 +126,7 @@ class Client:
         self._unreceived = None  # (request, its buffers) from sortd_submit until its reply is read
         self._pool = []  # free regions of the copy path
         self._cuda = {}  # (device uuid, allocation base) -> (IPC handle, _Region)
+        self._max_request_bytes = None  # the daemon's, asked for by the first inline sort
         self.last_timings = None
         self.socket = socket if socket is not None else default_socket()
         opts = _lib.ConnectOptions(name.encode(), _timeout_ms(timeout))
@@ -411,12 +413,11 @@ class Client:
         idx = np.empty(a.size, dtype=index_dtype)
         if not a.size:
             return idx
-        if a.nbytes + idx.nbytes <= self.inline_max_bytes:
-            keys = a.copy()  # the daemon sorts the keys it is sent; a stays as it was
-            with self._call():
-                self._inline(keys, idx, key_type, payload, opts)
-            return idx
         with self._call():
+            if self._fits_inline(a.nbytes + idx.nbytes):
+                keys = a.copy()  # the daemon sorts the keys it is sent; a stays as it was
+                self._inline(keys, idx, key_type, payload, opts)
+                return idx
             lease = self._lease(_round_up(a.nbytes) + idx.nbytes)
             try:
                 np.copyto(lease.view(0, a.dtype, a.size), a)
@@ -435,7 +436,7 @@ class Client:
                 self._in_regions(kspan, vspan, keys.size, key_type, payload, opts)
                 return
             vbytes = vals.nbytes if vals is not None else 0
-            if keys.nbytes + vbytes <= self.inline_max_bytes:
+            if self._fits_inline(keys.nbytes + vbytes):
                 # Into copies, which reach the caller's arrays only whole: a reply cut short
                 # (connection lost, timeout) leaves its buffers half-written. At this size a
                 # copy is cheap, and it is aligned as libsortd wants whatever the array is.
@@ -466,6 +467,18 @@ class Client:
                     np.copyto(arr, view)
             finally:
                 self._give_back(lease)
+
+    def _fits_inline(self, nbytes):
+        """Whether a sort of nbytes (keys and values or indices) goes inline. The daemon
+        refuses an inline request above its max-request-bytes, which a region sort is not
+        held to. Called in a call."""
+        if nbytes > self.inline_max_bytes:
+            return False
+        if self._max_request_bytes is None:
+            info = _lib.Info()
+            self._check(self._lib.sortd_hello(self._conn, ctypes.byref(info)))
+            self._max_request_bytes = info.max_request_bytes or math.inf  # 0: no limit
+        return nbytes <= self._max_request_bytes
 
     def _inline(self, keys, vals, key_type, payload, opts):
         """Sorts keys and vals, the client's own buffers (a failure may leave them

@@ -83,6 +83,28 @@ def test_daemon_refusals(client):
     client.ping()  # the connection survives a refusal
 
 
+def test_inline_sorts_above_max_request_bytes_go_through_a_region(tmp_root):
+    """A daemon's max-request-bytes below inline_max_bytes: sorts between the two, which it
+    refuses inline, go through the pool, which the limit does not hold to."""
+    from conftest import Daemon
+    d = Daemon(tmp_root, "--max-request-bytes", "256K")
+    try:
+        with sortd.Client(d.sock, timeout=60) as c:
+            a = np.random.default_rng(4).integers(0, 1 << 32, 125_000, dtype=np.uint32)
+            b = a.copy()
+            c.sort(b)
+            np.testing.assert_array_equal(b, np.sort(a, kind="stable"))
+            np.testing.assert_array_equal(c.argsort(a[:40_000]),
+                                          np.argsort(a[:40_000], kind="stable"))
+            assert c.pool_regions()[0] == 1
+            small = a[:1000].copy()
+            c.sort(small)  # inline still
+            np.testing.assert_array_equal(small, np.sort(a[:1000], kind="stable"))
+            assert c.status()["bytes_in"] < 2 * small.nbytes + 4096
+    finally:
+        d.stop()
+
+
 def test_not_running(tmp_path):
     gone = str(tmp_path / "nobody.sock")
     with pytest.raises(sortd.NotRunning, match="systemctl start sortd.socket") as e:
