@@ -13,37 +13,53 @@
 
 #include "config.h"
 #include "log.h"
+#include "recovery.h"
 #include "sortd_version.h"
 #include "wire.h"
 
-/* OPT_SIZE_AUTO: a size, or "auto" (SORTD__CONFIG_AUTO). */
-enum opt_type { OPT_STRING, OPT_SIZE, OPT_SIZE_AUTO, OPT_COUNT, OPT_LOG_LEVEL };
+/*
+ * OPT_CHOICE: one of the names in choices, kept as the name in a string field, or in an int
+ * field as min + its index. OPT_SIZE_AUTO: a size, or "auto" (SORTD__CONFIG_AUTO).
+ */
+enum opt_type { OPT_STRING, OPT_CHOICE, OPT_SIZE, OPT_SIZE_AUTO, OPT_COUNT };
+
+/* auto is server.c's; the rest are engine.c's kinds, whatever this build has: a kind it lacks
+   is refused when the engine is created (exit 1), as a GPU that is absent is. */
+static const char *const engine_names[] = {"auto", "cpu", "cuda", "cub", NULL};
 
 static const struct option_def {
         const char *name;
         enum opt_type type;
         size_t offset;
-        size_t size;     /* of a string field */
-        const char *def; /* NULL: computed once the rest is read (check()); "": empty */
+        size_t size;                /* of a string field */
+        const char *const *choices; /* OPT_CHOICE's names; NULL ends them */
+        const char *def;            /* NULL: computed once the rest is read (check()); "": empty */
         uint64_t min, max;
         const char *unit;
         const char *help;
 } options[] = {
-#define STR(f) OPT_STRING, offsetof(sortd__config, f), sizeof(((sortd__config *)0)->f)
-#define NUM(t, f) t, offsetof(sortd__config, f), 0
-        {"socket", STR(socket), NULL, 0, 0, "path",
+#define FIELD(f) (((sortd__config *)0)->f)
+#define STR(t, f) t, offsetof(sortd__config, f), sizeof(FIELD(f)), NULL
+#define NUM(t, f) t, offsetof(sortd__config, f), 0, NULL
+/* A choice kept as its name (in a char array, sized for it) or as a number (in an int). */
+#define NAME_SIZE(f) _Generic(FIELD(f), char * : sizeof(FIELD(f)), int : 0)
+#define CHOICE(f, names) OPT_CHOICE, offsetof(sortd__config, f), NAME_SIZE(f), names
+        {"socket", STR(OPT_STRING, socket), NULL, 0, 0, "path",
          "listening socket when systemd passes none (default: $SORTD_SOCKET, "
          "/run/sortd/sortd.sock as root or without $XDG_RUNTIME_DIR, else "
          "$XDG_RUNTIME_DIR/sortd.sock)"},
-        {"engine", STR(engine), "auto", 0, 0, "name", "auto, cpu, cuda or cub"},
-        {"on-device-loss", STR(on_device_loss), "recreate", 0, 0, "policy",
+        {"engine", CHOICE(engine, engine_names), "auto", 0, 0, "name",
+         "what sorts: auto = cuda where it can serve (a GPU, and its self-check passes), else "
+         "cpu; cuda = our kernels on the GPU; cub = CUB's radix sort on the GPU"},
+        {"on-device-loss", CHOICE(on_device_loss, sortd__loss_policy_names), "recreate", 0, 0,
+         "policy",
          "when the engine's device fails for good (a sticky CUDA error): recreate = a new "
          "engine of the same kind, or the cpu engine if that cannot serve; cpu = the cpu "
          "engine"},
-        {"allow-uid", STR(allow_uid), "", 0, 0, "users",
+        {"allow-uid", STR(OPT_STRING, allow_uid), "", 0, 0, "users",
          "comma-separated user names or uids the daemon serves (checked when a client "
          "connects); with allow-gid empty too, everyone who can open the socket"},
-        {"allow-gid", STR(allow_gid), "", 0, 0, "groups",
+        {"allow-gid", STR(OPT_STRING, allow_gid), "", 0, 0, "groups",
          "comma-separated group names or gids whose members (by primary or supplementary "
          "group) the daemon serves"},
         {"capacity", NUM(OPT_SIZE, capacity), "16M", 1, 1ull << 40, "keys",
@@ -99,10 +115,13 @@ static const struct option_def {
          "a client that takes none of the reply bytes queued to it for this long is "
          "disconnected, its sorts cancelled and the memory its replies hold freed for others; "
          "0 = never"},
-        {"log-level", NUM(OPT_LOG_LEVEL, log_level), "info", 0, 0, "level",
-         "error, warning, notice, info or debug"},
+        {"log-level", CHOICE(log_level, sortd__log_level_names), "info", SORTD__LOG_ERR, 0, "level",
+         "the least severe messages logged"},
+#undef FIELD
 #undef STR
 #undef NUM
+#undef NAME_SIZE
+#undef CHOICE
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -173,11 +192,42 @@ static int parse_number(const struct option_def *o, const char *value, const cha
         return 0;
 }
 
+/* o's names as a list, "a, b or c". */
+static void format_choices(const struct option_def *o, char *buf, size_t len)
+{
+        size_t used = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; o->choices[i] && used < len; i++)
+                used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                         i == 0              ? ""
+                                         : o->choices[i + 1] ? ", "
+                                                             : " or ",
+                                         o->choices[i]);
+}
+
+static int set_choice(char *field, const struct option_def *o, const char *value, const char *where)
+{
+        char names[96];
+
+        for (size_t i = 0; o->choices[i]; i++) {
+                if (strcmp(value, o->choices[i]) != 0)
+                        continue;
+                if (o->size) /* a string field, longer than any of its names */
+                        strcpy(field, value);
+                else
+                        *(int *)field = (int)(o->min + i);
+                return 0;
+        }
+        format_choices(o, names, sizeof(names));
+        fprintf(stderr, "sortd: %s: %s = '%s' is none of %s\n", where, o->name, value, names);
+        return -1;
+}
+
 static int set_option(sortd__config *cfg, const struct option_def *o, const char *value,
                       const char *where)
 {
         char *field = (char *)cfg + o->offset;
-        int level;
 
         switch (o->type) {
         case OPT_STRING:
@@ -188,14 +238,8 @@ static int set_option(sortd__config *cfg, const struct option_def *o, const char
                 }
                 strcpy(field, value);
                 return 0;
-        case OPT_LOG_LEVEL:
-                level = sortd__log_level_parse(value);
-                if (level < 0) {
-                        fprintf(stderr, "sortd: %s: unknown log level '%s'\n", where, value);
-                        return -1;
-                }
-                *(int *)field = level;
-                return 0;
+        case OPT_CHOICE:
+                return set_choice(field, o, value, where);
         case OPT_SIZE:
         case OPT_SIZE_AUTO:
         case OPT_COUNT:
@@ -291,9 +335,17 @@ static void usage(void)
 {
         printf("usage: sortd [--config FILE | --config-if-exists FILE] [--NAME VALUE]...\n\n"
                "settings (also 'NAME = VALUE' in the config file):\n");
-        for (size_t i = 0; i < N_OPTIONS; i++)
-                printf("  --%-20s %s (default: %s)\n", options[i].name, options[i].help,
-                       default_text(&options[i], "see above"));
+        for (size_t i = 0; i < N_OPTIONS; i++) {
+                const struct option_def *o = &options[i];
+                char names[96] = "";
+
+                if (o->type == OPT_CHOICE) {
+                        format_choices(o, names, sizeof(names) - 2);
+                        strcat(names, "; ");
+                }
+                printf("  --%-20s %s (%sdefault: %s)\n", o->name, o->help, names,
+                       default_text(o, "see above"));
+        }
         printf("  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n", "config FILE",
                "read settings from FILE", "config-if-exists FILE",
                "read settings from FILE when it exists", "print-config[=FORMAT]",
@@ -325,7 +377,11 @@ static void format_accepts(const struct option_def *o, char *buf, size_t len)
 {
         char lo[32], hi[32];
 
-        if (o->type == OPT_STRING || o->type == OPT_LOG_LEVEL) {
+        if (o->type == OPT_CHOICE) {
+                format_choices(o, buf, len);
+                return;
+        }
+        if (o->type == OPT_STRING) {
                 snprintf(buf, len, "%s", o->unit);
                 return;
         }

@@ -12,7 +12,6 @@ typedef struct sortd__config {
         char allow_uid[1024]; /* comma-separated users served; "" and allow_gid "": everyone */
         char allow_gid[1024];
         char engine[16];
-        char on_device_loss[16]; /* recreate or cpu (recovery.c) */
         uint64_t capacity;
         uint64_t threads;
         uint64_t max_request_bytes;
@@ -33,7 +32,8 @@ typedef struct sortd__config {
         uint64_t frame_timeout_ms; /* a frame in progress may go this long without a byte */
         uint64_t idle_timeout_ms;  /* a connection with nothing in progress; 0: for ever */
         uint64_t write_timeout_ms; /* queued reply bytes may go this long untaken; 0: for ever */
-        int log_level;
+        int on_device_loss;        /* enum sortd__loss_policy (recovery.h) */
+        int log_level;             /* SORTD__LOG_ERR.. (log.h) */
 } sortd__config;
 
 /*

@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,23 +14,11 @@
 
 static int max_level = SORTD__LOG_INFO;
 
-static const char *const level_names[] = {
-        [SORTD__LOG_ERR] = "error",     [SORTD__LOG_WARNING] = "warning",
-        [SORTD__LOG_NOTICE] = "notice", [SORTD__LOG_INFO] = "info",
-        [SORTD__LOG_DEBUG] = "debug",
-};
+const char *const sortd__log_level_names[] = {"error", "warning", "notice", "info", "debug", NULL};
 
 void sortd__log_set_level(int level)
 {
         max_level = level;
-}
-
-int sortd__log_level_parse(const char *name)
-{
-        for (int i = SORTD__LOG_ERR; i <= SORTD__LOG_DEBUG; i++)
-                if (strcmp(name, level_names[i]) == 0)
-                        return i;
-        return -1;
 }
 
 /*
@@ -62,5 +49,6 @@ void sortd__log(int level, const char *fmt, ...)
         if (to_journal())
                 fprintf(stderr, "<%d>%s\n", level, line);
         else
-                fprintf(stderr, "sortd: %s: %s\n", level_names[level], line);
+                fprintf(stderr, "sortd: %s: %s\n", sortd__log_level_names[level - SORTD__LOG_ERR],
+                        line);
 }

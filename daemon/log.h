@@ -12,7 +12,7 @@ enum {
 
 void sortd__log_set_level(int level);
 void sortd__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* "error", "warning", "notice", "info", "debug"; -1 if unknown. */
-int sortd__log_level_parse(const char *name);
+/* The levels' names, most severe first: [i] is level SORTD__LOG_ERR + i; NULL ends them. */
+extern const char *const sortd__log_level_names[];
 
 #endif

@@ -23,19 +23,11 @@ sortd_status sortd__engine_open(const char *kind, const sortd_engine_config *ec,
         return SORTD_OK;
 }
 
-int sortd__recovery_policy(const char *name, enum sortd__loss_policy *out, char *why,
-                           size_t why_len)
-{
-        if (strcmp(name, "recreate") == 0) {
-                *out = SORTD__ON_LOSS_RECREATE;
-        } else if (strcmp(name, "cpu") == 0) {
-                *out = SORTD__ON_LOSS_CPU;
-        } else {
-                snprintf(why, why_len, "on-device-loss: '%s' is neither recreate nor cpu", name);
-                return -1;
-        }
-        return 0;
-}
+const char *const sortd__loss_policy_names[] = {
+        [SORTD__ON_LOSS_RECREATE] = "recreate",
+        [SORTD__ON_LOSS_CPU] = "cpu",
+        NULL,
+};
 
 void sortd__recovery_init(sortd__recovery *r, enum sortd__loss_policy policy,
                           const sortd_engine_config *ec, sortd_engine *e, const char *reason)
@@ -102,7 +94,7 @@ sortd_engine *sortd__recovery_replace(sortd_engine *lost, void *arg)
         snprintf(next->reason, sizeof(next->reason),
                  "the %s engine lost its device (%s); on-device-loss=%s made %s",
                  sortd_engine_kind(lost), sortd_engine_error(lost),
-                 r->policy == SORTD__ON_LOSS_CPU ? "cpu" : "recreate", report);
+                 sortd__loss_policy_names[r->policy], report);
         sortd__log(SORTD__LOG_WARNING, "now sorting on %s (%s): %s",
                    sortd_engine_kind(next->engine), sortd_engine_device(next->engine),
                    next->reason);

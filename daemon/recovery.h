@@ -18,6 +18,9 @@
 
 enum sortd__loss_policy { SORTD__ON_LOSS_RECREATE, SORTD__ON_LOSS_CPU };
 
+/* on-device-loss's names, indexed by policy; NULL ends them. */
+extern const char *const sortd__loss_policy_names[];
+
 /* Which engine serves and why; immutable once published. */
 typedef struct sortd__serving {
         sortd_engine *engine;
@@ -42,10 +45,6 @@ typedef struct sortd__recovery {
  */
 sortd_status sortd__engine_open(const char *kind, const sortd_engine_config *ec, sortd_engine **out,
                                 char *report, size_t len);
-
-/* Parses a policy ("recreate" or "cpu"); -1 with why when it is neither. */
-int sortd__recovery_policy(const char *name, enum sortd__loss_policy *out, char *why,
-                           size_t why_len);
 
 /* r as policy says, with e the engine serving first, ec how it was made and reason why. */
 void sortd__recovery_init(sortd__recovery *r, enum sortd__loss_policy policy,

@@ -578,7 +578,6 @@ int sortd__run(int argc, char **argv)
 {
         sortd__server srv = {0};
         sortd_engine_config ec = {0};
-        enum sortd__loss_policy policy;
         char why[256];
         int r;
 
@@ -599,13 +598,9 @@ int sortd__run(int argc, char **argv)
                 sortd__log(SORTD__LOG_ERR, "%s", why);
                 return 2;
         }
-        if (sortd__recovery_policy(srv.cfg.on_device_loss, &policy, why, sizeof(why)) < 0) {
-                sortd__log(SORTD__LOG_ERR, "%s", why);
-                return 2;
-        }
         if (test_faults(&ec.faults) < 0)
                 return 2;
-        if (create_engine(&srv, &ec, policy) != SORTD_OK) {
+        if (create_engine(&srv, &ec, (enum sortd__loss_policy)srv.cfg.on_device_loss) != SORTD_OK) {
                 sd_notify(0, "STOPPING=1\nSTATUS=cannot create the engine");
                 return 1;
         }

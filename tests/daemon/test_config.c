@@ -35,24 +35,68 @@ START_TEST(counts_take_no_suffix)
 }
 END_TEST
 
+/* What fd gets from begin_capture until end_capture puts it in buf. */
+struct capture {
+        FILE *f;
+        int fd, saved;
+};
+
+static struct capture begin_capture(int fd)
+{
+        struct capture c = {tmpfile(), fd, dup(fd)};
+
+        ck_assert_ptr_nonnull(c.f);
+        fflush(fd == 1 ? stdout : stderr);
+        ck_assert_int_ge(dup2(fileno(c.f), fd), 0);
+        return c;
+}
+
+static void end_capture(struct capture *c, char *buf, size_t len)
+{
+        size_t n;
+
+        fflush(c->fd == 1 ? stdout : stderr);
+        ck_assert_int_ge(dup2(c->saved, c->fd), 0);
+        close(c->saved);
+        rewind(c->f);
+        n = fread(buf, 1, len - 1, c->f);
+        buf[n] = '\0';
+        fclose(c->f);
+}
+
 /* What fn prints on stdout, in buf. */
 static void stdout_of(int (*fn)(void), char *buf, size_t len)
 {
-        FILE *f = tmpfile();
-        int saved = dup(1);
-        size_t n;
+        struct capture c = begin_capture(1);
 
-        ck_assert_ptr_nonnull(f);
-        fflush(stdout);
-        ck_assert_int_ge(dup2(fileno(f), 1), 0);
         ck_assert_int_eq(fn(), 1);
-        fflush(stdout);
-        ck_assert_int_ge(dup2(saved, 1), 0);
-        close(saved);
-        rewind(f);
-        n = fread(buf, 1, len - 1, f);
-        buf[n] = '\0';
-        fclose(f);
+        end_capture(&c, buf, len);
+}
+
+/* sortd__config_load's result on argv, and what it wrote on stderr in err. */
+static int load_err(char *err, size_t len, int argc, char **argv)
+{
+        struct capture c = begin_capture(2);
+        sortd__config cfg;
+        int r = sortd__config_load(&cfg, argc, argv);
+
+        end_capture(&c, err, len);
+        return r;
+}
+
+#define LOAD_ERR(err, ...)                                                                         \
+        load_err(err, sizeof(err),                                                                 \
+                 (int)(sizeof((char *[]){"sortd", __VA_ARGS__}) / sizeof(char *)),                 \
+                 (char *[]){"sortd", __VA_ARGS__, NULL})
+
+/* path holding text; unlink it after. */
+static void write_file(char *path, const char *text)
+{
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
 }
 
 static int print_markdown(void)
@@ -96,18 +140,69 @@ END_TEST
 START_TEST(file_syntax)
 {
         char path[] = "/tmp/sortd-config-XXXXXX";
-        const char text[] = "# comment\r\n\r\n  capacity=2K \r\n\tcapacity = 3K\r\n"
-                            "max-pipeline\t=\t7";
-        int fd = mkstemp(path);
         sortd__config cfg;
 
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
-        close(fd);
+        write_file(path, "# comment\r\n\r\n  capacity=2K \r\n\tcapacity = 3K\r\n"
+                         "max-pipeline\t=\t7");
         ck_assert_int_eq(LOAD(&cfg, "--config", path), 0);
         ck_assert_uint_eq(cfg.capacity, 3072);
         ck_assert_uint_eq(cfg.max_pipeline, 7);
         unlink(path);
+}
+END_TEST
+
+/*
+ * A value that names something is judged where it is read, as numbers are: a name the setting
+ * does not take stops the load with the file and line (or the command line) and the names it
+ * does take. engine and on-device-loss used to be taken as any text and refused only once the
+ * daemon had started, naming neither file nor line (and engine with exit 1, not 2).
+ */
+START_TEST(names_judged_where_read)
+{
+        char path[] = "/tmp/sortd-config-XXXXXX", err[1024], want[128];
+        sortd__config cfg;
+
+        write_file(path, "# a GPU server\nengine = gpu\n");
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        snprintf(want, sizeof(want),
+                 "sortd: %s:2: engine = 'gpu' is none of auto, cpu, cuda or cub", path);
+        ck_assert_msg(strstr(err, want), "%s", err);
+        unlink(path);
+        ck_assert_int_eq(LOAD_ERR(err, "--on-device-loss", "pray"), -1);
+        ck_assert_msg(strstr(err, "sortd: command line: on-device-loss = 'pray' is none of "
+                                  "recreate or cpu"),
+                      "%s", err);
+        ck_assert_int_eq(LOAD_ERR(err, "--log-level=loud"), -1);
+        ck_assert_msg(strstr(err, "sortd: command line: log-level = 'loud' is none of error, "
+                                  "warning, notice, info or debug"),
+                      "%s", err);
+        /* Names are whole: no prefix, no other case. */
+        ck_assert_int_eq(LOAD_ERR(err, "--engine", "cu"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--engine", "CPU"), -1);
+
+        ck_assert_int_eq(LOAD(&cfg, "--engine", "cub", "--log-level", "debug"), 0);
+        ck_assert_str_eq(cfg.engine, "cub");
+        ck_assert_int_eq(LOAD(&cfg, "--engine", "auto", "--engine", "cpu"), 0);
+        ck_assert_str_eq(cfg.engine, "cpu");
+}
+END_TEST
+
+/* The names a setting takes are listed once, in the table: --help and the documentation show
+   the same list the parser takes. */
+START_TEST(names_documented)
+{
+        static char out[16384];
+
+        stdout_of(print_markdown, out, sizeof(out));
+        ck_assert_msg(strstr(out, "| `engine` | `auto` | auto, cpu, cuda or cub |"), "%s", out);
+        ck_assert_msg(strstr(out, "| `on-device-loss` | `recreate` | recreate or cpu |"), "%s",
+                      out);
+        ck_assert_msg(strstr(out, "| `log-level` | `info` | error, warning, notice, info or "
+                                  "debug |"),
+                      "%s", out);
+        stdout_of(print_help, out, sizeof(out));
+        ck_assert_msg(strstr(out, "(auto, cpu, cuda or cub; default: auto)"), "%s", out);
+        ck_assert_msg(strstr(out, "(recreate or cpu; default: recreate)"), "%s", out);
 }
 END_TEST
 
@@ -119,6 +214,8 @@ int main(void)
         tcase_add_test(tc, counts_take_no_suffix);
         tcase_add_test(tc, documented_defaults);
         tcase_add_test(tc, file_syntax);
+        tcase_add_test(tc, names_judged_where_read);
+        tcase_add_test(tc, names_documented);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
