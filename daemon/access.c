@@ -112,6 +112,14 @@ static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, ch
         return 0;
 }
 
+int sortd__access_check(const char *list, bool group, char *why, size_t why_len)
+{
+        uint32_t ids[SORTD__ACCESS_MAX_IDS];
+        size_t n;
+
+        return parse_list(list, group, ids, &n, why, why_len);
+}
+
 _Static_assert(sizeof(uid_t) == sizeof(uint32_t) && sizeof(gid_t) == sizeof(uint32_t),
                "ids are 32-bit");
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "config.h"
 #include "log.h"
 #include "recovery.h"
@@ -19,9 +20,10 @@
 
 /*
  * OPT_CHOICE: one of the names in choices, kept as the name in a string field, or in an int
- * field as min + its index. OPT_SIZE_AUTO: a size, or "auto" (SORTD__CONFIG_AUTO).
+ * field as min + its index. OPT_USERS, OPT_GROUPS: a string of comma-separated names or ids,
+ * resolved as it is read (access.c). OPT_SIZE_AUTO: a size, or "auto" (SORTD__CONFIG_AUTO).
  */
-enum opt_type { OPT_STRING, OPT_CHOICE, OPT_SIZE, OPT_SIZE_AUTO, OPT_COUNT };
+enum opt_type { OPT_STRING, OPT_CHOICE, OPT_USERS, OPT_GROUPS, OPT_SIZE, OPT_SIZE_AUTO, OPT_COUNT };
 
 /* auto is server.c's; the rest are engine.c's kinds, whatever this build has: a kind it lacks
    is refused when the engine is created (exit 1), as a GPU that is absent is. */
@@ -56,10 +58,10 @@ static const struct option_def {
          "when the engine's device fails for good (a sticky CUDA error): recreate = a new "
          "engine of the same kind, or the cpu engine if that cannot serve; cpu = the cpu "
          "engine"},
-        {"allow-uid", STR(OPT_STRING, allow_uid), "", 0, 0, "users",
+        {"allow-uid", STR(OPT_USERS, allow_uid), "", 0, 0, "users",
          "comma-separated user names or uids the daemon serves (checked when a client "
          "connects); with allow-gid empty too, everyone who can open the socket"},
-        {"allow-gid", STR(OPT_STRING, allow_gid), "", 0, 0, "groups",
+        {"allow-gid", STR(OPT_GROUPS, allow_gid), "", 0, 0, "groups",
          "comma-separated group names or gids whose members (by primary or supplementary "
          "group) the daemon serves"},
         {"capacity", NUM(OPT_SIZE, capacity), "16M", 1, 1ull << 40, "keys",
@@ -224,6 +226,25 @@ static int set_choice(char *field, const struct option_def *o, const char *value
         return -1;
 }
 
+/* A string setting, or a list of users or groups, which must name some that exist. */
+static int set_string(char *field, const struct option_def *o, const char *value, const char *where)
+{
+        char why[256];
+
+        if (strlen(value) >= o->size) {
+                fprintf(stderr, "sortd: %s: %s is too long (at most %zu bytes)\n", where, o->name,
+                        o->size - 1);
+                return -1;
+        }
+        if (o->type != OPT_STRING &&
+            sortd__access_check(value, o->type == OPT_GROUPS, why, sizeof(why)) < 0) {
+                fprintf(stderr, "sortd: %s: %s\n", where, why);
+                return -1;
+        }
+        strcpy(field, value);
+        return 0;
+}
+
 static int set_option(sortd__config *cfg, const struct option_def *o, const char *value,
                       const char *where)
 {
@@ -231,13 +252,9 @@ static int set_option(sortd__config *cfg, const struct option_def *o, const char
 
         switch (o->type) {
         case OPT_STRING:
-                if (strlen(value) >= o->size) {
-                        fprintf(stderr, "sortd: %s: %s is too long (at most %zu bytes)\n", where,
-                                o->name, o->size - 1);
-                        return -1;
-                }
-                strcpy(field, value);
-                return 0;
+        case OPT_USERS:
+        case OPT_GROUPS:
+                return set_string(field, o, value, where);
         case OPT_CHOICE:
                 return set_choice(field, o, value, where);
         case OPT_SIZE:
@@ -381,7 +398,7 @@ static void format_accepts(const struct option_def *o, char *buf, size_t len)
                 format_choices(o, buf, len);
                 return;
         }
-        if (o->type == OPT_STRING) {
+        if (o->type == OPT_STRING || o->type == OPT_USERS || o->type == OPT_GROUPS) {
                 snprintf(buf, len, "%s", o->unit);
                 return;
         }

@@ -187,6 +187,31 @@ START_TEST(names_judged_where_read)
 }
 END_TEST
 
+/* allow-uid and allow-gid are resolved where they are read: an unknown name, or a list too
+   long, names the file and line (it used to name only the setting, after the load). */
+START_TEST(id_lists_judged_where_read)
+{
+        char path[] = "/tmp/sortd-config-XXXXXX", err[1024], want[160];
+        char many[512] = "1";
+        sortd__config cfg;
+
+        write_file(path, "allow-gid = 0\nallow-uid = root, no-such-user-here\n");
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        snprintf(want, sizeof(want),
+                 "sortd: %s:2: allow-uid: 'no-such-user-here' is no user id nor a known user name",
+                 path);
+        ck_assert_msg(strstr(err, want), "%s", err);
+        unlink(path);
+        for (int i = 2; i <= 65; i++)
+                snprintf(many + strlen(many), sizeof(many) - strlen(many), ",%d", i);
+        ck_assert_int_eq(LOAD_ERR(err, "--allow-gid", many), -1);
+        ck_assert_msg(strstr(err, "sortd: command line: allow-gid lists more than 64 entries"),
+                      "%s", err);
+        ck_assert_int_eq(LOAD(&cfg, "--allow-uid", "root,0", "--allow-gid", "0"), 0);
+        ck_assert_str_eq(cfg.allow_uid, "root,0");
+}
+END_TEST
+
 /* The names a setting takes are listed once, in the table: --help and the documentation show
    the same list the parser takes. */
 START_TEST(names_documented)
@@ -215,6 +240,7 @@ int main(void)
         tcase_add_test(tc, documented_defaults);
         tcase_add_test(tc, file_syntax);
         tcase_add_test(tc, names_judged_where_read);
+        tcase_add_test(tc, id_lists_judged_where_read);
         tcase_add_test(tc, names_documented);
         suite_add_tcase(s, tc);
         return run_suite(s);
