@@ -41,5 +41,15 @@ if command -v systemd-sysusers >/dev/null; then
                 echo "tmpfiles snippet not checked: creating it needs root"
         fi
 fi
+# RestartPreventExitStatus= is the status sortd exits with on a bad setting (sortd(8)): a
+# configuration error is not restarted in a loop.
+sortd=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$service")
+prevent=$(sed -n 's/^RestartPreventExitStatus=//p' "$service")
+"$sortd" --engine no-such-engine 2>/dev/null
+rc=$?
+if [ "$prevent" != "$rc" ]; then
+        echo "FAIL: RestartPreventExitStatus='$prevent', but sortd exits $rc on a bad setting"
+        failed=1
+fi
 [ $failed -eq 0 ] && echo "verified"
 exit $failed
