@@ -168,6 +168,8 @@ const char *sortd_error_message(const sortd_conn *c)
 
 void sortd_set_progress(sortd_conn *c, sortd_progress_fn *fn, void *user)
 {
+        if (!c)
+                return;
         c->progress.fn = fn;
         c->progress.user = user;
         c->progress.total = 0;

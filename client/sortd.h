@@ -16,6 +16,10 @@
  * those of sortd_types.h, installed alongside, whose functions (names, sizes,
  * sortd_sort_desc_check) this library also exports.
  *
+ * Every call accepts a NULL connection (what a failed sortd_connect leaves): the setters and
+ * sortd_close do nothing, sortd_error_message says "no connection", the others return
+ * SORTD_E_INVAL.
+ *
  * After SORTD_E_IO, SORTD_E_TIMEOUT or SORTD_E_PROTOCOL the connection is broken: every later
  * call fails the same way, and only sortd_close() remains useful. An inline result is read into
  * the caller's buffers as it arrives: if the connection fails on the way (the message says
@@ -49,7 +53,7 @@ typedef struct sortd_connect_options {
 sortd_status sortd_connect(const char *path, const sortd_connect_options *opts, sortd_conn **out,
                            char *errbuf, size_t errbuf_len);
 
-/* Closes the connection. Accepts NULL. */
+/* Closes the connection. */
 void sortd_close(sortd_conn *c);
 
 /* The message of the last failed call on c; "" after a success. */

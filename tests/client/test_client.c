@@ -101,6 +101,46 @@ START_TEST(connect_validation)
 }
 END_TEST
 
+static void never_called(void *user, sortd_progress_phase phase, uint64_t done, uint64_t total)
+{
+        ck_abort_msg("a progress callback on no connection");
+}
+
+/* No connection (NULL, as a failed sortd_connect leaves it): every call taking one accepts it,
+   as sortd.h says. The setters and sortd_close do nothing; every other call is refused. */
+START_TEST(null_connection)
+{
+        sortd_request r = {0};
+        sortd_region_sort rs = {0};
+        sortd_region *rg = NULL;
+        sortd_info info;
+        sortd_server_status st;
+        uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES] = {0}, uuid[SORTD_DEVICE_UUID_BYTES] = {0};
+        uint32_t keys[1] = {0};
+
+        sortd_set_timeout(NULL, 150);
+        sortd_set_progress(NULL, never_called, NULL);
+        sortd_set_progress(NULL, NULL, NULL);
+        ck_assert_str_eq(sortd_error_message(NULL), "no connection");
+        ck_assert_int_eq(sortd_hello(NULL, &info), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_ping(NULL), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_query_status(NULL, &st), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_sort(NULL, keys, 1, SORTD_KEY_U32, NULL), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_sort_pairs(NULL, keys, keys, 4, 1, SORTD_KEY_U32, NULL),
+                         SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_argsort(NULL, keys, keys, 4, 1, SORTD_KEY_U32, NULL), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_submit(NULL, &r), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_receive(NULL, &r), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_region_create(NULL, 4096, &rg), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_region_register_cuda(NULL, handle, 0, 4096, uuid, &rg),
+                         SORTD_E_INVAL);
+        ck_assert_ptr_null(rg);
+        ck_assert_int_eq(sortd_sort_in_region(NULL, &rs), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd_region_destroy(NULL, NULL), SORTD_OK);
+        sortd_close(NULL);
+}
+END_TEST
+
 static volatile sig_atomic_t alarms;
 
 static void on_alarm(int sig)
@@ -468,6 +508,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, client_validation);
         tcase_add_test(tc, connect_validation);
+        tcase_add_test(tc, null_connection);
         tcase_add_test(tc, client_eintr);
         tcase_add_test(tc, client_timeout);
         tcase_add_test(tc, daemon_goes_away);
