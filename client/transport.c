@@ -146,6 +146,7 @@ static sortd_status send_failed(sortd_conn *c, int err)
 
         snprintf(msg, sizeof(msg), "sending to sortd: %s", strerror(err));
         if (err == EPIPE || err == ECONNRESET) {
+                c->progress.total = 0; /* what comes in is the daemon's reply, not the arrays */
                 c->deadline_ms = sortd__client_now_ms() + 100;
                 if (sortd__client_recv_reply(c, 0, &r, &plen) == SORTD_OK)
                         sortd__wire__reply__free_unpacked(r, NULL);

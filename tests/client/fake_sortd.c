@@ -237,6 +237,17 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
         send_reply(fd, &rep, fault);
 }
 
+/* The daemon's last word on a connection it closes: id 0, and why. */
+static void hang_up(int fd)
+{
+        Sortd__Wire__Reply rep = SORTD__WIRE__REPLY__INIT;
+
+        rep.status = SORTD__WIRE__STATUS_CODE__E_BUSY;
+        rep.error = "the fake hangs up on purpose, as a daemon at one of its limits says why "
+                    "before it closes";
+        send_reply(fd, &rep, FAKE_FAULT_NONE);
+}
+
 static void *serve(void *arg)
 {
         static uint8_t msg[SORTD__WIRE_MAX_MESSAGE], drop[1 << 16];
@@ -271,6 +282,10 @@ static void *serve(void *arg)
                 sortd__wire__request__free_unpacked(req, NULL);
                 if (passed >= 0)
                         close(passed);
+                if (f->fault == FAKE_FAULT_HANG_UP && f->frames == 1) {
+                        hang_up(fd);
+                        break;
+                }
         }
         if (fd >= 0)
                 close(fd);

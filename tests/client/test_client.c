@@ -420,6 +420,46 @@ START_TEST(client_result_cut)
 }
 END_TEST
 
+/* What a progress callback was told: how often, and how often done was past total. */
+typedef struct progress_seen {
+        unsigned calls, past_total;
+        uint64_t done, total;
+} progress_seen;
+
+static void note_progress(void *user, sortd_progress_phase phase, uint64_t done, uint64_t total)
+{
+        progress_seen *seen = user;
+
+        seen->calls++;
+        if (done > total) {
+                seen->past_total++;
+                seen->done = done;
+                seen->total = total;
+        }
+}
+
+/* A daemon that hung up with a last word: the sort's first write fails, and the client reads
+   why. Those bytes are the daemon's reply, not the request's arrays: progress never counts
+   them, so it never goes past its total. */
+START_TEST(client_progress_after_hang_up)
+{
+        uint32_t keys[2] = {2, 1};
+        progress_seen seen = {0};
+        fake_sortd f;
+        sortd_conn *c = connect_fake(&f, FAKE_FAULT_HANG_UP);
+
+        fake_stop(&f); /* it has closed: nothing the client sends now arrives */
+        sortd_set_progress(c, note_progress, &seen);
+        ck_assert_int_eq(sortd_sort(c, keys, 2, SORTD_KEY_U32, NULL), SORTD_E_BUSY);
+        ck_assert_msg(strstr(sortd_error_message(c), "hangs up on purpose"), "%s",
+                      sortd_error_message(c));
+        ck_assert_uint_ge(seen.calls, 1); /* done = 0 as the sending began */
+        ck_assert_msg(seen.past_total == 0, "progress said %llu of %llu bytes",
+                      (unsigned long long)seen.done, (unsigned long long)seen.total);
+        sortd_close(c);
+}
+END_TEST
+
 /* The name a client gives goes in its Hello (the daemon logs it); the default is libsortd. A
    timeout of 0 set on an open connection means the default, as it does at connect. */
 START_TEST(client_name_and_default_timeout)
@@ -517,6 +557,7 @@ int main(void)
         tcase_add_test(tc, client_set_timeout);
         tcase_add_test(tc, client_sort_one_deadline);
         tcase_add_test(tc, client_result_cut);
+        tcase_add_test(tc, client_progress_after_hang_up);
         tcase_add_test(tc, client_name_and_default_timeout);
         tcase_add_test(tc, connect_waits_out_a_full_backlog);
         suite_add_tcase(s, tc);
