@@ -18,14 +18,19 @@
 
 #define DEFAULT_TIMEOUT_MS 60000
 
-/* A reply's status: OK, or the daemon's error with its message. */
+/*
+ * A reply's status: OK, or the daemon's error with its message. SORTD_E_PROTOCOL (the daemon
+ * could not make sense of the request, or sent a status this library does not know) says the
+ * two sides disagree about the protocol: the daemon keeps the stream in step, but nothing more
+ * said on it can be trusted, so it breaks the connection as sortd.h says.
+ */
 static sortd_status reply_status(sortd_conn *c, const Sortd__Wire__Reply *r)
 {
         sortd_status s = sortd__wire_status_from(r->status);
 
         if (s != SORTD_OK)
                 sortd__client_fail(c, s, "%s", *r->error ? r->error : sortd_strerror(s));
-        return s;
+        return s == SORTD_E_PROTOCOL ? sortd__client_breaks(c, s) : s;
 }
 
 sortd_status sortd__client_call(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,

@@ -21,7 +21,10 @@
  * SORTD_E_INVAL.
  *
  * After SORTD_E_IO, SORTD_E_TIMEOUT or SORTD_E_PROTOCOL the connection is broken: every later
- * call fails the same way, and only sortd_close() remains useful. An inline result is read into
+ * call fails the same way, and only sortd_close() remains useful. SORTD_E_PROTOCOL is a reply
+ * the client cannot accept, or the daemon's refusal of a request it could not make sense of,
+ * or a status this library does not know (from a newer daemon); every other refusal by the
+ * daemon leaves the connection usable. An inline result is read into
  * the caller's buffers as it arrives: if the connection fails on the way (the message says
  * "while the sorted result arrived"), they hold part of the result and part of the input.
  */

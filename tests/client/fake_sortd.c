@@ -167,6 +167,16 @@ static void bend_reply(fake_fault fault, Sortd__Wire__Reply *rep, Sortd__Wire__S
                 rep->error = "the fake failed on purpose";
                 rep->body_case = SORTD__WIRE__REPLY__BODY__NOT_SET;
                 break;
+        case FAKE_FAULT_REFUSE_PROTOCOL:
+                rep->status = SORTD__WIRE__STATUS_CODE__E_PROTOCOL;
+                rep->error = "the fake could not parse the request, on purpose";
+                rep->body_case = SORTD__WIRE__REPLY__BODY__NOT_SET;
+                break;
+        case FAKE_FAULT_UNKNOWN_STATUS:
+                rep->status = (Sortd__Wire__StatusCode)99;
+                rep->error = "a status from a newer sortd";
+                rep->body_case = SORTD__WIRE__REPLY__BODY__NOT_SET;
+                break;
         default:
                 break;
         }

@@ -34,8 +34,10 @@ typedef enum fake_fault {
         FAKE_FAULT_CUT_RESULT,    /* a u32 SortReply whose payload ends after 4 bytes: closes */
         FAKE_FAULT_SLOW_SILENT,   /* reads the request's payload only after 600 ms, then as
                                      FAKE_FAULT_SILENT */
-        FAKE_FAULT_HANG_UP,       /* right after Hello, a last word (id 0, SORTD_E_BUSY), as
-                                     the daemon says why it closes; then it closes */
+        FAKE_FAULT_REFUSE_PROTOCOL, /* a refusal (no body) with status SORTD_E_PROTOCOL */
+        FAKE_FAULT_UNKNOWN_STATUS,  /* a refusal with a status code no libsortd knows (99) */
+        FAKE_FAULT_HANG_UP,         /* right after Hello, a last word (id 0, SORTD_E_BUSY), as
+                                       the daemon says why it closes; then it closes */
 } fake_fault;
 
 typedef struct fake_sortd {

@@ -307,6 +307,9 @@ static const struct bad_reply {
         {FAKE_FAULT_PAYLOAD, sortd_ping, "unexpected payload in a reply"},
         {FAKE_FAULT_SORT_N, sort_none, "sort reply does not match the request"},
         {FAKE_FAULT_ERROR_PAYLOAD, sort_none, "error reply with a payload"},
+        /* The daemon's own refusals that say the two sides disagree about the protocol. */
+        {FAKE_FAULT_REFUSE_PROTOCOL, sortd_ping, "the fake could not parse the request"},
+        {FAKE_FAULT_UNKNOWN_STATUS, sort_none, "a status from a newer sortd"},
 };
 
 #define N_BAD_REPLIES ((int)(sizeof(bad_replies) / sizeof(bad_replies[0])))
