@@ -411,7 +411,7 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
 }
 
 /* A blocking sort is one call: one deadline for sending the request and reading the reply. */
-static sortd_status call(sortd_conn *c, sortd_request *r)
+sortd_status sortd_sort_request(sortd_conn *c, sortd_request *r)
 {
         sortd_status s;
 
@@ -435,7 +435,7 @@ static sortd_status sort_call(sortd_conn *c, void *keys, void *vals, size_t size
                          : SORTD_E_INVAL;
         r.payload = size == 0 ? SORTD_PAYLOAD_NONE : size == 4 ? p4 : p8;
         r.opts = opts ? *opts : (sortd_sort_options){SORTD_ASCENDING, 0, 0};
-        return call(c, &r);
+        return sortd_sort_request(c, &r);
 }
 
 sortd_status sortd_sort(sortd_conn *c, void *keys, size_t n, sortd_key_type t,

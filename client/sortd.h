@@ -171,6 +171,13 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r);
 sortd_status sortd_receive(sortd_conn *c, sortd_request *r);
 
 /*
+ * sortd_submit then sortd_receive as one blocking call, under one timeout for the whole of it
+ * as sortd_sort has (two calls have one timeout each); fills in r's id and timings, which
+ * sortd_sort and its kin do not report. Refused while submitted requests are not yet received.
+ */
+sortd_status sortd_sort_request(sortd_conn *c, sortd_request *r);
+
+/*
  * Regions (Linux): memory the daemon sorts in place, named by an id on the connection that
  * registered it, so no array crosses the socket and the sorted data is in the region when the
  * call returns. A region belongs to the connection that created it; the daemon drops it when

@@ -116,9 +116,8 @@ static sortd_status sort_inline(sortd_conn *c, sc_job *j, sc_progress *p)
         if (p)
                 sortd_set_progress(c, on_transfer, p);
         sc_progress_phase(p, "sending", 0);
-        s = sortd_submit(c, &r);
-        if (s == SORTD_OK)
-                s = sortd_receive(c, &r);
+        /* One call, so that --timeout bounds the whole sort; and it reports the timings. */
+        s = sortd_sort_request(c, &r);
         sortd_set_progress(c, NULL, NULL);
         j->timings = r.timings;
         return s;

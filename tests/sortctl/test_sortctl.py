@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -98,6 +99,72 @@ def random_bits(t, n, rng):
 
 def pack(t, bits_list):
     return struct.pack("<%d%s" % (len(bits_list), UCODE[TYPES[t][1]]), *bits_list)
+
+
+def varint(v):
+    out = b""
+    while True:
+        out += bytes([(v & 0x7f) | (0x80 if v > 0x7f else 0)])
+        v >>= 7
+        if not v:
+            return out
+
+
+def read_exactly(conn, n, keep=True):
+    """n bytes from conn (None if it closes first); kept, or dropped as they come."""
+    data, left = [], n
+    while left:
+        got = conn.recv(min(left, 1 << 20))
+        if not got:
+            return None
+        left -= len(got)
+        if keep:
+            data.append(got)
+    return b"".join(data)
+
+
+class SlowDaemon:
+    """A stand-in for sortd on a socket of its own: it answers every Hello (capacity 16 Mi, no
+    limits), takes a Sort's payload only after `stall` seconds, and then never answers it."""
+
+    def __init__(self, tmp, stall):
+        self.sock = os.path.join(tmp, "slow-%d.sock" % len(os.listdir(tmp)))
+        self.stall = stall
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(self.sock)
+        self.listener.listen(1)
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        conn, _ = self.listener.accept()
+        with conn:
+            while True:
+                hdr = read_exactly(conn, 20)
+                if hdr is None:
+                    return
+                _, _, _, msg_len, payload_len = struct.unpack("<IHHIQ", hdr)
+                msg = read_exactly(conn, msg_len)
+                # Request: field 1 (the id) first, then the body's field number.
+                i, rid, shift = 1, 0, 0
+                while True:
+                    rid |= (msg[i] & 0x7f) << shift
+                    shift += 7
+                    i += 1
+                    if not msg[i - 1] & 0x80:
+                        break
+                if msg[i] >> 3 == 3:  # Sort: stall, take the payload, never answer
+                    time.sleep(self.stall)
+                    read_exactly(conn, payload_len, keep=False)
+                    continue
+                read_exactly(conn, payload_len)
+                hello = b"\x08\x01" + b"\x28" + varint(1 << 24)  # protocol 1, capacity
+                reply = b"\x08" + varint(rid) + b"\x22" + varint(len(hello)) + hello
+                conn.sendall(struct.pack("<IHHIQ", 0x44545253, 1, 0, len(reply), 0) + reply)
+
+    def stop(self):
+        self.listener.close()
+        self.thread.join(10)
 
 
 class Daemon:
@@ -608,6 +675,22 @@ class SortctlTest(unittest.TestCase):
             s.close()
         self.assert_fails(["--timeout", "0", "ping"], "--timeout 0: give milliseconds")
         self.sortctl("--timeout", "-1", "ping")
+
+    def test_timeout_covers_the_whole_sort(self):
+        """--timeout is one deadline for the whole sort, sending and waiting together: a daemon
+        slow to take the keys (0.6 s), then silent, ends it after 1 s, not after 1.6 s."""
+        slow = SlowDaemon(self.tmp, 0.6)
+        try:
+            src = self.write("in.bin", b"\x01" * (16 << 20))  # more than the socket holds
+            t0 = time.monotonic()
+            self.assert_fails(["--timeout", "1000", "sort", src, "-o", self.path("out.bin"),
+                               "--type", "u64", "--via", "inline", "--quiet"],
+                              "no answer from sortd within 1000 ms", code=2, sock=slow.sock)
+            took = time.monotonic() - t0
+        finally:
+            slow.stop()
+        self.assertGreater(took, 0.95)
+        self.assertLess(took, 1.45, "the sort took %.2f s for a --timeout of 1000 ms" % took)
 
     def test_bench(self):
         r = self.sortctl("bench", "--type", "u8,f64", "--dist", "uniform,sorted,reversed,few",
