@@ -74,6 +74,14 @@ def index_payload(dtype):
     raise TypeError(f"index_dtype must be np.uint32, np.uint64 or np.int64, not {dtype}")
 
 
+# Why sort() writes each argument it takes, and what to pass instead of a read-only one.
+_WRITTEN = {
+    "a": "sort() sorts it in place: pass a.copy(), or out= to leave a as it is",
+    "values": "its elements move with their keys, in place: pass values.copy()",
+    "out": "the sorted keys are written to it: pass a writable array, np.empty_like(a)",
+}
+
+
 def check_vector(a, what, writable):
     """a is a 1-D numpy array sortd can use in place: contiguous, and writable if it must be."""
     np = _np()
@@ -92,8 +100,7 @@ def check_vector(a, what, writable):
         raise ValueError(f"{what} is not contiguous (strides {a.strides}): "
                          f"pass np.ascontiguousarray({what})")
     if writable and not a.flags.writeable:
-        raise ValueError(f"{what} is read-only and is sorted in place: pass {what}.copy(), "
-                         f"or out=")
+        raise ValueError(f"{what} is read-only, and {_WRITTEN[what]}")
 
 
 def bit_range(bits):

@@ -29,6 +29,13 @@ class CudaArray:
         return type(self.obj).__module__.split(".")[0]
 
 
+# Why a CUDA array given to sort() is written, and what to pass instead of a read-only one.
+_WRITTEN = {
+    "a": "sortd sorts CUDA arrays in place: sort a copy, or argsort it",
+    "values": "its elements move with their keys, in place: pass a copy",
+}
+
+
 def describe(a, what, writable=True):
     """A CudaArray for a, None when a is not a CUDA array, or an error saying what to do;
     writable: whether a is sorted in place, which a read-only array cannot be."""
@@ -50,8 +57,8 @@ def describe(a, what, writable=True):
                          f"{what}.copy() for CuPy or {what}.contiguous() for PyTorch")
     ptr, readonly = cai["data"]
     if readonly and writable:
-        raise ValueError(f"{what} is read-only, and sortd sorts CUDA arrays in place: "
-                         f"sort a copy, or argsort it")
+        raise ValueError(f"{what} is read-only, and "
+                         f"{_WRITTEN.get(what, 'sortd sorts CUDA arrays in place')}")
     return CudaArray(a, int(ptr or 0), shape[0], typestr, cai.get("stream"), "stream" in cai)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import sortd
 
-from conftest import CAPACITY
+from conftest import CAPACITY, FakeCudaArray
 
 
 @pytest.mark.parametrize("a, exc, hint", [
@@ -55,6 +55,25 @@ def test_bad_arguments(client):
             client.sort(a[::-1].copy(), bits=bits)
     with pytest.raises(ValueError):
         sortd.Client(timeout=0)
+
+
+def test_read_only_hints_fit_their_argument(client):
+    """Each read-only refusal says what to do about the argument it names: out= is a way
+    around a read-only a only, not a read-only values or out."""
+    a = np.arange(10, dtype=np.uint32)
+    ro = a.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match=r"a is read-only.*a\.copy\(\), or out="):
+        client.sort(ro)
+    with pytest.raises(ValueError, match=r"values is read-only.*values\.copy\(\)") as e:
+        client.sort(a.copy(), values=ro)
+    assert "out=" not in str(e.value)
+    with pytest.raises(ValueError, match=r"out is read-only.*writable array") as e:
+        client.sort(a, out=ro)
+    assert "out=" not in str(e.value) and "out.copy()" not in str(e.value)
+    with pytest.raises(ValueError, match="values is read-only") as e:
+        client.sort(FakeCudaArray(), values=FakeCudaArray(readonly=True))
+    assert "argsort" not in str(e.value)
 
 
 def test_masked_arrays_refused(client):
