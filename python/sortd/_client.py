@@ -13,6 +13,7 @@ An array reaches the daemon by the cheapest of three paths:
 import ctypes
 import errno
 import math
+import operator
 import os
 import threading
 import time
@@ -32,6 +33,7 @@ POOL_KEEP = 4  # free regions a client keeps for the copy path
 # library frees it, and counts against the connection's max-regions.
 CUDA_KEEP = 8
 _ALIGN = 64
+REGION_MAX_BYTES = 2**63 - 1  # libsortd's limit (sortd_region_create)
 
 # Every connected Client, so that the child of a fork can disown the parent's (see _disown).
 _clients = weakref.WeakSet()
@@ -276,10 +278,20 @@ class Client:
         shared memory: after os.fork(), parent and child see each other's writes to it, where
         an ordinary array's pages would be copied on write."""
         np = _arrays._np()
-        dtype = np.dtype(dtype)
-        n = int(n)
+        try:
+            n = operator.index(n)  # as np.empty: 2.5 or "3" is not a count
+        except TypeError:
+            raise TypeError(f"n must be an integer, not {type(n).__name__}") from None
         if n < 0:
             raise ValueError(f"n must be >= 0, not {n}")
+        dtype = np.dtype(dtype)
+        if dtype.hasobject or dtype.itemsize == 0:
+            raise TypeError(f"empty() makes arrays of fixed-size data in shared memory, "
+                            f"not of {dtype}")
+        # libsortd takes a size_t, which ctypes would silently wrap to a smaller size.
+        if n * dtype.itemsize > REGION_MAX_BYTES:
+            raise ValueError(f"{n} elements of {dtype} are {n * dtype.itemsize} bytes, more "
+                             f"than a region holds (2^63 - 1)")
         with self._call():
             region = self._create_region(max(n * dtype.itemsize, 1))
         buf = (ctypes.c_char * region.size).from_address(region.addr)

@@ -3,6 +3,7 @@ import gc
 import os
 
 import numpy as np
+import pytest
 
 import sortd
 
@@ -22,6 +23,31 @@ def test_empty_sorts_in_place_without_copies(client):
     assert after["bytes_in"] - before["bytes_in"] < 4096
     assert after["bytes_out"] - before["bytes_out"] < 4096
     assert client.pool_regions() == (0, 0)
+
+
+def test_empty_checks_n_and_dtype(client):
+    """n is an integer count (a numpy one too) whose bytes a region can hold, and the dtype
+    one whose elements can live in shared memory: anything else is refused before a region
+    is made, where ctypes would wrap the size to a smaller one."""
+    from conftest import LibHooks
+    made = []
+    client._lib = LibHooks(client._lib,
+                           sortd_region_create=lambda real, *args: made.append(1) or real(*args))
+    for n, exc, hint in [(2**61, ValueError, "more than a region holds"),  # 2^64 bytes
+                         (2**61 + 1, ValueError, "more than a region holds"),
+                         (2**64 + 1, ValueError, "more than a region holds"),
+                         (10**30, ValueError, "more than a region holds"),
+                         (-1, ValueError, ">= 0"),
+                         (2.5, TypeError, "integer"), ("3", TypeError, "integer"),
+                         (None, TypeError, "integer")]:
+        with pytest.raises(exc, match=hint):
+            client.empty(n, np.uint64)
+    for dtype in (object, [("x", "O")], "V0"):
+        with pytest.raises(TypeError, match="fixed-size"):
+            client.empty(3, dtype)
+    assert not made
+    for n in (np.int64(3), np.uint8(3)):
+        assert client.empty(n, np.uint64).shape == (3,)
 
 
 def test_slices_and_values_in_regions(client):
