@@ -45,6 +45,11 @@ def describe(a, what, writable=True):
         return None
     except Exception as e:  # PyTorch: a tensor that requires grad, or a dtype it cannot export
         raise TypeError(f"{what} cannot be passed to sortd: {e}") from e
+    if cai.get("mask") is not None:
+        # Sorted where it is, its data would move and its mask stay where it was.
+        raise TypeError(f"{what} has a mask (CUDA Array Interface), which sortd would not "
+                        f"move with its data: sort the unmasked elements, or argsort a "
+                        f"filled copy and index data and mask with the result")
     shape = tuple(cai["shape"])
     if len(shape) != 1:
         raise ValueError(f"sortd sorts 1-D arrays; {what} has shape {shape}: "

@@ -167,9 +167,11 @@ class FakeCudaArray:
     takes for a device allocation."""
 
     def __init__(self, shape=(16,), typestr="<u4", strides=None, readonly=False,
-                 ptr=0x7f0000000000, stream=None):
+                 ptr=0x7f0000000000, stream=None, mask=None):
         self.__cuda_array_interface__ = {
             "shape": shape, "typestr": typestr, "strides": strides, "data": (ptr, readonly),
             "version": 2 if stream is NO_STREAM else 3}
+        if mask is not None:
+            self.__cuda_array_interface__["mask"] = mask
         if stream is not NO_STREAM:
             self.__cuda_array_interface__["stream"] = stream

@@ -25,6 +25,19 @@ def test_refused_before_cuda(client, arr, exc, hint):
     assert hint in str(e.value)
 
 
+def test_masked_arrays_refused(client):
+    """A CUDA array with a mask (itself a CUDA array) would be sorted with its mask left
+    behind: refused as keys of sort and argsort, and as values."""
+    masked = FakeCudaArray(mask=FakeCudaArray(typestr="|b1"))
+    for call in (lambda: client.sort(masked), lambda: client.argsort(masked),
+                 lambda: client.sort(FakeCudaArray(), values=masked)):
+        with pytest.raises(TypeError, match="has a mask"):
+            call()
+    unmasked = FakeCudaArray(shape=(0,))
+    unmasked.__cuda_array_interface__["mask"] = None  # the interface's way to say no mask
+    client.sort(unmasked)
+
+
 def test_out_is_for_numpy(client):
     with pytest.raises(ValueError, match="out= is for numpy"):
         client.sort(FakeCudaArray(), out=np.zeros(16, np.uint32))
