@@ -103,6 +103,21 @@ def check_vector(a, what, writable):
         raise ValueError(f"{what} is read-only, and {_WRITTEN[what]}")
 
 
+def values_are_keys(kaddr, kbytes, vaddr, vbytes, keys):
+    """Whether values at vaddr are the very bytes of the keys (keys: the argument's name), as
+    in sort(a, values=a): moving them with their keys is sorting the keys, so they are left
+    out. Values that overlap the keys in part are refused: the inline and pool paths write
+    both back from separate copies, so whichever is written last would win, and a region
+    sort cannot take overlapping spans at all."""
+    if vaddr + vbytes <= kaddr or kaddr + kbytes <= vaddr:
+        return False
+    if vaddr == kaddr and vbytes == kbytes:
+        return True
+    raise ValueError(f"values overlaps {keys} in memory without being {keys} itself, so "
+                     f"the sorted keys and the moved values would overwrite each other: pass "
+                     f"values.copy()")
+
+
 def bit_range(bits):
     """(begin_bit, end_bit) for the sort options; None is the whole key."""
     if bits is None:

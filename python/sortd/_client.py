@@ -399,8 +399,13 @@ class Client:
             if out.dtype != a.dtype or out.shape != a.shape:
                 raise ValueError(f"out must be {a.dtype} of shape {a.shape}, "
                                  f"not {out.dtype} of shape {out.shape}")
-            _arrays._np().copyto(out, a)
             target = out
+        if values is not None and _arrays.values_are_keys(
+                target.ctypes.data, target.nbytes, values.ctypes.data, values.nbytes,
+                "a" if out is None else "out"):
+            values, payload = None, _lib.PAYLOAD_NONE
+        if out is not None:
+            _arrays._np().copyto(out, a)
         if target.size:
             self._sort_host(target, key_type, values, payload, opts)
         return target
@@ -532,6 +537,9 @@ class Client:
                 raise ValueError(f"values has {vdesc.n} elements and a has {keys.n}")
             if payload == _lib.PAYLOAD_NONE:
                 payload = _arrays.value_payload(np.dtype(vdesc.typestr))
+                if _arrays.values_are_keys(keys.ptr, keys.n * int(keys.typestr[2:]),
+                                           vdesc.ptr, vdesc.n * int(vdesc.typestr[2:]), "a"):
+                    vdesc, payload = None, _lib.PAYLOAD_NONE
         if keys.n == 0:
             return keys.obj
         drv = _cuda.driver()

@@ -38,6 +38,17 @@ def test_masked_arrays_refused(client):
     client.sort(unmasked)
 
 
+def test_values_overlapping_the_keys_refused(client):
+    """values over part of the keys' memory cannot be sorted in place: refused before any
+    CUDA call."""
+    keys = FakeCudaArray(ptr=0x7f0000000000)
+    for ptr in (0x7f0000000000 + 4, 0x7f0000000000 - 4):
+        with pytest.raises(ValueError, match="values overlaps a"):
+            client.sort(keys, values=FakeCudaArray(ptr=ptr))
+    with pytest.raises(ValueError, match="values overlaps a"):  # same start, 8-byte values
+        client.sort(keys, values=FakeCudaArray(ptr=0x7f0000000000, typestr="<u8"))
+
+
 def test_out_is_for_numpy(client):
     with pytest.raises(ValueError, match="out= is for numpy"):
         client.sort(FakeCudaArray(), out=np.zeros(16, np.uint32))

@@ -88,3 +88,17 @@ def test_values_move_with_their_keys(gpu_daemon, device):
         assert c.status()["regions"] == 1
     np.testing.assert_array_equal(keys, want_k)
     np.testing.assert_array_equal(vals, want_v)
+
+
+def test_values_that_are_the_keys(gpu_daemon, device):
+    """sort(a, values=a) moves the keys' own bytes with them, which is sorting the keys: so
+    it does for a CUDA array as for a numpy array, where libsortd would refuse the region
+    sort's overlapping spans."""
+    n = 3000
+    keys, karr = at(device, 512, n, "u4")
+    keys[:] = np.random.default_rng(9).integers(0, 1 << 32, n, dtype=np.uint32)
+    want = np.sort(keys, kind="stable")
+    _, same = at(device, 512, n, "f4")  # the same bytes, described again as another type
+    with sortd.Client(gpu_daemon.sock, timeout=120) as c:
+        c.sort(karr, values=same)
+    np.testing.assert_array_equal(keys, want)

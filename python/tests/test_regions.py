@@ -71,6 +71,45 @@ def test_slices_and_values_in_regions(client):
     assert client.pool_regions()[0] == 1
 
 
+def test_values_on_the_keys(client):
+    """sort(a, values=a) (or values=out) moves the keys' own bytes with them, which is
+    sorting the keys: it does so on every path, an array from empty() too, which libsortd
+    cannot sort with overlapping spans. values overlapping the keys in part are refused on
+    every path, before anything is written."""
+    n = 5000
+    data = np.random.default_rng(3).integers(0, 1000, n + 1, dtype=np.uint32)
+    want = np.sort(data[:n], kind="stable")
+
+    def ordinary(inline):
+        def make():
+            client.inline_max_bytes = sortd.Client.inline_max_bytes if inline else 0
+            return data.copy()
+        return make
+
+    def in_region():
+        client.inline_max_bytes = sortd.Client.inline_max_bytes
+        e = client.empty(n + 1, np.uint32)
+        e[:] = data
+        return e
+
+    for make in (ordinary(True), ordinary(False), in_region):
+        a = make()[:n]
+        client.sort(a, values=a)
+        np.testing.assert_array_equal(a, want)
+        a = make()[:n]
+        client.sort(a, values=a.view(np.float32))  # the same bytes as another type
+        np.testing.assert_array_equal(a, want)
+        out = make()[:n]
+        client.sort(data[:n], out=out, values=out)
+        np.testing.assert_array_equal(out, want)
+        buf = make()
+        with pytest.raises(ValueError, match=r"values overlaps a .*values\.copy\(\)"):
+            client.sort(buf[:n], values=buf[1:])
+        with pytest.raises(ValueError, match="values overlaps out"):
+            client.sort(data[:n], out=buf[1:], values=buf[:n])
+        np.testing.assert_array_equal(buf, data)
+
+
 def test_regions_released_with_their_arrays(client):
     base = client.status()["regions"]
     arrays = [client.empty(1000, np.uint8) for _ in range(5)]
