@@ -54,7 +54,10 @@ class NotRunning(ConnectionLost):
 
 class Timeout(Error, TimeoutError):
     """No answer within the client's timeout. libsortd gives up on the connection, whose
-    stream is now out of step: the client is unusable, make a new one."""
+    stream is now out of step: the client is unusable, make a new one. The daemon's sort
+    goes on: an array sorted where it is (from Client.empty(), or a CUDA array) may still be
+    written after this, by a sort already begun, and by a queued one until the client is
+    closed."""
     status = _lib.E_TIMEOUT
 
 
