@@ -356,12 +356,16 @@ static void usage(void)
                 const struct option_def *o = &options[i];
                 char names[96] = "";
 
+                if (!o->def) { /* computed: its help says how */
+                        printf("  --%-20s %s\n", o->name, o->help);
+                        continue;
+                }
                 if (o->type == OPT_CHOICE) {
                         format_choices(o, names, sizeof(names) - 2);
                         strcat(names, "; ");
                 }
                 printf("  --%-20s %s (%sdefault: %s)\n", o->name, o->help, names,
-                       default_text(o, "see above"));
+                       default_text(o, NULL));
         }
         printf("  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n", "config FILE",
                "read settings from FILE", "config-if-exists FILE",

@@ -119,6 +119,7 @@ START_TEST(documented_defaults)
 {
         static char out[16384];
         sortd__config cfg;
+        const char *line, *end, *first, *again;
 
         ck_assert_int_eq(LOAD(&cfg, "--engine", "cpu"), 0);
         ck_assert_str_eq(cfg.allow_uid, "");
@@ -132,6 +133,15 @@ START_TEST(documented_defaults)
         stdout_of(print_help, out, sizeof(out));
         ck_assert_msg(strstr(out, "everyone who can open the socket (default: empty)"), "%s", out);
         ck_assert_msg(!strstr(strstr(out, "--allow-uid"), "see above"), "%s", out);
+        /* socket's help gives its computed default, once: no "(default: ...)" after it */
+        line = strstr(out, "--socket");
+        ck_assert_ptr_nonnull(line);
+        end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        first = strstr(line, "(default:");
+        ck_assert_msg(first && first < end, "%.*s", (int)(end - line), line);
+        again = strstr(first + 1, "(default:");
+        ck_assert_msg(!again || again > end, "%.*s", (int)(end - line), line);
 }
 END_TEST
 
