@@ -17,7 +17,7 @@
         X(requests_total, 8, UINT64, "requests")                                                   \
         X(sorts_ok, 9, UINT64, "sorts ok")          /* n = 0 too */                                \
         X(sorts_failed, 10, UINT64, "sorts failed") /* or no buffer to be had */                   \
-        X(rejected, 11, UINT64, "rejected")         /* refused by a limit */                       \
+        X(rejected, 11, UINT64, "rejected")         /* sorts refused by a limit */                 \
         X(protocol_errors, 12, UINT64, "protocol errors")                                          \
         X(cancelled, 13, UINT64, "cancelled")            /* discarded because their client left */ \
         X(queued, 14, UINT64, "queued")                  /* sorts waiting for the engine */        \
@@ -39,6 +39,7 @@
         X(sort_requests, 32, UINT64, "sort requests") /* = ok + failed + rejected + cancelled */   \
         X(loop_sorts, 33, UINT64, "sorts on the loop thread") /* loop-sort-keys */                 \
         X(host_pool_used, 34, UINT64, "host pool used")       /* bytes of it requests hold now */  \
-        X(host_pool_peak, 35, UINT64, "host pool peak")       /* the most they have held */
+        X(host_pool_peak, 35, UINT64, "host pool peak")       /* the most they have held */        \
+        X(connections_refused, 36, UINT64, "connections refused") /* access, limit, memory */
 
 #endif

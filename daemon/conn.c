@@ -531,7 +531,7 @@ static void peer_name(sortd__conn *c)
 /* A connection the daemon does not serve: it is told why, then closed. */
 static void refuse(sortd__conn *c, sortd_status s, const char *why)
 {
-        c->srv->stats.rejected++;
+        c->srv->stats.connections_refused++;
         sortd__log(SORTD__LOG_NOTICE, "%s: refused: %s", c->name, why);
         sortd__pipe_refuse(&c->out, 0, s, why);
         c->out.close_after_flush = true;

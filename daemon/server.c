@@ -223,7 +223,7 @@ static void drop_connection(sortd__server *srv)
         srv->dropping = true;
         /* Fails only when the listener has closed meanwhile (a drain), with the connection. */
         if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&srv->dropped) == 0) {
-                srv->stats.rejected++;
+                srv->stats.connections_refused++;
                 sortd__log(SORTD__LOG_ERR, "out of memory accepting a connection: closed it");
         }
         uv_close((uv_handle_t *)&srv->dropped, on_dropped);

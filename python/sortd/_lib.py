@@ -35,7 +35,7 @@ COUNTERS = (
     "bytes_in", "bytes_out", "keys_sorted", "regions", "region_bytes", "host_pool_bytes",
     "host_pool_misses", "batches", "batched", "cpu_path_keys", "cpu_path_sorts",
     "timed_out", "engines_lost", "sort_requests", "loop_sorts", "host_pool_used",
-    "host_pool_peak",
+    "host_pool_peak", "connections_refused",
 )
 
 u64 = ctypes.c_uint64

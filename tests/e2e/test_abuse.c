@@ -1010,6 +1010,7 @@ START_TEST(accept_without_memory)
         send_small_sort(fds[0], 1, 4096);
         small_sort_served(fds[0], 1, 4096);
         close(fds[0]);
+        ck_assert_uint_ge(status_of(&d).connections_refused, 1);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
 }
 END_TEST

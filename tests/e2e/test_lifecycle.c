@@ -569,6 +569,8 @@ START_TEST(max_connections)
         sortd_conn *a, *b, *c = NULL;
         char err[256];
         daemon_proc d = {0};
+        sortd_server_status st;
+        uint64_t refused = 1;
 
         daemon_start(&d, extra);
         a = client_open(&d);
@@ -580,10 +582,16 @@ START_TEST(max_connections)
         sortd_close(a);
         /* A slot is free again once the daemon sees the close. */
         for (int k = 0; k < 100 && !c; k++) {
-                if (sortd_connect(d.sock, NULL, &c, err, sizeof(err)) != SORTD_OK)
+                if (sortd_connect(d.sock, NULL, &c, err, sizeof(err)) != SORTD_OK) {
+                        refused++;
                         usleep(10000);
+                }
         }
         ck_assert_ptr_nonnull(c);
+        /* Each refusal counted once, as a connection: no sort was refused. */
+        ck_assert_int_eq(sortd_query_status(c, &st), SORTD_OK);
+        ck_assert_uint_eq(st.connections_refused, refused);
+        ck_assert_uint_eq(st.rejected, 0);
         sortd_close(b);
         sortd_close(c);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
@@ -652,7 +660,8 @@ START_TEST(access_control)
         if (getuid() == 0) {
                 ck_assert_int_eq(connect_as(&d, 65534, 65534, 0, NULL), SORTD_E_DENIED);
                 st = status_of(&d);
-                ck_assert_uint_eq(st.rejected, 1);
+                ck_assert_uint_eq(st.connections_refused, 1);
+                ck_assert_uint_eq(st.rejected, 0); /* no sort was refused */
         } else {
                 fprintf(stderr, "access_control: not root: no client under another uid\n");
         }
