@@ -126,6 +126,13 @@ static int open_text(sc_input *in, uint64_t size, sc_progress *p)
         return r;
 }
 
+/* The types type_option takes: values travel as 4- or 8-byte elements only. */
+static const char *type_choices(const char *type_option)
+{
+        return strcmp(type_option, "--values-type") == 0 ? "u32 i32 f32 u64 i64 f64"
+                                                         : "u8 i8 u16 i16 u32 i32 f32 u64 i64 f64";
+}
+
 int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const char *type_option,
                   sc_progress *p)
 {
@@ -140,10 +147,9 @@ int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const
         if (fstat(in->fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return sc_fail(SC_FAIL, "%s: not a regular file: give a file's path", path);
         if (in->fmt != SC_FMT_NPY && type < 0)
-                return sc_fail(SC_FAIL,
-                               "%s is %s: give its element type with %s (u8 i8 u16 i16 "
-                               "u32 i32 f32 u64 i64 f64)",
-                               path, in->fmt == SC_FMT_TEXT ? "text" : "raw binary", type_option);
+                return sc_fail(SC_FAIL, "%s is %s: give its element type with %s (%s)", path,
+                               in->fmt == SC_FMT_TEXT ? "text" : "raw binary", type_option,
+                               type_choices(type_option));
         in->type = (sortd_key_type)type;
         sc_progress_phase(p, "reading", (uint64_t)st.st_size);
         switch (in->fmt) {

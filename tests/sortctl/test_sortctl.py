@@ -357,6 +357,10 @@ class SortctlTest(unittest.TestCase):
                      "--values-type", "u32", "--values-out", self.path("vo.txt"))
         with open(self.path("vo.txt")) as f:
             self.assertEqual(f.read(), "".join("%d\n" % i for i in ref_order("u16", keys)))
+        # its hint names only the types values may have (sortctl.1: --values-type)
+        self.assert_fails(["sort", k, "-o", self.path("x.npy"), "--values", self.path("v.txt"),
+                           "--values-out", self.path("y.txt")],
+                          "give its element type with --values-type (u32 i32 f32 u64 i64 f64)")
         self.assert_fails(["sort", k, "-o", self.path("x.npy"), "--values", k, "--values-out",
                            self.path("y.npy")], "values must be 4 or 8 bytes wide")
         short = self.write("s.npy", npy_bytes("<u4", pack("u32", [1, 2]), 2))
