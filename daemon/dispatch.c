@@ -68,6 +68,7 @@ static sortd__job *sort_job(sortd__conn *c, const sortd__request *rq)
         sortd__job *j = sortd__pipe_push(&c->out, rq->id);
 
         if (!j) {
+                c->srv->stats.sorts_failed++; /* counted in sort_requests: it ends here */
                 fatal(c, SORTD_E_NOMEM, "out of memory");
                 return NULL;
         }

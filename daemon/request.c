@@ -53,6 +53,7 @@ static void check_region_sort(const Sortd__Wire__RegionData *r, uint64_t payload
 {
         if (payload_len) {
                 stats->protocol_errors++;
+                stats->sorts_failed++; /* a sort request too: it ends here, refused */
                 refuse(rq, SORTD_E_PROTOCOL, "a region sort takes no payload (%llu bytes came)",
                        (unsigned long long)payload_len);
                 return;
@@ -134,6 +135,7 @@ static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
                        (unsigned long long)lim->max_request_bytes);
         } else if (payload_len != rq->sizes.request_len) {
                 stats->protocol_errors++;
+                stats->sorts_failed++; /* a sort request too: it ends here, refused */
                 refuse(rq, SORTD_E_INVAL,
                        "payload of %llu bytes, but %llu %s keys with payload %s need %llu",
                        (unsigned long long)payload_len, (unsigned long long)s->n,

@@ -729,6 +729,43 @@ START_TEST(empty_sorts_counted)
 END_TEST
 
 /*
+ * Sorts refused as protocol errors are sort requests too: one whose payload is not what n says,
+ * and a region sort sent with a payload. Each is answered, counted as a failed sort (and a
+ * protocol error), and the stream stays in sync.
+ */
+START_TEST(refused_sorts_counted)
+{
+        int sock = raw_connect(shared_daemon.sock);
+        region r = region_make(4096, F_SEAL_SHRINK);
+        Sortd__Wire__Sort inl = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32,
+                                             SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 100);
+        Sortd__Wire__Sort rgs =
+                raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32, SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 8);
+        Sortd__Wire__RegionData rd = SORTD__WIRE__REGION_DATA__INIT;
+        sortd_server_status st0, st;
+
+        rd.region_id = register_ok(sock, &r);
+        rgs.data_case = SORTD__WIRE__SORT__DATA_REGION;
+        rgs.region = &rd;
+        st0 = status_of(&shared_daemon);
+        raw_send_sort(sock, 5, &inl, 399);
+        raw_send_zeros(sock, 399);
+        raw_expect_reply(sock, 5, SORTD_E_INVAL, "payload of 399 bytes");
+        raw_send_sort(sock, 6, &rgs, 40);
+        raw_send_zeros(sock, 40);
+        raw_expect_reply(sock, 6, SORTD_E_PROTOCOL, "a region sort takes no payload");
+        raw_expect_in_sync(sock);
+        st = status_of(&shared_daemon);
+        ck_assert_uint_eq(st.sort_requests, st0.sort_requests + 2);
+        ck_assert_uint_eq(st.protocol_errors, st0.protocol_errors + 2);
+        ck_assert_uint_eq(st.sorts_failed, st0.sorts_failed + 2);
+        ck_assert_uint_eq(accounted(&st) - accounted(&st0), 2);
+        close(sock);
+        region_free(&r);
+}
+END_TEST
+
+/*
  * The daemon reads small frames ahead, several in one read. An fd belongs to the frame that
  * holds the last byte of the sendmsg it rode on: frames read ahead of a RegisterRegion leave
  * its fd to it, and a frame sent after it in the same sendmsg takes it from it.
@@ -798,6 +835,7 @@ int main(void)
         tcase_add_test(tc, pipelined_small_sorts_queue);
         tcase_add_loop_test(tc, region_sorts_take_turns, 0, 2);
         tcase_add_test(tc, empty_sorts_counted);
+        tcase_add_test(tc, refused_sorts_counted);
         tcase_add_loop_test(tc, keys_written_during_the_sort, 0, 2);
         suite_add_tcase(s, tc);
         return run_suite(s);
