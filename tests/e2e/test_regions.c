@@ -246,6 +246,12 @@ START_TEST(connections_isolated)
 }
 END_TEST
 
+/* The sort requests a Status accounts for: sort requests = ok + failed + rejected + cancelled. */
+static uint64_t accounted(const sortd_server_status *st)
+{
+        return st->sorts_ok + st->sorts_failed + st->rejected + st->cancelled;
+}
+
 /* Waits until count() reads want (a closed connection takes a moment); returns its last read. */
 static int settle(int (*count)(void), int want)
 {
@@ -465,6 +471,63 @@ START_TEST(client_killed_with_regions)
         ck_assert_int_eq(fds_settle(base), base);
         ck_assert_int_eq(settle(memfd_maps, 0), 0);
         ck_assert_uint_eq(status_of(&shared_daemon).inflight_bytes, 0);
+        ck_assert(daemon_alive(&shared_daemon));
+}
+END_TEST
+
+/*
+ * Killed with everything at once in the daemon: a region sort on the engine, a second region
+ * sort waiting for its turn, a registration whose open waits behind them, an unregister of a
+ * third region queued, and an inline sort's payload half sent. Nothing stays behind: no fd,
+ * mapping, region or byte in flight, and each sort is counted once.
+ */
+START_TEST(client_killed_mid_everything)
+{
+        int base = daemon_fd_count(&shared_daemon), pipefd[2], status;
+        sortd_server_status st0 = status_of(&shared_daemon), st;
+        pid_t child;
+        char go;
+
+        ck_assert_int_eq(pipe(pipefd), 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                int sock = raw_connect(shared_daemon.sock);
+                region a = region_make(8u << 20, F_SEAL_SHRINK),
+                       b = region_make(4096, F_SEAL_SHRINK), c = region_make(4096, F_SEAL_SHRINK);
+                region_sort rs = {{.key_type = SORTD_KEY_U64}, 1u << 20, 0, 0, 0, 0};
+                Sortd__Wire__Sort inl = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U64,
+                                                     SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 1u << 16);
+
+                datagen_fill(a.p, 1u << 20, SORTD_KEY_U64, DATAGEN_UNIFORM, 0, 7);
+                rs.keys_region = register_ok(sock, &a);
+                register_ok(sock, &c);
+                send_region_sort(sock, 10, &rs);
+                send_region_sort(sock, 11, &rs);
+                send_register(sock, 12, b.bytes, &b.fd, 1);
+                send_unregister(sock, 13, c.id);
+                raw_send_sort(sock, 14, &inl, 8u << 16);
+                raw_send_zeros(sock, 4u << 16);
+                if (write(pipefd[1], "x", 1) != 1)
+                        _exit(2);
+                pause();
+                _exit(0);
+        }
+        ck_assert_int_eq(read(pipefd[0], &go, 1), 1);
+        usleep(2000); /* let the daemon read it all and start the first sort */
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        ck_assert_int_eq(fds_settle(base), base);
+        ck_assert_int_eq(settle(memfd_maps, 0), 0);
+        st = status_of(&shared_daemon);
+        ck_assert_uint_eq(st.regions, 0);
+        ck_assert_uint_eq(st.region_bytes, 0);
+        ck_assert_uint_eq(st.inflight_bytes, 0);
+        ck_assert_uint_eq(st.queued, 0);
+        ck_assert_uint_eq(st.sort_requests, st0.sort_requests + 3);
+        ck_assert_uint_eq(accounted(&st) - accounted(&st0), 3);
         ck_assert(daemon_alive(&shared_daemon));
 }
 END_TEST
@@ -697,12 +760,6 @@ START_TEST(keys_written_during_the_sort)
 }
 END_TEST
 
-/* The sort requests a Status accounts for: sort requests = ok + failed + rejected + cancelled. */
-static uint64_t accounted(const sortd_server_status *st)
-{
-        return st->sorts_ok + st->sorts_failed + st->rejected + st->cancelled;
-}
-
 /* Sorts of no keys, inline and in a region: answered, and counted as sorted like any other. */
 START_TEST(empty_sorts_counted)
 {
@@ -829,6 +886,7 @@ int main(void)
         tcase_add_test(tc, refusals_leave_no_fd);
         tcase_add_test(tc, unregister_waits_for_no_one);
         tcase_add_test(tc, client_killed_with_regions);
+        tcase_add_test(tc, client_killed_mid_everything);
         tcase_add_test(tc, cuda_region_refused_on_cpu);
         tcase_add_test(tc, no_loop_sort_beside_the_engine);
         tcase_add_test(tc, fds_with_frames_read_ahead);
