@@ -125,7 +125,6 @@ class Client:
         self._live = {}  # id -> _Region of each array from empty() still alive
         self._dead = []  # regions whose arrays died, destroyed at the next call
         self._closed = False  # set once sortd_close has orphaned the regions
-        self._unreceived = None  # (request, its buffers) from sortd_submit until its reply is read
         self._pool = []  # free regions of the copy path
         self._cuda = {}  # (device uuid, allocation base) -> (IPC handle, _Region)
         self._max_request_bytes = None  # the daemon's, asked for by the first inline sort
@@ -161,7 +160,7 @@ class Client:
         with self._lock:
             if self._conn is None:
                 return
-            conn, self._conn, self._unreceived = self._conn, None, None
+            conn, self._conn = self._conn, None
             # Orphans every region: the daemon drops them with the connection, and the live
             # ones stay mapped here. Until it has run, a finalizer must leave its region to
             # this call (libsortd only unmaps a region that is orphaned).
@@ -209,7 +208,7 @@ class Client:
             try:
                 if c._conn is None:
                     raise _errors.Error("this sortd.Client is closed")
-                c._settle()
+                c._release_dead()
             except BaseException:  # a signal handler's exception too: the lock must not stay held
                 c._lock.release()
                 raise
@@ -220,16 +219,10 @@ class Client:
     def _call(self):
         return Client._Call(self)
 
-    def _settle(self):
-        """What earlier calls left undone: the reply to an interrupted inline sort, then the
-        regions whose arrays died. Called in a call."""
-        if self._unreceived is not None:
-            # While a sort is submitted and not received, libsortd refuses every other call and
-            # every region destroy. With none, sortd_receive fails at once, sending nothing.
-            self._lib.sortd_receive(self._conn, ctypes.byref(self._unreceived[0]))
-            self._unreceived = None
-        # With nothing outstanding, sortd_region_destroy only fails when the daemon refuses the
-        # unregister, and then the region is gone here all the same: none is kept for a retry.
+    def _release_dead(self):
+        """Destroys the regions whose arrays died since the last call. Called in a call."""
+        # sortd_region_destroy only fails when the daemon refuses the unregister, and then the
+        # region is gone here all the same: none is kept for a retry.
         # One at a time, so that an exception from a signal handler loses none of the others.
         while True:
             with self._regions_lock:
@@ -502,14 +495,11 @@ class Client:
         half-written), through the socket."""
         req = _lib.Request(keys.ctypes.data, vals.ctypes.data if vals is not None else None,
                            keys.size, key_type, payload, opts)
-        # Two calls: a signal handler that raises once sortd_submit has returned leaves the
-        # request outstanding, and the next call reads its reply into these buffers (_settle).
-        self._unreceived = req, keys, vals
-        status = self._lib.sortd_submit(self._conn, ctypes.byref(req))
-        if status == _lib.OK:
-            status = self._lib.sortd_receive(self._conn, ctypes.byref(req))
-        self._unreceived = None
-        self._check(status)
+        # One call, for one deadline over sending and waiting (sortd_submit and sortd_receive
+        # have one each: twice the timeout), and for no moment between them where a signal
+        # handler's exception would leave the request outstanding. It reports the timings,
+        # which sortd_sort and its kin do not.
+        self._check(self._lib.sortd_sort_request(self._conn, ctypes.byref(req)))
         self._record(req.timings)
 
     def _in_regions(self, kspan, vspan, n, key_type, payload, opts):

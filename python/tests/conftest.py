@@ -51,12 +51,14 @@ class Daemon:
 class Proxy:
     """A socket that passes each connection's bytes through to the daemon's and back, until
     cut(n) or stall(n): then the daemon's next n bytes reach the client, and after them the
-    connection is closed (cut) or nothing more arrives (stall)."""
+    connection is closed (cut) or nothing more arrives (stall). hold(seconds): the client's
+    next bytes are taken only after that long, as by a daemon slow to read a request."""
 
     def __init__(self, tmp, target):
         self.sock = os.path.join(tmp, f"proxy-{len(os.listdir(tmp))}.sock")
         self.target = target
         self._left, self._close = None, False  # the daemon's bytes still passed on; None: all
+        self._hold = 0  # seconds before the client's next bytes are taken
         self._lock = threading.Lock()
         self._sockets = []
         self._listener = socket.socket(socket.AF_UNIX)
@@ -71,6 +73,10 @@ class Proxy:
     def stall(self, n):
         with self._lock:
             self._left, self._close = n, False
+
+    def hold(self, seconds):
+        with self._lock:
+            self._hold = seconds
 
     def close(self):
         for s in [self._listener] + self._sockets:
@@ -100,6 +106,11 @@ class Proxy:
                     if left is not None:
                         data = data[:left]
                         self._left = left - len(data)
+                    hold = 0
+                    if not from_daemon:
+                        hold, self._hold = self._hold, 0
+                # Nothing more is read meanwhile: the client's writes fill the socket and wait.
+                time.sleep(hold)
                 dst.sendall(data)
                 if left is not None and left == len(data) and close:
                     break

@@ -208,6 +208,23 @@ def test_default_client_made_again_after_a_timeout(daemon, proxy, monkeypatch):
     np.testing.assert_array_equal(a, np.arange(1000))
 
 
+def test_timeout_covers_the_whole_inline_sort(daemon, proxy):
+    """timeout is one deadline for a sort, sending and waiting together: a daemon slow to take
+    the keys (0.6 s), then silent, ends a sort with timeout=1 after 1 s, not after 1.6 s."""
+    with sortd.Client(proxy.sock, timeout=1.0) as c:
+        c.inline_max_bytes = 32 << 20
+        c.sort(np.arange(10, dtype=np.uint64)[::-1].copy())  # asks the daemon's limits now
+        a = np.arange(1 << 21, dtype=np.uint64)  # 16 MiB: more than the socket holds
+        proxy.hold(0.6)
+        proxy.stall(0)
+        t0 = time.monotonic()
+        with pytest.raises(sortd.Timeout, match="within 1000 ms"):
+            c.sort(a)
+        took = time.monotonic() - t0
+    assert took > 0.95
+    assert took < 1.45, f"the sort took {took:.2f} s for a timeout of 1 s"
+
+
 @pytest.mark.parametrize("n", [1000, 1 << 18], ids=["inline", "pool"])
 def test_default_client_outlives_an_idle_timeout(tmp_root, monkeypatch, n):
     """The daemon closes a connection idle past idle-timeout-ms: sortd.sort and sortd.argsort
@@ -229,20 +246,20 @@ def test_default_client_outlives_an_idle_timeout(tmp_root, monkeypatch, n):
         d.stop()
 
 
-def test_interrupted_inline_sort_is_received(client):
-    """A signal handler's exception right after sortd_submit returned: the next call reads
-    the reply that is due, and regions that died meanwhile are still released."""
+def test_interrupted_inline_sort_leaves_the_client_usable(client):
+    """A signal handler's exception as the inline sort's call returns: the array keeps its
+    input, nothing is left outstanding, and regions that died meanwhile are still released."""
     from conftest import LibHooks
     interrupted = []
 
-    def submit(real, conn, req):
+    def sort_request(real, conn, req):
         status = real(conn, req)
         if not interrupted:
             interrupted.append(status)
             raise KeyboardInterrupt
         return status
 
-    client._lib = LibHooks(client._lib, sortd_submit=submit)
+    client._lib = LibHooks(client._lib, sortd_sort_request=sort_request)
     e = client.empty(1000, np.uint8)
     regions = client.status()["regions"]
     a = np.arange(1000, dtype=np.uint32)[::-1].copy()
