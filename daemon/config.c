@@ -1,7 +1,8 @@
 /*
  * The one configuration table: every setting's name, type, default, bounds and unit. The
  * command line (--name VALUE or --name=VALUE) and the config file (name = value lines, '#'
- * comments) both go through it; the command line wins.
+ * comments) both go through it; the command line wins. config_doc.c prints the same table as
+ * --help and as the documentation.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -13,33 +14,17 @@
 
 #include "access.h"
 #include "config.h"
+#include "config_table.h"
 #include "log.h"
 #include "recovery.h"
 #include "sortd_version.h"
 #include "wire.h"
 
-/*
- * OPT_CHOICE: one of the names in choices, kept as the name in a string field, or in an int
- * field as min + its index. OPT_USERS, OPT_GROUPS: a string of comma-separated names or ids,
- * resolved as it is read (access.c). OPT_SIZE_AUTO: a size, or "auto" (SORTD__CONFIG_AUTO).
- */
-enum opt_type { OPT_STRING, OPT_CHOICE, OPT_USERS, OPT_GROUPS, OPT_SIZE, OPT_SIZE_AUTO, OPT_COUNT };
-
 /* auto is server.c's; the rest are engine.c's kinds, whatever this build has: a kind it lacks
    is refused when the engine is created (exit 1), as a GPU that is absent is. */
 static const char *const engine_names[] = {"auto", "cpu", "cuda", "cub", NULL};
 
-static const struct option_def {
-        const char *name;
-        enum opt_type type;
-        size_t offset;
-        size_t size;                /* of a string field */
-        const char *const *choices; /* OPT_CHOICE's names; NULL ends them */
-        const char *def;            /* NULL: computed once the rest is read (check()); "": empty */
-        uint64_t min, max;
-        const char *unit;
-        const char *help;
-} options[] = {
+const sortd__option_def sortd__config_options[] = {
 #define FIELD(f) (((sortd__config *)0)->f)
 #define STR(t, f) t, offsetof(sortd__config, f), sizeof(FIELD(f)), NULL
 #define NUM(t, f) t, offsetof(sortd__config, f), 0, NULL
@@ -126,7 +111,8 @@ static const struct option_def {
 #undef CHOICE
 };
 
-#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+const size_t sortd__config_n_options =
+        sizeof(sortd__config_options) / sizeof(sortd__config_options[0]);
 
 /* A number; with suffixes, also K, M, G or T (powers of 1024). */
 static int parse_size(const char *s, bool suffixes, uint64_t *out)
@@ -174,7 +160,7 @@ static int parse_size(const char *s, bool suffixes, uint64_t *out)
 }
 
 /* A size or count within o's bounds (or auto, where o takes it) into *out. */
-static int parse_number(const struct option_def *o, const char *value, const char *where,
+static int parse_number(const sortd__option_def *o, const char *value, const char *where,
                         uint64_t *out)
 {
         uint64_t v;
@@ -194,8 +180,7 @@ static int parse_number(const struct option_def *o, const char *value, const cha
         return 0;
 }
 
-/* o's names as a list, "a, b or c". */
-static void format_choices(const struct option_def *o, char *buf, size_t len)
+void sortd__config_format_choices(const sortd__option_def *o, char *buf, size_t len)
 {
         size_t used = 0;
 
@@ -208,7 +193,7 @@ static void format_choices(const struct option_def *o, char *buf, size_t len)
                                          o->choices[i]);
 }
 
-static int set_choice(char *field, const struct option_def *o, const char *value, const char *where)
+static int set_choice(char *field, const sortd__option_def *o, const char *value, const char *where)
 {
         char names[96];
 
@@ -221,13 +206,13 @@ static int set_choice(char *field, const struct option_def *o, const char *value
                         *(int *)field = (int)(o->min + i);
                 return 0;
         }
-        format_choices(o, names, sizeof(names));
+        sortd__config_format_choices(o, names, sizeof(names));
         fprintf(stderr, "sortd: %s: %s = '%s' is none of %s\n", where, o->name, value, names);
         return -1;
 }
 
 /* A string setting, or a list of users or groups, which must name some that exist. */
-static int set_string(char *field, const struct option_def *o, const char *value, const char *where)
+static int set_string(char *field, const sortd__option_def *o, const char *value, const char *where)
 {
         char why[256];
 
@@ -245,7 +230,7 @@ static int set_string(char *field, const struct option_def *o, const char *value
         return 0;
 }
 
-static int set_option(sortd__config *cfg, const struct option_def *o, const char *value,
+static int set_option(sortd__config *cfg, const sortd__option_def *o, const char *value,
                       const char *where)
 {
         char *field = (char *)cfg + o->offset;
@@ -265,11 +250,14 @@ static int set_option(sortd__config *cfg, const struct option_def *o, const char
         return -1;
 }
 
-static const struct option_def *find_option(const char *name, size_t len)
+static const sortd__option_def *find_option(const char *name, size_t len)
 {
-        for (size_t i = 0; i < N_OPTIONS; i++)
-                if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0)
-                        return &options[i];
+        for (size_t i = 0; i < sortd__config_n_options; i++) {
+                const sortd__option_def *o = &sortd__config_options[i];
+
+                if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+                        return o;
+        }
         return NULL;
 }
 
@@ -289,7 +277,7 @@ static char *trim(char *s)
 static int load_line(sortd__config *cfg, char *line, const char *where)
 {
         char *eq, *key, *s = trim(line);
-        const struct option_def *o;
+        const sortd__option_def *o;
 
         if (*s == '#' || *s == '\0')
                 return 0;
@@ -342,170 +330,12 @@ static int load_file(sortd__config *cfg, const char *path, bool optional)
         return r;
 }
 
-/* A setting's default as the documentation gives it; computed names one computed later. */
-static const char *default_text(const struct option_def *o, const char *computed)
-{
-        return !o->def ? computed : *o->def ? o->def : "empty";
-}
-
-static void usage(void)
-{
-        printf("usage: sortd [--config FILE | --config-if-exists FILE] [--NAME VALUE]...\n\n"
-               "settings (also 'NAME = VALUE' in the config file):\n");
-        for (size_t i = 0; i < N_OPTIONS; i++) {
-                const struct option_def *o = &options[i];
-                char names[96] = "";
-
-                if (!o->def) { /* computed: its help says how */
-                        printf("  --%-20s %s\n", o->name, o->help);
-                        continue;
-                }
-                if (o->type == OPT_CHOICE) {
-                        format_choices(o, names, sizeof(names) - 2);
-                        strcat(names, "; ");
-                }
-                printf("  --%-20s %s (%sdefault: %s)\n", o->name, o->help, names,
-                       default_text(o, NULL));
-        }
-        printf("  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n", "config FILE",
-               "read settings from FILE", "config-if-exists FILE",
-               "read settings from FILE when it exists", "print-config[=FORMAT]",
-               "print every setting at its default: conf (a commented sortd.conf), markdown or "
-               "scdoc",
-               "version", "print the version");
-}
-
-/* ---- the table as documentation: sortd.conf, README and sortd.conf(5) all print it here ---- */
-
-enum doc_format { DOC_CONF, DOC_MARKDOWN, DOC_SCDOC };
-
-/* A bound as the config file takes it: counts in decimal, sizes with their largest exact
-   suffix (1T, not 1099511627776). */
-static void format_bound(const struct option_def *o, uint64_t v, char *buf, size_t len)
-{
-        static const char suffixes[] = "KMGT";
-        const char *suffix = "";
-
-        for (int s = 0; o->type != OPT_COUNT && s < 4 && v >= 1024 && v % 1024 == 0; s++) {
-                v /= 1024;
-                suffix = &suffixes[s];
-        }
-        snprintf(buf, len, "%llu%.1s", (unsigned long long)v, suffix);
-}
-
-/* What a setting accepts, e.g. "1 to 1T keys", "path". */
-static void format_accepts(const struct option_def *o, char *buf, size_t len)
-{
-        char lo[32], hi[32];
-
-        if (o->type == OPT_CHOICE) {
-                format_choices(o, buf, len);
-                return;
-        }
-        if (o->type == OPT_STRING || o->type == OPT_USERS || o->type == OPT_GROUPS) {
-                snprintf(buf, len, "%s", o->unit);
-                return;
-        }
-        format_bound(o, o->min, lo, sizeof(lo));
-        format_bound(o, o->max, hi, sizeof(hi));
-        snprintf(buf, len, "%s to %s %s%s", lo, hi, o->unit,
-                 o->type == OPT_SIZE_AUTO ? ", or auto" : "");
-}
-
-/* text with each of the characters in special preceded by a backslash. */
-static void print_escaped(const char *text, const char *special)
-{
-        for (; *text; text++) {
-                if (strchr(special, *text))
-                        putchar('\\');
-                putchar(*text);
-        }
-}
-
-/* text as '# ' comment lines of at most 79 columns, broken at spaces. */
-static void print_comment(const char *text)
-{
-        while (*text) {
-                size_t n = strlen(text);
-
-                if (n > 77) {
-                        n = 77;
-                        while (n > 0 && text[n] != ' ')
-                                n--;
-                        if (n == 0)
-                                n = strcspn(text, " ");
-                }
-                printf("# %.*s\n", (int)n, text);
-                text += n;
-                text += *text == ' ';
-        }
-}
-
-static void print_setting(const struct option_def *o, enum doc_format format)
-{
-        const char *def = default_text(o, "computed");
-        bool literal = o->def && *o->def;
-        char accepts[96];
-
-        format_accepts(o, accepts, sizeof(accepts));
-        switch (format) {
-        case DOC_CONF:
-                printf("\n");
-                print_comment(o->help);
-                printf("# accepts: %s\n#%s =%s%s\n", accepts, o->name, literal ? " " : "",
-                       literal ? o->def : "");
-                break;
-        case DOC_MARKDOWN:
-                printf("| `%s` | %s%s%s | %s | ", o->name, literal ? "`" : "", def,
-                       literal ? "`" : "", accepts);
-                print_escaped(o->help, "|");
-                printf(" |\n");
-                break;
-        case DOC_SCDOC:
-                printf("*%s* (", o->name);
-                print_escaped(accepts, "\\*_");
-                printf("; default: %s)\n\t", def);
-                print_escaped(o->help, "\\*_");
-                printf("\n\n");
-                break;
-        }
-}
-
-static int print_config(const char *format_name)
-{
-        static const char *const names[] = {"conf", "markdown", "scdoc"};
-        int format = -1;
-
-        for (int i = 0; i < 3; i++)
-                if (strcmp(format_name, names[i]) == 0)
-                        format = i;
-        if (format < 0) {
-                fprintf(stderr,
-                        "sortd: --print-config: unknown format '%s' (conf, markdown or "
-                        "scdoc)\n",
-                        format_name);
-                return -1;
-        }
-        if (format == DOC_CONF)
-                print_comment("sortd.conf: the settings of sortd, the sort daemon (sortd.conf(5)). "
-                              "Every setting is commented out at its default, so the daemon's own "
-                              "defaults apply until a line is uncommented. One 'name = value' a "
-                              "line; sizes take K, M, G and T (powers of 1024); the command line "
-                              "overrides this file. Written by sortd --print-config.");
-        if (format == DOC_MARKDOWN)
-                printf("| setting | default | accepts | what it bounds or chooses |\n"
-                       "| --- | --- | --- | --- |\n");
-        for (size_t i = 0; i < N_OPTIONS; i++)
-                print_setting(&options[i], (enum doc_format)format);
-        return 1;
-}
-
 /* Splits "--name=value" or "--name value"; returns the option or NULL (reported). */
-static const struct option_def *cli_option(int argc, char **argv, int *i, const char **value)
+static const sortd__option_def *cli_option(int argc, char **argv, int *i, const char **value)
 {
         const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        const struct option_def *o = find_option(arg, len);
+        const sortd__option_def *o = find_option(arg, len);
 
         if (!o) {
                 fprintf(stderr, "sortd: unknown option '%s' (see --help)\n", argv[*i]);
@@ -554,13 +384,16 @@ static size_t config_option(const char *arg)
 int sortd__config_load(sortd__config *cfg, int argc, char **argv)
 {
         *cfg = (sortd__config){0};
-        for (size_t i = 0; i < N_OPTIONS; i++)
-                if (options[i].def && set_option(cfg, &options[i], options[i].def, "default") < 0)
+        for (size_t i = 0; i < sortd__config_n_options; i++) {
+                const sortd__option_def *o = &sortd__config_options[i];
+
+                if (o->def && set_option(cfg, o, o->def, "default") < 0)
                         return -1;
+        }
         /* The file first, so that the command line overrides it wherever --config sits. */
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                        usage();
+                        sortd__config_usage();
                         return 1;
                 }
                 if (strcmp(argv[i], "--version") == 0) {
@@ -569,9 +402,9 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
                         return 1;
                 }
                 if (strcmp(argv[i], "--print-config") == 0)
-                        return print_config("conf");
+                        return sortd__config_print("conf");
                 if (strncmp(argv[i], "--print-config=", 15) == 0)
-                        return print_config(argv[i] + 15);
+                        return sortd__config_print(argv[i] + 15);
                 size_t n = config_option(argv[i]);
                 if (n) {
                         const char *path = argv[i][n] ? argv[i] + n + 1 : argv[i + 1];
@@ -585,7 +418,7 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
                 }
         }
         for (int i = 1; i < argc; i++) {
-                const struct option_def *o;
+                const sortd__option_def *o;
                 const char *value;
 
                 size_t n = config_option(argv[i]);

@@ -1,0 +1,50 @@
+/*
+ * The configuration table's rows (config.c), shared with the code that prints them as
+ * documentation (config_doc.c): --help, and --print-config's sortd.conf, README table and
+ * sortd.conf(5).
+ */
+#ifndef SORTD_DAEMON_CONFIG_TABLE_H
+#define SORTD_DAEMON_CONFIG_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * OPT_CHOICE: one of the names in choices, kept as the name in a string field, or in an int
+ * field as min + its index. OPT_USERS, OPT_GROUPS: a string of comma-separated names or ids,
+ * resolved as it is read (access.c). OPT_SIZE_AUTO: a size, or "auto" (SORTD__CONFIG_AUTO).
+ */
+enum sortd__opt_type {
+        OPT_STRING,
+        OPT_CHOICE,
+        OPT_USERS,
+        OPT_GROUPS,
+        OPT_SIZE,
+        OPT_SIZE_AUTO,
+        OPT_COUNT
+};
+
+typedef struct sortd__option_def {
+        const char *name;
+        enum sortd__opt_type type;
+        size_t offset;
+        size_t size;                /* of a string field */
+        const char *const *choices; /* OPT_CHOICE's names; NULL ends them */
+        const char *def;            /* NULL: computed once the rest is read (check()); "": empty */
+        uint64_t min, max;
+        const char *unit;
+        const char *help;
+} sortd__option_def;
+
+extern const sortd__option_def sortd__config_options[];
+extern const size_t sortd__config_n_options;
+
+/* o's names as a list, "a, b or c". */
+void sortd__config_format_choices(const sortd__option_def *o, char *buf, size_t len);
+
+/* config_doc.c: --help's text; --print-config=FORMAT (conf, markdown or scdoc): 1 when
+   printed, -1 (reported) for an unknown format. */
+void sortd__config_usage(void);
+int sortd__config_print(const char *format_name);
+
+#endif
