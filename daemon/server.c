@@ -1,5 +1,5 @@
 /*
- * The server: configuration, engine, listening socket (bound or adopted from systemd), signals,
+ * The server: configuration, engine, the listening socket (listener.c), signals,
  * the SIGTERM drain, systemd notification and the status counters. sortd__run is main.
  */
 #include <ctype.h>
@@ -9,14 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
 
 #include "conn.h"
+#include "listener.h"
 #include "log.h"
 #include "region.h"
 #include "route.h"
@@ -186,168 +184,6 @@ static void note_shmem_pages(void)
                            "shared-memory regions get 4 KiB pages (%s is %s): large sorts in "
                            "them can take up to 2x as long; set it to advise",
                            SORTD__SHMEM_THP_PATH, mode);
-}
-
-/* ---- listening ---- */
-
-static void on_conn_gone(sortd__server *srv);
-
-/*
- * A connection the daemon has no memory for is still taken off the listener, and closed at
- * once: libuv stops watching a listener whose connection is left unaccepted, and the daemon
- * would never accept again. A handle of the server's own takes it, as no memory may be had;
- * another such connection in the same loop turn waits for that handle's close (the listener
- * pauses until then).
- */
-static void drop_connection(sortd__server *srv);
-
-static void on_dropped(uv_handle_t *h)
-{
-        sortd__server *srv = h->data;
-
-        srv->dropping = false;
-        if (srv->drop_waiting) {
-                srv->drop_waiting = false;
-                drop_connection(srv);
-        }
-}
-
-static void drop_connection(sortd__server *srv)
-{
-        if (srv->dropping) {
-                srv->drop_waiting = true;
-                return;
-        }
-        uv_pipe_init(srv->loop, &srv->dropped, 0);
-        srv->dropped.data = srv;
-        srv->dropping = true;
-        /* Fails only when the listener has closed meanwhile (a drain), with the connection. */
-        if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&srv->dropped) == 0) {
-                srv->stats.connections_refused++;
-                sortd__log(SORTD__LOG_ERR, "out of memory accepting a connection: closed it");
-        }
-        uv_close((uv_handle_t *)&srv->dropped, on_dropped);
-}
-
-static void on_connection(uv_stream_t *listener, int status)
-{
-        sortd__server *srv = listener->data;
-
-        if (status < 0) {
-                sortd__log(SORTD__LOG_WARNING, "listen error: %s", uv_strerror(status));
-                return;
-        }
-        if (sortd__conn_accept(srv, on_conn_gone) < 0)
-                drop_connection(srv);
-}
-
-/* A socket file is stale when nobody accepts on it; 1 = stale, 0 = live, <0 = error. */
-static int socket_is_stale(const char *path)
-{
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        int fd, r;
-
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        strcpy(sa.sun_path, path);
-        r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-        r = r == 0 ? 0 : errno == ECONNREFUSED ? 1 : -errno;
-        close(fd);
-        return r;
-}
-
-/* Whether the directory path's socket would go in does not exist. */
-static bool directory_missing(const char *path)
-{
-        char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-        char *slash;
-        struct stat st;
-
-        snprintf(dir, sizeof(dir), "%s", path);
-        slash = strrchr(dir, '/');
-        if (!slash)
-                return false;
-        slash[slash == dir] = '\0';
-        return stat(dir, &st) < 0 && errno == ENOENT;
-}
-
-static int bind_path(sortd__server *srv)
-{
-        const char *path = srv->cfg.socket;
-        struct sockaddr_un sa;
-        struct stat st;
-        int r;
-
-        if (strlen(path) >= sizeof(sa.sun_path)) {
-                sortd__log(SORTD__LOG_ERR, "socket path longer than %zu bytes: %s",
-                           sizeof(sa.sun_path) - 1, path);
-                return UV_ENAMETOOLONG;
-        }
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode)) {
-                        sortd__log(SORTD__LOG_ERR, "%s exists and is not a socket", path);
-                        return UV_EEXIST;
-                }
-                r = socket_is_stale(path);
-                if (r == 0) {
-                        sortd__log(SORTD__LOG_ERR, "another daemon is listening on %s", path);
-                        return UV_EADDRINUSE;
-                }
-                if (r == 1) {
-                        sortd__log(SORTD__LOG_NOTICE, "removing stale socket %s", path);
-                        unlink(path);
-                }
-        }
-        r = uv_pipe_init(srv->loop, &srv->listener, 0);
-        srv->listening = r == 0; /* from here on finish() closes it */
-        if (r == 0)
-                r = uv_pipe_bind(&srv->listener, path);
-        /* libuv reports a missing directory as EACCES (as Windows would): say which. */
-        if (r == UV_EACCES && directory_missing(path))
-                r = UV_ENOENT;
-        if (r == 0 && chmod(path, 0660) < 0)
-                r = -errno;
-        if (r < 0)
-                sortd__log(SORTD__LOG_ERR, "cannot bind %s: %s", path, uv_strerror(r));
-        return r;
-}
-
-static int open_listener(sortd__server *srv, bool *activated)
-{
-        int n = sd_listen_fds(1), r;
-
-        *activated = false;
-        if (n > 1) {
-                sortd__log(SORTD__LOG_ERR, "systemd passed %d sockets; expected one", n);
-                return UV_EINVAL;
-        }
-        if (n == 1) {
-                if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
-                        sortd__log(SORTD__LOG_ERR, "the passed fd is not a listening Unix stream "
-                                                   "socket");
-                        return UV_EINVAL;
-                }
-                r = uv_pipe_init(srv->loop, &srv->listener, 0);
-                srv->listening = r == 0;
-                if (r == 0)
-                        r = uv_pipe_open(&srv->listener, SD_LISTEN_FDS_START);
-                if (r < 0) {
-                        sortd__log(SORTD__LOG_ERR, "cannot adopt the passed socket: %s",
-                                   uv_strerror(r));
-                        return r;
-                }
-                *activated = true;
-        } else {
-                r = bind_path(srv);
-                if (r < 0)
-                        return r;
-        }
-        srv->listener.data = srv;
-        r = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection);
-        if (r < 0)
-                sortd__log(SORTD__LOG_ERR, "cannot listen: %s", uv_strerror(r));
-        return r;
 }
 
 /* ---- drain and shutdown ---- */
@@ -523,7 +359,7 @@ static int serve(sortd__server *srv)
         }
         r = start_handles(srv);
         if (r == 0)
-                r = open_listener(srv, &activated);
+                r = sortd__listener_open(srv, on_conn_gone, &activated);
         if (r < 0) {
                 srv->draining = true;
                 finish(srv);

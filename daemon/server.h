@@ -45,6 +45,7 @@ typedef struct sortd__server {
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];
         uv_pipe_t listener;
         bool listening;
+        void (*conn_gone)(struct sortd__server *srv); /* as each accepted connection closes */
         uv_pipe_t dropped; /* takes a connection there is no memory for off the listener */
         bool dropping, drop_waiting;
         uv_signal_t sigterm, sigint, sighup; /* sighup: logged, nothing reloaded */
