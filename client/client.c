@@ -111,6 +111,12 @@ sortd_status sortd_hello(sortd_conn *c, sortd_info *info)
         return SORTD_OK;
 }
 
+void sortd_get_info(const sortd_conn *c, sortd_info *info)
+{
+        if (c && info)
+                *info = c->info;
+}
+
 sortd_status sortd_connect(const char *path, const sortd_connect_options *opts, sortd_conn **out,
                            char *errbuf, size_t errbuf_len)
 {

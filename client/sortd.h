@@ -16,9 +16,9 @@
  * those of sortd_types.h, installed alongside, whose functions (names, sizes,
  * sortd_sort_desc_check) this library also exports.
  *
- * Every call accepts a NULL connection (what a failed sortd_connect leaves): the setters and
- * sortd_close do nothing, sortd_error_message says "no connection", the others return
- * SORTD_E_INVAL.
+ * Every call accepts a NULL connection (what a failed sortd_connect leaves): the setters,
+ * sortd_get_info and sortd_close do nothing, sortd_error_message says "no connection", the
+ * others return SORTD_E_INVAL.
  *
  * After SORTD_E_IO, SORTD_E_TIMEOUT or SORTD_E_PROTOCOL the connection is broken: every later
  * call fails the same way, and only sortd_close() remains useful. SORTD_E_PROTOCOL is a reply
@@ -100,6 +100,13 @@ typedef struct sortd_info {
 
 /* Sends Hello again and returns the daemon's answer. */
 sortd_status sortd_hello(sortd_conn *c, sortd_info *info);
+
+/*
+ * The daemon's answer to the last Hello on c (sortd_connect's, or sortd_hello's), kept by the
+ * connection: no round trip, and c is left as it was (its message too), broken or not. Does
+ * nothing when info is NULL.
+ */
+void sortd_get_info(const sortd_conn *c, sortd_info *info);
 
 typedef struct sortd_sort_options {
         sortd_order order;  /* SORTD_ASCENDING (0) by default */

@@ -186,6 +186,8 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
 {
         Sortd__Wire__Reply rep = SORTD__WIRE__REPLY__INIT;
         Sortd__Wire__HelloReply hello = SORTD__WIRE__HELLO_REPLY__INIT;
+        Sortd__Wire__Limits limits = SORTD__WIRE__LIMITS__INIT;
+        char version[32];
         Sortd__Wire__PingReply ping = SORTD__WIRE__PING_REPLY__INIT;
         Sortd__Wire__RegisterRegionReply reg = SORTD__WIRE__REGISTER_REGION_REPLY__INIT;
         Sortd__Wire__UnregisterRegionReply unreg = SORTD__WIRE__UNREGISTER_REGION_REPLY__INIT;
@@ -198,9 +200,14 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
         case SORTD__WIRE__REQUEST__BODY_HELLO:
                 snprintf(f->client_name, sizeof(f->client_name), "%s",
                          req->hello->client_name ? req->hello->client_name : "");
+                snprintf(version, sizeof(version), "fake hello %u", ++f->hellos);
                 hello.protocol_version = SORTD__WIRE_VERSION;
+                hello.server_version = version;
                 hello.engine = "fake";
                 hello.capacity = 1u << 20;
+                limits.max_request_bytes = FAKE_MAX_REQUEST_BYTES;
+                limits.max_regions = FAKE_MAX_REGIONS;
+                hello.limits = &limits;
                 rep.body_case = SORTD__WIRE__REPLY__BODY_HELLO;
                 rep.hello = &hello;
                 break;

@@ -121,6 +121,9 @@ START_TEST(null_connection)
         sortd_set_timeout(NULL, 150);
         sortd_set_progress(NULL, never_called, NULL);
         sortd_set_progress(NULL, NULL, NULL);
+        memset(&info, 0x5a, sizeof(info));
+        sortd_get_info(NULL, &info);
+        ck_assert_uint_eq(info.capacity, 0x5a5a5a5a5a5a5a5aull); /* untouched */
         ck_assert_str_eq(sortd_error_message(NULL), "no connection");
         ck_assert_int_eq(sortd_hello(NULL, &info), SORTD_E_INVAL);
         ck_assert_int_eq(sortd_ping(NULL), SORTD_E_INVAL);
@@ -470,6 +473,36 @@ START_TEST(client_progress_after_hang_up)
 }
 END_TEST
 
+/* sortd_get_info: the last Hello's answer, kept by the connection. It sends nothing (the fake
+   sees Hello and the Ping only), and leaves the connection's message as it was. */
+START_TEST(client_get_info)
+{
+        sortd_info info, again;
+        fake_sortd f;
+        sortd_conn *c = connect_fake(&f, FAKE_FAULT_NONE);
+
+        sortd_get_info(c, &info);
+        ck_assert_str_eq(info.server_version, "fake hello 1");
+        ck_assert_str_eq(info.engine, "fake");
+        ck_assert_uint_eq(info.capacity, 1u << 20);
+        ck_assert_uint_eq(info.max_request_bytes, FAKE_MAX_REQUEST_BYTES);
+        ck_assert_uint_eq(info.max_regions, FAKE_MAX_REGIONS);
+        sortd_get_info(c, NULL);
+        refused(c, sortd_query_status(c, NULL), "st must not be NULL");
+        sortd_get_info(c, &info);
+        ck_assert_str_eq(sortd_error_message(c), "st must not be NULL");
+        ck_assert_int_eq(sortd_ping(c), SORTD_OK);
+        ck_assert_uint_eq(f.frames, 2); /* Hello, Ping */
+        ck_assert_int_eq(sortd_hello(c, &again), SORTD_OK);
+        sortd_get_info(c, &info);
+        ck_assert_str_eq(info.server_version, "fake hello 2"); /* the last Hello's */
+        ck_assert_str_eq(again.server_version, "fake hello 2");
+        ck_assert_uint_eq(f.hellos, 2);
+        sortd_close(c);
+        fake_stop(&f);
+}
+END_TEST
+
 /* The name a client gives goes in its Hello (the daemon logs it); the default is libsortd. A
    timeout of 0 set on an open connection means the default, as it does at connect. */
 START_TEST(client_name_and_default_timeout)
@@ -568,6 +601,7 @@ int main(void)
         tcase_add_loop_test(tc, client_sort_one_deadline, 0, 2);
         tcase_add_test(tc, client_result_cut);
         tcase_add_test(tc, client_progress_after_hang_up);
+        tcase_add_test(tc, client_get_info);
         tcase_add_test(tc, client_name_and_default_timeout);
         tcase_add_test(tc, connect_waits_out_a_full_backlog);
         suite_add_tcase(s, tc);
