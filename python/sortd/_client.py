@@ -127,7 +127,6 @@ class Client:
         self._closed = False  # set once sortd_close has orphaned the regions
         self._pool = []  # free regions of the copy path
         self._cuda = {}  # (device uuid, allocation base) -> (IPC handle, _Region)
-        self._max_request_bytes = None  # the daemon's, asked for by the first inline sort
         self.last_timings = None
         self.socket = socket if socket is not None else default_socket()
         opts = _lib.ConnectOptions(name.encode(), _timeout_ms(timeout))
@@ -484,11 +483,9 @@ class Client:
         held to. Called in a call."""
         if nbytes > self.inline_max_bytes:
             return False
-        if self._max_request_bytes is None:
-            info = _lib.Info()
-            self._check(self._lib.sortd_hello(self._conn, ctypes.byref(info)))
-            self._max_request_bytes = info.max_request_bytes or math.inf  # 0: no limit
-        return nbytes <= self._max_request_bytes
+        info = _lib.Info()
+        self._lib.sortd_get_info(self._conn, ctypes.byref(info))  # the last Hello: no round trip
+        return not info.max_request_bytes or nbytes <= info.max_request_bytes  # 0: no limit
 
     def _inline(self, keys, vals, key_type, payload, opts):
         """Sorts keys and vals, the client's own buffers (a failure may leave them

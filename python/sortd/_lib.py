@@ -113,6 +113,7 @@ _FUNCTIONS = {
     "sortd_error_message": (ctypes.c_char_p, [_vp]),
     "sortd_strerror": (ctypes.c_char_p, [_st]),
     "sortd_hello": (_st, [_vp, _P(Info)]),
+    "sortd_get_info": (None, [_vp, _P(Info)]),
     "sortd_ping": (_st, [_vp]),
     "sortd_query_status": (_st, [_vp, _P(ServerStatus)]),
     "sortd_sort": (_st, [_vp, _vp, _sz, _int, _P(SortOptions)]),

@@ -187,6 +187,18 @@ def test_small_arrays_go_inline(client):
     assert client.pool_regions() == (0, 0)
 
 
+def test_inline_sorts_send_the_sort_alone(client):
+    """Whether a sort goes inline depends on the daemon's max-request-bytes, which the client
+    reads from the Hello of its connect: an inline sort or argsort is one request to the
+    daemon, with no Hello sent again to learn the limit."""
+    before = client.status()["requests_total"]
+    a = np.arange(1000, dtype=np.uint32)[::-1].copy()
+    np.testing.assert_array_equal(client.argsort(a), np.arange(1000)[::-1])
+    client.sort(a)
+    assert client.status()["requests_total"] - before == 3  # argsort, sort, this status
+    assert client.pool_regions() == (0, 0)
+
+
 def test_pool_keeps_the_largest(fresh_daemon):
     """Each larger array needs a new region; past POOL_KEEP free ones, the smallest goes."""
     from sortd._client import POOL_KEEP, POOL_MIN_BYTES
