@@ -24,9 +24,12 @@
  * call fails the same way, and only sortd_close() remains useful. SORTD_E_PROTOCOL is a reply
  * the client cannot accept, or the daemon's refusal of a request it could not make sense of,
  * or a status this library does not know (from a newer daemon); every other refusal by the
- * daemon leaves the connection usable. An inline result is read into
- * the caller's buffers as it arrives: if the connection fails on the way (the message says
- * "while the sorted result arrived"), they hold part of the result and part of the input.
+ * daemon leaves the connection usable, but one it closes the connection after (a limit such
+ * as max-connections, or a request whose payload it will not read): the call returns its
+ * status and reason, even when the close cut the request's sending short, and the connection
+ * is broken with them. An inline result is read into the caller's buffers as it arrives: if
+ * the connection fails on the way (the message says "while the sorted result arrived"), they
+ * hold part of the result and part of the input.
  */
 #ifndef SORTD_CLIENT_H
 #define SORTD_CLIENT_H

@@ -134,13 +134,42 @@ void sortd__client_disconnect(sortd_conn *c)
         c->fd = -1;
 }
 
+/* One reply frame, header and message: *out is the unpacked Reply, whatever its id. */
+static sortd_status read_reply(sortd_conn *c, Sortd__Wire__Reply **out, uint64_t *payload_len)
+{
+        uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
+        sortd__wire_header h;
+        char why[160];
+        sortd_status s;
+
+        s = sortd__client_read_all(c, hdr, sizeof(hdr));
+        if (s != SORTD_OK)
+                return s;
+        sortd__wire_header_unpack(hdr, &h);
+        if (sortd__wire_header_check(&h, SORTD__WIRE_MAX_MESSAGE, why, sizeof(why)) != SORTD_OK)
+                return sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "bad reply frame: %s", why));
+        s = sortd__client_read_all(c, c->msg, h.message_len);
+        if (s != SORTD_OK)
+                return s;
+        *out = sortd__wire__reply__unpack(NULL, h.message_len, c->msg);
+        if (!*out)
+                return sortd__client_breaks(
+                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "unparsable reply from sortd"));
+        *payload_len = h.payload_len;
+        return SORTD_OK;
+}
+
 /*
- * A send failed because the daemon closed: it may have said why first (too many connections,
- * a stream it could not parse). Read that reply if it is there, briefly.
+ * A send failed because the daemon closed: it may have said why first, in a last word (id 0:
+ * too many connections, a stream it could not parse) or in its refusal of the request being
+ * sent, id (a payload too large to drain). Read that reply if it is there, briefly: its
+ * status and reason are the call's, and the connection stays broken with them.
  */
-static sortd_status send_failed(sortd_conn *c, int err)
+static sortd_status send_failed(sortd_conn *c, int err, uint64_t id)
 {
         Sortd__Wire__Reply *r = NULL;
+        sortd_status s = SORTD_E_IO;
         uint64_t plen;
         char msg[sizeof(c->err)];
 
@@ -148,13 +177,16 @@ static sortd_status send_failed(sortd_conn *c, int err)
         if (err == EPIPE || err == ECONNRESET) {
                 c->progress.total = 0; /* what comes in is the daemon's reply, not the arrays */
                 c->deadline_ms = sortd__client_now_ms() + 100;
-                if (sortd__client_recv_reply(c, 0, &r, &plen) == SORTD_OK)
+                if (read_reply(c, &r, &plen) == SORTD_OK) {
+                        if ((r->id == 0 || r->id == id) &&
+                            r->status != SORTD__WIRE__STATUS_CODE__OK) {
+                                s = sortd__wire_status_from(r->status);
+                                snprintf(msg, sizeof(msg), "sortd: %s", r->error);
+                        }
                         sortd__wire__reply__free_unpacked(r, NULL);
-                if (c->broken && c->broken_status != SORTD_E_IO &&
-                    c->broken_status != SORTD_E_TIMEOUT && c->broken_status != SORTD_E_PROTOCOL)
-                        return c->broken_status; /* the daemon's own error and message */
+                }
         }
-        return sortd__client_breaks(c, sortd__client_fail(c, SORTD_E_IO, "%s", msg));
+        return sortd__client_breaks(c, sortd__client_fail(c, s, "%s", msg));
 }
 
 void sortd__client_progress_begin(sortd_conn *c, sortd_progress_phase phase, uint64_t skip,
@@ -191,7 +223,8 @@ static void progress_moved(sortd_conn *c, uint64_t n)
  * bytes: the kernel attaches it to the first byte a sendmsg() moves, so it goes on the first
  * sendmsg that writes anything and never again.
  */
-static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt, int pass_fd)
+static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt, int pass_fd,
+                              uint64_t id)
 {
         union {
                 struct cmsghdr h;
@@ -217,7 +250,7 @@ static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt, int 
                         if (errno == EINTR)
                                 continue;
                         if (errno != EAGAIN && errno != EWOULDBLOCK)
-                                return send_failed(c, errno);
+                                return send_failed(c, errno, id);
                         s = wait_fd(c, POLLOUT);
                         if (s != SORTD_OK)
                                 return s;
@@ -298,7 +331,7 @@ sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Reques
                 iov[n++] = (struct iovec){p2, l2};
         sortd__client_progress_begin(c, SORTD_PROGRESS_SENDING, sizeof(hdr) + len,
                                      (uint64_t)l1 + l2);
-        s = write_all(c, iov, n, pass_fd);
+        s = write_all(c, iov, n, pass_fd, req->id);
         c->progress.total = 0; /* a failed send counts no further */
         return s;
 }
@@ -306,26 +339,13 @@ sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Reques
 sortd_status sortd__client_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,
                                       uint64_t *payload_len)
 {
-        uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
-        sortd__wire_header h;
         Sortd__Wire__Reply *r;
-        char why[160];
+        uint64_t plen;
         sortd_status s;
 
-        s = sortd__client_read_all(c, hdr, sizeof(hdr));
+        s = read_reply(c, &r, &plen);
         if (s != SORTD_OK)
                 return s;
-        sortd__wire_header_unpack(hdr, &h);
-        if (sortd__wire_header_check(&h, SORTD__WIRE_MAX_MESSAGE, why, sizeof(why)) != SORTD_OK)
-                return sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "bad reply frame: %s", why));
-        s = sortd__client_read_all(c, c->msg, h.message_len);
-        if (s != SORTD_OK)
-                return s;
-        r = sortd__wire__reply__unpack(NULL, h.message_len, c->msg);
-        if (!r)
-                return sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "unparsable reply from sortd"));
         if (r->id == 0 && r->status != SORTD__WIRE__STATUS_CODE__OK) {
                 /* The daemon's last word on this stream (a limit, or input it could not
                    parse); it closes the connection after it. */
@@ -345,6 +365,6 @@ sortd_status sortd__client_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__R
                 return sortd__client_breaks(c, SORTD_E_PROTOCOL);
         }
         *out = r;
-        *payload_len = h.payload_len;
+        *payload_len = plen;
         return SORTD_OK;
 }

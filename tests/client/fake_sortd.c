@@ -1,6 +1,7 @@
 /* See fake_sortd.h. */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +266,32 @@ static void hang_up(int fd)
         send_reply(fd, &rep, FAKE_FAULT_NONE);
 }
 
+/* Whether the fake refuses the request whose message it just read, payload unread, and
+   closes: f->fault's reply goes out here. */
+static bool refused_unread(fake_sortd *f, int fd, const uint8_t *msg, size_t len)
+{
+        Sortd__Wire__Reply rep = SORTD__WIRE__REPLY__INIT;
+        Sortd__Wire__Request *req;
+
+        if (f->frames != 1 ||
+            (f->fault != FAKE_FAULT_REFUSE_CLOSE && f->fault != FAKE_FAULT_GARBLED_CLOSE))
+                return false;
+        req = sortd__wire__request__unpack(NULL, len, msg);
+        f->frames++;
+        if (f->fault == FAKE_FAULT_REFUSE_CLOSE) {
+                rep.id = req ? req->id : 0;
+                rep.status = SORTD__WIRE__STATUS_CODE__E_CAPACITY;
+                rep.error = "the fake refuses this request and closes rather than drain its "
+                            "payload";
+        } else {
+                rep.status = SORTD__WIRE__STATUS_CODE__E_PROTOCOL;
+                rep.error = "the fake cannot parse this stream, on purpose";
+        }
+        sortd__wire__request__free_unpacked(req, NULL);
+        send_reply(fd, &rep, FAKE_FAULT_NONE);
+        return true;
+}
+
 static void *serve(void *arg)
 {
         static uint8_t msg[SORTD__WIRE_MAX_MESSAGE], drop[1 << 16];
@@ -287,6 +314,11 @@ static void *serve(void *arg)
                 }
                 if (f->fault == FAKE_FAULT_SLOW_SILENT && f->frames == 1) /* after Hello */
                         usleep(600 * 1000);
+                if (refused_unread(f, fd, msg, h.message_len)) {
+                        if (passed >= 0)
+                                close(passed);
+                        break;
+                }
                 for (uint64_t left = h.payload_len, k; left > 0; left -= k) {
                         k = left < sizeof(drop) ? left : sizeof(drop);
                         if (read_full(f, fd, drop, (size_t)k, NULL) < 0)

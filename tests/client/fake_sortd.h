@@ -39,6 +39,12 @@ typedef enum fake_fault {
         FAKE_FAULT_UNKNOWN_STATUS,  /* a refusal with a status code no libsortd knows (99) */
         FAKE_FAULT_HANG_UP,         /* right after Hello, a last word (id 0, SORTD_E_BUSY), as
                                        the daemon says why it closes; then it closes */
+        FAKE_FAULT_REFUSE_CLOSE,    /* as soon as the request's message is in, before its
+                                       payload: a refusal with its id (SORTD_E_CAPACITY), then
+                                       the close, as the daemon's for a payload too large to
+                                       drain (max-drain-bytes) */
+        FAKE_FAULT_GARBLED_CLOSE,   /* likewise, but a last word (id 0, SORTD_E_PROTOCOL), as
+                                       the daemon's for a stream it cannot parse */
 } fake_fault;
 
 #define FAKE_MAX_REQUEST_BYTES (1ull << 30)

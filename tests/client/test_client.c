@@ -503,6 +503,42 @@ START_TEST(client_get_info)
 }
 END_TEST
 
+/*
+ * The daemon refuses a request and closes while the client still sends its payload (_i = 0:
+ * a refusal with the request's id; _i = 1: a last word, id 0, that it could not parse the
+ * stream): the send fails, and the call returns the daemon's status and reason, not the
+ * broken pipe. The connection is gone, so it stays broken with them.
+ */
+START_TEST(client_refused_while_sending)
+{
+        static const struct {
+                fake_fault fault;
+                sortd_status s;
+                const char *words;
+        } cases[] = {
+                {FAKE_FAULT_REFUSE_CLOSE, SORTD_E_CAPACITY, "closes rather than drain"},
+                {FAKE_FAULT_GARBLED_CLOSE, SORTD_E_PROTOCOL, "cannot parse this stream"},
+        };
+        size_t n = 1u << 20; /* 16 MiB of keys and values: more than the socket holds */
+        uint64_t *keys = calloc(n, 8), *vals = calloc(n, 8);
+        fake_sortd f;
+        sortd_conn *c = connect_fake(&f, cases[_i].fault);
+
+        ck_assert(keys && vals);
+        ck_assert_int_eq(sortd_sort_pairs(c, keys, vals, 8, n, SORTD_KEY_U64, NULL), cases[_i].s);
+        ck_assert_msg(strstr(sortd_error_message(c), cases[_i].words), "%s",
+                      sortd_error_message(c));
+        fake_stop(&f);
+        ck_assert_uint_eq(f.frames, 2);
+        ck_assert_int_eq(sortd_ping(c), cases[_i].s);
+        ck_assert_msg(strstr(sortd_error_message(c), cases[_i].words), "%s",
+                      sortd_error_message(c));
+        sortd_close(c);
+        free(keys);
+        free(vals);
+}
+END_TEST
+
 /* The name a client gives goes in its Hello (the daemon logs it); the default is libsortd. A
    timeout of 0 set on an open connection means the default, as it does at connect. */
 START_TEST(client_name_and_default_timeout)
@@ -602,6 +638,7 @@ int main(void)
         tcase_add_test(tc, client_result_cut);
         tcase_add_test(tc, client_progress_after_hang_up);
         tcase_add_test(tc, client_get_info);
+        tcase_add_loop_test(tc, client_refused_while_sending, 0, 2);
         tcase_add_test(tc, client_name_and_default_timeout);
         tcase_add_test(tc, connect_waits_out_a_full_backlog);
         suite_add_tcase(s, tc);
