@@ -93,23 +93,35 @@ def _unreachable(path, status, err):
     return _errors.from_status(status, f"cannot reach sortd at {path}: {err}")
 
 
-def _timeout_ms(timeout):
+DEFAULT_TIMEOUT = 60.0  # libsortd's
+_MAX_TIMEOUT_MS = 2**31 - 1  # what libsortd's int holds
+
+
+def _timeout_seconds(timeout):
+    """The seconds of a call's timeout: math.inf for none."""
     if timeout is None:
-        return 0  # libsortd's default, 60 s
+        return DEFAULT_TIMEOUT
     if timeout == math.inf:
-        return -1
+        return math.inf
     if not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds or math.inf, "
                          f"not {timeout!r}")
-    return min(math.ceil(timeout * 1000), 2**31 - 1)
+    return min(timeout, _MAX_TIMEOUT_MS / 1000)
+
+
+def _ms(seconds):
+    """seconds as libsortd's timeout: at least 1 ms (0 would be its default), -1 for none."""
+    return -1 if seconds == math.inf else max(1, min(math.ceil(seconds * 1000), _MAX_TIMEOUT_MS))
 
 
 class Client:
     """A connection to sortd. Use it as a context manager, or call close().
 
     socket: the daemon's socket (default: $SORTD_SOCKET, else /run/sortd/sortd.sock as root,
-    else $XDG_RUNTIME_DIR/sortd.sock). timeout: seconds a call may wait for the daemon (None:
-    60 s; math.inf: no limit). A client may be shared by threads: its calls take turns.
+    else $XDG_RUNTIME_DIR/sortd.sock). timeout: seconds a call may wait for the daemon, all its
+    exchanges together (a sort through the pool registers a region, then sorts in it); None:
+    60 s; math.inf: no limit. A client may be shared by threads: its calls take turns, and a
+    call's timeout starts at its turn.
     """
 
     inline_max_bytes = INLINE_MAX_BYTES
@@ -129,7 +141,9 @@ class Client:
         self._cuda = {}  # (device uuid, allocation base) -> (IPC handle, _Region)
         self.last_timings = None
         self.socket = socket if socket is not None else default_socket()
-        opts = _lib.ConnectOptions(name.encode(), _timeout_ms(timeout))
+        self._timeout = _timeout_seconds(timeout)
+        self._deadline = math.inf  # of the call in progress (time.monotonic())
+        opts = _lib.ConnectOptions(name.encode(), _ms(self._timeout))
         conn = ctypes.c_void_p()
         err = ctypes.create_string_buffer(512)
         status = self._lib.sortd_connect(os.fsencode(self.socket), ctypes.byref(opts),
@@ -192,7 +206,16 @@ class Client:
     def _check(self, status):
         if status != _lib.OK:
             msg = self._lib.sortd_error_message(self._conn) or self._lib.sortd_strerror(status)
-            raise _errors.from_status(status, msg.decode(errors="replace"))
+            msg = msg.decode(errors="replace")
+            if status == _lib.E_TIMEOUT:  # libsortd's "within" is what was left of it
+                msg += f" (the rest of this call's timeout of {self._timeout:g} s)"
+            raise _errors.from_status(status, msg)
+
+    def _io(self, name, *args):
+        """libsortd's call name on the connection, under what remains of the timeout of the
+        call in progress, so that one deadline bounds all its exchanges. Called in a call."""
+        self._lib.sortd_set_timeout(self._conn, _ms(self._deadline - time.monotonic()))
+        return getattr(self._lib, name)(self._conn, *args)
 
     class _Call:
         def __init__(self, client):
@@ -207,13 +230,20 @@ class Client:
             try:
                 if c._conn is None:
                     raise _errors.Error("this sortd.Client is closed")
+                c._deadline = time.monotonic() + c._timeout
                 c._release_dead()
             except BaseException:  # a signal handler's exception too: the lock must not stay held
-                c._lock.release()
+                self.__exit__()
                 raise
 
         def __exit__(self, *exc):
-            self.client._lock.release()
+            c = self.client
+            try:
+                c._deadline = math.inf
+                if c._conn is not None:  # the connection's own timeout, between calls
+                    c._lib.sortd_set_timeout(c._conn, _ms(c._timeout))
+            finally:
+                c._lock.release()
 
     def _call(self):
         return Client._Call(self)
@@ -228,7 +258,7 @@ class Client:
                 if not self._dead:
                     return
                 region = self._dead.pop()
-            self._lib.sortd_region_destroy(self._conn, region.handle)
+            self._io("sortd_region_destroy", region.handle)
 
     def _broken(self):
         """Whether the connection is broken for good, after a timeout, a lost or garbled
@@ -244,21 +274,21 @@ class Client:
         """The daemon's version, engine, device and limits, as a dict."""
         info = _lib.Info()
         with self._call():
-            self._check(self._lib.sortd_hello(self._conn, ctypes.byref(info)))
+            self._check(self._io("sortd_hello", ctypes.byref(info)))
         return {name: _plain(getattr(info, name)) for name, _ in _lib.Info._fields_}
 
     def status(self):
         """The daemon's counters (requests, sorts, bytes, regions, ...), as a dict."""
         st = _lib.ServerStatus()
         with self._call():
-            self._check(self._lib.sortd_query_status(self._conn, ctypes.byref(st)))
+            self._check(self._io("sortd_query_status", ctypes.byref(st)))
         return {name: _plain(getattr(st, name)) for name, _ in _lib.ServerStatus._fields_}
 
     def ping(self):
         """A round trip to the daemon; returns its time in seconds."""
         with self._call():
             start = time.perf_counter()
-            self._check(self._lib.sortd_ping(self._conn))
+            self._check(self._io("sortd_ping"))
             return time.perf_counter() - start
 
     # ---- regions ----
@@ -297,12 +327,12 @@ class Client:
     def _create_region(self, size):
         """A new region of size bytes. Called in a call."""
         handle = ctypes.c_void_p()
-        status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
+        status = self._io("sortd_region_create", size, ctypes.byref(handle))
         if status in (_lib.E_BUSY, _lib.E_NOMEM) and (self._pool or self._cuda):
             # the connection's region limit, or memory: free the cached ones
             self._drop_pool()
             self._forget_cuda((), 0)
-            status = self._lib.sortd_region_create(self._conn, size, ctypes.byref(handle))
+            status = self._io("sortd_region_create", size, ctypes.byref(handle))
         self._check(status)
         return _Region(handle.value, self._lib.sortd_region_data(handle),
                        self._lib.sortd_region_size(handle))
@@ -352,11 +382,11 @@ class Client:
         if len(self._pool) > POOL_KEEP:
             smallest = min(self._pool, key=lambda r: r.size)
             self._pool.remove(smallest)
-            self._lib.sortd_region_destroy(self._conn, smallest.handle)
+            self._io("sortd_region_destroy", smallest.handle)
 
     def _drop_pool(self):
         for region in self._pool:
-            self._lib.sortd_region_destroy(self._conn, region.handle)
+            self._io("sortd_region_destroy", region.handle)
         self._pool = []
 
     def pool_regions(self):
@@ -496,13 +526,13 @@ class Client:
         # have one each: twice the timeout), and for no moment between them where a signal
         # handler's exception would leave the request outstanding. It reports the timings,
         # which sortd_sort and its kin do not.
-        self._check(self._lib.sortd_sort_request(self._conn, ctypes.byref(req)))
+        self._check(self._io("sortd_sort_request", ctypes.byref(req)))
         self._record(req.timings)
 
     def _in_regions(self, kspan, vspan, n, key_type, payload, opts):
         rs = _lib.RegionSort(kspan[0].handle, kspan[1], vspan[0].handle if vspan else None,
                              vspan[1] if vspan else 0, n, key_type, payload, opts)
-        self._check(self._lib.sortd_sort_in_region(self._conn, ctypes.byref(rs)))
+        self._check(self._io("sortd_sort_in_region", ctypes.byref(rs)))
         self._record(rs.timings)
 
     def _record(self, t):
@@ -549,7 +579,7 @@ class Client:
             self._cuda[key] = cached  # now the most recently used
             return cached[1], arr.ptr - base
         if cached is not None:  # freed and reallocated at the same address
-            self._lib.sortd_region_destroy(self._conn, cached[1].handle)
+            self._io("sortd_region_destroy", cached[1].handle)
         region = self._register_cuda(handle, size, uuid, busy)
         self._cuda[key] = (handle, region)
         self._forget_cuda(busy + (region,), CUDA_KEEP)
@@ -557,12 +587,12 @@ class Client:
 
     def _register_cuda(self, handle, size, uuid, busy):
         out = ctypes.c_void_p()
-        status = self._lib.sortd_region_register_cuda(self._conn, handle, 0, size, uuid,
-                                                      ctypes.byref(out))
+        status = self._io("sortd_region_register_cuda", handle, 0, size, uuid,
+                          ctypes.byref(out))
         if status == _lib.E_BUSY and self._forget_cuda(busy, 0):
             # the connection's region limit: the cached ones gave way, so try again
-            status = self._lib.sortd_region_register_cuda(self._conn, handle, 0, size, uuid,
-                                                          ctypes.byref(out))
+            status = self._io("sortd_region_register_cuda", handle, 0, size, uuid,
+                              ctypes.byref(out))
         self._check(status)
         return _Region(out.value, 0, size)
 
@@ -572,7 +602,7 @@ class Client:
         idle = [k for k, (_, r) in self._cuda.items() if r not in busy]
         gone = idle[:max(0, len(self._cuda) - keep)]
         for k in gone:
-            self._lib.sortd_region_destroy(self._conn, self._cuda.pop(k)[1].handle)
+            self._io("sortd_region_destroy", self._cuda.pop(k)[1].handle)
         return bool(gone)
 
 

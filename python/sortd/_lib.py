@@ -111,6 +111,7 @@ _FUNCTIONS = {
     "sortd_connect": (_st, [ctypes.c_char_p, _P(ConnectOptions), _P(_vp), ctypes.c_char_p, _sz]),
     "sortd_close": (None, [_vp]),
     "sortd_error_message": (ctypes.c_char_p, [_vp]),
+    "sortd_set_timeout": (None, [_vp, _int]),
     "sortd_strerror": (ctypes.c_char_p, [_st]),
     "sortd_hello": (_st, [_vp, _P(Info)]),
     "sortd_get_info": (None, [_vp, _P(Info)]),

@@ -2,6 +2,7 @@
 import gc
 import os
 import signal
+import threading
 import time
 
 import numpy as np
@@ -217,11 +218,62 @@ def test_timeout_covers_the_whole_inline_sort(daemon, proxy):
         proxy.hold(0.6)
         proxy.stall(0)
         t0 = time.monotonic()
-        with pytest.raises(sortd.Timeout, match="within 1000 ms"):
+        with pytest.raises(sortd.Timeout, match=r"within \d+ ms \(the rest of this call's "
+                                                r"timeout of 1 s\)"):
             c.sort(a)
         took = time.monotonic() - t0
     assert took > 0.95
     assert took < 1.45, f"the sort took {took:.2f} s for a timeout of 1 s"
+
+
+@pytest.mark.parametrize("call", ["sort", "argsort"])
+def test_timeout_covers_every_exchange_of_a_call(fresh_daemon, call):
+    """timeout is one deadline for a whole call: a sort or argsort through the pool, on a
+    client with no pool yet, registers a region (a round trip), then sorts in it. A daemon
+    stopped for 0.6 s during the register, then for good during the sort, ends the call with
+    timeout=1 after 1 s, not after 0.6 s plus a timeout of its own for the sort."""
+    from conftest import LibHooks
+    pid = fresh_daemon.proc.pid
+
+    def region_create(real, conn, size, out):
+        os.kill(pid, signal.SIGSTOP)
+        threading.Timer(0.6, os.kill, (pid, signal.SIGCONT)).start()
+        status = real(conn, size, out)
+        os.kill(pid, signal.SIGSTOP)  # the sort that follows is never answered
+        return status
+
+    a = np.arange(1 << 18, dtype=np.uint32)[::-1].copy()
+    a0 = a.copy()
+    try:
+        with sortd.Client(fresh_daemon.sock, timeout=1.0) as c:
+            c.inline_max_bytes = 0
+            c._lib = LibHooks(c._lib, sortd_region_create=region_create)
+            t0 = time.monotonic()
+            with pytest.raises(sortd.Timeout, match="this call's timeout of 1 s"):
+                getattr(c, call)(a)
+            took = time.monotonic() - t0
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    np.testing.assert_array_equal(a, a0)  # the pool's copy was being sorted, not a
+    assert took > 0.95
+    assert took < 1.45, f"the {call} took {took:.2f} s for a timeout of 1 s"
+
+
+def test_timeout_starts_again_with_each_call(client):
+    """Each call has the client's whole timeout, whatever the calls before it took; between
+    calls the connection keeps the client's own timeout."""
+    from conftest import LibHooks
+    set_to = []
+    client._lib = LibHooks(client._lib, sortd_set_timeout=lambda real, conn, ms: (
+        set_to.append(ms), real(conn, ms))[1])
+    for _ in range(3):
+        client.sort(np.arange(1 << 18, dtype=np.uint32)[::-1].copy())
+        client.ping()
+        time.sleep(0.05)
+    # exchanges get what remains of 60 s (never the rest of an earlier call's); each call
+    # ends by restoring the client's 60 s
+    assert set_to and all(55_000 < ms <= 60_000 for ms in set_to)
+    assert set_to[-1] == 60_000
 
 
 @pytest.mark.parametrize("n", [1000, 1 << 18], ids=["inline", "pool"])
