@@ -481,10 +481,9 @@ class Client:
                 # copy is cheap, and it is aligned as libsortd wants whatever the array is.
                 kbuf = keys.copy()
                 vbuf = vals.copy() if vals is not None else None
-                self._inline(kbuf, vbuf, key_type, payload, opts)
-                np.copyto(keys, kbuf)
-                if vals is not None:
-                    np.copyto(vals, vbuf)
+                copies = [(keys, kbuf)] + ([(vals, vbuf)] if vals is not None else [])
+                self._sort_copies(lambda: self._inline(kbuf, vbuf, key_type, payload, opts),
+                                  copies)
                 return
             # Copy what is not in a region already into one lease: keys first, values after.
             lease = self._lease((0 if kspan else _round_up(keys.nbytes)) + (0 if vspan else vbytes))
@@ -501,11 +500,30 @@ class Client:
                     copied.append((arr, view))
                     spans.append((lease, at))
                     at += _round_up(arr.nbytes)
-                self._in_regions(spans[0], spans[1], keys.size, key_type, payload, opts)
-                for arr, view in copied:
-                    np.copyto(arr, view)
+                self._sort_copies(lambda: self._in_regions(spans[0], spans[1], keys.size,
+                                                           key_type, payload, opts), copied)
             finally:
                 self._give_back(lease)
+
+    def _sort_copies(self, sort, copies):
+        """sort(), one exchange that sorts the client's copies of the caller's arrays (and
+        maybe arrays in regions, in place), then each (array, copy) of copies back into the
+        caller's array. A signal handler's exception (KeyboardInterrupt) may come anywhere on
+        the way: the arrays are still left whole, all sorted or none. Once the daemon has
+        sorted, every copy goes back before the exception does: copying back a copy that
+        still holds its input changes nothing, and the way to tell a sort that failed, whose
+        copies must not reach the caller, is libsortd's message, "" unless the last exchange
+        failed. Called in a call."""
+        np = _arrays._np()
+        try:
+            sort()
+            for arr, copy in copies:
+                np.copyto(arr, copy)
+        except BaseException:
+            if not self._lib.sortd_error_message(self._conn):
+                for arr, copy in copies:
+                    np.copyto(arr, copy)
+            raise
 
     def _fits_inline(self, nbytes):
         """Whether a sort of nbytes (keys and values or indices) goes inline. The daemon

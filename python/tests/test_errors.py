@@ -298,8 +298,9 @@ def test_default_client_outlives_an_idle_timeout(tmp_root, monkeypatch, n):
 
 
 def test_interrupted_inline_sort_leaves_the_client_usable(client):
-    """A signal handler's exception as the inline sort's call returns: the array keeps its
-    input, nothing is left outstanding, and regions that died meanwhile are still released."""
+    """A signal handler's exception as the inline sort's call returns: the array has the
+    result the daemon sent, whole (see test_interrupted_copy_back_leaves_pairs_together),
+    nothing is left outstanding, and regions that died meanwhile are still released."""
     from conftest import LibHooks
     interrupted = []
 
@@ -317,10 +318,57 @@ def test_interrupted_inline_sort_leaves_the_client_usable(client):
     with pytest.raises(KeyboardInterrupt):
         client.sort(a)
     assert interrupted == [sortd._lib.OK]
-    np.testing.assert_array_equal(a, np.arange(1000)[::-1])  # the copy was being sorted
+    np.testing.assert_array_equal(a, np.arange(1000))
     del e
     gc.collect()
     big = np.arange(1 << 18, dtype=np.uint64)[::-1].copy()
     client.sort(big)  # through the pool: no "submitted sorts not yet received"
     np.testing.assert_array_equal(big, np.arange(1 << 18))
     assert client.status()["regions"] == regions - 1 + client.pool_regions()[0]
+
+
+@pytest.mark.parametrize("path", ["inline", "pool", "keys-in-region"])
+def test_interrupted_copy_back_leaves_pairs_together(client, monkeypatch, path):
+    """A signal handler's exception (KeyboardInterrupt) that comes once the daemon has sorted,
+    between the keys' copy back into the caller's array and the values', or before the
+    values' copy back when the keys were sorted in their region: the call still raises it,
+    and the keys and the values are both sorted, never one without the other."""
+    from conftest import LibHooks
+    n = 1000 if path == "inline" else 1 << 17
+    rng = np.random.default_rng(3)
+    if path == "keys-in-region":
+        a = client.empty(n, np.uint32)
+        a[:] = rng.integers(0, 1 << 32, n, dtype=np.uint32)
+    else:
+        a = rng.integers(0, 1 << 32, n, dtype=np.uint32)
+    v = np.arange(n, dtype=np.int64)
+    order = np.argsort(a, kind="stable")
+    want_a, want_v = a[order], v[order]
+    raised = []
+
+    def interrupt():
+        if not raised:
+            raised.append(True)
+            raise KeyboardInterrupt
+
+    if path == "keys-in-region":
+        def sort_in_region(real, conn, rs):
+            status = real(conn, rs)
+            interrupt()
+            return status
+        client._lib = LibHooks(client._lib, sortd_sort_in_region=sort_in_region)
+    else:
+        copyto = np.copyto
+
+        def copy_then_interrupt(dst, src, *args, **kwargs):
+            copyto(dst, src, *args, **kwargs)
+            if dst is a:  # the keys are back in the caller's array: the values are next
+                interrupt()
+        monkeypatch.setattr(np, "copyto", copy_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        client.sort(a, values=v)
+    assert raised
+    np.testing.assert_array_equal(a, want_a)
+    np.testing.assert_array_equal(v, want_v)
+    monkeypatch.undo()
+    client.ping()  # the connection is in step
