@@ -172,6 +172,12 @@ void sortd_close(sortd_conn *c)
         free(c);
 }
 
+void sortd_interrupt(sortd_conn *c)
+{
+        if (c)
+                sortd__client_interrupt(c);
+}
+
 const char *sortd_error_message(const sortd_conn *c)
 {
         return c ? c->err : "no connection";

@@ -17,8 +17,8 @@
  * sortd_sort_desc_check) this library also exports.
  *
  * Every call accepts a NULL connection (what a failed sortd_connect leaves): the setters,
- * sortd_get_info and sortd_close do nothing, sortd_error_message says "no connection", the
- * others return SORTD_E_INVAL.
+ * sortd_get_info, sortd_interrupt and sortd_close do nothing, sortd_error_message says "no
+ * connection", the others return SORTD_E_INVAL.
  *
  * After SORTD_E_IO, SORTD_E_TIMEOUT or SORTD_E_PROTOCOL the connection is broken: every later
  * call fails the same way, and only sortd_close() remains useful. SORTD_E_PROTOCOL is a reply
@@ -67,6 +67,17 @@ const char *sortd_error_message(const sortd_conn *c);
 
 /* Sets the per-call timeout: ms, 0 = the default (60 s), -1 = none. */
 void sortd_set_timeout(sortd_conn *c, int timeout_ms);
+
+/*
+ * Ends the call in progress on c, from a signal handler (it is async-signal-safe) or another
+ * thread: the one call that may be made on c while another runs. It shuts the connection down,
+ * so the call's wait ends at once, even with no timeout, and the call fails with SORTD_E_IO
+ * and a message that says it was interrupted; c is broken from then on (a call made later
+ * fails so too), and the daemon drops the sorts it has not begun, as at sortd_close. An
+ * inline sort's buffers may then hold part of the result, as after any lost connection. c
+ * must stay open (not sortd_close'd) until this returns. Does nothing for NULL.
+ */
+void sortd_interrupt(sortd_conn *c);
 
 /*
  * Progress of the arrays a call moves through the socket: fn is called as a request's keys and

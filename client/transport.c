@@ -33,6 +33,11 @@ sortd_status sortd__client_fail(sortd_conn *c, sortd_status s, const char *fmt, 
 
 sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s)
 {
+        /* Whatever the shut-down socket made of the call, it was the interruption. */
+        if (atomic_load(&c->interrupted))
+                s = sortd__client_fail(
+                        c, SORTD_E_IO,
+                        "interrupted (sortd_interrupt): the connection is shut down");
         c->broken = true;
         c->broken_status = s;
         return s;
@@ -125,6 +130,13 @@ sortd_status sortd__client_connect(sortd_conn *c, const char *path)
                 if (s != SORTD_OK)
                         return s;
         }
+}
+
+void sortd__client_interrupt(sortd_conn *c)
+{
+        atomic_store(&c->interrupted, true);
+        if (c->fd >= 0)
+                shutdown(c->fd, SHUT_RDWR);
 }
 
 void sortd__client_disconnect(sortd_conn *c)

@@ -6,6 +6,7 @@
 #ifndef SORTD_CLIENT_TRANSPORT_H
 #define SORTD_CLIENT_TRANSPORT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@ struct sortd_conn {
         int timeout_ms;
         bool broken;
         sortd_status broken_status;
+        atomic_bool interrupted; /* by sortd_interrupt, from another thread or a handler */
         uint64_t next_id;
         uint64_t outstanding; /* submitted, not yet received */
         sortd_info info;
@@ -51,6 +53,9 @@ void sortd__client_start_call(sortd_conn *c);
 
 /* Opens c->fd to the socket at path; a full backlog is waited out within the deadline. */
 sortd_status sortd__client_connect(sortd_conn *c, const char *path);
+
+/* sortd_interrupt: shuts c->fd down, so that every wait on it ends. Async-signal-safe. */
+void sortd__client_interrupt(sortd_conn *c);
 
 /* Closes c->fd if it is open; the fd is opened and closed only here. */
 void sortd__client_disconnect(sortd_conn *c);

@@ -539,6 +539,43 @@ START_TEST(client_refused_while_sending)
 }
 END_TEST
 
+static sortd_conn *to_interrupt;
+
+static void interrupt_on_alarm(int sig)
+{
+        sortd_interrupt(to_interrupt);
+}
+
+/* sortd_interrupt from a signal handler ends a wait that no timeout would end (a Ping the fake
+   never answers, timeout -1): the call fails at once, says why, and the connection stays
+   broken. */
+START_TEST(client_interrupt)
+{
+        struct sigaction sa = {.sa_handler = interrupt_on_alarm, .sa_flags = SA_RESTART};
+        struct itimerval it = {{0, 0}, {0, 200 * 1000}};
+        int fds = own_fd_count();
+        fake_sortd f;
+        sortd_conn *c = connect_fake(&f, FAKE_FAULT_SILENT);
+        int64_t t0, took;
+
+        sortd_interrupt(NULL); /* ignored */
+        sortd_set_timeout(c, -1);
+        to_interrupt = c;
+        sigaction(SIGALRM, &sa, NULL);
+        setitimer(ITIMER_REAL, &it, NULL);
+        t0 = now_ms();
+        ck_assert_int_eq(sortd_ping(c), SORTD_E_IO);
+        took = now_ms() - t0;
+        signal(SIGALRM, SIG_DFL);
+        ck_assert_int_ge(took, 190);
+        ck_assert_int_lt(took, 2000);
+        ck_assert_msg(strstr(sortd_error_message(c), "interrupted (sortd_interrupt)"), "%s",
+                      sortd_error_message(c));
+        stays_broken(c, &f, SORTD_E_IO, "interrupted (sortd_interrupt)");
+        ck_assert_int_eq(own_fd_count(), fds);
+}
+END_TEST
+
 /* The name a client gives goes in its Hello (the daemon logs it); the default is libsortd. A
    timeout of 0 set on an open connection means the default, as it does at connect. */
 START_TEST(client_name_and_default_timeout)
@@ -638,6 +675,7 @@ int main(void)
         tcase_add_test(tc, client_result_cut);
         tcase_add_test(tc, client_progress_after_hang_up);
         tcase_add_test(tc, client_get_info);
+        tcase_add_test(tc, client_interrupt);
         tcase_add_loop_test(tc, client_refused_while_sending, 0, 2);
         tcase_add_test(tc, client_name_and_default_timeout);
         tcase_add_test(tc, connect_waits_out_a_full_backlog);
