@@ -33,11 +33,11 @@ _default = threading.local()
 
 def _client():
     """This thread's connection to the default socket, made on first use, and made again
-    after a failure that broke it (the daemon went away, a timeout) or in the child of a fork
-    (the parent's stays the parent's)."""
+    after a failure that broke it (the daemon went away, a timeout, Ctrl-C) or in the child
+    of a fork (the parent's stays the parent's)."""
     c = getattr(_default, "client", None)
-    if c is not None and c._forked:
-        c.close()  # lets go of this process's copy only
+    if c is not None and (c._forked or c._interrupted):
+        c.close()  # lets go of this process's copy only, or of a connection Ctrl-C ended
     if c is None or c._conn is None:
         c = _default.client = Client()
     return c

@@ -112,6 +112,7 @@ _FUNCTIONS = {
     "sortd_close": (None, [_vp]),
     "sortd_error_message": (ctypes.c_char_p, [_vp]),
     "sortd_set_timeout": (None, [_vp, _int]),
+    "sortd_interrupt": (None, [_vp]),
     "sortd_strerror": (ctypes.c_char_p, [_st]),
     "sortd_hello": (_st, [_vp, _P(Info)]),
     "sortd_get_info": (None, [_vp, _P(Info)]),

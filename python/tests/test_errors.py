@@ -372,3 +372,65 @@ def test_interrupted_copy_back_leaves_pairs_together(client, monkeypatch, path):
     np.testing.assert_array_equal(v, want_v)
     monkeypatch.undo()
     client.ping()  # the connection is in step
+
+
+_CTRL_C_CHILD = r"""
+import math, os, sys
+import numpy as np
+import sortd
+from test_regions import _region_fds
+
+sock, path = sys.argv[1], sys.argv[2]
+c = sortd.Client(sock, timeout=math.inf)
+if path == "pool":
+    c.inline_max_bytes = 0
+n = 1000 if path == "inline" else 1 << 17
+a = np.arange(n, dtype=np.uint32)[::-1].copy()
+v = np.arange(n, dtype=np.int64)
+c.sort(a.copy(), values=v.copy())  # the pool has its region now
+print("ready", flush=True)
+sys.stdin.readline()  # the daemon is stopped now
+try:
+    c.sort(a, values=v)
+except KeyboardInterrupt:
+    assert (a == np.arange(n)[::-1]).all() and (v == np.arange(n)).all(), "half-written"
+    try:
+        c.ping()
+        raise AssertionError("the interrupted connection still works")
+    except sortd.ConnectionLost as e:
+        assert "interrupted" in str(e), e
+    c.close()
+    assert _region_fds() == 0, f"{_region_fds()} regions left"
+    print("arrays whole, regions released", flush=True)
+    raise
+"""
+
+
+@pytest.mark.parametrize("path", ["inline", "pool"])
+def test_ctrl_c_ends_a_wait_with_no_timeout(fresh_daemon, path):
+    """SIGINT (Ctrl-C) to a process whose sort waits with timeout=math.inf for a daemon that
+    never answers (stopped): the sort ends with KeyboardInterrupt at once, the arrays keep
+    their input, the connection is broken and says why, and no region is left mapped."""
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    child = subprocess.Popen([sys.executable, "-c", _CTRL_C_CHILD, fresh_daemon.sock, path],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env,
+                             cwd=os.path.dirname(__file__))
+    try:
+        assert child.stdout.readline() == "ready\n"
+        fresh_daemon.proc.send_signal(signal.SIGSTOP)
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        time.sleep(0.5)  # the sort waits in libsortd now
+        child.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        out, err = child.communicate(timeout=10)
+        took = time.monotonic() - t0
+    finally:
+        child.kill()
+        fresh_daemon.proc.send_signal(signal.SIGCONT)
+    assert "arrays whole, regions released" in out, err
+    assert child.returncode == -signal.SIGINT and "KeyboardInterrupt" in err, err
+    assert took < 3, f"the child took {took:.1f} s to end after SIGINT"
