@@ -362,8 +362,19 @@ static int check(sortd__config *cfg)
                         (unsigned long long)cfg->max_inflight_bytes);
                 return -1;
         }
-        if (!*cfg->socket)
-                sortd__wire_default_socket(cfg->socket, sizeof(cfg->socket));
+        if (!*cfg->socket) {
+                char path[4096];
+
+                sortd__wire_default_socket(path, sizeof(path));
+                if (strlen(path) >= sizeof(cfg->socket)) {
+                        fprintf(stderr,
+                                "sortd: the default socket %s is too long (at most %zu bytes): "
+                                "set socket, or a shorter $SORTD_SOCKET or $XDG_RUNTIME_DIR\n",
+                                path, sizeof(cfg->socket) - 1);
+                        return -1;
+                }
+                strcpy(cfg->socket, path);
+        }
         return 0;
 }
 

@@ -3,12 +3,13 @@
 #define SORTD_DAEMON_CONFIG_H
 
 #include <stdint.h>
+#include <sys/un.h>
 
 /* A size that says "auto": the server picks it once it knows the engine. */
 #define SORTD__CONFIG_AUTO UINT64_MAX
 
 typedef struct sortd__config {
-        char socket[256];
+        char socket[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* a longer path cannot bind */
         char allow_uid[1024]; /* comma-separated users served; "" and allow_gid "": everyone */
         char allow_gid[1024];
         char engine[16];

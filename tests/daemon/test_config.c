@@ -222,6 +222,29 @@ START_TEST(id_lists_judged_where_read)
 }
 END_TEST
 
+/* A socket path must fit sockaddr_un: set, it is refused where it is set; computed from
+   $SORTD_SOCKET, it is refused as the load ends, never cut to fit (which would bind another
+   path). */
+START_TEST(socket_fits_sun_path)
+{
+        char err[1024], path[160] = "/tmp/";
+        sortd__config cfg;
+
+        memset(path + 5, 'x', sizeof(path) - 6);
+        ck_assert_int_eq(LOAD_ERR(err, "--socket", path), -1);
+        ck_assert_msg(strstr(err, "command line: socket is too long (at most 107 bytes)"), "%s",
+                      err);
+        path[107] = '\0';
+        ck_assert_int_eq(LOAD(&cfg, "--socket", path), 0);
+        ck_assert_str_eq(cfg.socket, path);
+        path[107] = 'x';
+        ck_assert_int_eq(setenv("SORTD_SOCKET", path, 1), 0);
+        ck_assert_int_eq(LOAD_ERR(err, "--engine", "cpu"), -1);
+        ck_assert_msg(strstr(err, "the default socket /tmp/xxx"), "%s", err);
+        ck_assert_int_eq(unsetenv("SORTD_SOCKET"), 0);
+}
+END_TEST
+
 /* The names a setting takes are listed once, in the table: --help and the documentation show
    the same list the parser takes. */
 START_TEST(names_documented)
@@ -252,6 +275,7 @@ int main(void)
         tcase_add_test(tc, names_judged_where_read);
         tcase_add_test(tc, id_lists_judged_where_read);
         tcase_add_test(tc, names_documented);
+        tcase_add_test(tc, socket_fits_sun_path);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
