@@ -392,51 +392,86 @@ static size_t config_option(const char *arg)
         return 0;
 }
 
-int sortd__config_load(sortd__config *cfg, int argc, char **argv)
+static bool is_check(const char *arg)
 {
-        *cfg = (sortd__config){0};
-        for (size_t i = 0; i < sortd__config_n_options; i++) {
-                const sortd__option_def *o = &sortd__config_options[i];
+        return strcmp(arg, "--check-config") == 0 || strcmp(arg, "-t") == 0;
+}
 
-                if (o->def && set_option(cfg, o, o->def, "default") < 0)
-                        return -1;
-        }
-        /* The file first, so that the command line overrides it wherever --config sits. */
+/* Whether arg takes the next argument as its value (--config FILE, --NAME VALUE), as the
+   passes below read it: "--socket --version" names a socket, it asks for no version. */
+static bool takes_next(const char *arg)
+{
+        size_t n = config_option(arg);
+
+        if (n)
+                return arg[n] == '\0';
+        return strncmp(arg, "--", 2) == 0 && !strchr(arg, '=') &&
+               find_option(arg + 2, strlen(arg + 2));
+}
+
+/* What the command line asks for besides settings, wherever it stands. */
+struct request {
+        bool help, version, check;
+        const char *print; /* --print-config's format, or NULL */
+};
+
+static struct request scan_request(int argc, char **argv)
+{
+        struct request q = {0};
+
         for (int i = 1; i < argc; i++) {
-                if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                        sortd__config_usage();
-                        return 1;
-                }
-                if (strcmp(argv[i], "--version") == 0) {
-                        printf("sortd %s (protocol %d)\n", SORTD_VERSION_STRING,
-                               SORTD__WIRE_VERSION);
-                        return 1;
-                }
-                if (strcmp(argv[i], "--print-config") == 0)
-                        return sortd__config_print("conf");
-                if (strncmp(argv[i], "--print-config=", 15) == 0)
-                        return sortd__config_print(argv[i] + 15);
-                size_t n = config_option(argv[i]);
-                if (n) {
-                        const char *path = argv[i][n] ? argv[i] + n + 1 : argv[i + 1];
-
-                        if (!path) {
-                                fprintf(stderr, "sortd: %.*s needs a file\n", (int)n, argv[i]);
-                                return -1;
-                        }
-                        if (load_file(cfg, path, n > strlen("--config")) < 0)
-                                return -1;
-                }
+                if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+                        q.help = true;
+                else if (strcmp(argv[i], "--version") == 0)
+                        q.version = true;
+                else if (strcmp(argv[i], "--print-config") == 0)
+                        q.print = "conf";
+                else if (strncmp(argv[i], "--print-config=", 15) == 0)
+                        q.print = argv[i] + 15;
+                else if (is_check(argv[i]))
+                        q.check = true;
+                else if (takes_next(argv[i]))
+                        i++;
         }
+        return q;
+}
+
+/* Every --config and --config-if-exists in order, so the command line overrides them all
+   wherever they stand. */
+static int load_files(sortd__config *cfg, int argc, char **argv)
+{
+        for (int i = 1; i < argc; i++) {
+                size_t n = config_option(argv[i]);
+                const char *path;
+
+                if (!n) {
+                        i += takes_next(argv[i]);
+                        continue;
+                }
+                path = argv[i][n] ? argv[i] + n + 1 : argv[i + 1];
+                if (!path) {
+                        fprintf(stderr, "sortd: %.*s needs a file\n", (int)n, argv[i]);
+                        return -1;
+                }
+                if (load_file(cfg, path, n > strlen("--config")) < 0)
+                        return -1;
+                i += argv[i][n] == '\0';
+        }
+        return 0;
+}
+
+static int load_command_line(sortd__config *cfg, int argc, char **argv)
+{
         for (int i = 1; i < argc; i++) {
                 const sortd__option_def *o;
                 const char *value;
 
-                size_t n = config_option(argv[i]);
-                if (n) {
-                        i += argv[i][n] == '\0';
+                if (config_option(argv[i])) {
+                        i += takes_next(argv[i]);
                         continue;
                 }
+                if (is_check(argv[i]))
+                        continue;
                 if (strncmp(argv[i], "--", 2) != 0) {
                         fprintf(stderr, "sortd: unexpected argument '%s'\n", argv[i]);
                         return -1;
@@ -445,5 +480,33 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
                 if (!o || set_option(cfg, o, value, "command line") < 0)
                         return -1;
         }
-        return check(cfg);
+        return 0;
+}
+
+int sortd__config_load(sortd__config *cfg, int argc, char **argv)
+{
+        struct request q = scan_request(argc, argv);
+
+        /* These read no file: --version answers even with a broken one. */
+        if (q.help) {
+                sortd__config_usage();
+                return SORTD__CONFIG_EXIT;
+        }
+        if (q.version) {
+                printf("sortd %s (protocol %d)\n", SORTD_VERSION_STRING, SORTD__WIRE_VERSION);
+                return SORTD__CONFIG_EXIT;
+        }
+        if (q.print)
+                return sortd__config_print(q.print) < 0 ? -1 : SORTD__CONFIG_EXIT;
+        *cfg = (sortd__config){0};
+        for (size_t i = 0; i < sortd__config_n_options; i++) {
+                const sortd__option_def *o = &sortd__config_options[i];
+
+                if (o->def && set_option(cfg, o, o->def, "default") < 0)
+                        return -1;
+        }
+        if (load_files(cfg, argc, argv) < 0 || load_command_line(cfg, argc, argv) < 0 ||
+            check(cfg) < 0)
+                return -1;
+        return q.check ? SORTD__CONFIG_CHECK : SORTD__CONFIG_SERVE;
 }

@@ -37,9 +37,17 @@ typedef struct sortd__config {
         int log_level;             /* SORTD__LOG_ERR.. (log.h) */
 } sortd__config;
 
+/* What the command line asks the daemon to do once its settings are read. */
+enum sortd__config_action {
+        SORTD__CONFIG_SERVE, /* start */
+        SORTD__CONFIG_EXIT,  /* --help, --version or --print-config: printed, exit 0 */
+        SORTD__CONFIG_CHECK, /* --check-config: run start-up's checks, say so, exit */
+};
+
 /*
- * Fills cfg from the defaults, then --config FILE, then the command line. Returns 0, 1 when
- * the program should exit 0 (--help, --version) or -1 on error (already reported on stderr).
+ * Fills cfg from the defaults, then every --config FILE, then the command line. Returns an
+ * action, or -1 on error (already reported on stderr). --help, --version and --print-config
+ * win wherever they stand, and read no file.
  */
 int sortd__config_load(sortd__config *cfg, int argc, char **argv);
 

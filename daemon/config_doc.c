@@ -17,7 +17,8 @@ static const char *default_text(const sortd__option_def *o, const char *computed
 
 void sortd__config_usage(void)
 {
-        printf("usage: sortd [--config FILE | --config-if-exists FILE] [--NAME VALUE]...\n\n"
+        printf("usage: sortd [--config FILE | --config-if-exists FILE] [--NAME VALUE]... "
+               "[--check-config]\n\n"
                "settings (also 'NAME = VALUE' in the config file):\n");
         for (size_t i = 0; i < sortd__config_n_options; i++) {
                 const sortd__option_def *o = &sortd__config_options[i];
@@ -34,9 +35,12 @@ void sortd__config_usage(void)
                 printf("  --%-20s %s (%sdefault: %s)\n", o->name, o->help, names,
                        default_text(o, NULL));
         }
-        printf("  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n", "config FILE",
-               "read settings from FILE", "config-if-exists FILE",
-               "read settings from FILE when it exists", "print-config[=FORMAT]",
+        printf("  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n  --%-20s %s\n",
+               "config FILE", "read settings from FILE", "config-if-exists FILE",
+               "read settings from FILE when it exists", "check-config, -t",
+               "read and check the settings as a start would, then exit: 0 when they are valid, "
+               "2 when not; creates no engine and binds no socket",
+               "print-config[=FORMAT]",
                "print every setting at its default: conf (a commented sortd.conf), markdown or "
                "scdoc",
                "version", "print the version");

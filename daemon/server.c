@@ -415,11 +415,15 @@ int sortd__run(int argc, char **argv)
         sortd__server srv = {0};
         sortd_engine_config ec = {0};
         char why[256];
+        bool check;
         int r;
 
         r = sortd__config_load(&srv.cfg, argc, argv);
-        if (r != 0)
-                return r > 0 ? 0 : 2;
+        if (r < 0)
+                return 2;
+        if (r == SORTD__CONFIG_EXIT)
+                return 0;
+        check = r == SORTD__CONFIG_CHECK;
         sortd__log_set_level(srv.cfg.log_level);
         signal(SIGPIPE, SIG_IGN);
         /* Reply and request buffers from 1 to 4 MiB come from mmap too (larger ones are mapped
@@ -436,6 +440,11 @@ int sortd__run(int argc, char **argv)
         }
         if (test_faults(&ec.faults) < 0)
                 return 2;
+        /* Everything above is all a start checks before it takes the engine and the socket. */
+        if (check) {
+                printf("sortd: configuration OK\n");
+                return 0;
+        }
         if (create_engine(&srv, &ec, (enum sortd__loss_policy)srv.cfg.on_device_loss) != SORTD_OK) {
                 sd_notify(0, "STOPPING=1\nSTATUS=cannot create the engine");
                 return 1;

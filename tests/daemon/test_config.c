@@ -222,6 +222,61 @@ START_TEST(id_lists_judged_where_read)
 }
 END_TEST
 
+/*
+ * --version, --help and --print-config win wherever they stand and read no file: "--config
+ * broken.conf --version" used to read the file first and fail on it, while "--version --config
+ * broken.conf" printed the version without reading it. A setting's value is not taken for one
+ * of them: "--socket --version" names a socket.
+ */
+START_TEST(version_reads_no_file)
+{
+        char err[1024];
+        sortd__config cfg;
+        struct capture out = begin_capture(1);
+
+        ck_assert_int_eq(LOAD_ERR(err, "--config", "/nonexistent/sortd.conf", "--version"),
+                         SORTD__CONFIG_EXIT);
+        ck_assert_str_eq(err, "");
+        ck_assert_int_eq(LOAD_ERR(err, "--version", "--config", "/nonexistent/sortd.conf"),
+                         SORTD__CONFIG_EXIT);
+        ck_assert_str_eq(err, "");
+        ck_assert_int_eq(LOAD_ERR(err, "--capacity", "lots", "--help"), SORTD__CONFIG_EXIT);
+        ck_assert_str_eq(err, "");
+        end_capture(&out, err, sizeof(err));
+        ck_assert_msg(strstr(err, "sortd "), "%s", err);
+        ck_assert_int_eq(LOAD(&cfg, "--socket", "--version"), SORTD__CONFIG_SERVE);
+        ck_assert_str_eq(cfg.socket, "--version");
+}
+END_TEST
+
+/*
+ * --check-config (or -t) loads the files and the whole command line as a start does, wherever
+ * it stands, and runs the checks across settings: a file whose max-request-bytes exceeds
+ * max-inflight-bytes is refused, and the command line still overrides the file.
+ */
+START_TEST(check_config_reads_everything)
+{
+        char path[] = "/tmp/sortd-config-XXXXXX", err[1024];
+        sortd__config cfg;
+
+        write_file(path, "capacity = 2K\nmax-request-bytes = 2G\n");
+        ck_assert_int_eq(LOAD_ERR(err, "--check-config", "--config", path), -1);
+        ck_assert_msg(strstr(err, "max-request-bytes (2147483648) must not exceed "
+                                  "max-inflight-bytes (1073741824)"),
+                      "%s", err);
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path, "-t"), -1);
+        ck_assert_int_eq(LOAD(&cfg, "--config", path, "--check-config", "--max-inflight-bytes",
+                              "4G", "--capacity", "3K"),
+                         SORTD__CONFIG_CHECK);
+        ck_assert_uint_eq(cfg.capacity, 3072);
+        ck_assert_uint_eq(cfg.max_request_bytes, 2ull << 30);
+        ck_assert_int_eq(LOAD_ERR(err, "--check-config", "--config", path, "--bogus", "1"), -1);
+        ck_assert_msg(strstr(err, "unknown option '--bogus'"), "%s", err);
+        ck_assert_int_eq(LOAD(&cfg, "--engine", "cpu"), SORTD__CONFIG_SERVE);
+        unlink(path);
+}
+END_TEST
+
 /* A socket path must fit sockaddr_un: set, it is refused where it is set; computed from
    $SORTD_SOCKET, it is refused as the load ends, never cut to fit (which would bind another
    path). */
@@ -235,7 +290,7 @@ START_TEST(socket_fits_sun_path)
         ck_assert_msg(strstr(err, "command line: socket is too long (at most 107 bytes)"), "%s",
                       err);
         path[107] = '\0';
-        ck_assert_int_eq(LOAD(&cfg, "--socket", path), 0);
+        ck_assert_int_eq(LOAD(&cfg, "--socket", path), SORTD__CONFIG_SERVE);
         ck_assert_str_eq(cfg.socket, path);
         path[107] = 'x';
         ck_assert_int_eq(setenv("SORTD_SOCKET", path, 1), 0);
@@ -276,6 +331,8 @@ int main(void)
         tcase_add_test(tc, id_lists_judged_where_read);
         tcase_add_test(tc, names_documented);
         tcase_add_test(tc, socket_fits_sun_path);
+        tcase_add_test(tc, version_reads_no_file);
+        tcase_add_test(tc, check_config_reads_everything);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

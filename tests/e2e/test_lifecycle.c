@@ -234,7 +234,7 @@ static void poke(const char *path, int type)
 }
 
 /* Runs argv to its end (after poking poke_path, when not NULL, with a socket of poke_type);
-   its exit code, and what it wrote on stderr in err (when not NULL). */
+   its exit code, and what it wrote on stdout and stderr in err (when not NULL). */
 static int run_capture(const char *const *argv, const char *poke_path, int poke_type, char *err,
                        size_t len)
 {
@@ -247,6 +247,7 @@ static int run_capture(const char *const *argv, const char *poke_path, int poke_
         ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
         pid = fork();
         if (pid == 0) {
+                dup2(pipefd[1], 1);
                 dup2(pipefd[1], 2);
                 execvp(argv[0], (char *const *)argv);
                 _exit(127);
@@ -269,8 +270,7 @@ static int run_capture(const char *const *argv, const char *poke_path, int poke_
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* Runs sortd with args to its end; its exit code, and what it wrote on stderr in err (when
-   not NULL). */
+/* Runs sortd with args to its end; its exit code, and what it wrote in err (when not NULL). */
 static int run_sortd_err(const char *const *args, char *err, size_t len)
 {
         const char *argv[32] = {getenv("SORTD_BIN")};
@@ -514,6 +514,44 @@ START_TEST(config_file_and_bad_options)
         daemon_start(&d, optional);
         ping_once(&d);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
+/*
+ * --check-config reads the file and the whole command line as a start does and runs every
+ * check a start runs before it takes the engine and the socket: exit 0 with one line, while a
+ * daemon serves on the same socket, or 2 with the message a start would give. --version reads
+ * no file, wherever it stands.
+ */
+START_TEST(check_config)
+{
+        char conf[] = "/tmp/sortd-conf-XXXXXX", out[4096];
+        const char *check[] = {"--config", conf, "--socket", NULL, "--check-config", NULL};
+        const char *version[][4] = {{"--config", "/nonexistent/sortd.conf", "--version"},
+                                    {"--version", "--config", "/nonexistent/sortd.conf"}};
+        daemon_proc d = {0};
+        int fd = mkstemp(conf);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        write_text(conf, "engine = cpu\ncapacity = 1K\nallow-uid = root\n");
+        daemon_start(&d, NULL);
+        check[3] = d.sock;
+        ck_assert_int_eq(run_sortd_err(check, out, sizeof(out)), 0);
+        ck_assert_str_eq(out, "sortd: configuration OK\n");
+        ping_once(&d);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+
+        write_text(conf, "engine = cpu\nmax-request-bytes = 2G\n");
+        refused(check, "max-request-bytes (2147483648) must not exceed max-inflight-bytes");
+        write_text(conf, "allow-gid = no-such-group-here\n");
+        refused(check, ":1: allow-gid: 'no-such-group-here' is no group id");
+        refused((const char *[]){"-t", "--config", conf, NULL}, "no-such-group-here");
+        for (size_t i = 0; i < 2; i++) {
+                ck_assert_int_eq(run_sortd_err(version[i], out, sizeof(out)), 0);
+                ck_assert_msg(strncmp(out, "sortd ", 6) == 0, "%s", out);
+        }
+        unlink(conf);
 }
 END_TEST
 
@@ -992,6 +1030,7 @@ int main(void)
         tcase_add_test(tc, systemd_notify);
         tcase_add_test(tc, live_socket_refused_stale_removed);
         tcase_add_test(tc, config_file_and_bad_options);
+        tcase_add_test(tc, check_config);
         tcase_add_test(tc, engine_choice);
         tcase_add_test(tc, max_connections);
         tcase_add_test(tc, access_control);
