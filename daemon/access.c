@@ -112,24 +112,23 @@ static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, ch
         return 0;
 }
 
-int sortd__access_check(const char *list, bool group, char *why, size_t why_len)
+_Static_assert(sizeof(uid_t) == sizeof(uint32_t) && sizeof(gid_t) == sizeof(uint32_t),
+               "ids are 32-bit");
+
+int sortd__access_set(sortd__access *a, bool group, const char *list, char *why, size_t why_len)
 {
         uint32_t ids[SORTD__ACCESS_MAX_IDS];
         size_t n;
 
-        return parse_list(list, group, ids, &n, why, why_len);
-}
-
-_Static_assert(sizeof(uid_t) == sizeof(uint32_t) && sizeof(gid_t) == sizeof(uint32_t),
-               "ids are 32-bit");
-
-int sortd__access_parse(sortd__access *a, const char *uids, const char *gids, char *why,
-                        size_t why_len)
-{
-        *a = (sortd__access){0};
-        if (parse_list(uids, false, (uint32_t *)a->uids, &a->nuids, why, why_len) < 0 ||
-            parse_list(gids, true, (uint32_t *)a->gids, &a->ngids, why, why_len) < 0)
+        if (parse_list(list, group, ids, &n, why, why_len) < 0)
                 return -1;
+        if (group) {
+                memcpy(a->gids, ids, n * sizeof(ids[0]));
+                a->ngids = n;
+        } else {
+                memcpy(a->uids, ids, n * sizeof(ids[0]));
+                a->nuids = n;
+        }
         a->on = a->nuids || a->ngids;
         return 0;
 }

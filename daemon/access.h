@@ -22,19 +22,13 @@ typedef struct sortd__access {
 } sortd__access;
 
 /*
- * Parses the settings: comma-separated user (group) names or numeric ids, names resolved now.
- * Returns 0, or -1 with why naming the entry at fault.
+ * Sets a's users (group: groups) to one setting's list, comma-separated names or numeric ids,
+ * names resolved now, replacing what it held. The config loader calls it on the line that sets
+ * the list, so that an error names the line, and the daemon serves with what it resolved there:
+ * each name is looked up once. Returns 0, or -1 with why naming the entry at fault and a as it
+ * was. An access of all zeros serves everyone.
  */
-int sortd__access_parse(sortd__access *a, const char *uids, const char *gids, char *why,
-                        size_t why_len);
-
-/*
- * Checks one setting's list (group: allow-gid's) as sortd__access_parse takes it, names
- * resolved now: 0, or -1 with why. The config loader calls it on the line that sets the list,
- * so that the error names the line; the daemon reads its settings once, just before it parses
- * them, so both see the same user database.
- */
-int sortd__access_check(const char *list, bool group, char *why, size_t why_len);
+int sortd__access_set(sortd__access *a, bool group, const char *list, char *why, size_t why_len);
 
 /* Whether the peer connected on fd is served; when not, why says who it is and why not. */
 bool sortd__access_allows(const sortd__access *a, int fd, char *why, size_t why_len);

@@ -211,8 +211,10 @@ static int set_choice(char *field, const sortd__option_def *o, const char *value
         return -1;
 }
 
-/* A string setting, or a list of users or groups, which must name some that exist. */
-static int set_string(char *field, const sortd__option_def *o, const char *value, const char *where)
+/* A string setting, or a list of users or groups, which must name some that exist: resolved
+   into cfg->access here, once, and served with as resolved. */
+static int set_string(sortd__config *cfg, char *field, const sortd__option_def *o,
+                      const char *value, const char *where)
 {
         char why[256];
 
@@ -222,7 +224,7 @@ static int set_string(char *field, const sortd__option_def *o, const char *value
                 return -1;
         }
         if (o->type != OPT_STRING &&
-            sortd__access_check(value, o->type == OPT_GROUPS, why, sizeof(why)) < 0) {
+            sortd__access_set(&cfg->access, o->type == OPT_GROUPS, value, why, sizeof(why)) < 0) {
                 fprintf(stderr, "sortd: %s: %s\n", where, why);
                 return -1;
         }
@@ -239,7 +241,7 @@ static int set_option(sortd__config *cfg, const sortd__option_def *o, const char
         case OPT_STRING:
         case OPT_USERS:
         case OPT_GROUPS:
-                return set_string(field, o, value, where);
+                return set_string(cfg, field, o, value, where);
         case OPT_CHOICE:
                 return set_choice(field, o, value, where);
         case OPT_SIZE:

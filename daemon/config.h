@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <sys/un.h>
 
+#include "access.h"
+
 /* A size that says "auto": the server picks it once it knows the engine. */
 #define SORTD__CONFIG_AUTO UINT64_MAX
 
@@ -12,6 +14,7 @@ typedef struct sortd__config {
         char socket[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* a longer path cannot bind */
         char allow_uid[1024]; /* comma-separated users served; "" and allow_gid "": everyone */
         char allow_gid[1024];
+        sortd__access access; /* allow-uid and allow-gid, resolved as they were read */
         char engine[16];
         uint64_t capacity;
         uint64_t threads;

@@ -12,7 +12,8 @@
 /*
  * OPT_CHOICE: one of the names in choices, kept as the name in a string field, or in an int
  * field as min + its index. OPT_USERS, OPT_GROUPS: a string of comma-separated names or ids,
- * resolved as it is read (access.c). OPT_SIZE_AUTO: a size, or "auto" (SORTD__CONFIG_AUTO).
+ * resolved once, as it is read, into the config's access list (access.c). OPT_SIZE_AUTO: a size, or
+ * "auto" (SORTD__CONFIG_AUTO).
  */
 enum sortd__opt_type {
         OPT_STRING,

@@ -545,7 +545,7 @@ static void admit_peer(sortd__conn *c)
         uv_os_fd_t fd;
 
         if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
-            !sortd__access_allows(&srv->access, fd, why, sizeof(why))) {
+            !sortd__access_allows(&srv->cfg.access, fd, why, sizeof(why))) {
                 refuse(c, SORTD_E_DENIED, why);
         } else if (srv->stats.connections > srv->cfg.max_connections) {
                 snprintf(why, sizeof(why), "too many connections (max-connections = %llu)",

@@ -414,7 +414,6 @@ int sortd__run(int argc, char **argv)
 {
         sortd__server srv = {0};
         sortd_engine_config ec = {0};
-        char why[256];
         bool check;
         int r;
 
@@ -433,14 +432,10 @@ int sortd__run(int argc, char **argv)
         srv.started_ns = uv_hrtime();
         ec.capacity = srv.cfg.capacity;
         ec.threads = (unsigned)srv.cfg.threads;
-        if (sortd__access_parse(&srv.access, srv.cfg.allow_uid, srv.cfg.allow_gid, why,
-                                sizeof(why)) < 0) {
-                sortd__log(SORTD__LOG_ERR, "%s", why);
-                return 2;
-        }
         if (test_faults(&ec.faults) < 0)
                 return 2;
-        /* Everything above is all a start checks before it takes the engine and the socket. */
+        /* This, and the load (which resolved allow-uid and allow-gid), is all a start checks
+           before it takes the engine and the socket. */
         if (check) {
                 printf("sortd: configuration OK\n");
                 return 0;

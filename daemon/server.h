@@ -40,7 +40,6 @@ typedef struct sortd__server {
         sortd__admission adm;
         sortd__hostpool pool; /* request buffers' memory, for admission; off on cpu by default */
         sortd__region_limits regions; /* every connection's regions together */
-        sortd__access access;         /* allow-uid, allow-gid */
         bool has_device;              /* the engine sorts device memory: CUDA regions */
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];
         uv_pipe_t listener;

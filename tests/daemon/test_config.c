@@ -222,6 +222,30 @@ START_TEST(id_lists_judged_where_read)
 }
 END_TEST
 
+/* The ids the daemon serves are the ones resolved as the lists were read, in the config
+   (server.c used to look every name up a second time, after the load): a list given twice
+   is its last, and empty lists serve everyone. */
+START_TEST(id_lists_resolved_once)
+{
+        char path[] = "/tmp/sortd-config-XXXXXX";
+        sortd__config cfg;
+
+        write_file(path, "allow-uid = 5\nallow-gid = root, 7\n");
+        ck_assert_int_eq(LOAD(&cfg, "--config", path, "--allow-uid", "root,4000000000"), 0);
+        ck_assert(cfg.access.on);
+        ck_assert_uint_eq(cfg.access.nuids, 2);
+        ck_assert_uint_eq(cfg.access.uids[0], 0);
+        ck_assert_uint_eq(cfg.access.uids[1], 4000000000u);
+        ck_assert_uint_eq(cfg.access.ngids, 2);
+        ck_assert_uint_eq(cfg.access.gids[0], 0);
+        ck_assert_uint_eq(cfg.access.gids[1], 7);
+        ck_assert_int_eq(LOAD(&cfg, "--config", path, "--allow-uid=", "--allow-gid", ""), 0);
+        ck_assert(!cfg.access.on);
+        ck_assert_uint_eq(cfg.access.nuids + cfg.access.ngids, 0);
+        unlink(path);
+}
+END_TEST
+
 /*
  * --version, --help and --print-config win wherever they stand and read no file: "--config
  * broken.conf --version" used to read the file first and fail on it, while "--version --config
@@ -329,6 +353,7 @@ int main(void)
         tcase_add_test(tc, file_syntax);
         tcase_add_test(tc, names_judged_where_read);
         tcase_add_test(tc, id_lists_judged_where_read);
+        tcase_add_test(tc, id_lists_resolved_once);
         tcase_add_test(tc, names_documented);
         tcase_add_test(tc, socket_fits_sun_path);
         tcase_add_test(tc, version_reads_no_file);
