@@ -171,9 +171,9 @@ static int parse_number(const sortd__option_def *o, const char *value, const cha
         }
         /* Counts take no suffix: "drain-timeout-ms = 30K" would be 30720 ms. */
         if (parse_size(value, o->type != OPT_COUNT, &v) < 0 || v < o->min || v > o->max) {
-                fprintf(stderr, "sortd: %s: %s = '%s' is not a number of %s in [%llu, %llu]%s\n",
-                        where, o->name, value, o->unit, (unsigned long long)o->min,
-                        (unsigned long long)o->max, o->type == OPT_SIZE_AUTO ? " nor auto" : "");
+                sortd__log(SORTD__LOG_ERR, "%s: %s = '%s' is not a number of %s in [%llu, %llu]%s",
+                           where, o->name, value, o->unit, (unsigned long long)o->min,
+                           (unsigned long long)o->max, o->type == OPT_SIZE_AUTO ? " nor auto" : "");
                 return -1;
         }
         *out = v;
@@ -207,7 +207,7 @@ static int set_choice(char *field, const sortd__option_def *o, const char *value
                 return 0;
         }
         sortd__config_format_choices(o, names, sizeof(names));
-        fprintf(stderr, "sortd: %s: %s = '%s' is none of %s\n", where, o->name, value, names);
+        sortd__log(SORTD__LOG_ERR, "%s: %s = '%s' is none of %s", where, o->name, value, names);
         return -1;
 }
 
@@ -219,13 +219,13 @@ static int set_string(sortd__config *cfg, char *field, const sortd__option_def *
         char why[256];
 
         if (strlen(value) >= o->size) {
-                fprintf(stderr, "sortd: %s: %s is too long (at most %zu bytes)\n", where, o->name,
-                        o->size - 1);
+                sortd__log(SORTD__LOG_ERR, "%s: %s is too long (at most %zu bytes)", where, o->name,
+                           o->size - 1);
                 return -1;
         }
         if (o->type != OPT_STRING &&
             sortd__access_set(&cfg->access, o->type == OPT_GROUPS, value, why, sizeof(why)) < 0) {
-                fprintf(stderr, "sortd: %s: %s\n", where, why);
+                sortd__log(SORTD__LOG_ERR, "%s: %s", where, why);
                 return -1;
         }
         strcpy(field, value);
@@ -285,14 +285,14 @@ static int load_line(sortd__config *cfg, char *line, const char *where)
                 return 0;
         eq = strchr(s, '=');
         if (!eq) {
-                fprintf(stderr, "sortd: %s: expected 'name = value'\n", where);
+                sortd__log(SORTD__LOG_ERR, "%s: expected 'name = value'", where);
                 return -1;
         }
         *eq = '\0';
         key = trim(s);
         o = find_option(key, strlen(key));
         if (!o) {
-                fprintf(stderr, "sortd: %s: unknown setting '%s'\n", where, key);
+                sortd__log(SORTD__LOG_ERR, "%s: unknown setting '%s'", where, key);
                 return -1;
         }
         return set_option(cfg, o, trim(eq + 1), where);
@@ -311,11 +311,11 @@ static int load_file(sortd__config *cfg, const char *path, bool optional)
         int lineno = 0, r = 0;
 
         if (!f && optional && errno == ENOENT) {
-                fprintf(stderr, "sortd: no config file at %s: using the defaults\n", path);
+                sortd__log(SORTD__LOG_NOTICE, "no config file at %s: using the defaults", path);
                 return 0;
         }
         if (!f) {
-                fprintf(stderr, "sortd: cannot open config file %s: %s\n", path, strerror(errno));
+                sortd__log(SORTD__LOG_ERR, "cannot open config file %s: %s", path, strerror(errno));
                 return -1;
         }
         while (r == 0 && getline(&line, &cap, f) >= 0) {
@@ -323,8 +323,8 @@ static int load_file(sortd__config *cfg, const char *path, bool optional)
                 r = load_line(cfg, line, where);
         }
         if (r == 0 && !feof(f)) {
-                fprintf(stderr, "sortd: cannot read config file %s after line %d: %s\n", path,
-                        lineno, strerror(errno));
+                sortd__log(SORTD__LOG_ERR, "cannot read config file %s after line %d: %s", path,
+                           lineno, strerror(errno));
                 r = -1;
         }
         free(line);
@@ -340,7 +340,7 @@ static const sortd__option_def *cli_option(int argc, char **argv, int *i, const 
         const sortd__option_def *o = find_option(arg, len);
 
         if (!o) {
-                fprintf(stderr, "sortd: unknown option '%s' (see --help)\n", argv[*i]);
+                sortd__log(SORTD__LOG_ERR, "unknown option '%s' (see --help)", argv[*i]);
                 return NULL;
         }
         if (eq) {
@@ -348,7 +348,7 @@ static const sortd__option_def *cli_option(int argc, char **argv, int *i, const 
         } else if (*i + 1 < argc) {
                 *value = argv[++*i];
         } else {
-                fprintf(stderr, "sortd: %s needs a value\n", argv[*i]);
+                sortd__log(SORTD__LOG_ERR, "%s needs a value", argv[*i]);
                 return NULL;
         }
         return o;
@@ -357,11 +357,11 @@ static const sortd__option_def *cli_option(int argc, char **argv, int *i, const 
 static int check(sortd__config *cfg)
 {
         if (cfg->max_request_bytes > cfg->max_inflight_bytes) {
-                fprintf(stderr,
-                        "sortd: max-request-bytes (%llu) must not exceed "
-                        "max-inflight-bytes (%llu)\n",
-                        (unsigned long long)cfg->max_request_bytes,
-                        (unsigned long long)cfg->max_inflight_bytes);
+                sortd__log(SORTD__LOG_ERR,
+                           "max-request-bytes (%llu) must not exceed "
+                           "max-inflight-bytes (%llu)",
+                           (unsigned long long)cfg->max_request_bytes,
+                           (unsigned long long)cfg->max_inflight_bytes);
                 return -1;
         }
         if (!*cfg->socket) {
@@ -369,10 +369,10 @@ static int check(sortd__config *cfg)
 
                 sortd__wire_default_socket(path, sizeof(path));
                 if (strlen(path) >= sizeof(cfg->socket)) {
-                        fprintf(stderr,
-                                "sortd: the default socket %s is too long (at most %zu bytes): "
-                                "set socket, or a shorter $SORTD_SOCKET or $XDG_RUNTIME_DIR\n",
-                                path, sizeof(cfg->socket) - 1);
+                        sortd__log(SORTD__LOG_ERR,
+                                   "the default socket %s is too long (at most %zu bytes): "
+                                   "set socket, or a shorter $SORTD_SOCKET or $XDG_RUNTIME_DIR",
+                                   path, sizeof(cfg->socket) - 1);
                         return -1;
                 }
                 strcpy(cfg->socket, path);
@@ -452,7 +452,7 @@ static int load_files(sortd__config *cfg, int argc, char **argv)
                 }
                 path = argv[i][n] ? argv[i] + n + 1 : argv[i + 1];
                 if (!path) {
-                        fprintf(stderr, "sortd: %.*s needs a file\n", (int)n, argv[i]);
+                        sortd__log(SORTD__LOG_ERR, "%.*s needs a file", (int)n, argv[i]);
                         return -1;
                 }
                 if (load_file(cfg, path, n > strlen("--config")) < 0)
@@ -475,7 +475,7 @@ static int load_command_line(sortd__config *cfg, int argc, char **argv)
                 if (is_check(argv[i]))
                         continue;
                 if (strncmp(argv[i], "--", 2) != 0) {
-                        fprintf(stderr, "sortd: unexpected argument '%s'\n", argv[i]);
+                        sortd__log(SORTD__LOG_ERR, "unexpected argument '%s'", argv[i]);
                         return -1;
                 }
                 o = cli_option(argc, argv, &i, &value);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -175,16 +176,17 @@ START_TEST(names_judged_where_read)
         write_file(path, "# a GPU server\nengine = gpu\n");
         ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
         snprintf(want, sizeof(want),
-                 "sortd: %s:2: engine = 'gpu' is none of auto, cpu, cuda or cub", path);
+                 "sortd: error: %s:2: engine = 'gpu' is none of auto, cpu, cuda or cub", path);
         ck_assert_msg(strstr(err, want), "%s", err);
         unlink(path);
         ck_assert_int_eq(LOAD_ERR(err, "--on-device-loss", "pray"), -1);
-        ck_assert_msg(strstr(err, "sortd: command line: on-device-loss = 'pray' is none of "
+        ck_assert_msg(strstr(err, "sortd: error: command line: on-device-loss = 'pray' is none of "
                                   "recreate or cpu"),
                       "%s", err);
         ck_assert_int_eq(LOAD_ERR(err, "--log-level=loud"), -1);
-        ck_assert_msg(strstr(err, "sortd: command line: log-level = 'loud' is none of error, "
-                                  "warning, notice, info or debug"),
+        ck_assert_msg(strstr(err,
+                             "sortd: error: command line: log-level = 'loud' is none of error, "
+                             "warning, notice, info or debug"),
                       "%s", err);
         /* Names are whole: no prefix, no other case. */
         ck_assert_int_eq(LOAD_ERR(err, "--engine", "cu"), -1);
@@ -208,15 +210,17 @@ START_TEST(id_lists_judged_where_read)
         write_file(path, "allow-gid = 0\nallow-uid = root, no-such-user-here\n");
         ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
         snprintf(want, sizeof(want),
-                 "sortd: %s:2: allow-uid: 'no-such-user-here' is no user id nor a known user name",
+                 "sortd: error: %s:2: allow-uid: 'no-such-user-here' is no user id nor a known "
+                 "user name",
                  path);
         ck_assert_msg(strstr(err, want), "%s", err);
         unlink(path);
         for (int i = 2; i <= 65; i++)
                 snprintf(many + strlen(many), sizeof(many) - strlen(many), ",%d", i);
         ck_assert_int_eq(LOAD_ERR(err, "--allow-gid", many), -1);
-        ck_assert_msg(strstr(err, "sortd: command line: allow-gid lists more than 64 entries"),
-                      "%s", err);
+        ck_assert_msg(
+                strstr(err, "sortd: error: command line: allow-gid lists more than 64 entries"),
+                "%s", err);
         ck_assert_int_eq(LOAD(&cfg, "--allow-uid", "root,0", "--allow-gid", "0"), 0);
         ck_assert_str_eq(cfg.allow_uid, "root,0");
 }
@@ -324,6 +328,32 @@ START_TEST(socket_fits_sun_path)
 }
 END_TEST
 
+/*
+ * Under systemd, a setting that stops the daemon is logged at error priority, as the daemon's
+ * other errors are (log.c's "<3>" prefix on the journal's stream): config.c printed its
+ * messages bare, so the journal filed them at the stream's default, info, and journalctl -p err
+ * did not show why sortd would not start.
+ */
+START_TEST(errors_logged_as_errors)
+{
+        char err[1024], stream[64];
+        struct capture c = begin_capture(2);
+        sortd__config cfg;
+        struct stat st;
+
+        ck_assert_int_eq(fstat(2, &st), 0);
+        snprintf(stream, sizeof(stream), "%llu:%llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+        ck_assert_int_eq(setenv("JOURNAL_STREAM", stream, 1), 0);
+        ck_assert_int_eq(LOAD(&cfg, "--capacity", "lots"), -1);
+        ck_assert_int_eq(LOAD(&cfg, "--config-if-exists", "/nonexistent/sortd.conf"), 0);
+        ck_assert_int_eq(unsetenv("JOURNAL_STREAM"), 0);
+        end_capture(&c, err, sizeof(err));
+        ck_assert_msg(strncmp(err, "<3>command line: capacity = 'lots'", 34) == 0, "%s", err);
+        ck_assert_msg(strstr(err, "\n<5>no config file at /nonexistent/sortd.conf"), "%s", err);
+}
+END_TEST
+
 /* The names a setting takes are listed once, in the table: --help and the documentation show
    the same list the parser takes. */
 START_TEST(names_documented)
@@ -358,6 +388,7 @@ int main(void)
         tcase_add_test(tc, socket_fits_sun_path);
         tcase_add_test(tc, version_reads_no_file);
         tcase_add_test(tc, check_config_reads_everything);
+        tcase_add_test(tc, errors_logged_as_errors);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
