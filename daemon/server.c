@@ -306,6 +306,16 @@ static void start_reaper(sortd__server *srv)
 
 /* ---- run ---- */
 
+/* What --help, --version, --print-config or --check-config printed reached stdout: status,
+   else 1. "sortd --print-config >sortd.conf" on a full disk would exit 0 with a cut file. */
+static int flushed(int status)
+{
+        if (fflush(stdout) == 0 && !ferror(stdout))
+                return status;
+        sortd__log(SORTD__LOG_ERR, "cannot write the standard output: %s", strerror(errno));
+        return 1;
+}
+
 static int start_handles(sortd__server *srv)
 {
         uint64_t usec;
@@ -421,7 +431,7 @@ int sortd__run(int argc, char **argv)
         if (r < 0)
                 return 2;
         if (r == SORTD__CONFIG_EXIT)
-                return 0;
+                return flushed(0);
         check = r == SORTD__CONFIG_CHECK;
         sortd__log_set_level(srv.cfg.log_level);
         signal(SIGPIPE, SIG_IGN);
@@ -438,7 +448,7 @@ int sortd__run(int argc, char **argv)
            before it takes the engine and the socket. */
         if (check) {
                 printf("sortd: configuration OK\n");
-                return 0;
+                return flushed(0);
         }
         if (create_engine(&srv, &ec, (enum sortd__loss_policy)srv.cfg.on_device_loss) != SORTD_OK) {
                 sd_notify(0, "STOPPING=1\nSTATUS=cannot create the engine");

@@ -555,6 +555,23 @@ START_TEST(check_config)
 }
 END_TEST
 
+/* What --print-config (--help, --version, --check-config) prints must be written: a full disk
+   under "sortd --print-config >sortd.conf" is no success (it was exit 0, with a cut file). */
+START_TEST(output_written_or_exit_1)
+{
+        char out[1024];
+
+        ck_assert_int_eq(run_capture((const char *[]){"sh", "-c",
+                                                      "exec \"$SORTD_BIN\" --print-config "
+                                                      ">/dev/full",
+                                                      NULL},
+                                     NULL, 0, out, sizeof(out)),
+                         1);
+        ck_assert_msg(strstr(out, "cannot write the standard output: No space left on device"),
+                      "%s", out);
+}
+END_TEST
+
 /* --engine auto says which engine it took and why, in its log and in Status; a named engine
    that is absent is fatal (exit 1: the host lacks it), a name that is no engine is a
    configuration error (exit 2, as every other bad setting). */
@@ -1031,6 +1048,7 @@ int main(void)
         tcase_add_test(tc, live_socket_refused_stale_removed);
         tcase_add_test(tc, config_file_and_bad_options);
         tcase_add_test(tc, check_config);
+        tcase_add_test(tc, output_written_or_exit_1);
         tcase_add_test(tc, engine_choice);
         tcase_add_test(tc, max_connections);
         tcase_add_test(tc, access_control);
