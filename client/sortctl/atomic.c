@@ -24,9 +24,9 @@ struct sc_out {
         char *buf;
 };
 
-/* The temporary files a signal must remove: a run has at most three (keys, values, argsort).
-   The handler only reads the paths, which are written before the slot is published. */
-#define SLOTS 4
+/* The temporary files a signal must remove. The handler only reads the paths, which are
+   written before the slot is published. */
+#define SLOTS SC_MAX_OUTPUTS
 static char *volatile pending[SLOTS];
 
 static void on_signal(int sig)
@@ -253,30 +253,55 @@ int sc_out_finish(sc_out *o)
                 r = sc_fail(SC_FAIL, "%s: fsync: %s (nothing was written to it)", o->path,
                             strerror(errno));
         if (close(o->fd) < 0 && r == SC_OK)
-                r = sc_fail(SC_FAIL, "%s: close: %s (nothing was written to it)", o->path,
-                            strerror(errno));
+                r = sc_fail(SC_FAIL, "%s: close: %s (%s)", o->path, strerror(errno),
+                            o->direct ? "it may hold part of the output"
+                                      : "nothing was written to it");
         o->fd = -1;
         return r;
 }
 
-/* note: what the user must know besides a failed rename. */
-static int commit(sc_out *o, const char *note)
+bool sc_out_in_place(const sc_out *o)
 {
-        char dir[PATH_MAX];
+        return o->direct;
+}
+
+/* "; A and B were": the outputs of o[n] other than skip that are already written, in place or
+   renamed into place; "" if none. */
+static void written(sc_out **o, int n, const sc_out *skip, char *note, size_t cap)
+{
+        int count = 0;
+        size_t len = 0;
+
+        note[0] = '\0';
+        for (int i = 0; i < n; i++) {
+                if (!o[i] || o[i] == skip || (!o[i]->direct && o[i]->tmp[0]))
+                        continue;
+                if (len >= cap)
+                        break;
+                len += (size_t)snprintf(note + len, cap - len, "%s%s", count ? " and " : "; ",
+                                        o[i]->path);
+                count++;
+        }
+        if (count && len < cap)
+                snprintf(note + len, cap - len, count > 1 ? " were" : " was");
+}
+
+/* Renames o's finished temporary file over its destination; o[n] are all the run's outputs,
+   named in the message when the rename fails after some of them were written. */
+static int rename_into_place(sc_out *o, sc_out **all, int n)
+{
+        char dir[PATH_MAX], note[2 * PATH_MAX];
         int dfd;
 
-        if (o->direct) {
-                sc_out_discard(o);
-                return SC_OK;
-        }
         if (rename(o->tmp, o->path) < 0) {
-                int r = sc_fail(SC_FAIL, "%s: rename: %s (nothing was written to it%s)", o->path,
-                                strerror(errno), note);
+                int e = errno;
 
-                sc_out_discard(o);
-                return r;
+                written(all, n, o, note, sizeof(note));
+                return sc_fail(SC_FAIL, "%s: rename: %s (nothing was written to it%s)", o->path,
+                               strerror(e), note);
         }
         unpublish(o);
+        o->tmp[0] = '\0';
         /* The rename itself is durable once the directory is synced. */
         strcpy(dir, o->path);
         dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -284,38 +309,24 @@ static int commit(sc_out *o, const char *note)
                 fsync(dfd);
                 close(dfd);
         }
-        free(o->buf);
-        free(o);
         return SC_OK;
 }
 
 int sc_out_commit_all(sc_out **o, int n)
 {
         sigset_t held, old;
-        bool done = false;
         int r = SC_OK;
 
         removal_signals(&held);
         sigprocmask(SIG_BLOCK, &held, &old);
-        for (int i = 0; i < n; i++) {
-                if (!o[i])
-                        continue;
-                if (r != SC_OK) {
-                        sc_out_discard(o[i]);
-                        continue;
-                }
-                /* A rename that fails after another succeeded is rare (open checked the
-                   destination), but then the user must know which file is new. */
-                r = commit(o[i], done ? "; the outputs named before it were" : "");
-                done = true;
-        }
+        for (int i = 0; i < n && r == SC_OK; i++)
+                if (o[i] && !o[i]->direct)
+                        r = rename_into_place(o[i], o, n);
+        /* The temporary files not renamed are removed before a held signal can act. */
+        for (int i = 0; i < n; i++)
+                sc_out_discard(o[i]);
         sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
-}
-
-int sc_out_commit(sc_out *o)
-{
-        return commit(o, "");
 }
 
 void sc_out_discard(sc_out *o)

@@ -221,23 +221,33 @@ static int write_binary(sc_out *o, sortd_key_type t, const uint8_t *data, uint64
         return SC_OK;
 }
 
-int sc_output_prepare(const char *path, sc_format fmt, sortd_key_type t, const void *data,
-                      uint64_t n, sc_progress *p, sc_out **out)
+static int write_output(sc_out *o, const sc_output *d, sc_progress *p)
 {
-        sc_out *o;
-        int r = sc_out_open(path, &o);
+        int r;
 
-        if (r != SC_OK)
-                return r;
-        sc_progress_phase(p, "writing", n * sortd_key_size(t));
-        r = fmt == SC_FMT_TEXT ? write_text(o, t, data, n, p)
-                               : write_binary(o, t, data, n, fmt == SC_FMT_NPY, p);
+        sc_progress_phase(p, "writing", d->n * sortd_key_size(d->type));
+        r = d->fmt == SC_FMT_TEXT
+                    ? write_text(o, d->type, d->data, d->n, p)
+                    : write_binary(o, d->type, d->data, d->n, d->fmt == SC_FMT_NPY, p);
+        return r == SC_OK ? sc_out_finish(o) : r;
+}
+
+/* Pass 0 writes the temporary files, pass 1 the outputs written in place: a pipe's reader
+   that goes away, or a full disk, must fail the run before a file is replaced. */
+int sc_outputs_write(const sc_output *outs, int n, sc_progress *p)
+{
+        sc_out *o[SC_MAX_OUTPUTS] = {NULL};
+        int r = n <= SC_MAX_OUTPUTS ? SC_OK : sc_fail(SC_FAIL, "internal: too many outputs");
+
+        for (int i = 0; i < n && r == SC_OK; i++)
+                r = sc_out_open(outs[i].path, &o[i]);
+        for (int pass = 0; pass < 2; pass++)
+                for (int i = 0; i < n && r == SC_OK; i++)
+                        if (sc_out_in_place(o[i]) == pass)
+                                r = write_output(o[i], &outs[i], p);
         if (r == SC_OK)
-                r = sc_out_finish(o);
-        if (r != SC_OK) {
-                sc_out_discard(o);
-                return r;
-        }
-        *out = o;
-        return SC_OK;
+                return sc_out_commit_all(o, n);
+        for (int i = 0; i < n; i++)
+                sc_out_discard(o[i]);
+        return r;
 }

@@ -1,6 +1,7 @@
 /*
  * Array files in and out, in the three formats: which one a file is, reading its elements into
- * memory the caller chose (the heap, or a shared-memory region), and writing them atomically.
+ * memory the caller chose (the heap, or a shared-memory region), and writing them as nearly all or
+ * none as they allow.
  *
  * A file's format is --format when given; else its extension: .npy (NumPy), .txt (text),
  * .bin or .raw (raw little-endian binary). An input with another extension is raw; an output
@@ -46,9 +47,23 @@ int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const
 int sc_input_read(sc_input *in, void *dst, sc_progress *p);
 void sc_input_close(sc_input *in);
 
-/* Writes n elements of type t for path, in format fmt, to a finished temporary file: *out
-   only needs sc_out_commit (or sc_out_discard). */
-int sc_output_prepare(const char *path, sc_format fmt, sortd_key_type t, const void *data,
-                      uint64_t n, sc_progress *p, sc_out **out);
+/* One output: n elements of type t at data, for path, in format fmt. */
+typedef struct sc_output {
+        const char *path;
+        sc_format fmt;
+        sortd_key_type type;
+        const void *data;
+        uint64_t n;
+} sc_output;
+
+/*
+ * Writes the n outputs as nearly all or none as their kinds allow. Every destination is opened
+ * first; then every regular file's temporary is written and fsynced; then every output that is
+ * no regular file (a pipe, a terminal, /dev/null) is written in place; and only once all of
+ * those succeeded are the temporaries renamed. A failure before the renames replaces no file,
+ * though an in-place output may hold what reached it; a rename that fails after others, rare
+ * once the destinations opened, is reported with the outputs already written.
+ */
+int sc_outputs_write(const sc_output *outs, int n, sc_progress *p);
 
 #endif

@@ -1,9 +1,9 @@
 /*
  * sortctl sort: a file's keys (and a parallel file of values) sorted through the daemon and
  * written atomically. Inputs are read and checked before the daemon is asked; outputs are
- * written to temporary files and renamed over their destinations only once all of them are
- * complete, so a failed run leaves every destination as it was. IN is read whole before OUT
- * is replaced, so OUT may be IN.
+ * written to temporary files and renamed over their destinations only once all of them, and
+ * any written in place (a pipe), are complete, so a failed run replaces no file. IN is read
+ * whole before OUT is replaced, so OUT may be IN.
  */
 #include <libgen.h>
 #include <limits.h>
@@ -52,8 +52,10 @@ static const char HELP[] =
         "\n"
         "Outputs are written to a temporary file in their directory, fsynced, and renamed\n"
         "over OUT: a failed or interrupted sort leaves OUT and IN as they were. A symlink's\n"
-        "target is replaced; an OUT that is no regular file (a pipe, /dev/stdout) is written\n"
-        "in place once the sort has succeeded. On a terminal\n"
+        "target is replaced; an output that is no regular file (a pipe, /dev/stdout) is\n"
+        "written in place once the sort has succeeded, after the temporary files, which are\n"
+        "renamed only if it was written whole: what reached a pipe cannot be taken back, but\n"
+        "no file is replaced by a run that fails. On a terminal\n"
         "a progress line (reading, sending, sorting, receiving, writing; a region's sort has\n"
         "no sending or receiving) appears on stderr for inputs of 16 MiB or more, or once\n"
         "the sort has taken 0.5 s.\n"
@@ -230,25 +232,20 @@ static int open_values(const sort_args *s, const sc_input *keys, sc_input *vals,
         return SC_OK;
 }
 
-/* Writes every output to a temporary file, then renames them all. */
+/* The keys, and the values or the permutation, written all or none (see sc_outputs_write). */
 static int write_outputs(const sort_args *s, const sc_input *in, const sc_input *vals,
                          const sc_job *j, sc_progress *p)
 {
-        sc_format fallback = in->fmt;
-        sc_format f = s->fmt ? (sc_format)s->fmt : sc_format_of(s->out, fallback);
         const char *second = s->values ? s->values_out : s->argsort;
-        sc_out *o[2] = {NULL, NULL};
-        int r = sc_output_prepare(s->out, f, j->type, j->keys, j->n, p, &o[0]);
+        sc_output o[2] = {
+                {s->out, (sc_format)s->fmt, j->type, j->keys, j->n},
+                {second, (sc_format)s->fmt, s->values ? vals->type : SORTD_KEY_I64, j->vals, j->n},
+        };
 
-        if (r == SC_OK && second)
-                r = sc_output_prepare(
-                        second, s->fmt ? (sc_format)s->fmt : sc_format_of(second, fallback),
-                        s->values ? vals->type : SORTD_KEY_I64, j->vals, j->n, p, &o[1]);
-        if (r == SC_OK)
-                return sc_out_commit_all(o, 2);
-        sc_out_discard(o[0]);
-        sc_out_discard(o[1]);
-        return r;
+        for (int i = 0; i < 2; i++)
+                if (!o[i].fmt && o[i].path)
+                        o[i].fmt = sc_format_of(o[i].path, in->fmt);
+        return sc_outputs_write(o, second ? 2 : 1, p);
 }
 
 /* Reads the inputs into the job's buffers, sorts them, and writes the outputs. */

@@ -417,7 +417,7 @@ class SortctlTest(unittest.TestCase):
         bits = random_bits("u32", 100000, self.rng)
         src = self.write("in.npy", npy_bytes("<u4", pack("u32", bits), 100000))
         out = self.write("out.npy", b"precious")
-        # the second output cannot be created: the first, already written, is not published
+        # the second output cannot be created: found before anything is written
         self.assert_fails(["sort", src, "-o", out, "--argsort", self.path("no/idx.npy")],
                           "no/idx.npy: cannot create a file in its directory")
         self.assert_untouched(out, b"precious")
@@ -570,6 +570,100 @@ class SortctlTest(unittest.TestCase):
                            timeout=120, preexec_fn=small_files)
         self.assertEqual(r.returncode, -signal.SIGXFSZ)
         self.assert_untouched(out, b"old")
+
+    # ---- two outputs, one written in place: files are replaced only if it succeeded ----
+
+    def run_into_pipe(self, args, preexec_fn=None):
+        """sortctl sort ARGS with its stdout a pipe; returns (returncode, stdout, stderr)."""
+        r = subprocess.run([SORTCTL, "--socket", self.daemon.sock, "sort", *args],
+                           capture_output=True, timeout=120, preexec_fn=preexec_fn)
+        return r.returncode, r.stdout, r.stderr.decode()
+
+    def test_in_place_output_waits_for_the_files(self):
+        """-o /dev/stdout (a pipe) with a second output that is a file: a failure to create or
+        write the file's temporary comes before anything reaches the pipe."""
+        n = 100000
+        src = self.write("in.npy", npy_bytes("<u4", pack("u32", random_bits("u32", n,
+                                                                             self.rng)), n))
+        idx = self.write("idx.npy", b"precious")
+        code, out, err = self.run_into_pipe([src, "-o", "/dev/stdout", "--argsort",
+                                             self.path("no/idx.npy")])
+        self.assertEqual((code, out), (1, b""), err)
+        self.assertIn("no/idx.npy: cannot create a file in its directory", err)
+
+        # the file's temporary fails half way (RLIMIT_FSIZE; a full disk fails the same way;
+        # inline, as the limit also bounds a shared-memory region)
+        def small_files(ignore_sigxfsz):
+            def f():
+                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+                resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+                if ignore_sigxfsz:
+                    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            return f
+        code, out, err = self.run_into_pipe([src, "-o", "/dev/stdout", "--argsort", idx,
+                                             "--via", "inline"], small_files(True))
+        self.assertEqual((code, out), (1, b""), err)
+        self.assertIn("idx.npy: write: File too large (nothing was written to it)", err)
+        self.assert_untouched(idx, b"precious")
+        code, out, err = self.run_into_pipe([src, "-o", "/dev/stdout", "--argsort", idx,
+                                             "--via", "inline"], small_files(False))
+        self.assertEqual((code, out), (-signal.SIGXFSZ, b""), err)
+        self.assert_untouched(idx, b"precious")
+        # and when all goes well, both arrive
+        code, out, err = self.run_into_pipe([src, "-o", "/dev/stdout", "--argsort", idx])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(out), 128 + 4 * n)
+        self.assertEqual(len(npy_read(idx)[1]), 8 * n)
+
+    def start_into_fifo(self, src, second, preexec_fn=None):
+        """sortctl sort src -o FIFO --argsort second; returns the process, and the FIFO open
+        for reading once its first byte came (every temporary file is written by then)."""
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        p = subprocess.Popen([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o", fifo,
+                              "--type", "u32", "--argsort", second], stderr=subprocess.PIPE,
+                             preexec_fn=preexec_fn)
+        reader = os.open(fifo, os.O_RDONLY)
+        self.assertTrue(select.select([reader], [], [], 60)[0], "nothing came down the pipe")
+        self.assertEqual(len(os.read(reader, 1)), 1)
+        return p, reader
+
+    def test_in_place_output_fails_after_the_files(self):
+        """The reader of -o FIFO goes away: the file output is not replaced, and its temporary
+        file is gone, whether SIGPIPE kills sortctl or (ignored) the write fails."""
+        src = self.write("in.bin", os.urandom(4 * (1 << 20)))
+        idx = self.write("idx.npy", b"precious")
+        for ignore in (False, True):
+            with self.subTest(sigpipe_ignored=ignore):
+                p, reader = self.start_into_fifo(
+                    src, idx, (lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN))
+                    if ignore else None)
+                os.close(reader)
+                self.assertEqual(p.wait(60), 1 if ignore else -signal.SIGPIPE)
+                err = p.stderr.read().decode()
+                p.stderr.close()
+                if ignore:
+                    self.assertIn("fifo: write: Broken pipe (it may hold part of the output)",
+                                  err)
+                self.assert_untouched(idx, b"precious")
+                os.unlink(self.path("fifo"))
+
+    def test_rename_fails_after_in_place_output(self):
+        """What cannot be undone is said: a rename that fails after the in-place output was
+        written (here the destination became a directory meanwhile) names it."""
+        src = self.write("in.txt", b"".join(b"%d\n" % i for i in range(200000, 0, -1)))
+        idx = self.write("idx.npy", b"precious")
+        p, reader = self.start_into_fifo(src, idx)
+        os.unlink(idx)
+        os.mkdir(idx)
+        with os.fdopen(reader, "rb") as f:
+            self.assertEqual(len(f.read()) + 1, len(open(src, "rb").read()))
+        self.assertEqual(p.wait(60), 1)
+        err = p.stderr.read().decode()
+        p.stderr.close()
+        self.assertIn("idx.npy: rename: Is a directory (nothing was written to it; %s was)"
+                      % self.path("fifo"), err)
+        self.assertEqual([f for f in os.listdir(self.dir) if ".sortctl-" in f], [])
 
     def test_in_is_out_and_fails(self):
         src = self.write("bad.txt", b"3\nx\n")
