@@ -88,16 +88,22 @@ static int type_value(sc_args *a, const char *name, int *t)
 static int bits_value(sc_args *a, sortd_sort_options *o)
 {
         const char *v = sc_args_value(a, "bits");
-        unsigned b, e;
-        int used = 0;
+        size_t bd, ed;
+        unsigned long b, e;
 
         if (!v)
                 return -1;
-        if (sscanf(v, "%u:%u%n", &b, &e, &used) != 2 || v[used] || b >= e || e > 64)
+        /* Digits only: sscanf's %u would take spaces and a sign, and wrap a negative B. */
+        bd = strspn(v, "0123456789");
+        ed = v[bd] == ':' ? strspn(v + bd + 1, "0123456789") : 0;
+        /* strtoul returns ULONG_MAX on overflow: refused as beyond 64. */
+        b = bd && ed && !v[bd + 1 + ed] ? strtoul(v, NULL, 10) : ULONG_MAX;
+        e = b != ULONG_MAX ? strtoul(v + bd + 1, NULL, 10) : 0;
+        if (b >= e || e > 64)
                 return sc_fail(SC_FAIL, "--bits %s: give B:E with 0 <= B < E <= the key's bits", v),
                        -1;
-        o->begin_bit = b;
-        o->end_bit = e;
+        o->begin_bit = (unsigned)b;
+        o->end_bit = (unsigned)e;
         return 1;
 }
 

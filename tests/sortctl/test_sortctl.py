@@ -330,6 +330,13 @@ class SortctlTest(unittest.TestCase):
         self.assertEqual(raw_keys("u32", data),
                          [bits[i] for i in ref_order("u32", bits, window=(4, 12))])
         self.assert_fails(["sort", src, "-o", self.path("o.npy"), "--bits", "12:4"], "--bits")
+        # decimal digits only: sscanf's %u took a sign (and wrapped "-4294967292" to 4) and
+        # spaces
+        for bad in ("-4294967292:8", "4:+12", " 4:12", "4: 12", "4:12 ", "4:99999999999999999999",
+                    ":12", "4:", "4"):
+            with self.subTest(bits=bad):
+                self.assert_fails(["sort", src, "-o", self.path("o.npy"), "--bits=" + bad],
+                                  "--bits %s: give B:E" % bad)
 
     def test_values_and_argsort(self):
         n = 20000  # few distinct keys: stability shows
