@@ -179,7 +179,9 @@ int sc_args_common(sc_args *a, const char *name, sc_common *c)
         }
         errno = 0;
         t = strtol(v, &end, 10);
-        if (!*v || *end || errno || t < -1 || t == 0 || t > 24 * 3600 * 1000) {
+        /* strtol alone would take leading spaces and a '+'. */
+        if (!*v || !strchr("-0123456789", *v) || *end || errno || t < -1 || t == 0 ||
+            t > 24 * 3600 * 1000) {
                 sc_fail(SC_FAIL,
                         "--timeout %s: give milliseconds (1 to 86400000), or -1 for no "
                         "limit",

@@ -779,6 +779,9 @@ class SortctlTest(unittest.TestCase):
         finally:
             s.close()
         self.assert_fails(["--timeout", "0", "ping"], "--timeout 0: give milliseconds")
+        for bad in (" 5000", "+5000", "5000 ", "--1"):
+            with self.subTest(timeout=bad):
+                self.assert_fails(["--timeout=" + bad, "ping"], "--timeout %s: give" % bad)
         self.sortctl("--timeout", "-1", "ping")
 
     def test_timeout_covers_the_whole_sort(self):
