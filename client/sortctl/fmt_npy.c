@@ -213,9 +213,10 @@ static int dict(cursor *c, sortd_key_type *t, uint64_t *n)
                 return fail(c, "the header has text after its dict");
         if (dtype(c, descr, descr_len, t) < 0)
                 return -1;
-        if (fortran)
-                return fail(c, "Fortran-order arrays are not supported: save the array in C "
-                               "order (np.ascontiguousarray)");
+        /* A 1-d array's bytes are the same in either order; Julia's NPZ says True always. */
+        if (fortran && ndim > 1)
+                return fail(c, "Fortran-order arrays of more than one dimension are not "
+                               "supported: sortctl sorts 1-d arrays (save a.ravel())");
         if (ndim != 1)
                 return ndim == 0 ? fail(c, "the array has 0 dimensions (a scalar): sortctl "
                                            "sorts 1-d arrays")

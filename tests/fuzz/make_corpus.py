@@ -37,6 +37,7 @@ NPY = {
     "py2_long": npy(d(shape="(1L,)"), b"\0" * 4),
     "big_endian": npy(d(">u4"), b"\0" * 16),
     "fortran": npy(d(fortran="True"), b"\0" * 16),
+    "fortran_2d": npy(d(fortran="True", shape="(2, 2)"), b"\0" * 16),
     "f2": npy(d("<f2"), b"\0" * 8),
     "bool": npy(d("|b1"), b"\0" * 4),
     "unicode": npy(d("<U10"), b"\0" * 160),
