@@ -1,4 +1,5 @@
 /* See fmt_npy.h. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -133,9 +134,13 @@ static int shape(cursor *c, unsigned *ndim, uint64_t dims[2])
 /* The dtype string: byte order, kind, size, as numpy spells them; key type or refusal. */
 static int dtype(cursor *c, const char *s, size_t len, sortd_key_type *t)
 {
+        size_t show = len < 12 ? len : 12;
         char d[16];
 
-        snprintf(d, sizeof(d), "%.*s", len < 12 ? (int)len : 12, s);
+        /* As the message shows it: printable, and cut when long. */
+        for (size_t i = 0; i < show; i++)
+                d[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+        d[show] = '\0';
         if (len > 12)
                 strcat(d, "...");
         if (len > 0 && s[0] == '>')
@@ -146,8 +151,8 @@ static int dtype(cursor *c, const char *s, size_t len, sortd_key_type *t)
         for (int i = 0; i < SORTD_KEY_TYPE_COUNT; i++) {
                 /* '=' (native) is little-endian on every machine sortd runs on; '<' for one
                    byte is what other writers than numpy may say. */
-                if (len == 3 && strchr("<=|", s[0]) && memcmp(s + 1, DESCR[i] + 1, 2) == 0 &&
-                    (s[0] != '|' || DESCR[i][0] == '|')) {
+                if (len == 3 && s[0] && strchr("<=|", s[0]) &&
+                    memcmp(s + 1, DESCR[i] + 1, 2) == 0 && (s[0] != '|' || DESCR[i][0] == '|')) {
                         *t = (sortd_key_type)i;
                         return 0;
                 }
@@ -257,8 +262,11 @@ int npy_parse(const uint8_t *buf, size_t len, uint64_t file_size, npy_header *h,
         c.end = c.p + hlen;
         if (dict(&c, &t, &n) < 0)
                 return -1;
+        if (n > UINT64_MAX / 8)
+                return fail(&c, "the .npy header's shape (%llu,) of %s is larger than any file",
+                            (unsigned long long)n, DESCR[t]);
         bytes = n * sortd_key_size(t);
-        if (n > UINT64_MAX / 8 || file_size - pre - hlen != bytes)
+        if (file_size - pre - hlen != bytes)
                 return fail(&c, "the .npy data is %llu bytes, but shape (%llu,) of %s needs %llu",
                             (unsigned long long)(file_size - pre - hlen), (unsigned long long)n,
                             DESCR[t], (unsigned long long)bytes);

@@ -39,6 +39,7 @@ NPY = {
     "fortran": npy(d(fortran="True"), b"\0" * 16),
     "fortran_2d": npy(d(fortran="True", shape="(2, 2)"), b"\0" * 16),
     "f2": npy(d("<f2"), b"\0" * 8),
+    "descr_nul": npy(d("\0u4"), b"\0" * 16),
     "bool": npy(d("|b1"), b"\0" * 4),
     "unicode": npy(d("<U10"), b"\0" * 160),
     "structured": npy("{'descr': [('a', '<u4')], 'fortran_order': False, 'shape': (1,), }",
