@@ -207,6 +207,17 @@ static int check_args(const sort_args *s)
         return SC_OK;
 }
 
+/* --bits against the keys' width, known once IN is open: before anything is read or sent. */
+static int check_bits(const sortd_sort_options *o, sortd_key_type t)
+{
+        unsigned w = (unsigned)sortd_key_size(t) * 8;
+
+        if (o->end_bit > w)
+                return sc_fail(SC_FAIL, "--bits %u:%u: %s keys have %u bits: give E <= %u",
+                               o->begin_bit, o->end_bit, sortd_key_type_name(t), w, w);
+        return SC_OK;
+}
+
 /* The values file, checked against the keys before anything is sent. */
 static int open_values(const sort_args *s, const sc_input *keys, sc_input *vals, sortd_payload *p,
                        sc_progress *prog)
@@ -262,6 +273,8 @@ static int sort_file(sc_common *c, const sort_args *s, sc_progress *p)
         sortd_conn *conn = NULL;
         int r = sc_input_open(&in, s->in, (sc_format)s->fmt, s->type, "--type", p);
 
+        if (r == SC_OK)
+                r = check_bits(&s->opts, in.type);
         if (r == SC_OK)
                 r = open_values(s, &in, &vals, &j.payload, p);
         if (r == SC_OK)

@@ -350,6 +350,9 @@ class SortctlTest(unittest.TestCase):
             with self.subTest(bits=bad):
                 self.assert_fails(["sort", src, "-o", self.path("o.npy"), "--bits=" + bad],
                                   "--bits %s: give B:E" % bad)
+        # past the key's width: refused once IN's type is known, before the daemon is asked
+        self.assert_fails(["sort", src, "-o", self.path("o.npy"), "--bits", "0:33"],
+                          "--bits 0:33: u32 keys have 32 bits: give E <= 32")
 
     def test_values_and_argsort(self):
         n = 20000  # few distinct keys: stability shows
