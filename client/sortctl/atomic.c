@@ -119,6 +119,20 @@ static int descriptor_of(const char *path)
         return -1;
 }
 
+int sc_out_check_descriptor(const char *path)
+{
+        int fd = descriptor_of(path), flags;
+
+        if (fd < 0)
+                return SC_OK;
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
+                return sc_fail(SC_FAIL,
+                               "%s: descriptor %d is %s: redirect it (%d>FILE) or give a file name",
+                               path, fd, flags < 0 ? "not open" : "open for reading only", fd);
+        return SC_OK;
+}
+
 /*
  * Where the data goes: a regular file is replaced whole, and through a symlink its target is,
  * so that the rename keeps the link. Anything else but a directory, and a descriptor named as
@@ -130,6 +144,9 @@ static int resolve(sc_out *o, const char *path)
         struct stat st;
         bool exists = stat(path, &st) == 0;
 
+        /* Never replaced by a file: as root, one renamed over /dev/stdout breaks the machine. */
+        if (sc_out_check_descriptor(path) != SC_OK)
+                return SC_FAIL;
         if (exists && S_ISDIR(st.st_mode))
                 return sc_fail(SC_FAIL, "%s is a directory: give a file name", path);
         if (exists && S_ISREG(st.st_mode) && descriptor_of(path) < 0) {

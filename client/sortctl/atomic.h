@@ -19,6 +19,10 @@
 
 typedef struct sc_out sc_out;
 
+/* Fails (message recorded) when path names a descriptor (/dev/stdout, /dev/fd/N) that is not
+   open for writing. Called before sortctl opens files of its own, which could take the
+   number. */
+int sc_out_check_descriptor(const char *path);
 /* Creates the temporary file for path; returns SC_OK or the exit code (failure recorded). */
 int sc_out_open(const char *path, sc_out **out);
 int sc_out_write(sc_out *o, const void *buf, size_t len);

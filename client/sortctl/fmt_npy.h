@@ -3,7 +3,8 @@
  * little-endian (fortran_order True or False: one dimension is laid out the same either way).
  * Debian packages no maintained C parser, so this is a small strict one: every length and
  * offset in a header is checked against the bytes there are, and anything else (big-endian,
- * other dtypes, more dimensions) is refused with a message that names it. tests/fuzz/fuzz_npy.c fuzzes npy_parse.
+ * other dtypes, more dimensions) is refused with a message that names it. tests/fuzz/fuzz_npy.c
+ * fuzzes npy_parse.
  *
  * The format (numpy/lib/format.py): "\x93NUMPY", major and minor version bytes, the header's
  * length (2 bytes little-endian in version 1.0, 4 bytes in 2.0 and 3.0), then the header: a

@@ -204,6 +204,10 @@ static int check_args(const sort_args *s)
                                         "moves one payload; run twice");
         if (same_file(s->out, s->values_out) || same_file(s->out, s->argsort))
                 return sc_fail(SC_FAIL, "two outputs name the same file: give each its own");
+        if (sc_out_check_descriptor(s->out) != SC_OK ||
+            (s->values_out && sc_out_check_descriptor(s->values_out) != SC_OK) ||
+            (s->argsort && sc_out_check_descriptor(s->argsort) != SC_OK))
+                return SC_FAIL;
         return SC_OK;
 }
 

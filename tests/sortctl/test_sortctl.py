@@ -508,6 +508,34 @@ class SortctlTest(unittest.TestCase):
                            "u32"], "adir is a directory")
         self.assert_untouched(out, b"old")
 
+    def test_descriptor_outputs_must_be_open(self):
+        """-o /dev/fd/N (or /dev/stdout) names the caller's descriptor: one not open is refused
+        before sortctl opens files of its own, which could take its number (the output went
+        into the daemon's socket, exit 0), and is never replaced by a file (as root, a closed
+        stdout made sortctl rename a file over /dev/stdout)."""
+        src = self.write("in.txt", b"3\n1\n2\n")
+        for n in (3, 4, 5, 7):
+            self.assert_fails(["sort", src, "-o", "/dev/fd/%d" % n, "--type", "u32"],
+                              "/dev/fd/%d: descriptor %d is not open: redirect it (%d>FILE) or "
+                              "give a file name" % (n, n, n))
+        self.assert_fails(["sort", src, "-o", self.path("o.txt"), "--argsort",
+                           "/proc/self/fd/9", "--type", "u32"], "descriptor 9 is not open")
+        self.assertFalse(os.path.exists(self.path("o.txt")))
+        with open(src, "rb") as f:
+            fd = f.fileno()
+            r = subprocess.run([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o",
+                                "/dev/fd/%d" % fd, "--type", "u32"], pass_fds=[fd],
+                               capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("descriptor %d is open for reading only" % fd, r.stderr)
+        self.assert_untouched(src, b"3\n1\n2\n")
+        # an open one is written, as a redirection to a file is
+        with open(self.path("fd.txt"), "wb") as f:
+            subprocess.run([SORTCTL, "--socket", self.daemon.sock, "sort", src, "-o",
+                            "/dev/fd/%d" % f.fileno(), "--type", "u32"], pass_fds=[f.fileno()],
+                           check=True, timeout=60)
+        self.assert_untouched(self.path("fd.txt"), b"1\n2\n3\n")
+
     def test_two_outputs_one_new_file(self):
         src = self.write("in.txt", b"3\n1\n2\n")
         self.addCleanup(os.chdir, os.getcwd())
