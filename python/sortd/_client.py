@@ -10,6 +10,7 @@ An array reaches the daemon by the cheapest of three paths:
   - through the pool: a larger ordinary array is copied once into a region the client keeps
     for reuse, sorted there, and copied back.
 """
+import contextlib
 import ctypes
 import errno
 import math
@@ -408,15 +409,30 @@ class Client:
     def _create_region(self, size):
         """A new region of size bytes. Called in a call."""
         handle = ctypes.c_void_p()
-        status = self._io("sortd_region_create", size, ctypes.byref(handle))
-        if status in (_lib.E_BUSY, _lib.E_NOMEM) and (self._pool or self._cuda):
-            # the connection's region limit, or memory: free the cached ones
-            self._drop_pool()
-            self._forget_cuda((), 0)
+        with self._made(handle):
             status = self._io("sortd_region_create", size, ctypes.byref(handle))
+            if status in (_lib.E_BUSY, _lib.E_NOMEM) and (self._pool or self._cuda):
+                # the connection's region limit, or memory: free the cached ones
+                self._drop_pool()
+                self._forget_cuda((), 0)
+                status = self._io("sortd_region_create", size, ctypes.byref(handle))
         self._check(status)
         return _Region(handle.value, self._lib.sortd_region_data(handle),
                        self._lib.sortd_region_size(handle))
+
+    @contextlib.contextmanager
+    def _made(self, handle):
+        """Around a region's registration into handle: an exception (a signal handler's, as
+        the call returns: with a timeout, that is where Ctrl-C during it is raised) that comes
+        once libsortd has made the region leaves it to be destroyed at the next call, as a
+        dead array's, rather than registered in the daemon and mapped here for good."""
+        try:
+            yield
+        except BaseException:
+            if handle.value:
+                with self._regions_lock:
+                    self._dead.append(_Region(handle.value, 0, 0))
+            raise
 
     def _array_died(self, region):
         """A finalizer, run whenever the collector decides: it only queues the region, or
@@ -686,12 +702,13 @@ class Client:
 
     def _register_cuda(self, handle, size, uuid, busy):
         out = ctypes.c_void_p()
-        status = self._io("sortd_region_register_cuda", handle, 0, size, uuid,
-                          ctypes.byref(out))
-        if status == _lib.E_BUSY and self._forget_cuda(busy, 0):
-            # the connection's region limit: the cached ones gave way, so try again
+        with self._made(out):
             status = self._io("sortd_region_register_cuda", handle, 0, size, uuid,
                               ctypes.byref(out))
+            if status == _lib.E_BUSY and self._forget_cuda(busy, 0):
+                # the connection's region limit: the cached ones gave way, so try again
+                status = self._io("sortd_region_register_cuda", handle, 0, size, uuid,
+                                  ctypes.byref(out))
         self._check(status)
         return _Region(out.value, 0, size)
 
