@@ -77,6 +77,7 @@ class _Waiter:
             job = self._jobs.get()
             with self._mutex:
                 if job.cancelled:
+                    job.done.set()
                     continue
                 job.running = True
             try:
@@ -93,21 +94,31 @@ class _Waiter:
             self._jobs.put(job)
             job.done.wait()
         except BaseException:
-            with self._mutex:
-                job.cancelled = True  # the waiter skips a job it has not begun
-                running = job.running
-            if running and not job.done.is_set():
-                client._interrupted = True
-                client._lib.sortd_interrupt(client._conn)
-                while not job.done.is_set():  # at once, now: the connection is shut down
-                    try:
-                        job.done.wait()
-                    except BaseException:  # a second signal: the first one is raised
-                        pass
+            # Until the job has ended the connection is in use there: the exception must not
+            # go on before (the caller could close the connection, or make a call that waits
+            # behind the job for good). Another signal's exception on the way, wherever it
+            # comes, only has it all done again; the first one is raised.
+            while True:
+                try:
+                    self._end(client, job)
+                    break
+                except BaseException:
+                    pass
             raise
         if job.error is not None:
             raise job.error
         return job.result
+
+    def _end(self, client, job):
+        """Ends job: the waiter skips it if it has not begun it, else sortd_interrupt ends its
+        wait at once. Done again if a signal's exception cuts it short."""
+        with self._mutex:
+            job.cancelled = True
+            running = job.running
+        if running and not job.done.is_set():
+            client._interrupted = True
+            client._lib.sortd_interrupt(client._conn)
+        job.done.wait()
 
 
 _waiter = None

@@ -467,3 +467,68 @@ def test_interrupted_region_create_leaks_no_region(client, path):
     assert client.status()["regions"] == regions
     client.close()
     assert _region_fds() == fds
+
+
+_SECOND_CTRL_C_CHILD = r"""
+import math, os, signal, sys
+import numpy as np
+import sortd
+from conftest import LibHooks
+
+c = sortd.Client(sys.argv[1], timeout=math.inf)
+seconds = []
+
+def interrupt(real, conn):
+    if not seconds:  # Ctrl-C again, just as the first one's interrupt is made
+        seconds.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+    real(conn)
+
+c._lib = LibHooks(c._lib, sortd_interrupt=interrupt)
+a = np.arange(1000, dtype=np.uint32)[::-1].copy()
+print("ready", flush=True)
+sys.stdin.readline()  # the daemon is stopped now
+try:
+    c.sort(a)
+except KeyboardInterrupt:
+    assert seconds, "no second signal"
+    assert (a == np.arange(1000)[::-1]).all(), "half-written"
+    try:
+        c.ping()  # fails at once: the waiter is free and the connection shut down
+        raise AssertionError("the interrupted connection still works")
+    except sortd.ConnectionLost as e:
+        assert "interrupted" in str(e), e
+    c.close()
+    print("the call ended", flush=True)
+    raise
+"""
+
+
+def test_second_ctrl_c_still_ends_the_call(fresh_daemon):
+    """A second SIGINT while the first one's KeyboardInterrupt ends a call with no timeout:
+    the call still ends (the connection is shut down) before KeyboardInterrupt goes on, so
+    the client and the package's waiter are left free, not blocked on the stopped daemon."""
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    child = subprocess.Popen([sys.executable, "-c", _SECOND_CTRL_C_CHILD, fresh_daemon.sock],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env,
+                             cwd=os.path.dirname(__file__))
+    try:
+        assert child.stdout.readline() == "ready\n"
+        fresh_daemon.proc.send_signal(signal.SIGSTOP)
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        time.sleep(0.5)  # the sort waits in libsortd now
+        child.send_signal(signal.SIGINT)
+        try:
+            out, err = child.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, err = child.communicate()
+    finally:
+        child.kill()
+        fresh_daemon.proc.send_signal(signal.SIGCONT)
+    assert "the call ended" in out, err
+    assert child.returncode == -signal.SIGINT and "KeyboardInterrupt" in err, err
