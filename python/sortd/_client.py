@@ -16,13 +16,12 @@ import errno
 import math
 import operator
 import os
-import queue
 import threading
 import time
 import weakref
 from collections import namedtuple
 
-from . import _arrays, _cuda, _errors, _lib
+from . import _arrays, _cuda, _errors, _lib, _waiter
 
 Timings = namedtuple("Timings", "queued transfer sort")
 Timings.__doc__ = "The daemon's account of the last sort, in seconds."
@@ -45,90 +44,6 @@ def _after_fork_in_child():
     # Only a flag: a lock another thread of the parent held stays held in the child for good.
     for c in list(_clients):
         c._forked = True
-    global _waiter
-    _waiter = None  # its thread stayed in the parent
-
-
-class _Job:
-    __slots__ = ("fn", "args", "result", "error", "running", "cancelled", "done")
-
-    def __init__(self, fn, args):
-        self.fn, self.args, self.result, self.error = fn, args, None, None
-        self.running = self.cancelled = False
-        self.done = threading.Event()
-
-
-class _Waiter:
-    """Runs the main thread's libsortd calls that have no timeout on a thread of its own
-    while the main thread waits for them in Python. A thread waiting inside a C call runs no
-    signal handler, and libsortd's waits go on through signals: Ctrl-C would wait for the
-    daemon's answer for ever. Here the handlers run in the waiting main thread; one that
-    raises (KeyboardInterrupt) has sortd_interrupt end the call, which breaks the connection,
-    and its exception goes on once the call has returned. A handler that does not raise
-    changes nothing. Only the main thread runs handlers: other threads call libsortd directly."""
-
-    def __init__(self):
-        self._jobs = queue.SimpleQueue()
-        self._mutex = threading.Lock()  # a job's running and cancelled
-        threading.Thread(target=self._serve, name="sortd-waiter", daemon=True).start()
-
-    def _serve(self):
-        while True:
-            job = self._jobs.get()
-            with self._mutex:
-                if job.cancelled:
-                    job.done.set()
-                    continue
-                job.running = True
-            try:
-                job.result = job.fn(*job.args)
-            except BaseException as e:  # a ctypes argument error: the caller's to see
-                job.error = e
-            finally:
-                job.done.set()
-
-    def call(self, client, fn, args):
-        """fn(client's connection, *args), on the waiter's thread."""
-        job = _Job(fn, (client._conn,) + args)
-        try:
-            self._jobs.put(job)
-            job.done.wait()
-        except BaseException:
-            # Until the job has ended the connection is in use there: the exception must not
-            # go on before (the caller could close the connection, or make a call that waits
-            # behind the job for good). Another signal's exception on the way, wherever it
-            # comes, only has it all done again; the first one is raised.
-            while True:
-                try:
-                    self._end(client, job)
-                    break
-                except BaseException:
-                    pass
-            raise
-        if job.error is not None:
-            raise job.error
-        return job.result
-
-    def _end(self, client, job):
-        """Ends job: the waiter skips it if it has not begun it, else sortd_interrupt ends its
-        wait at once. Done again if a signal's exception cuts it short."""
-        with self._mutex:
-            job.cancelled = True
-            running = job.running
-        if running and not job.done.is_set():
-            client._interrupted = True
-            client._lib.sortd_interrupt(client._conn)
-        job.done.wait()
-
-
-_waiter = None
-
-
-def _main_waiter():
-    global _waiter
-    if _waiter is None:
-        _waiter = _Waiter()
-    return _waiter
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -308,7 +223,7 @@ class Client:
         # another thread: 205-410 us through the waiter on the 2-core development VM).
         if self._deadline != math.inf or threading.current_thread() != threading.main_thread():
             return fn(self._conn, *args)
-        return _main_waiter().call(self, fn, args)
+        return _waiter.main_waiter().call(self, fn, args)
 
     class _Call:
         def __init__(self, client):
