@@ -148,8 +148,7 @@ class Client:
         opts = _lib.ConnectOptions(name.encode(), _ms(self._timeout))
         conn = ctypes.c_void_p()
         err = ctypes.create_string_buffer(512)
-        status = self._lib.sortd_connect(os.fsencode(self.socket), ctypes.byref(opts),
-                                         ctypes.byref(conn), err, len(err))
+        status = _waiter.connect(self._lib, os.fsencode(self.socket), opts, conn, err)
         if status != _lib.OK:
             raise _unreachable(self.socket, status, err.value.decode(errors="replace"))
         self._conn = conn

@@ -1,8 +1,11 @@
 """The waiter: the main thread's libsortd calls with no timeout, on a thread of the package's,
 so that Ctrl-C can end them (see _Waiter)."""
+import ctypes
 import os
 import queue
 import threading
+
+from . import _lib
 
 
 class _Job:
@@ -93,3 +96,43 @@ def _after_fork_in_child():
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def connect(lib, path, opts, conn, err):
+    """sortd_connect(path, opts, conn, err, len(err)); conn gets the connection. On the main
+    thread with no timeout it runs on a thread of its own while the main thread waits in
+    Python, as the waiter's calls do. There is no connection to interrupt yet: a signal
+    handler's exception goes on at once, and the connection that thread may still make (a
+    stalled daemon's Hello may never end) is closed there as it is made."""
+    args = (path, ctypes.byref(opts), ctypes.byref(conn), err, len(err))
+    if opts.timeout_ms != -1 or threading.current_thread() is not threading.main_thread():
+        return lib.sortd_connect(*args)
+    state = {}  # "status" once sortd_connect has returned; "abandoned", "closed"
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def run():
+        status = lib.sortd_connect(*args)
+        with lock:
+            state["status"] = status
+            if state.get("abandoned") and status == _lib.OK:
+                state["closed"] = True
+                lib.sortd_close(conn)
+        done.set()
+
+    threading.Thread(target=run, name="sortd-connect", daemon=True).start()
+    try:
+        done.wait()
+    except BaseException:
+        while True:  # done again if another signal's exception cuts it short
+            try:
+                with lock:
+                    state["abandoned"] = True
+                    if state.get("status") == _lib.OK and not state.get("closed"):
+                        state["closed"] = True
+                        lib.sortd_close(conn)
+                break
+            except BaseException:
+                pass
+        raise
+    return state["status"]

@@ -504,31 +504,76 @@ except KeyboardInterrupt:
 """
 
 
-def test_second_ctrl_c_still_ends_the_call(fresh_daemon):
-    """A second SIGINT while the first one's KeyboardInterrupt ends a call with no timeout:
-    the call still ends (the connection is shut down) before KeyboardInterrupt goes on, so
-    the client and the package's waiter are left free, not blocked on the stopped daemon."""
+
+def _sigint_child(daemon, script, *args, timeout=5):
+    """Runs script (python -c, in this directory), which prints "ready" and reads a line;
+    stops the daemon, sends the line, and SIGINT 0.5 s later: its stdout, stderr, exit
+    status, and the seconds it took to end after the SIGINT (killed after timeout)."""
     import subprocess
     import sys
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    child = subprocess.Popen([sys.executable, "-c", _SECOND_CTRL_C_CHILD, fresh_daemon.sock],
+    child = subprocess.Popen([sys.executable, "-c", script, daemon.sock, *args],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env,
                              cwd=os.path.dirname(__file__))
     try:
         assert child.stdout.readline() == "ready\n"
-        fresh_daemon.proc.send_signal(signal.SIGSTOP)
+        daemon.proc.send_signal(signal.SIGSTOP)
         child.stdin.write("go\n")
         child.stdin.flush()
-        time.sleep(0.5)  # the sort waits in libsortd now
+        time.sleep(0.5)  # it waits in libsortd now
         child.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
         try:
-            out, err = child.communicate(timeout=5)
+            out, err = child.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             child.kill()
             out, err = child.communicate()
+        return out, err, child.returncode, time.monotonic() - t0
     finally:
         child.kill()
-        fresh_daemon.proc.send_signal(signal.SIGCONT)
+        daemon.proc.send_signal(signal.SIGCONT)
+
+
+def test_second_ctrl_c_still_ends_the_call(fresh_daemon):
+    """A second SIGINT while the first one's KeyboardInterrupt ends a call with no timeout:
+    the call still ends (the connection is shut down) before KeyboardInterrupt goes on, so
+    the client and the package's waiter are left free, not blocked on the stopped daemon."""
+    out, err, rc, _ = _sigint_child(fresh_daemon, _SECOND_CTRL_C_CHILD)
     assert "the call ended" in out, err
-    assert child.returncode == -signal.SIGINT and "KeyboardInterrupt" in err, err
+    assert rc == -signal.SIGINT and "KeyboardInterrupt" in err, err
+
+
+_CONNECT_CTRL_C_CHILD = r"""
+import math, os, signal, sys, time
+import sortd
+
+def sockets():
+    return sum(os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+               for fd in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{fd}"))
+
+before = sockets()
+print("ready", flush=True)
+sys.stdin.readline()  # the daemon is stopped now
+try:
+    sortd.Client(sys.argv[1], timeout=math.inf)
+except KeyboardInterrupt:
+    os.kill(int(sys.argv[2]), signal.SIGCONT)  # its Hello is answered: the connection is made
+    deadline = time.monotonic() + 3
+    while sockets() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sockets() == before, "the connection made after the KeyboardInterrupt stays open"
+    print("the connect ended", flush=True)
+    raise
+"""
+
+
+def test_ctrl_c_ends_a_connect_with_no_timeout(fresh_daemon):
+    """SIGINT to a process making a Client with timeout=math.inf of a daemon that never
+    answers its Hello (stopped): KeyboardInterrupt at once, as for a call, and the connection
+    made once the daemon answers is closed."""
+    out, err, rc, took = _sigint_child(fresh_daemon, _CONNECT_CTRL_C_CHILD,
+                                       str(fresh_daemon.proc.pid))
+    assert "the connect ended" in out, err
+    assert rc == -signal.SIGINT and "KeyboardInterrupt" in err, err
+    assert took < 3, f"the child took {took:.1f} s to end after SIGINT"
