@@ -299,16 +299,43 @@ static int load_line(sortd__config *cfg, char *line, const char *where)
 }
 
 /*
- * optional: a missing file is no error (--config-if-exists), so a package's example file may go.
- * Lines are read whole, however long: a value is taken or refused for its own length
- * (set_option), at its own line, never cut in two.
+ * A config line longer than this is refused at its line, and the rest of it is never read:
+ * "sortd --config /dev/zero", or a file of one endless line, used to grow memory until the
+ * load failed. The longest value is an allow-uid or allow-gid list of 1023 bytes; 64 KiB leaves
+ * a hand-written comment room to spare.
  */
+#define LINE_MAX_BYTES (64u << 10)
+
+enum { LINE_EOF = -1, LINE_TOO_LONG = -2, LINE_READ_ERROR = -3 };
+
+/* The next line of f, without its newline, into buf (LINE_MAX_BYTES + 1 bytes): its length,
+   or one of the LINE_ values above. */
+static long read_line(FILE *f, char *buf)
+{
+        size_t n = 0;
+        int c;
+
+        while ((c = getc(f)) != EOF && c != '\n') {
+                if (n == LINE_MAX_BYTES)
+                        return LINE_TOO_LONG;
+                buf[n++] = (char)c;
+        }
+        if (c == EOF && ferror(f))
+                return LINE_READ_ERROR;
+        if (c == EOF && n == 0)
+                return LINE_EOF;
+        buf[n] = '\0';
+        return (long)n;
+}
+
+/* optional: a missing file is no error (--config-if-exists), so a package's example file may
+   go. A value is taken or refused for its own length (set_option), at its own line. */
 static int load_file(sortd__config *cfg, const char *path, bool optional)
 {
         FILE *f = fopen(path, "re");
-        char *line = NULL, where[300];
-        size_t cap = 0;
+        char *line, where[300];
         int lineno = 0, r = 0;
+        long n = 0;
 
         if (!f && optional && errno == ENOENT) {
                 sortd__log(SORTD__LOG_NOTICE, "no config file at %s: using the defaults", path);
@@ -318,11 +345,23 @@ static int load_file(sortd__config *cfg, const char *path, bool optional)
                 sortd__log(SORTD__LOG_ERR, "cannot open config file %s: %s", path, strerror(errno));
                 return -1;
         }
-        while (r == 0 && getline(&line, &cap, f) >= 0) {
+        line = malloc(LINE_MAX_BYTES + 1);
+        if (!line) {
+                sortd__log(SORTD__LOG_ERR, "cannot read config file %s: %s", path,
+                           strerror(ENOMEM));
+                fclose(f);
+                return -1;
+        }
+        while (r == 0 && (n = read_line(f, line)) >= 0) {
                 snprintf(where, sizeof(where), "%s:%d", path, ++lineno);
                 r = load_line(cfg, line, where);
         }
-        if (r == 0 && !feof(f)) {
+        if (r == 0 && n == LINE_TOO_LONG) {
+                sortd__log(SORTD__LOG_ERR, "%s:%d: line longer than %u bytes", path, lineno + 1,
+                           LINE_MAX_BYTES);
+                r = -1;
+        }
+        if (r == 0 && n == LINE_READ_ERROR) {
                 sortd__log(SORTD__LOG_ERR, "cannot read config file %s after line %d: %s", path,
                            lineno, strerror(errno));
                 r = -1;

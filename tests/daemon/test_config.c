@@ -3,9 +3,11 @@
  * documentation it prints (--help, --print-config) see it.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -354,6 +356,58 @@ START_TEST(errors_logged_as_errors)
 }
 END_TEST
 
+/* The most memory this process has held, in KiB. */
+static long max_rss_kib(void)
+{
+        struct rusage ru;
+
+        ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru), 0);
+        return ru.ru_maxrss;
+}
+
+/*
+ * A line over 64 KiB is refused at its line, and what is left of it is never read: a file of
+ * one endless line used to be read whole into memory ("sortd --config /dev/zero" grew until
+ * it failed), and a long comment was taken.
+ */
+START_TEST(line_length_capped)
+{
+        char path[] = "/tmp/sortd-config-XXXXXX", err[1024], want[128];
+        static char text[(64 << 10) + 64];
+        sortd__config cfg;
+        long rss;
+        int fd;
+
+        memset(text, 'x', sizeof(text));
+        memcpy(text, "# ", 2);
+        strcpy(text + (64 << 10), "\ncapacity = 2K\n");
+        write_file(path, text); /* a comment of exactly 64 KiB is taken */
+        ck_assert_int_eq(LOAD(&cfg, "--config", path), 0);
+        ck_assert_uint_eq(cfg.capacity, 2048);
+        unlink(path);
+        strcpy(path, "/tmp/sortd-config-XXXXXX");
+        text[64 << 10] = 'x';
+        write_file(path, text);
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        snprintf(want, sizeof(want), "sortd: error: %s:1: line longer than 65536 bytes", path);
+        ck_assert_msg(strstr(err, want), "%s", err);
+        unlink(path);
+
+        strcpy(path, "/tmp/sortd-config-XXXXXX");
+        /* One line of 256 MiB: refused with no more memory than a line's cap. */
+        write_file(path, "# a comment that never ends ");
+        fd = open(path, O_WRONLY);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(ftruncate(fd, 256 << 20), 0);
+        close(fd);
+        rss = max_rss_kib();
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        ck_assert_msg(strstr(err, ":1: "), "%s", err);
+        ck_assert_int_lt(max_rss_kib() - rss, 32 << 10);
+        unlink(path);
+}
+END_TEST
+
 /* The names a setting takes are listed once, in the table: --help and the documentation show
    the same list the parser takes. */
 START_TEST(names_documented)
@@ -389,6 +443,7 @@ int main(void)
         tcase_add_test(tc, version_reads_no_file);
         tcase_add_test(tc, check_config_reads_everything);
         tcase_add_test(tc, errors_logged_as_errors);
+        tcase_add_test(tc, line_length_capped);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

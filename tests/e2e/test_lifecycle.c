@@ -424,9 +424,9 @@ START_TEST(live_socket_refused_stale_removed)
 END_TEST
 
 /*
- * A config line is read whole, however long: an allow-uid list of 64 entries (over 700 bytes)
- * with this user last is taken, and this user is served; a value over its setting's limit is
- * refused for its length at its own line.
+ * A config line is read whole up to its cap (64 KiB): an allow-uid list of 64 entries (over
+ * 700 bytes) with this user last is taken, and this user is served; a value over its setting's
+ * limit is refused for its length at its own line.
  */
 static void long_lines(const char *path)
 {
