@@ -6,10 +6,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access.h"
@@ -328,15 +330,59 @@ static long read_line(FILE *f, char *buf)
         return (long)n;
 }
 
+static const char *file_kind(mode_t mode)
+{
+        return S_ISDIR(mode)    ? "a directory"
+               : S_ISFIFO(mode) ? "a FIFO or pipe"
+               : S_ISCHR(mode)  ? "a character device"
+               : S_ISBLK(mode)  ? "a block device"
+               : S_ISSOCK(mode) ? "a socket"
+                                : "of an unknown kind";
+}
+
+/*
+ * path opened for reading; NULL with errno set, or with *kind saying what path is when it is no
+ * regular file. Only a regular file is read: a FIFO no one writes to held the start (and
+ * systemd's start job) for ever, /dev/zero was read until memory ran out, and a directory
+ * failed "after line 0". O_NONBLOCK lets a FIFO be opened, to be refused, without waiting for
+ * a writer; on a regular file it changes nothing.
+ */
+static FILE *open_regular(const char *path, const char **kind)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e;
+        struct stat st;
+        FILE *f = NULL;
+
+        *kind = NULL;
+        if (fd < 0)
+                return NULL;
+        if (fstat(fd, &st) == 0) {
+                if (S_ISREG(st.st_mode))
+                        f = fdopen(fd, "r");
+                else
+                        *kind = file_kind(st.st_mode);
+        }
+        e = errno;
+        if (!f)
+                close(fd);
+        errno = e;
+        return f;
+}
+
 /* optional: a missing file is no error (--config-if-exists), so a package's example file may
    go. A value is taken or refused for its own length (set_option), at its own line. */
 static int load_file(sortd__config *cfg, const char *path, bool optional)
 {
-        FILE *f = fopen(path, "re");
+        const char *kind;
+        FILE *f = open_regular(path, &kind);
         char *line, where[300];
         int lineno = 0, r = 0;
         long n = 0;
 
+        if (kind) {
+                sortd__log(SORTD__LOG_ERR, "config file %s is %s, not a regular file", path, kind);
+                return -1;
+        }
         if (!f && optional && errno == ENOENT) {
                 sortd__log(SORTD__LOG_NOTICE, "no config file at %s: using the defaults", path);
                 return 0;

@@ -408,6 +408,33 @@ START_TEST(line_length_capped)
 }
 END_TEST
 
+/*
+ * Only a regular file is read as a config file: a directory failed "after line 0", a FIFO with
+ * no writer held the start for ever (in open), and a device was read as one (/dev/zero until
+ * memory ran out). Each is refused at once, saying what it is.
+ */
+START_TEST(config_file_is_regular)
+{
+        char dir[] = "/tmp/sortd-config-XXXXXX", fifo[64], err[1024], want[160];
+        char *const kinds[][2] = {{dir, "a directory"},
+                                  {fifo, "a FIFO or pipe"},
+                                  {"/dev/null", "a character device"}};
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        for (size_t i = 0; i < 3; i++) {
+                ck_assert_int_eq(LOAD_ERR(err, "--config-if-exists", kinds[i][0]), -1);
+                snprintf(want, sizeof(want),
+                         "sortd: error: config file %s is %s, not a regular file", kinds[i][0],
+                         kinds[i][1]);
+                ck_assert_msg(strstr(err, want), "%s", err);
+        }
+        unlink(fifo);
+        rmdir(dir);
+}
+END_TEST
+
 /* The names a setting takes are listed once, in the table: --help and the documentation show
    the same list the parser takes. */
 START_TEST(names_documented)
@@ -444,6 +471,7 @@ int main(void)
         tcase_add_test(tc, check_config_reads_everything);
         tcase_add_test(tc, errors_logged_as_errors);
         tcase_add_test(tc, line_length_capped);
+        tcase_add_test(tc, config_file_is_regular);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -478,6 +478,8 @@ START_TEST(config_file_and_bad_options)
                 {{"--config", "/nonexistent/sortd.conf"},
                  "cannot open config file /nonexistent/sortd.conf"},
                 {{"--config", bad_path}, ":2: expected 'name = value'"},
+                {{"--config", "/dev/zero"},
+                 "config file /dev/zero is a character device, not a regular file"},
                 {{"--print-config=yaml"}, "unknown format 'yaml'"},
         };
         sortd_info info;
