@@ -308,7 +308,7 @@ static int load_line(sortd__config *cfg, char *line, const char *where)
  */
 #define LINE_MAX_BYTES (64u << 10)
 
-enum { LINE_EOF = -1, LINE_TOO_LONG = -2, LINE_READ_ERROR = -3 };
+enum { LINE_EOF = -1, LINE_TOO_LONG = -2, LINE_READ_ERROR = -3, LINE_NUL = -4 };
 
 /* The next line of f, without its newline, into buf (LINE_MAX_BYTES + 1 bytes): its length,
    or one of the LINE_ values above. */
@@ -320,6 +320,8 @@ static long read_line(FILE *f, char *buf)
         while ((c = getc(f)) != EOF && c != '\n') {
                 if (n == LINE_MAX_BYTES)
                         return LINE_TOO_LONG;
+                if (c == '\0') /* the line would end there unseen: "capacity = 1K\0junk" */
+                        return LINE_NUL;
                 buf[n++] = (char)c;
         }
         if (c == EOF && ferror(f))
@@ -405,6 +407,10 @@ static int load_file(sortd__config *cfg, const char *path, bool optional)
         if (r == 0 && n == LINE_TOO_LONG) {
                 sortd__log(SORTD__LOG_ERR, "%s:%d: line longer than %u bytes", path, lineno + 1,
                            LINE_MAX_BYTES);
+                r = -1;
+        }
+        if (r == 0 && n == LINE_NUL) {
+                sortd__log(SORTD__LOG_ERR, "%s:%d: a NUL byte: not a text file", path, lineno + 1);
                 r = -1;
         }
         if (r == 0 && n == LINE_READ_ERROR) {

@@ -435,6 +435,24 @@ START_TEST(config_file_is_regular)
 }
 END_TEST
 
+/* A NUL byte ends the load at its line: the rest of the line used to be dropped unseen, so
+   "capacity = 1K\0junk" was taken as 1K. */
+START_TEST(nul_byte_refused)
+{
+        static const char text[] = "# ok\ncapacity = 1K\0junk\n";
+        char path[] = "/tmp/sortd-config-XXXXXX", err[1024], want[128];
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+        close(fd);
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        snprintf(want, sizeof(want), "sortd: error: %s:2: a NUL byte: not a text file", path);
+        ck_assert_msg(strstr(err, want), "%s", err);
+        unlink(path);
+}
+END_TEST
+
 /* The names a setting takes are listed once, in the table: --help and the documentation show
    the same list the parser takes. */
 START_TEST(names_documented)
@@ -472,6 +490,7 @@ int main(void)
         tcase_add_test(tc, errors_logged_as_errors);
         tcase_add_test(tc, line_length_capped);
         tcase_add_test(tc, config_file_is_regular);
+        tcase_add_test(tc, nul_byte_refused);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
