@@ -76,12 +76,29 @@ static int resolve(const char *s, bool group, uint32_t *out)
         return lookup(s, group, out);
 }
 
-/* One setting's list into ids (uid_t and gid_t are both 32-bit on Linux). */
+/* s with the blanks (spaces, tabs) around it cut off, in place. */
+static char *strip(char *s)
+{
+        char *e;
+
+        s += strspn(s, " \t");
+        e = s + strlen(s);
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+                *--e = '\0';
+        return s;
+}
+
+/*
+ * One setting's list into ids (uid_t and gid_t are both 32-bit on Linux): entries separated by
+ * commas, blanks around each ignored ("alice, bob"). A blank list is none (everyone is
+ * served), but an empty entry is an error: "allow-uid = ," or "alice,,bob" used to be taken,
+ * the first as no list at all, which serves everyone.
+ */
 static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, char *why,
                       size_t why_len)
 {
         const char *name = group ? "allow-gid" : "allow-uid", *kind = group ? "group" : "user";
-        char copy[1024], *save = NULL;
+        char copy[1024], *rest, *t;
 
         *n = 0;
         if (strlen(list) >= sizeof(copy)) {
@@ -89,7 +106,16 @@ static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, ch
                 return -1;
         }
         strcpy(copy, list);
-        for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        rest = strip(copy);
+        if (!*rest)
+                return 0;
+        while (rest) {
+                t = strip(strsep(&rest, ","));
+                if (!*t) {
+                        snprintf(why, why_len, "%s: entry %zu is empty (a comma too many?)", name,
+                                 *n + 1);
+                        return -1;
+                }
                 if (*n == SORTD__ACCESS_MAX_IDS) {
                         snprintf(why, why_len, "%s lists more than %d entries", name,
                                  SORTD__ACCESS_MAX_IDS);

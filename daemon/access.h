@@ -22,7 +22,8 @@ typedef struct sortd__access {
 } sortd__access;
 
 /*
- * Sets a's users (group: groups) to one setting's list, comma-separated names or numeric ids,
+ * Sets a's users (group: groups) to one setting's list, names or numeric ids separated by
+ * commas (blanks around each ignored; an empty entry is an error, a blank list is none),
  * names resolved now, replacing what it held. The config loader calls it on the line that sets
  * the list, so that an error names the line, and the daemon serves with what it resolved there:
  * each name is looked up once. Returns 0, or -1 with why naming the entry at fault and a as it

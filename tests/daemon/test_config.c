@@ -453,6 +453,41 @@ START_TEST(nul_byte_refused)
 }
 END_TEST
 
+/*
+ * allow-uid and allow-gid are lists of entries separated by commas, blanks around each
+ * ignored. An empty entry names the line: "allow-uid = ," was taken as no list, which serves
+ * everyone, and "root,,0" as "root,0". A blank value is still no list. Blanks do not separate:
+ * "root 0" is one entry, which names nobody (it was taken as two).
+ */
+START_TEST(id_list_entries)
+{
+        char path[] = "/tmp/sortd-config-XXXXXX", err[1024], want[160];
+        sortd__config cfg;
+
+        ck_assert_int_eq(LOAD_ERR(err, "--allow-uid", ","), -1);
+        ck_assert_msg(strstr(err, "sortd: error: command line: allow-uid: entry 1 is empty (a "
+                                  "comma too many?)"),
+                      "%s", err);
+        ck_assert_int_eq(LOAD_ERR(err, "--allow-uid", "root,"), -1);
+        ck_assert_msg(strstr(err, "allow-uid: entry 2 is empty"), "%s", err);
+        write_file(path, "allow-gid = 0,, 7\n");
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        snprintf(want, sizeof(want), "sortd: error: %s:1: allow-gid: entry 2 is empty", path);
+        ck_assert_msg(strstr(err, want), "%s", err);
+        unlink(path);
+        ck_assert_int_eq(LOAD_ERR(err, "--allow-uid", "root 0"), -1);
+        ck_assert_msg(strstr(err, "allow-uid: 'root 0' is no user id"), "%s", err);
+
+        ck_assert_int_eq(LOAD(&cfg, "--allow-uid", " root ,\t0\t", "--allow-gid", "\t7"), 0);
+        ck_assert_uint_eq(cfg.access.nuids, 2);
+        ck_assert_uint_eq(cfg.access.uids[1], 0);
+        ck_assert_uint_eq(cfg.access.ngids, 1);
+        ck_assert_uint_eq(cfg.access.gids[0], 7);
+        ck_assert_int_eq(LOAD(&cfg, "--allow-uid", " \t", "--allow-gid", ""), 0);
+        ck_assert(!cfg.access.on);
+}
+END_TEST
+
 /* The names a setting takes are listed once, in the table: --help and the documentation show
    the same list the parser takes. */
 START_TEST(names_documented)
@@ -491,6 +526,7 @@ int main(void)
         tcase_add_test(tc, line_length_capped);
         tcase_add_test(tc, config_file_is_regular);
         tcase_add_test(tc, nul_byte_refused);
+        tcase_add_test(tc, id_list_entries);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
