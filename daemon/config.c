@@ -563,7 +563,7 @@ static int load_command_line(sortd__config *cfg, int argc, char **argv)
                         i += takes_next(argv[i]);
                         continue;
                 }
-                if (is_check(argv[i]))
+                if (is_check(argv[i]) || strcmp(argv[i], "--print-config=effective") == 0)
                         continue;
                 if (strncmp(argv[i], "--", 2) != 0) {
                         sortd__log(SORTD__LOG_ERR, "unexpected argument '%s'", argv[i]);
@@ -579,6 +579,7 @@ static int load_command_line(sortd__config *cfg, int argc, char **argv)
 int sortd__config_load(sortd__config *cfg, int argc, char **argv)
 {
         struct request q = scan_request(argc, argv);
+        bool effective;
 
         /* These read no file: --version answers even with a broken one. */
         if (q.help) {
@@ -589,7 +590,9 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
                 printf("sortd %s (protocol %d)\n", SORTD_VERSION_STRING, SORTD__WIRE_VERSION);
                 return SORTD__CONFIG_EXIT;
         }
-        if (q.print)
+        /* effective: printed once the files and the command line are read and checked. */
+        effective = q.print && strcmp(q.print, "effective") == 0;
+        if (q.print && !effective)
                 return sortd__config_print(q.print) < 0 ? -1 : SORTD__CONFIG_EXIT;
         *cfg = (sortd__config){0};
         for (size_t i = 0; i < sortd__config_n_options; i++) {
@@ -601,5 +604,9 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
         if (load_files(cfg, argc, argv) < 0 || load_command_line(cfg, argc, argv) < 0 ||
             check(cfg) < 0)
                 return -1;
+        if (effective) {
+                sortd__config_print_effective(cfg);
+                return SORTD__CONFIG_EXIT;
+        }
         return q.check ? SORTD__CONFIG_CHECK : SORTD__CONFIG_SERVE;
 }

@@ -50,7 +50,8 @@ enum sortd__config_action {
 /*
  * Fills cfg from the defaults, then every --config FILE, then the command line. Returns an
  * action, or -1 on error (already reported on stderr). --help, --version and --print-config
- * win wherever they stand, and read no file.
+ * win wherever they stand, and read no file; but --print-config=effective reads them all, as
+ * --check-config does, and prints the result.
  */
 int sortd__config_load(sortd__config *cfg, int argc, char **argv);
 

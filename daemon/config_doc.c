@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "config_table.h"
 
 /* A setting's default as the documentation gives it; computed names one computed later. */
@@ -42,7 +43,8 @@ void sortd__config_usage(void)
                "2 when not; creates no engine and binds no socket",
                "print-config[=FORMAT]",
                "print every setting at its default: conf (a commented sortd.conf), markdown or "
-               "scdoc",
+               "scdoc; or effective: each as the files and the command line set it, checked as "
+               "--check-config checks them (exit 2 when not valid)",
                "version", "print the version");
 }
 
@@ -150,8 +152,8 @@ int sortd__config_print(const char *format_name)
                         format = i;
         if (format < 0) {
                 fprintf(stderr,
-                        "sortd: --print-config: unknown format '%s' (conf, markdown or "
-                        "scdoc)\n",
+                        "sortd: --print-config: unknown format '%s' (conf, markdown, scdoc or "
+                        "effective)\n",
                         format_name);
                 return -1;
         }
@@ -167,4 +169,48 @@ int sortd__config_print(const char *format_name)
         for (size_t i = 0; i < sortd__config_n_options; i++)
                 print_setting(&sortd__config_options[i], (enum doc_format)format);
         return 1;
+}
+
+/* The value in effect of o in cfg, as the config file takes it. */
+static void format_value(const sortd__config *cfg, const sortd__option_def *o, char *buf,
+                         size_t len)
+{
+        const char *field = (const char *)cfg + o->offset;
+        uint64_t v;
+
+        if (o->type == OPT_CHOICE && !o->size) { /* kept as min + the name's index */
+                snprintf(buf, len, "%s", o->choices[*(const int *)field - (int)o->min]);
+                return;
+        }
+        switch (o->type) {
+        case OPT_CHOICE: /* kept as its name */
+        case OPT_STRING:
+        case OPT_USERS:
+        case OPT_GROUPS:
+                snprintf(buf, len, "%s", field);
+                return;
+        case OPT_SIZE:
+        case OPT_SIZE_AUTO:
+        case OPT_COUNT:
+                memcpy(&v, field, sizeof(v));
+                if (o->type == OPT_SIZE_AUTO && v == SORTD__CONFIG_AUTO)
+                        snprintf(buf, len, "auto");
+                else
+                        format_bound(o, v, buf, len);
+                return;
+        }
+}
+
+void sortd__config_print_effective(const sortd__config *cfg)
+{
+        char value[sizeof(cfg->allow_uid) + 8];
+
+        printf("# sortd --print-config=effective: the settings after the files and the command "
+               "line\n");
+        for (size_t i = 0; i < sortd__config_n_options; i++) {
+                const sortd__option_def *o = &sortd__config_options[i];
+
+                format_value(cfg, o, value, sizeof(value));
+                printf("%s =%s%s\n", o->name, *value ? " " : "", value);
+        }
 }

@@ -48,4 +48,8 @@ void sortd__config_format_choices(const sortd__option_def *o, char *buf, size_t 
 void sortd__config_usage(void);
 int sortd__config_print(const char *format_name);
 
+/* --print-config=effective: every setting at its value in cfg, as a sortd.conf would set it. */
+struct sortd__config;
+void sortd__config_print_effective(const struct sortd__config *cfg);
+
 #endif

@@ -488,6 +488,60 @@ START_TEST(id_list_entries)
 }
 END_TEST
 
+/* What sortd__config_load prints on stdout for argv, in out; its result. */
+static int load_out(char *out, size_t len, int argc, char **argv)
+{
+        struct capture c = begin_capture(1);
+        sortd__config cfg;
+        int r = sortd__config_load(&cfg, argc, argv);
+
+        end_capture(&c, out, len);
+        return r;
+}
+
+#define LOAD_OUT(out, ...)                                                                         \
+        load_out(out, sizeof(out),                                                                 \
+                 (int)(sizeof((char *[]){"sortd", __VA_ARGS__}) / sizeof(char *)),                 \
+                 (char *[]){"sortd", __VA_ARGS__, NULL})
+
+/*
+ * --print-config=effective prints every setting as the files and the command line left it, in
+ * the file's syntax, after the same checks as --check-config: what it prints, read back as the
+ * only config file, prints the same.
+ */
+START_TEST(print_effective)
+{
+        static char out[8192], again[8192];
+        char path[] = "/tmp/sortd-config-XXXXXX", back[] = "/tmp/sortd-config-XXXXXX";
+        char err[1024];
+
+        write_file(path, "capacity = 3K\nengine = cub\nallow-gid = 0, 7\nhost-pool = 1G\n");
+        ck_assert_int_eq(LOAD_OUT(out, "--print-config=effective", "--config", path, "--log-level",
+                                  "debug", "--host-pool", "auto", "--socket", "/tmp/x.sock",
+                                  "--idle-timeout-ms", "2048"),
+                         SORTD__CONFIG_EXIT);
+        ck_assert_msg(strstr(out, "\ncapacity = 3K\n"), "%s", out);
+        ck_assert_msg(strstr(out, "\nengine = cub\n"), "%s", out);
+        ck_assert_msg(strstr(out, "\nallow-uid =\nallow-gid = 0, 7\n"), "%s", out);
+        ck_assert_msg(strstr(out, "\nhost-pool = auto\n"), "%s", out);
+        ck_assert_msg(strstr(out, "\nsocket = /tmp/x.sock\n"), "%s", out);
+        ck_assert_msg(strstr(out, "\nlog-level = debug\n"), "%s", out);
+        ck_assert_msg(strstr(out, "\non-device-loss = recreate\n"), "%s", out);
+        ck_assert_msg(strstr(out, "\nidle-timeout-ms = 2048\n"), "%s", out);
+        ck_assert_msg(strstr(out, "\nmax-inflight-bytes = 1G\n"), "%s", out);
+        write_file(back, out);
+        ck_assert_int_eq(LOAD_OUT(again, "--config", back, "--print-config=effective"),
+                         SORTD__CONFIG_EXIT);
+        ck_assert_str_eq(again, out);
+        /* Checked as a start checks: nothing printed, an error. */
+        ck_assert_int_eq(LOAD_OUT(again, "--print-config=effective", "--capacity", "lots"), -1);
+        ck_assert_str_eq(again, "");
+        ck_assert_int_eq(LOAD_ERR(err, "--print-config=effective", "--bogus"), -1);
+        unlink(path);
+        unlink(back);
+}
+END_TEST
+
 /* The names a setting takes are listed once, in the table: --help and the documentation show
    the same list the parser takes. */
 START_TEST(names_documented)
@@ -527,6 +581,7 @@ int main(void)
         tcase_add_test(tc, config_file_is_regular);
         tcase_add_test(tc, nul_byte_refused);
         tcase_add_test(tc, id_list_entries);
+        tcase_add_test(tc, print_effective);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
