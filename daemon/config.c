@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "access.h"
@@ -342,10 +343,16 @@ static const char *file_kind(mode_t mode)
                                 : "of an unknown kind";
 }
 
+/* /dev/null reads as an empty file: "--config /dev/null" is the usual way to say "no file". */
+static bool is_dev_null(const struct stat *st)
+{
+        return S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 3);
+}
+
 /*
  * path opened for reading; NULL with errno set, or with *kind saying what path is when it is no
- * regular file. Only a regular file is read: a FIFO no one writes to held the start (and
- * systemd's start job) for ever, /dev/zero was read until memory ran out, and a directory
+ * regular file (nor /dev/null). Only a regular file is read: a FIFO no one writes to held the start
+ * (and systemd's start job) for ever, /dev/zero was read until memory ran out, and a directory
  * failed "after line 0". O_NONBLOCK lets a FIFO be opened, to be refused, without waiting for
  * a writer; on a regular file it changes nothing.
  */
@@ -359,7 +366,7 @@ static FILE *open_regular(const char *path, const char **kind)
         if (fd < 0)
                 return NULL;
         if (fstat(fd, &st) == 0) {
-                if (S_ISREG(st.st_mode))
+                if (S_ISREG(st.st_mode) || is_dev_null(&st))
                         f = fdopen(fd, "r");
                 else
                         *kind = file_kind(st.st_mode);

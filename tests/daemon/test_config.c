@@ -418,7 +418,8 @@ START_TEST(config_file_is_regular)
         char dir[] = "/tmp/sortd-config-XXXXXX", fifo[64], err[1024], want[160];
         char *const kinds[][2] = {{dir, "a directory"},
                                   {fifo, "a FIFO or pipe"},
-                                  {"/dev/null", "a character device"}};
+                                  {"/dev/zero", "a character device"}};
+        sortd__config cfg;
 
         ck_assert_ptr_nonnull(mkdtemp(dir));
         snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
@@ -432,6 +433,8 @@ START_TEST(config_file_is_regular)
         }
         unlink(fifo);
         rmdir(dir);
+        /* /dev/null is an empty file: the defaults. */
+        ck_assert_int_eq(LOAD(&cfg, "--config", "/dev/null"), SORTD__CONFIG_SERVE);
 }
 END_TEST
 
