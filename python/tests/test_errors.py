@@ -411,28 +411,9 @@ def test_ctrl_c_ends_a_wait_with_no_timeout(fresh_daemon, path):
     """SIGINT (Ctrl-C) to a process whose sort waits with timeout=math.inf for a daemon that
     never answers (stopped): the sort ends with KeyboardInterrupt at once, the arrays keep
     their input, the connection is broken and says why, and no region is left mapped."""
-    import subprocess
-    import sys
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    child = subprocess.Popen([sys.executable, "-c", _CTRL_C_CHILD, fresh_daemon.sock, path],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env,
-                             cwd=os.path.dirname(__file__))
-    try:
-        assert child.stdout.readline() == "ready\n"
-        fresh_daemon.proc.send_signal(signal.SIGSTOP)
-        child.stdin.write("go\n")
-        child.stdin.flush()
-        time.sleep(0.5)  # the sort waits in libsortd now
-        child.send_signal(signal.SIGINT)
-        t0 = time.monotonic()
-        out, err = child.communicate(timeout=10)
-        took = time.monotonic() - t0
-    finally:
-        child.kill()
-        fresh_daemon.proc.send_signal(signal.SIGCONT)
+    out, err, rc, took = _sigint_child(fresh_daemon, _CTRL_C_CHILD, path, timeout=10)
     assert "arrays whole, regions released" in out, err
-    assert child.returncode == -signal.SIGINT and "KeyboardInterrupt" in err, err
+    assert rc == -signal.SIGINT and "KeyboardInterrupt" in err, err
     assert took < 3, f"the child took {took:.1f} s to end after SIGINT"
 
 
