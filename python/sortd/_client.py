@@ -107,7 +107,9 @@ def _timeout_seconds(timeout):
     if not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds or math.inf, "
                          f"not {timeout!r}")
-    return min(timeout, _MAX_TIMEOUT_MS / 1000)
+    # Longer than libsortd's int holds (about 24.8 days) is no limit: as math.inf, Ctrl-C
+    # ends it, which it would not for a wait cut to 24.8 days.
+    return timeout if timeout * 1000 <= _MAX_TIMEOUT_MS else math.inf
 
 
 def _ms(seconds):

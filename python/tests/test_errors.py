@@ -276,6 +276,23 @@ def test_timeout_starts_again_with_each_call(client):
     assert set_to[-1] == 60_000
 
 
+@pytest.mark.parametrize("timeout,ms", [(2**31 // 1000, 2**31 // 1000 * 1000), (2**31 / 1000, -1),
+                                        (1e300, -1)])
+def test_timeout_beyond_libsortd_is_none(daemon, timeout, ms):
+    """A timeout libsortd's int cannot hold (over 2^31 - 1 ms) is no timeout, as math.inf:
+    cut to 24.8 days it would be a wait Ctrl-C cannot end."""
+    from conftest import LibHooks
+    set_to = []
+    with sortd.Client(daemon.sock, timeout=timeout) as c:
+        c._lib = LibHooks(c._lib, sortd_set_timeout=lambda real, conn, t: (
+            set_to.append(t), real(conn, t))[1])
+        c.ping()
+    if ms == -1:
+        assert set_to and set(set_to) == {-1}, set_to
+    else:
+        assert set_to and all(ms - 1000 < t <= ms for t in set_to), set_to
+
+
 @pytest.mark.parametrize("n", [1000, 1 << 18], ids=["inline", "pool"])
 def test_default_client_outlives_an_idle_timeout(tmp_root, monkeypatch, n):
     """The daemon closes a connection idle past idle-timeout-ms: sortd.sort and sortd.argsort
