@@ -224,7 +224,8 @@ class Client:
         # another thread: 205-410 us through the waiter on the 2-core development VM).
         if self._deadline != math.inf or threading.current_thread() != threading.main_thread():
             return fn(self._conn, *args)
-        return _waiter.main_waiter().call(self, fn, args)
+        waiter = _waiter.main_waiter()
+        return waiter.call(self, fn, args) if waiter else fn(self._conn, *args)
 
     class _Call:
         def __init__(self, client):

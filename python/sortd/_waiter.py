@@ -84,9 +84,15 @@ _waiter = None
 
 
 def main_waiter():
+    """The waiter, made on first use; None when no thread can be started for it (Python 3.12
+    refuses new threads once the interpreter is shutting down, in atexit handlers): the
+    caller then calls libsortd itself, and Ctrl-C waits for the call."""
     global _waiter
     if _waiter is None:
-        _waiter = _Waiter()
+        try:
+            _waiter = _Waiter()
+        except RuntimeError:
+            return None
     return _waiter
 
 
@@ -120,7 +126,10 @@ def connect(lib, path, opts, conn, err):
                 lib.sortd_close(conn)
         done.set()
 
-    threading.Thread(target=run, name="sortd-connect", daemon=True).start()
+    try:
+        threading.Thread(target=run, name="sortd-connect", daemon=True).start()
+    except RuntimeError:  # shutting down (see main_waiter)
+        return lib.sortd_connect(*args)
     try:
         done.wait()
     except BaseException:

@@ -1,5 +1,6 @@
 """Bad arrays are refused with what to do; the daemon's errors become exceptions."""
 import gc
+import math
 import os
 import signal
 import threading
@@ -575,3 +576,21 @@ def test_ctrl_c_ends_a_connect_with_no_timeout(fresh_daemon):
     assert "the connect ended" in out, err
     assert rc == -signal.SIGINT and "KeyboardInterrupt" in err, err
     assert took < 3, f"the child took {took:.1f} s to end after SIGINT"
+
+
+def test_no_waiter_thread_at_shutdown(daemon, monkeypatch):
+    """Python 3.12 refuses to start a thread once the interpreter is shutting down (in an atexit
+    handler): a call with no timeout from the main thread then goes straight to libsortd, as
+    does the making of a Client, instead of failing with RuntimeError."""
+    from sortd import _waiter
+
+    def refuse(self):
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    monkeypatch.setattr(_waiter, "_waiter", None)
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    a = np.arange(1000, dtype=np.uint32)[::-1].copy()
+    with sortd.Client(daemon.sock, timeout=math.inf) as c:
+        c.ping()
+        c.sort(a)
+    np.testing.assert_array_equal(a, np.arange(1000, dtype=np.uint32))
