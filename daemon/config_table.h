@@ -1,11 +1,12 @@
 /*
- * The configuration table's rows (config.c), shared with the code that prints them as
- * documentation (config_doc.c): --help, and --print-config's sortd.conf, README table and
- * sortd.conf(5).
+ * The configuration table's rows (config.c), shared with the file reader (config_file.c) and
+ * the code that prints them as documentation (config_doc.c): --help, and --print-config's
+ * sortd.conf, README table and sortd.conf(5).
  */
 #ifndef SORTD_DAEMON_CONFIG_TABLE_H
 #define SORTD_DAEMON_CONFIG_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,18 @@ typedef struct sortd__option_def {
 extern const sortd__option_def sortd__config_options[];
 extern const size_t sortd__config_n_options;
 
+struct sortd__config;
+
+/* The option of that name, or NULL. */
+const sortd__option_def *sortd__config_find_option(const char *name, size_t len);
+/* Sets o in cfg from its text; where names the value's origin in an error (FILE:LINE, "command
+   line"). 0, or -1 (logged). */
+int sortd__config_set_option(struct sortd__config *cfg, const sortd__option_def *o,
+                             const char *value, const char *where);
+/* config_file.c: the settings of the file at path into cfg; optional: a missing file is the
+   defaults (--config-if-exists). 0, or -1 (logged). */
+int sortd__config_load_file(struct sortd__config *cfg, const char *path, bool optional);
+
 /* o's names as a list, "a, b or c". */
 void sortd__config_format_choices(const sortd__option_def *o, char *buf, size_t len);
 
@@ -49,7 +62,6 @@ void sortd__config_usage(void);
 int sortd__config_print(const char *format_name);
 
 /* --print-config=effective: every setting at its value in cfg, as a sortd.conf would set it. */
-struct sortd__config;
 void sortd__config_print_effective(const struct sortd__config *cfg);
 
 #endif
