@@ -51,47 +51,82 @@ typedef struct bench_args {
         bool json;
 } bench_args;
 
-/* A comma-separated list, each item through parse (< 0: bad) into out[*count]. */
-static int list(const char *name, const char *v, int (*parse)(const char *), int *out, int *count)
+/* Takes item, the i-th of a list, into the bench's arguments: < 0 refuses it. */
+typedef int take_item(const char *item, int i, void *ctx);
+
+/*
+ * The items of the comma-separated list v through take, in order: their count, or -1 with bad
+ * holding the item refused. Every item must be whole: an empty one (",," or a trailing comma),
+ * one too long to be any choice or count, and one past MAX_LIST are refused, not skipped or cut.
+ */
+static int each_item(const char *v, take_item *take, void *ctx, char *bad, size_t bad_len)
 {
         char item[64];
+        int n = 0;
 
-        *count = 0;
-        for (const char *p = v; *p;) {
+        for (const char *p = v;; p++) {
                 size_t len = strcspn(p, ",");
 
                 snprintf(item, sizeof(item), "%.*s", (int)len, p);
-                if (*count == MAX_LIST || (out[*count] = parse(item)) < 0)
-                        return sc_fail(SC_FAIL,
-                                       "--%s %s: '%s' is not one of the choices (at most "
-                                       "%d): see sortctl bench --help",
-                                       name, v, item, MAX_LIST),
-                               -1;
-                (*count)++;
-                p += len + (p[len] == ',');
+                if (n == MAX_LIST || len == 0 || len >= sizeof(item) || take(item, n, ctx) < 0) {
+                        snprintf(bad, bad_len, "%s%s", item, len >= sizeof(item) ? "..." : "");
+                        return -1;
+                }
+                n++;
+                p += len;
+                if (!*p)
+                        return n;
         }
-        return *count ? 1 : (sc_fail(SC_FAIL, "--%s needs at least one item", name), -1);
+}
+
+struct choices {
+        int (*parse)(const char *);
+        int *out;
+};
+
+static int take_choice(const char *item, int i, void *ctx)
+{
+        const struct choices *c = ctx;
+
+        return c->out[i] = c->parse(item);
+}
+
+static int take_count(const char *item, int i, void *ctx)
+{
+        return sc_parse_count(item, &((uint64_t *)ctx)[i]);
+}
+
+/* --type, --dist, --payload: each item one of parse's choices. */
+static int list(const char *name, const char *v, int (*parse)(const char *), int *out, int *count)
+{
+        struct choices c = {parse, out};
+        char bad[80];
+
+        if (!*v)
+                return sc_fail(SC_FAIL, "--%s needs at least one item", name), -1;
+        *count = each_item(v, take_choice, &c, bad, sizeof(bad));
+        if (*count < 0)
+                return sc_fail(SC_FAIL,
+                               "--%s %s: '%s' is not one of the choices (at most %d): see "
+                               "sortctl bench --help",
+                               name, v, bad, MAX_LIST),
+                       -1;
+        return 1;
 }
 
 static int count_list(const char *v, uint64_t *out, int *count)
 {
-        char item[64];
+        char bad[80];
 
-        *count = 0;
-        for (const char *p = v; *p;) {
-                size_t len = strcspn(p, ",");
-
-                snprintf(item, sizeof(item), "%.*s", (int)len, p);
-                if (*count == MAX_LIST || sc_parse_count(item, &out[*count]) < 0)
-                        return sc_fail(SC_FAIL,
-                                       "--n %s: '%s' is not a count (1000000, 1e6, 2^20, "
-                                       "1M; at most %d)",
-                                       v, item, MAX_LIST),
-                               -1;
-                (*count)++;
-                p += len + (p[len] == ',');
-        }
-        return *count ? 1 : (sc_fail(SC_FAIL, "--n needs at least one count"), -1);
+        if (!*v)
+                return sc_fail(SC_FAIL, "--n needs at least one count"), -1;
+        *count = each_item(v, take_count, out, bad, sizeof(bad));
+        if (*count < 0)
+                return sc_fail(SC_FAIL,
+                               "--n %s: '%s' is not a count (1000000, 1e6, 2^20, 1M; at most %d)",
+                               v, bad, MAX_LIST),
+                       -1;
+        return 1;
 }
 
 static int option(sc_args *a, const char *name, const char *pos, void *ctx)

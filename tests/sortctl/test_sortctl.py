@@ -863,6 +863,15 @@ class SortctlTest(unittest.TestCase):
         self.assert_fails(["bench", "--dist", "zipf"], "'zipf' is not one of the choices")
         self.assert_fails(["bench", "--n", "1<<20"], "'1<<20' is not a count")
 
+    def test_bench_list_items_whole(self):
+        """Every item of bench's lists is taken whole: an empty one (a trailing or doubled
+        comma) was skipped, and one of 64 bytes or more was cut to 63 before it was parsed."""
+        for args, bad in ((["--n", "1000,"], "''"), (["--n", ",1000"], "''"),
+                          (["--type", "u32,,u64"], "''"),
+                          (["--n", "0" * 62 + "1x"], "'" + "0" * 62 + "1...'")):
+            with self.subTest(args=args):
+                self.assert_fails(["bench", "--repeat", "1", *args], bad)
+
     def test_user_not_served(self):
         d = Daemon(self.tmp, "--allow-uid", "4000000000")
         try:
