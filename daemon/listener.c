@@ -109,12 +109,18 @@ static int bind_path(sortd__server *srv)
                        "the socket setting fits sun_path");
         if (lstat(path, &st) == 0) {
                 if (!S_ISSOCK(st.st_mode)) {
-                        sortd__log(SORTD__LOG_ERR, "%s exists and is not a socket", path);
+                        sortd__fail(srv, 2,
+                                    "%s exists and is not a socket: move it away, or set socket "
+                                    "to another path",
+                                    path);
                         return UV_EEXIST;
                 }
                 r = socket_is_stale(path);
                 if (r == 0) {
-                        sortd__log(SORTD__LOG_ERR, "another daemon is listening on %s", path);
+                        sortd__fail(srv, 1,
+                                    "another daemon is listening on %s: stop it, or set socket "
+                                    "to another path",
+                                    path);
                         return UV_EADDRINUSE;
                 }
                 if (r == 1) {
@@ -131,8 +137,14 @@ static int bind_path(sortd__server *srv)
                 r = UV_ENOENT;
         if (r == 0 && chmod(path, 0660) < 0)
                 r = -errno;
-        if (r < 0)
-                sortd__log(SORTD__LOG_ERR, "cannot bind %s: %s", path, uv_strerror(r));
+        /* A missing or closed directory stays so across restarts: a wrong setting. */
+        if (r == UV_ENOENT || r == UV_EACCES)
+                sortd__fail(srv, 2,
+                            "cannot bind %s: %s; set socket to a path in a directory that "
+                            "exists and that this user may write",
+                            path, uv_strerror(r));
+        else if (r < 0)
+                sortd__fail(srv, 1, "cannot bind %s: %s", path, uv_strerror(r));
         return r;
 }
 
@@ -143,13 +155,17 @@ int sortd__listener_open(sortd__server *srv, sortd__conn_gone_fn gone, bool *act
         *activated = false;
         srv->conn_gone = gone;
         if (n > 1) {
-                sortd__log(SORTD__LOG_ERR, "systemd passed %d sockets; expected one", n);
+                sortd__fail(srv, 2,
+                            "systemd passed %d sockets; expected one: give sortd.socket one "
+                            "ListenStream= and no other Listen line",
+                            n);
                 return UV_EINVAL;
         }
         if (n == 1) {
                 if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
-                        sortd__log(SORTD__LOG_ERR, "the passed fd is not a listening Unix stream "
-                                                   "socket");
+                        sortd__fail(srv, 2,
+                                    "the passed fd is not a listening Unix stream socket: "
+                                    "sortd.socket needs ListenStream= with a path");
                         return UV_EINVAL;
                 }
                 r = uv_pipe_init(srv->loop, &srv->listener, 0);
@@ -157,8 +173,7 @@ int sortd__listener_open(sortd__server *srv, sortd__conn_gone_fn gone, bool *act
                 if (r == 0)
                         r = uv_pipe_open(&srv->listener, SD_LISTEN_FDS_START);
                 if (r < 0) {
-                        sortd__log(SORTD__LOG_ERR, "cannot adopt the passed socket: %s",
-                                   uv_strerror(r));
+                        sortd__fail(srv, 1, "cannot adopt the passed socket: %s", uv_strerror(r));
                         return r;
                 }
                 *activated = true;
@@ -170,6 +185,6 @@ int sortd__listener_open(sortd__server *srv, sortd__conn_gone_fn gone, bool *act
         srv->listener.data = srv;
         r = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection);
         if (r < 0)
-                sortd__log(SORTD__LOG_ERR, "cannot listen: %s", uv_strerror(r));
+                sortd__fail(srv, 1, "cannot listen: %s", uv_strerror(r));
         return r;
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <malloc.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,21 @@
 #include "route.h"
 #include "server.h"
 #include "sortd_version.h"
+
+void sortd__fail(sortd__server *srv, int status, const char *fmt, ...)
+{
+        char line[sizeof(srv->failure)];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof(line), fmt, ap);
+        va_end(ap);
+        sortd__log(SORTD__LOG_ERR, "%s", line);
+        if (srv->exit_status)
+                return;
+        srv->exit_status = status;
+        memcpy(srv->failure, line, sizeof(line));
+}
 
 /* ---- engine ---- */
 
@@ -364,11 +380,13 @@ static int serve(sortd__server *srv)
                         sortd__worker_stop(&srv->worker);
         }
         if (r < 0) {
-                sortd__log(SORTD__LOG_ERR, "cannot start the engine thread: %s", uv_strerror(r));
+                sortd__fail(srv, 1, "cannot start the engine thread: %s", uv_strerror(r));
                 return r;
         }
         r = start_handles(srv);
-        if (r == 0)
+        if (r < 0)
+                sortd__fail(srv, 1, "cannot watch for signals: %s", uv_strerror(r));
+        else
                 r = sortd__listener_open(srv, on_conn_gone, &activated);
         if (r < 0) {
                 srv->draining = true;
@@ -398,11 +416,11 @@ static int run_loop(sortd__server *srv)
         srv->regions = (sortd__region_limits){.max_per_conn = srv->cfg.max_regions,
                                               .max_bytes = srv->cfg.max_region_bytes};
         if (sortd__fq_init(&srv->queue) < 0) {
-                sortd__log(SORTD__LOG_ERR, "cannot initialise the queue");
+                sortd__fail(srv, 1, "cannot initialise the queue");
                 return -1;
         }
         if (sortd__fq_init(&srv->cpu_queue) < 0) {
-                sortd__log(SORTD__LOG_ERR, "cannot initialise the queue");
+                sortd__fail(srv, 1, "cannot initialise the queue");
                 sortd__fq_destroy(&srv->queue);
                 return -1;
         }
@@ -413,7 +431,7 @@ static int run_loop(sortd__server *srv)
                 if (uv_loop_close(&loop) != 0)
                         sortd__log(SORTD__LOG_WARNING, "loop closed with handles still open");
         } else {
-                sortd__log(SORTD__LOG_ERR, "cannot initialise the loop: %s", uv_strerror(r));
+                sortd__fail(srv, 1, "cannot initialise the loop: %s", uv_strerror(r));
         }
         sortd__fq_destroy(&srv->cpu_queue);
         sortd__fq_destroy(&srv->queue);
@@ -463,12 +481,19 @@ int sortd__run(int argc, char **argv)
         if (srv.cfg.max_regions > 0)
                 note_shmem_pages();
         r = run_loop(&srv);
-        sd_notify(0, "STOPPING=1");
+        if (r < 0 && !srv.exit_status) /* every failure says why; this is a backstop */
+                sortd__fail(&srv, 1, "stopped on an error: %s", uv_strerror(r));
+        if (srv.exit_status)
+                sd_notifyf(0, "STOPPING=1\nSTATUS=%s", srv.failure);
+        else
+                sd_notify(0, "STOPPING=1");
         /* The engine thread has stopped and every job is freed: the arena can go back. */
         sortd__hostpool_close(&srv.pool);
         sortd__route_close(&srv);
         sortd__recovery_close(&srv.recovery);
         sortd_engine_destroy(srv.engine);
+        if (srv.exit_status) /* said as an error already: no "stopped" notice after it */
+                return srv.exit_status;
         sortd__log(SORTD__LOG_NOTICE, "stopped");
-        return r < 0 ? 1 : 0;
+        return 0;
 }

@@ -53,7 +53,16 @@ typedef struct sortd__server {
         uint64_t started_ns;
         struct sortd__conn *conns; /* every open connection */
         sortd__stats stats;
+        /* Why start-up failed, for the log and STATUS=, and the exit status it means: 1, or 2
+           where a setting or sortd.socket is wrong and a restart would fail again (sortd(8)).
+           0 while nothing failed. */
+        int exit_status;
+        char failure[256];
 } sortd__server;
+
+/* Logs a start-up failure as an error and keeps the first one as srv's failure. */
+void sortd__fail(sortd__server *srv, int status, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 /* main.c's whole body. */
 int sortd__run(int argc, char **argv);

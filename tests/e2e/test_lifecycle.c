@@ -308,7 +308,8 @@ static int run_activated(const char *const *listen, int type, char *err, size_t 
 }
 
 /* What systemd passes must be one listening Unix stream socket: two sockets, or a datagram
-   socket, stop sortd with a message saying so. */
+   socket, stop sortd with a message saying so, and exit 2 (sortd.socket is wrong: a restart
+   would get the same). */
 START_TEST(socket_activation_refusals)
 {
         char dir[] = "/tmp/sortd-test-XXXXXX", a[96], b[96], err[4096];
@@ -318,13 +319,13 @@ START_TEST(socket_activation_refusals)
         snprintf(b, sizeof(b), "%s/b.sock", dir);
         ck_assert_int_eq(run_activated((const char *[]){"-l", a, "-l", b, NULL}, SOCK_STREAM, err,
                                        sizeof(err)),
-                         1);
+                         2);
         ck_assert_msg(strstr(err, "systemd passed 2 sockets; expected one"), "%s", err);
         unlink(a);
         unlink(b);
         ck_assert_int_eq(run_activated((const char *[]){"--datagram", "-l", a, NULL}, SOCK_DGRAM,
                                        err, sizeof(err)),
-                         1);
+                         2);
         ck_assert_msg(strstr(err, "the passed fd is not a listening Unix stream socket"), "%s",
                       err);
         unlink(a);
@@ -396,14 +397,14 @@ START_TEST(live_socket_refused_stale_removed)
                 ck_assert_ptr_nonnull(mkdtemp(dir));
                 snprintf(path, sizeof(path), "%s/data", dir);
                 write_text(path, "precious\n");
-                ck_assert_int_eq(run_sortd_err(a3, err, sizeof(err)), 1);
+                ck_assert_int_eq(run_sortd_err(a3, err, sizeof(err)), 2);
                 ck_assert_msg(strstr(err, "data exists and is not a socket"), "%s", err);
                 ck_assert_int_eq(read_text(path, err, sizeof(err)), 9);
                 ck_assert_str_eq(err, "precious\n");
                 unlink(path);
                 /* A missing directory is said to be missing (libuv alone says EACCES). */
                 snprintf(path, sizeof(path), "%s/missing/sortd.sock", dir);
-                ck_assert_int_eq(run_sortd_err(a3, err, sizeof(err)), 1);
+                ck_assert_int_eq(run_sortd_err(a3, err, sizeof(err)), 2);
                 ck_assert_msg(strstr(err, "missing/sortd.sock: no such file or directory"), "%s",
                               err);
                 rmdir(dir);

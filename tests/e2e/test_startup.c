@@ -1,0 +1,163 @@
+/*
+ * sortd's start-up failures as systemd sees them: the exit status (1, or 2 where a restart
+ * would fail again: sortd(8)), one STOPPING=1 with a STATUS= that says why and no READY=1,
+ * an error in the log with no "stopped" notice after it, and no socket file left behind
+ * or taken from another daemon.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* A fake NOTIFY_SOCKET in a fresh directory, as systemd's. */
+typedef struct notify {
+        char dir[32], path[64];
+        int fd;
+} notify;
+
+static void notify_open(notify *n)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+        strcpy(n->dir, "/tmp/sortd-notify-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(n->dir));
+        snprintf(n->path, sizeof(n->path), "%s/notify", n->dir);
+        strcpy(sa.sun_path, n->path);
+        n->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_eq(bind(n->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+}
+
+/* Every datagram already sent, joined by '|', into buf. */
+static void notify_read(notify *n, char *buf, size_t len)
+{
+        size_t got = 0;
+        struct pollfd p = {.fd = n->fd, .events = POLLIN};
+
+        buf[0] = '\0';
+        while (got + 2 < len && poll(&p, 1, 0) == 1) {
+                ssize_t r = recv(n->fd, buf + got, len - got - 2, 0);
+
+                if (r <= 0)
+                        break;
+                got += (size_t)r;
+                buf[got++] = '|';
+                buf[got] = '\0';
+        }
+}
+
+static void notify_close(notify *n)
+{
+        close(n->fd);
+        unlink(n->path);
+        rmdir(n->dir);
+}
+
+/* Runs sortd (cpu, 1K keys) on socket path with NOTIFY_SOCKET n to its end; its exit status,
+   its log in log and its notifications in msgs. */
+static int run_notified(const char *path, notify *n, char *log, size_t log_len, char *msgs,
+                        size_t msgs_len)
+{
+        const char *argv[] = {getenv("SORTD_BIN"), "--socket", path,          "--engine", "cpu",
+                              "--capacity",        "1K",       "--log-level", "notice",   NULL};
+        char log_path[] = "/tmp/sortd-log-XXXXXX";
+        int fd = mkstemp(log_path), status;
+        pid_t pid;
+        ssize_t r;
+
+        ck_assert_int_ge(fd, 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(fd, 2);
+                unsetenv("LISTEN_FDS");
+                unsetenv("LISTEN_PID");
+                setenv("NOTIFY_SOCKET", n->path, 1);
+                execvp(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        r = pread(fd, log, log_len - 1, 0);
+        log[r > 0 ? r : 0] = '\0';
+        close(fd);
+        unlink(log_path);
+        notify_read(n, msgs, msgs_len);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A failed start: status, STATUS= holding why, nothing else sent, why logged as an error and
+   no "stopped" notice after it. */
+static void failed(const char *path, int want, const char *why)
+{
+        char log[4096], msgs[1024];
+        notify n;
+        int code;
+
+        notify_open(&n);
+        code = run_notified(path, &n, log, sizeof(log), msgs, sizeof(msgs));
+        notify_close(&n);
+        ck_assert_msg(code == want, "%s: exit %d, not %d; log: %s", path, code, want, log);
+        /* One datagram: STOPPING=1 and why; no READY=1 before it. */
+        ck_assert_msg(strncmp(msgs, "STOPPING=1\nSTATUS=", 18) == 0 && strstr(msgs, why) &&
+                              strchr(msgs, '|') == msgs + strlen(msgs) - 1,
+                      "%s: notified '%s', not one STOPPING=1 with STATUS=...%s", path, msgs, why);
+        ck_assert_msg(strstr(log, "error: ") && strstr(strstr(log, "error: "), why), "%s", log);
+        ck_assert_msg(!strstr(log, "notice: stopped"), "a 'stopped' notice after an error: %s",
+                      log);
+}
+
+/* Another daemon's live socket: exit 1 (it may go away; a restart may then serve), its socket
+   left to it, still served. */
+START_TEST(live_socket)
+{
+        daemon_proc d = {0};
+
+        daemon_start(&d, NULL);
+        failed(d.sock, 1, "another daemon is listening on ");
+        ck_assert_int_eq(access(d.sock, F_OK), 0);
+        sortd_close(client_open(&d));
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+        ck_assert_msg(!d.socket_left, "sortd left its socket file behind");
+}
+END_TEST
+
+/* A socket setting no restart can bind: a missing directory, a file that is not a socket
+   (left as it was), a directory nobody may write. */
+START_TEST(wrong_socket_path)
+{
+        char dir[] = "/tmp/sortd-test-XXXXXX", path[128];
+        int fd;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/missing/sortd.sock", dir);
+        failed(path, 2, "cannot bind ");
+        snprintf(path, sizeof(path), "%s/file", dir);
+        ck_assert_int_ge(fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600), 0);
+        close(fd);
+        failed(path, 2, "exists and is not a socket");
+        ck_assert_int_eq(access(path, F_OK), 0);
+        unlink(path);
+        /* Even root may not make a file in /proc. */
+        failed("/proc/sortd.sock", 2, "cannot bind /proc/sortd.sock: permission denied");
+        rmdir(dir);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("startup");
+        TCase *tc = tcase_create("startup");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, live_socket);
+        tcase_add_test(tc, wrong_socket_path);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
