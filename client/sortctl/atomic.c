@@ -22,7 +22,10 @@ struct sc_out {
         bool direct; /* not a regular file (a terminal, pipe or device): written in place */
         size_t used;
         char *buf;
+        char note[2 * PATH_MAX]; /* "; A was": in-place outputs written before this one */
 };
+
+static void written(sc_out **o, int n, const sc_out *skip, char *note, size_t cap);
 
 /* The temporary files a signal must remove. The handler only reads the paths, which are
    written before the slot is published. */
@@ -236,9 +239,10 @@ static int flush(sc_out *o)
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w < 0)
-                        return sc_fail(SC_FAIL, "%s: write: %s (%s)", o->path, strerror(errno),
+                        return sc_fail(SC_FAIL, "%s: write: %s (%s%s)", o->path, strerror(errno),
                                        o->direct ? "it may hold part of the output"
-                                                 : "nothing was written to it");
+                                                 : "nothing was written to it",
+                                       o->note);
                 done += (size_t)w;
         }
         o->used = 0;
@@ -270,9 +274,10 @@ int sc_out_finish(sc_out *o)
                 r = sc_fail(SC_FAIL, "%s: fsync: %s (nothing was written to it)", o->path,
                             strerror(errno));
         if (close(o->fd) < 0 && r == SC_OK)
-                r = sc_fail(SC_FAIL, "%s: close: %s (%s)", o->path, strerror(errno),
+                r = sc_fail(SC_FAIL, "%s: close: %s (%s%s)", o->path, strerror(errno),
                             o->direct ? "it may hold part of the output"
-                                      : "nothing was written to it");
+                                      : "nothing was written to it",
+                            o->note);
         o->fd = -1;
         return r;
 }
@@ -301,6 +306,11 @@ static void written(sc_out **o, int n, const sc_out *skip, char *note, size_t ca
         }
         if (count && len < cap)
                 snprintf(note + len, cap - len, count > 1 ? " were" : " was");
+}
+
+void sc_out_written_before(sc_out *o, sc_out **before, int n)
+{
+        written(before, n, o, o->note, sizeof(o->note));
 }
 
 /* Renames o's finished temporary file over its destination; o[n] are all the run's outputs,

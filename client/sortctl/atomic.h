@@ -28,6 +28,9 @@ int sc_out_open(const char *path, sc_out **out);
 int sc_out_write(sc_out *o, const void *buf, size_t len);
 /* Whether o is no regular file and so is written in place (commit only frees it). */
 bool sc_out_in_place(const sc_out *o);
+/* Names, in o's failure messages, the outputs of before[n] already written in place (temporary
+   files not yet renamed are not). */
+void sc_out_written_before(sc_out *o, sc_out **before, int n);
 /* Flushes, fsyncs and closes the temporary file: what is left to commit is one rename. */
 int sc_out_finish(sc_out *o);
 /* Commits the n finished files of o (NULL entries skipped) with those signals held

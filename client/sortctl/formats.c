@@ -243,8 +243,12 @@ int sc_outputs_write(const sc_output *outs, int n, sc_progress *p)
                 r = sc_out_open(outs[i].path, &o[i]);
         for (int pass = 0; pass < 2; pass++)
                 for (int i = 0; i < n && r == SC_OK; i++)
-                        if (sc_out_in_place(o[i]) == pass)
+                        if (sc_out_in_place(o[i]) == pass) {
+                                /* What already reached a pipe cannot be taken back: say so. */
+                                if (pass)
+                                        sc_out_written_before(o[i], o, i);
                                 r = write_output(o[i], &outs[i], p);
+                        }
         if (r == SC_OK)
                 return sc_out_commit_all(o, n);
         for (int i = 0; i < n; i++)

@@ -671,6 +671,21 @@ class SortctlTest(unittest.TestCase):
         self.assertEqual(len(out), 128 + 4 * n)
         self.assertEqual(len(npy_read(idx)[1]), 8 * n)
 
+    def test_second_in_place_output_fails(self):
+        """Two outputs written in place, the second failing (/dev/full): the message names the
+        first, which was written whole, as the man page says."""
+        src = self.write("in.txt", b"3\n1\n2\n")
+        code, out, err = self.run_into_pipe([src, "-o", "/dev/stdout", "--type", "u32",
+                                             "--argsort", "/dev/full"])
+        self.assertEqual((code, out), (1, b"1\n2\n3\n"), err)
+        self.assertIn("/dev/full: write: No space left on device (it may hold part of the "
+                      "output; /dev/stdout was)", err)
+        # the first failing: nothing else was written, and none is named
+        code, out, err = self.run_into_pipe([src, "-o", "/dev/full", "--type", "u32",
+                                             "--argsort", "/dev/stdout"])
+        self.assertEqual((code, out), (1, b""), err)
+        self.assertIn("(it may hold part of the output)", err)
+
     def start_into_fifo(self, src, second, preexec_fn=None):
         """sortctl sort src -o FIFO --argsort second; returns the process, and the FIFO open
         for reading once its first byte came (every temporary file is written by then)."""
