@@ -160,7 +160,9 @@ static int resolve(sc_out *o, const char *path)
         if (strlen(path) >= sizeof(o->path))
                 return sc_fail(SC_FAIL, "%s: the path is too long", path);
         strcpy(o->path, path);
-        o->direct = exists;
+        /* A descriptor is written through even where no /dev/fd link names it (a chroot or
+           container without them): a file renamed over /dev/stdout would take its place. */
+        o->direct = exists || descriptor_of(path) >= 0;
         return SC_OK;
 }
 

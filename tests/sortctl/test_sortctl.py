@@ -536,6 +536,21 @@ class SortctlTest(unittest.TestCase):
                            check=True, timeout=60)
         self.assert_untouched(self.path("fd.txt"), b"1\n2\n3\n")
 
+    def test_descriptor_output_without_dev_fd(self):
+        """-o /dev/stdout where no such link exists (a chroot or container without /dev/fd
+        links; here an empty /dev in a private mount namespace): the descriptor is written
+        through, not replaced by a file renamed into /dev (the sorted lines went to that file,
+        stdout got nothing, exit 0)."""
+        src = self.write("in.txt", b"3\n1\n2\n")
+        script = ('mount -t tmpfs none /dev || exit 77; "$0" --socket "$1" sort "$2" -o '
+                  '/dev/stdout --type u32; rc=$?; ls -A /dev >&2; exit $rc')
+        r = subprocess.run(["unshare", "-m", "sh", "-c", script, SORTCTL, self.daemon.sock,
+                            src], capture_output=True, timeout=60)
+        if r.returncode == 77 or b"unshare:" in r.stderr:  # not root, or no namespaces
+            self.skipTest("no private mount namespace here: " + r.stderr.decode())
+        self.assertEqual((r.returncode, r.stdout), (0, b"1\n2\n3\n"), r.stderr)
+        self.assertEqual(r.stderr, b"")  # nothing left in /dev
+
     def test_two_outputs_one_new_file(self):
         src = self.write("in.txt", b"3\n1\n2\n")
         self.addCleanup(os.chdir, os.getcwd())
