@@ -109,16 +109,24 @@ static mode_t target_mode(const char *path)
    other path. */
 static int descriptor_of(const char *path)
 {
-        int fd = -1, used = 0;
+        static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/"};
 
         if (strcmp(path, "/dev/stdout") == 0)
                 return STDOUT_FILENO;
         if (strcmp(path, "/dev/stderr") == 0)
                 return STDERR_FILENO;
-        if ((sscanf(path, "/dev/fd/%d%n", &fd, &used) == 1 ||
-             sscanf(path, "/proc/self/fd/%d%n", &fd, &used) == 1) &&
-            !path[used] && fd >= 0)
-                return fd;
+        for (int i = 0; i < 2; i++) {
+                size_t dl = strlen(dirs[i]), digits;
+
+                if (strncmp(path, dirs[i], dl) != 0)
+                        continue;
+                /* The name the kernel gives: digits, no sign, space or leading zero. */
+                path += dl;
+                digits = strspn(path, "0123456789");
+                if (!digits || path[digits] || digits > 9 || (path[0] == '0' && digits > 1))
+                        return -1;
+                return atoi(path);
+        }
         return -1;
 }
 

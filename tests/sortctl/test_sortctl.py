@@ -551,6 +551,14 @@ class SortctlTest(unittest.TestCase):
         self.assertEqual((r.returncode, r.stdout), (0, b"1\n2\n3\n"), r.stderr)
         self.assertEqual(r.stderr, b"")  # nothing left in /dev
 
+    def test_descriptor_names_are_the_kernels(self):
+        """/dev/fd/+1, /dev/fd/ 1 and /dev/fd/01 name no descriptor (sscanf's %d took them for
+        1, and stdout got the output though no such file exists)."""
+        src = self.write("in.txt", b"3\n1\n2\n")
+        for p in ("/dev/fd/+1", "/dev/fd/ 1", "/dev/fd/01", "/proc/self/fd/+1"):
+            r = self.sortctl("sort", src, "-o", p, "--type", "u32", code=1)
+            self.assertEqual(r.stdout, "", p)
+
     def test_two_outputs_one_new_file(self):
         src = self.write("in.txt", b"3\n1\n2\n")
         self.addCleanup(os.chdir, os.getcwd())
