@@ -245,13 +245,17 @@ static void on_conn_gone(sortd__server *srv)
                 finish(srv);
 }
 
-static void on_drain_timeout(uv_timer_t *t)
+/* Ends a drain now: why says what ended it. */
+static void close_all(sortd__server *srv, const char *why)
 {
-        sortd__server *srv = t->data;
-
-        sortd__log(SORTD__LOG_WARNING, "drain timeout: closing the remaining connections");
+        sortd__log(SORTD__LOG_WARNING, "%s: closing the remaining connections", why);
         for (sortd__conn *c = srv->conns; c; c = c->next)
                 sortd__conn_close(c);
+}
+
+static void on_drain_timeout(uv_timer_t *t)
+{
+        close_all(t->data, "drain timeout");
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -259,8 +263,12 @@ static void on_signal(uv_signal_t *s, int signum)
         sortd__server *srv = s->data;
         sortd__conn *c, *next;
 
-        if (srv->draining)
+        /* A second signal is an operator's "now" (Ctrl-C again, kill again): the drain ends as
+           its timeout would end it, rather than after up to drain-timeout-ms more. */
+        if (srv->draining) {
+                close_all(srv, strsignal(signum));
                 return;
+        }
         srv->draining = true;
         sortd__log(SORTD__LOG_NOTICE, "%s: draining %llu connection(s), then exiting",
                    strsignal(signum), (unsigned long long)srv->stats.connections);

@@ -127,6 +127,31 @@ START_TEST(drain_timeout_closes_stalled)
 }
 END_TEST
 
+/* A second SIGTERM (or SIGINT) during a drain ends it at once, as its timeout would: the
+   stalled client is closed long before drain-timeout-ms, and sortd exits 0. */
+START_TEST(second_signal_ends_the_drain)
+{
+        const char *extra[] = {"--drain-timeout-ms", "60000", "--log-level", "warning", NULL};
+        uint8_t half_header[5] = {0};
+        daemon_proc d = {0};
+        char log[4096];
+        int stalled;
+
+        daemon_start(&d, extra);
+        stalled = raw_connect(d.sock);
+        raw_expect_in_sync(stalled);
+        raw_send_bytes(stalled, half_header, sizeof(half_header));
+        kill(d.pid, SIGTERM);
+        ck_assert(!raw_wait_eof(stalled, 300)); /* the drain waits for it */
+        kill(d.pid, SIGINT);
+        ck_assert(raw_wait_eof(stalled, 10000));
+        daemon_log(&d, log, sizeof(log));
+        ck_assert_int_eq(daemon_stop(&d, 0), 0);
+        ck_assert_msg(strstr(log, "Interrupt: closing the remaining connections"), "%s", log);
+        close(stalled);
+}
+END_TEST
+
 /* SIGHUP reloads nothing and ends nothing: sortd says so and serves on (sortd(8)). */
 START_TEST(sighup_ignored)
 {
@@ -1044,6 +1069,7 @@ int main(void)
         tcase_add_checked_fixture(tc, timing_start, timing_end);
         tcase_add_test(tc, sigterm_drains);
         tcase_add_test(tc, drain_timeout_closes_stalled);
+        tcase_add_test(tc, second_signal_ends_the_drain);
         tcase_add_test(tc, sighup_ignored);
         tcase_add_test(tc, socket_activation);
         tcase_add_test(tc, socket_activation_refusals);
