@@ -115,7 +115,10 @@ static sortd_status create_engine(sortd__server *srv, const sortd_engine_config 
                          report);
         }
         if (s != SORTD_OK) {
-                sortd__log(SORTD__LOG_ERR, "%s (%s)", srv->engine_reason, sortd_strerror(s));
+                /* SORTD_E_INVAL: a kind this build lacks, or settings it refuses: a restart
+                   fails the same way. A device that is absent or failing may come back. */
+                sortd__fail(srv, s == SORTD_E_INVAL ? 2 : 1, "%s (%s)", srv->engine_reason,
+                            sortd_strerror(s));
                 return s;
         }
         sortd__recovery_init(&srv->recovery, policy, ec, srv->engine, srv->engine_reason);
@@ -477,8 +480,8 @@ int sortd__run(int argc, char **argv)
                 return flushed(0);
         }
         if (create_engine(&srv, &ec, (enum sortd__loss_policy)srv.cfg.on_device_loss) != SORTD_OK) {
-                sd_notify(0, "STOPPING=1\nSTATUS=cannot create the engine");
-                return 1;
+                sd_notifyf(0, "STOPPING=1\nSTATUS=%s", srv.failure);
+                return srv.exit_status;
         }
         if (sortd__route_open(&srv) != SORTD_OK) {
                 sd_notify(0, "STOPPING=1\nSTATUS=cannot create the CPU path");
