@@ -160,6 +160,13 @@ static int resolve(sc_out *o, const char *path)
                 return SC_FAIL;
         if (exists && S_ISDIR(st.st_mode))
                 return sc_fail(SC_FAIL, "%s is a directory: give a file name", path);
+        /* Replaced, the link would be lost; written through, its target made where the link
+           says (as GNU cp, which refuses too). */
+        if (!exists && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+                return sc_fail(SC_FAIL,
+                               "%s is a symlink to a file that does not exist: create its target "
+                               "or remove the link",
+                               path);
         if (exists && S_ISREG(st.st_mode) && descriptor_of(path) < 0) {
                 if (!realpath(path, o->path))
                         return sc_fail(SC_FAIL, "%s: %s", path, strerror(errno));

@@ -499,6 +499,13 @@ class SortctlTest(unittest.TestCase):
         self.sortctl("sort", link, "-o", link, "--type", "u32")
         self.assertTrue(os.path.islink(link))
         self.assert_untouched(target, b"8\n9\n")
+        # a dangling symlink is refused, not replaced by a file (the link was lost)
+        dangling = self.path("dangling.txt")
+        os.symlink(self.path("real/none.txt"), dangling)
+        self.assert_fails(["sort", src, "-o", dangling, "--type", "u32"],
+                          "dangling.txt is a symlink to a file that does not exist")
+        self.assertTrue(os.path.islink(dangling))
+        self.assertFalse(os.path.exists(self.path("real/none.txt")))
         # a directory, as the first or the second output: nothing is written anywhere
         out = self.write("out.txt", b"old")
         os.mkdir(self.path("adir"))
