@@ -162,6 +162,21 @@ def fresh_daemon(tmp_root):
     d.stop()
 
 
+def settled_regions(client, hold=0.03, timeout=5.0):
+    """The daemon's count of regions (all connections') once it holds still for hold
+    seconds. A Client closed by an earlier test takes its regions (the pool keeps up to four)
+    out of the count only when the daemon has seen it go, a moment after close() returned."""
+    last = client.status()["regions"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(hold)
+        now = client.status()["regions"]
+        if now == last:
+            break
+        last = now
+    return last
+
+
 @pytest.fixture
 def client(daemon):
     import sortd

@@ -11,7 +11,7 @@ import pytest
 
 import sortd
 
-from conftest import CAPACITY, FakeCudaArray
+from conftest import CAPACITY, FakeCudaArray, settled_regions
 
 
 @pytest.mark.parametrize("a, exc, hint", [
@@ -331,7 +331,7 @@ def test_interrupted_inline_sort_leaves_the_client_usable(client):
 
     client._lib = LibHooks(client._lib, sortd_sort_request=sort_request)
     e = client.empty(1000, np.uint8)
-    regions = client.status()["regions"]
+    regions = settled_regions(client)
     a = np.arange(1000, dtype=np.uint32)[::-1].copy()
     with pytest.raises(KeyboardInterrupt):
         client.sort(a)
@@ -452,7 +452,7 @@ def test_interrupted_region_create_leaks_no_region(client, path):
         return status
 
     client.ping()
-    regions, fds = client.status()["regions"], _region_fds()
+    regions, fds = settled_regions(client), _region_fds()
     client._lib = LibHooks(client._lib, sortd_region_create=region_create)
     a = np.arange(1 << 17, dtype=np.uint32)[::-1].copy()
     with pytest.raises(KeyboardInterrupt):

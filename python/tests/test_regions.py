@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import sortd
+from conftest import settled_regions
 
 
 def test_empty_sorts_in_place_without_copies(client):
@@ -111,7 +112,7 @@ def test_values_on_the_keys(client):
 
 
 def test_regions_released_with_their_arrays(client):
-    base = client.status()["regions"]
+    base = settled_regions(client)
     arrays = [client.empty(1000, np.uint8) for _ in range(5)]
     assert client.status()["regions"] == base + 5
     view = arrays[0][10:20]
@@ -164,7 +165,7 @@ def test_pool_is_reused(client):
     pooled = client.pool_regions()
     assert pooled[0] == 1 and pooled[1] >= a.nbytes
     client.argsort(a)  # keys and indices: a larger region joins the pool
-    regions = client.status()["regions"]
+    regions = settled_regions(client)
     pooled = client.pool_regions()
     assert pooled[0] == 2
     for seed in range(4):
