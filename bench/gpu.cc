@@ -218,7 +218,9 @@ class gpu_bench
                 for (size_t cap : caps) {
                         sortd_engine_config cfg{};
                         cfg.capacity = cap;
-                        cfg.threads = 1;
+                        /* The staged host<->device copies split each chunk over up to this
+                           many threads: with 1, pageable memory moves at one core's memcpy. */
+                        cfg.threads = r_.host_threads;
                         sortd_engine *e = nullptr;
                         char msg[256] = "";
                         sortd_status s =
