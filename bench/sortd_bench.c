@@ -21,8 +21,9 @@
  * --small part 3 alone (on engine E, cpu by default: scripts/gpu-check runs it on cuda), and
  * --cpu-path-keys is passed on to the daemon.
  *
- * `sortd-bench --device [SORTD]` measures the GPU's device path instead (device_path.c):
- * exit 77 where there is no GPU or no CUDA engine.
+ * `sortd-bench --device [--n N] [SORTD]` measures the GPU's device path instead
+ * (device_path.c), at N keys (2 to 2^28; default 2^28, the data-paths issue's size): exit 77
+ * where there is no GPU or no CUDA engine.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -387,7 +388,7 @@ static int small_part(void)
         return r | mixed_load(p99_8);
 }
 
-static int device_main(const char *bin)
+static int device_main(const char *bin, size_t n)
 {
 #ifdef SORTD_HAVE_CUDA
         int devices = 0, r;
@@ -396,19 +397,20 @@ static int device_main(const char *bin)
                 printf("SKIP: no CUDA device: the device path needs a GPU\n");
                 return 77;
         }
-        if (start_daemon(bin, "0", "cuda", DEVICE_N) < 0)
+        if (start_daemon(bin, "0", "cuda", n) < 0)
                 return 1;
-        r = bench_device_path(sock_path, DEVICE_N);
+        r = bench_device_path(sock_path, n);
         stop_daemon();
         return r ? 1 : 0;
 #else
         (void)bin;
+        (void)n;
         printf("SKIP: this build has no CUDA engines: the device path needs them\n");
         return 77;
 #endif
 }
 
-/* --n's value: "2^K" or a decimal count, within [2, HUGE_N]; 0 when it is not. */
+/* --n's value: "2^K" or a decimal count, within [2, DEVICE_N]; 0 when it is not. */
 static size_t parse_count(const char *s)
 {
         unsigned long long v;
@@ -422,14 +424,14 @@ static size_t parse_count(const char *s)
                 v = strtoull(s, &end, 10);
                 v = !errno && *end == '\0' && s[0] >= '0' && s[0] <= '9' ? v : 0;
         }
-        return v >= 2 && v <= HUGE_N ? (size_t)v : 0;
+        return v >= 2 && v <= DEVICE_N ? (size_t)v : 0;
 }
 
 int main(int argc, char **argv)
 {
         const char *bin = SORTD_BIN, *threads = "0", *engine = "cpu";
         bool device = false, small_only = false, paths_only = false;
-        size_t n = 0; /* --n: the paths' one size; 0 = 2^24 and 2^26 */
+        size_t n = 0; /* --n: the paths' one size (0 = 2^24 and 2^26), or the device path's */
         int r = 0;
 
         for (int i = 1; i < argc; i++) {
@@ -444,7 +446,7 @@ int main(int argc, char **argv)
                 else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
                         if (!(n = parse_count(argv[++i]))) {
                                 fprintf(stderr,
-                                        "sortd-bench: --n %s: give 2 to 2^26 keys, as "
+                                        "sortd-bench: --n %s: give 2 to 2^28 keys, as "
                                         "a number or 2^K\n",
                                         argv[i]);
                                 return 2;
@@ -457,9 +459,14 @@ int main(int argc, char **argv)
                         bin = argv[i];
         }
         if (device)
-                return device_main(bin);
+                return device_main(bin, n ? n : DEVICE_N);
         if (n && !paths_only) {
-                fprintf(stderr, "sortd-bench: --n is for --paths: part 3's sizes are fixed\n");
+                fprintf(stderr, "sortd-bench: --n is for --paths and --device: part 3's sizes "
+                                "are fixed\n");
+                return 2;
+        }
+        if (n > HUGE_N) {
+                fprintf(stderr, "sortd-bench: --n %zu: --paths sorts 2 to 2^26 keys\n", n);
                 return 2;
         }
         if (small_only && paths_only) {
