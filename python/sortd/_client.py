@@ -10,7 +10,6 @@ An array reaches the daemon by the cheapest of three paths:
   - through the pool: a larger ordinary array is copied once into a region the client keeps
     for reuse, sorted there, and copied back.
 """
-import contextlib
 import ctypes
 import errno
 import math
@@ -21,14 +20,14 @@ import time
 import weakref
 from collections import namedtuple
 
-from . import _arrays, _cuda, _errors, _lib, _waiter
+from . import _arrays, _cuda, _errors, _lib, _regions, _waiter
+# The pool's limits, named here too as they were before the pool had a module of its own.
+from ._regions import POOL_KEEP, POOL_MIN_BYTES  # noqa: F401
 
 Timings = namedtuple("Timings", "queued transfer sort")
 Timings.__doc__ = "The daemon's account of the last sort, in seconds."
 
 INLINE_MAX_BYTES = 1 << 20
-POOL_MIN_BYTES = 1 << 20
-POOL_KEEP = 4  # free regions a client keeps for the copy path
 # CUDA allocations a client keeps registered, the most recently sorted in. Each one holds an IPC
 # mapping in the daemon, which keeps the allocation's device memory alive after the array's
 # library frees it, and counts against the connection's max-regions.
@@ -47,23 +46,6 @@ def _after_fork_in_child():
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-class _Region:
-    """A registered region: its libsortd handle and, for shared memory, where it is mapped."""
-
-    __slots__ = ("handle", "addr", "size", "bytes")
-
-    def __init__(self, handle, addr, size):
-        self.handle, self.addr, self.size, self.bytes = handle, addr, size, None
-
-    def view(self, offset, dtype, n):
-        """n elements of dtype at offset in the region's memory, as a numpy array."""
-        np = _arrays._np()
-        if self.bytes is None:
-            buf = (ctypes.c_char * self.size).from_address(self.addr)
-            self.bytes = np.frombuffer(buf, dtype=np.uint8)
-        return self.bytes[offset:offset + n * np.dtype(dtype).itemsize].view(dtype)
 
 
 def default_socket():
@@ -134,14 +116,7 @@ class Client:
         self._conn = None
         self._pid, self._forked = os.getpid(), False
         self._lock = threading.Lock()  # one call at a time on the connection
-        # _live, _dead, _closed. Finalizers take it, and the collector may run one on a thread
-        # that holds it already: hence re-entrant, and nothing iterates _live while holding it.
-        self._regions_lock = threading.RLock()
-        self._live = {}  # id -> _Region of each array from empty() still alive
-        self._dead = []  # regions whose arrays died, destroyed at the next call
-        self._closed = False  # set once sortd_close has orphaned the regions
-        self._pool = []  # free regions of the copy path
-        self._cuda = {}  # (device uuid, allocation base) -> (IPC handle, _Region)
+        self._regions = _regions.Regions()
         self.last_timings = None
         self.socket = socket if socket is not None else default_socket()
         self._timeout = _timeout_seconds(timeout)
@@ -181,10 +156,7 @@ class Client:
             # ones stay mapped here. Until it has run, a finalizer must leave its region to
             # this call (libsortd only unmaps a region that is orphaned).
             self._lib.sortd_close(conn)
-            with self._regions_lock:
-                self._closed = True
-                gone, self._dead = self._dead, []
-            self._unmap(gone + self._take_cached())
+            self._unmap(self._regions.orphaned())
 
     def _disown(self):
         """In the child of a fork: the connection and its regions are the parent's, so this
@@ -194,13 +166,7 @@ class Client:
         if conn is None:
             return
         self._lib.sortd_close(conn)  # orphans the regions and closes this process's fd
-        self._unmap(self._take_cached())
-
-    def _take_cached(self):
-        """The regions of the pool and the CUDA cache, which are emptied."""
-        gone = self._pool + [region for _, region in self._cuda.values()]
-        self._pool, self._cuda = [], {}
-        return gone
+        self._unmap(self._regions.take_cached())
 
     def _unmap(self, regions):
         for region in regions:
@@ -241,7 +207,7 @@ class Client:
                 if c._conn is None:
                     raise _errors.Error("this sortd.Client is closed")
                 c._deadline = time.monotonic() + c._timeout
-                c._release_dead()
+                c._regions.release_dead(c._io)
             except BaseException:  # a signal handler's exception too: the lock must not stay held
                 self.__exit__()
                 raise
@@ -257,18 +223,6 @@ class Client:
 
     def _call(self):
         return Client._Call(self)
-
-    def _release_dead(self):
-        """Destroys the regions whose arrays died since the last call. Called in a call."""
-        # sortd_region_destroy only fails when the daemon refuses the unregister, and then the
-        # region is gone here all the same: none is kept for a retry.
-        # One at a time, so that an exception from a signal handler loses none of the others.
-        while True:
-            with self._regions_lock:
-                if not self._dead:
-                    return
-                region = self._dead.pop()
-            self._io("sortd_region_destroy", region.handle)
 
     def _broken(self):
         """Whether the connection is broken for good, after a timeout, a lost or garbled
@@ -327,8 +281,7 @@ class Client:
         with self._call():
             region = self._create_region(max(n * dtype.itemsize, 1))
         buf = (ctypes.c_char * region.size).from_address(region.addr)
-        with self._regions_lock:
-            self._live[id(region)] = region
+        self._regions.add_live(region)
         # Not at exit: once the client has closed, the finalizer unmaps the memory, and an
         # atexit handler registered before it (they run last to first) may still read the array.
         weakref.finalize(buf, self._array_died, region).atexit = False
@@ -337,87 +290,27 @@ class Client:
     def _create_region(self, size):
         """A new region of size bytes. Called in a call."""
         handle = ctypes.c_void_p()
-        with self._made(handle):
+        with self._regions.made(handle):
             status = self._io("sortd_region_create", size, ctypes.byref(handle))
-            if status in (_lib.E_BUSY, _lib.E_NOMEM) and (self._pool or self._cuda):
-                # the connection's region limit, or memory: free the cached ones
-                self._drop_pool()
-                self._forget_cuda((), 0)
+            if status in (_lib.E_BUSY, _lib.E_NOMEM) and self._regions.drop_cached(self._io):
+                # the connection's region limit, or memory: the cached ones were freed
                 status = self._io("sortd_region_create", size, ctypes.byref(handle))
         self._check(status)
-        return _Region(handle.value, self._lib.sortd_region_data(handle),
-                       self._lib.sortd_region_size(handle))
-
-    @contextlib.contextmanager
-    def _made(self, handle):
-        """Around a region's registration into handle: an exception (a signal handler's, as
-        the call returns: with a timeout, that is where Ctrl-C during it is raised) that comes
-        once libsortd has made the region leaves it to be destroyed at the next call, as a
-        dead array's, rather than registered in the daemon and mapped here for good."""
-        try:
-            yield
-        except BaseException:
-            if handle.value:
-                with self._regions_lock:
-                    self._dead.append(_Region(handle.value, 0, 0))
-            raise
+        return _regions.Region(handle.value, self._lib.sortd_region_data(handle),
+                               self._lib.sortd_region_size(handle))
 
     def _array_died(self, region):
         """A finalizer, run whenever the collector decides: it only queues the region, or
         unmaps it once sortd_close has orphaned it."""
         if self._forked:
             return  # the parent's region; this process's mapping goes with the process
-        with self._regions_lock:
-            self._live.pop(id(region), None)
-            if not self._closed:
-                self._dead.append(region)
-                return
-        self._unmap([region])
-
-    def _span(self, a):
-        """(region, offset) when a's memory lies in a live region of this client, else None."""
-        if a is None:
-            return None
-        addr, size = a.ctypes.data, a.nbytes
-        with self._regions_lock:
-            live = list(self._live.values())
-        for region in live:
-            if region.addr <= addr and addr + size <= region.addr + region.size:
-                offset = addr - region.addr
-                # libsortd takes element-aligned offsets only: a misaligned view is copied
-                return (region, offset) if offset % a.itemsize == 0 else None
-        return None
-
-    def _lease(self, size):
-        """A free region of at least size bytes from the pool, or a new one. Called in a call."""
-        fits = [r for r in self._pool if r.size >= size]
-        if fits:
-            region = min(fits, key=lambda r: r.size)
-            self._pool.remove(region)
-            return region
-        try:
-            return self._create_region(max(POOL_MIN_BYTES, 1 << (size - 1).bit_length()))
-        except (_errors.Busy, _errors.OutOfMemory):
-            # Rounded up for reuse, a region can pass max-region-bytes (or memory) where one
-            # of the size needed fits.
-            return self._create_region(size)
-
-    def _give_back(self, region):
-        self._pool.append(region)
-        if len(self._pool) > POOL_KEEP:
-            smallest = min(self._pool, key=lambda r: r.size)
-            self._pool.remove(smallest)
-            self._io("sortd_region_destroy", smallest.handle)
-
-    def _drop_pool(self):
-        for region in self._pool:
-            self._io("sortd_region_destroy", region.handle)
-        self._pool = []
+        if self._regions.died(region):
+            self._unmap([region])
 
     def pool_regions(self):
         """How many regions the copy path keeps for reuse, and their bytes."""
         with self._lock:
-            return len(self._pool), sum(r.size for r in self._pool)
+            return self._regions.pool_usage()
 
     # ---- sorting ----
 
@@ -482,20 +375,20 @@ class Client:
                 keys = a.copy()  # the daemon sorts the keys it is sent; a stays as it was
                 self._inline(keys, idx, key_type, payload, opts)
                 return idx
-            lease = self._lease(_round_up(a.nbytes) + idx.nbytes)
+            lease = self._regions.lease(_round_up(a.nbytes) + idx.nbytes, self._create_region)
             try:
                 np.copyto(lease.view(0, a.dtype, a.size), a)
                 self._in_regions((lease, 0), (lease, _round_up(a.nbytes)), a.size, key_type,
                                  payload, opts)
                 np.copyto(idx, lease.view(_round_up(a.nbytes), index_dtype, a.size))
             finally:
-                self._give_back(lease)
+                self._regions.give_back(self._io, lease)
         return idx
 
     def _sort_host(self, keys, key_type, vals, payload, opts):
         np = _arrays._np()
         with self._call():
-            kspan, vspan = self._span(keys), self._span(vals)
+            kspan, vspan = self._regions.span(keys), self._regions.span(vals)
             if kspan and (vals is None or vspan):
                 self._in_regions(kspan, vspan, keys.size, key_type, payload, opts)
                 return
@@ -511,7 +404,8 @@ class Client:
                                   copies)
                 return
             # Copy what is not in a region already into one lease: keys first, values after.
-            lease = self._lease((0 if kspan else _round_up(keys.nbytes)) + (0 if vspan else vbytes))
+            size = (0 if kspan else _round_up(keys.nbytes)) + (0 if vspan else vbytes)
+            lease = self._regions.lease(size, self._create_region)
             try:
                 copied = []
                 at = 0
@@ -528,7 +422,7 @@ class Client:
                 self._sort_copies(lambda: self._in_regions(spans[0], spans[1], keys.size,
                                                            key_type, payload, opts), copied)
             finally:
-                self._give_back(lease)
+                self._regions.give_back(self._io, lease)
 
     def _sort_copies(self, sort, copies):
         """sort(), one exchange that sorts the client's copies of the caller's arrays (and
@@ -613,41 +507,21 @@ class Client:
         return keys.obj
 
     def _cuda_span(self, drv, arr, busy):
-        """The region of arr's allocation and arr's offset in it. A region is registered once
-        and kept while its handle holds, CUDA_KEEP at most; busy: regions this call uses."""
-        base, size, handle, uuid = drv.allocation(arr.ptr)
-        key = (uuid, base)
-        cached = self._cuda.pop(key, None)
-        if cached is not None and cached[0] == handle:
-            self._cuda[key] = cached  # now the most recently used
-            return cached[1], arr.ptr - base
-        if cached is not None:  # freed and reallocated at the same address
-            self._io("sortd_region_destroy", cached[1].handle)
-        region = self._register_cuda(handle, size, uuid, busy)
-        self._cuda[key] = (handle, region)
-        self._forget_cuda(busy + (region,), CUDA_KEEP)
-        return region, arr.ptr - base
+        """The region of arr's allocation and arr's offset in it, from the cache of
+        registered allocations (CUDA_KEEP at most); busy: regions this call uses."""
+        return self._regions.cuda_span(self._io, drv, arr, busy, CUDA_KEEP, self._register_cuda)
 
     def _register_cuda(self, handle, size, uuid, busy):
         out = ctypes.c_void_p()
-        with self._made(out):
+        with self._regions.made(out):
             status = self._io("sortd_region_register_cuda", handle, 0, size, uuid,
                               ctypes.byref(out))
-            if status == _lib.E_BUSY and self._forget_cuda(busy, 0):
+            if status == _lib.E_BUSY and self._regions.forget_cuda(self._io, busy, 0):
                 # the connection's region limit: the cached ones gave way, so try again
                 status = self._io("sortd_region_register_cuda", handle, 0, size, uuid,
                                   ctypes.byref(out))
         self._check(status)
-        return _Region(out.value, 0, size)
-
-    def _forget_cuda(self, busy, keep):
-        """Unregisters the least recently used CUDA regions but those in busy until keep are
-        left; whether any went."""
-        idle = [k for k, (_, r) in self._cuda.items() if r not in busy]
-        gone = idle[:max(0, len(self._cuda) - keep)]
-        for k in gone:
-            self._io("sortd_region_destroy", self._cuda.pop(k)[1].handle)
-        return bool(gone)
+        return _regions.Region(out.value, 0, size)
 
 
 def _options(descending, bits):
