@@ -91,46 +91,62 @@ uint64_t sortd__route_calibrate(sortd_engine *engine, sortd_engine *cpu, char *r
         return chosen;
 }
 
-static sortd_status open_cpu(sortd__server *srv, uint64_t capacity, sortd_engine **out)
+static sortd_status open_cpu(sortd__server *srv, uint64_t capacity, sortd_engine **out, char *why,
+                             size_t why_len)
 {
         sortd_engine_config ec = {.capacity = capacity, .threads = (unsigned)srv->cfg.threads};
-        char why[256];
-        sortd_status s = sortd_engine_create("cpu", &ec, out, why, sizeof(why));
 
-        if (s != SORTD_OK)
-                sortd__log(SORTD__LOG_ERR, "cannot create the CPU path's engine: %s", why);
-        return s;
+        return sortd_engine_create("cpu", &ec, out, why, why_len);
 }
 
-sortd_status sortd__route_open(sortd__server *srv)
+/* auto: measured against the engine, and only worth having where the CPU wins. */
+static uint64_t open_auto(sortd__server *srv, char *report, size_t report_len)
+{
+        char why[256];
+        uint64_t keys;
+
+        if (strcmp(sortd_engine_kind(srv->engine), "cpu") == 0)
+                return 0; /* the engine is the CPU: no path beside it */
+        /* A warning: the engine serves every sort without it, only slower for small ones. */
+        if (open_cpu(srv, SORTD__ROUTE_CALIBRATE_MAX, &srv->cpu_path, why, sizeof(why)) !=
+            SORTD_OK) {
+                sortd__log(SORTD__LOG_WARNING, "no CPU path: cannot create its engine: %s", why);
+                return 0;
+        }
+        keys = sortd__route_calibrate(srv->engine, srv->cpu_path, report, report_len);
+        if (keys == 0) {
+                sortd__log(SORTD__LOG_NOTICE,
+                           "no CPU path: the %s engine is faster "
+                           "from the smallest sort measured (%s)",
+                           sortd_engine_kind(srv->engine), report);
+                sortd__route_close(srv);
+        }
+        return keys;
+}
+
+sortd_status sortd__route_open(sortd__server *srv, char *why, size_t why_len)
 {
         uint64_t keys = srv->cfg.cpu_path_keys;
-        char report[512] = "";
+        char report[512] = "", reason[256];
         sortd_status s;
 
         srv->cpu_path = NULL;
         if (keys == 0)
                 return SORTD_OK;
         if (keys == SORTD__CONFIG_AUTO) {
-                if (strcmp(sortd_engine_kind(srv->engine), "cpu") == 0)
-                        return SORTD_OK; /* the engine is the CPU: no path beside it */
-                if (open_cpu(srv, SORTD__ROUTE_CALIBRATE_MAX, &srv->cpu_path) != SORTD_OK)
-                        return SORTD_OK; /* auto: serve without it */
-                keys = sortd__route_calibrate(srv->engine, srv->cpu_path, report, sizeof(report));
-                if (keys == 0) {
-                        sortd__log(SORTD__LOG_NOTICE,
-                                   "no CPU path: the %s engine is faster "
-                                   "from the smallest sort measured (%s)",
-                                   sortd_engine_kind(srv->engine), report);
-                        sortd__route_close(srv);
+                keys = open_auto(srv, report, sizeof(report));
+                if (keys == 0)
                         return SORTD_OK;
-                }
         } else {
                 if (keys > srv->cfg.capacity)
                         keys = srv->cfg.capacity;
-                s = open_cpu(srv, keys, &srv->cpu_path);
-                if (s != SORTD_OK)
+                s = open_cpu(srv, keys, &srv->cpu_path, reason, sizeof(reason));
+                if (s != SORTD_OK) {
+                        snprintf(why, why_len,
+                                 "cannot create the CPU path (cpu-path-keys %" PRIu64 "): %s", keys,
+                                 reason);
                         return s;
+                }
                 snprintf(report, sizeof(report), "cpu-path-keys %" PRIu64, keys);
         }
         srv->cpu_path_keys = keys;

@@ -25,9 +25,10 @@ bool sortd__route_cpu_path(const struct sortd__server *srv, const sortd__job *j)
 
 /*
  * Opens the CPU path as cpu-path-keys says and logs what it chose; srv->cpu_path stays NULL for
- * none. Fails (logged) only when an explicit setting cannot be met.
+ * none. Fails only when an explicit setting cannot be met, and then logs nothing: why gets the
+ * reason, for the caller to report (the daemon cannot start).
  */
-sortd_status sortd__route_open(struct sortd__server *srv);
+sortd_status sortd__route_open(struct sortd__server *srv, char *why, size_t why_len);
 void sortd__route_close(struct sortd__server *srv);
 
 /*

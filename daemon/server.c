@@ -37,6 +37,13 @@ void sortd__fail(sortd__server *srv, int status, const char *fmt, ...)
         memcpy(srv->failure, line, sizeof(line));
 }
 
+/* SORTD_E_INVAL: a kind this build lacks, or settings it refuses: a restart fails the same
+   way. A device that is absent or failing, or memory or threads short now, may come back. */
+static int exit_status_of(sortd_status s)
+{
+        return s == SORTD_E_INVAL ? 2 : 1;
+}
+
 /* ---- engine ---- */
 
 /* auto: cuda where it is present and passes its self-check, else cpu, saying why. */
@@ -115,9 +122,7 @@ static sortd_status create_engine(sortd__server *srv, const sortd_engine_config 
                          report);
         }
         if (s != SORTD_OK) {
-                /* SORTD_E_INVAL: a kind this build lacks, or settings it refuses: a restart
-                   fails the same way. A device that is absent or failing may come back. */
-                sortd__fail(srv, s == SORTD_E_INVAL ? 2 : 1, "%s (%s)", srv->engine_reason,
+                sortd__fail(srv, exit_status_of(s), "%s (%s)", srv->engine_reason,
                             sortd_strerror(s));
                 return s;
         }
@@ -126,6 +131,18 @@ static sortd_status create_engine(sortd__server *srv, const sortd_engine_config 
         srv->has_device = sortd_engine_device_uuid(srv->engine, srv->device_uuid) == SORTD_OK;
         sortd__log(SORTD__LOG_NOTICE, "engine %s (%s): %s", sortd_engine_kind(srv->engine),
                    sortd_engine_device(srv->engine), srv->engine_reason);
+        return s;
+}
+
+/* The CPU path beside the engine (route.c): an explicit cpu-path-keys it cannot meet ends the
+   start, where serving without it would quietly ignore the setting. */
+static sortd_status open_cpu_path(sortd__server *srv)
+{
+        char why[256];
+        sortd_status s = sortd__route_open(srv, why, sizeof(why));
+
+        if (s != SORTD_OK)
+                sortd__fail(srv, exit_status_of(s), "%s (%s)", why, sortd_strerror(s));
         return s;
 }
 
@@ -483,10 +500,10 @@ int sortd__run(int argc, char **argv)
                 sd_notifyf(0, "STOPPING=1\nSTATUS=%s", srv.failure);
                 return srv.exit_status;
         }
-        if (sortd__route_open(&srv) != SORTD_OK) {
-                sd_notify(0, "STOPPING=1\nSTATUS=cannot create the CPU path");
+        if (open_cpu_path(&srv) != SORTD_OK) {
+                sd_notifyf(0, "STOPPING=1\nSTATUS=%s", srv.failure);
                 sortd_engine_destroy(srv.engine);
-                return 1;
+                return srv.exit_status;
         }
         open_host_pool(&srv);
         if (srv.cfg.max_regions > 0)

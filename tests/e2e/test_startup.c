@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -60,18 +61,25 @@ static void notify_close(notify *n)
         rmdir(n->dir);
 }
 
-/* Runs sortd (cpu, 1K keys) on socket path with NOTIFY_SOCKET n to its end; its exit status,
-   its log in log and its notifications in msgs. */
-static int run_notified(const char *path, notify *n, char *log, size_t log_len, char *msgs,
-                        size_t msgs_len)
+/* Runs sortd (cpu, 1K keys) with extra (NULL-terminated, or NULL) on socket path with
+   NOTIFY_SOCKET n to its end; its exit status, its log in log and its notifications in msgs. */
+static int run_notified(const char *path, const char *const *extra, notify *n, char *log,
+                        size_t log_len, char *msgs, size_t msgs_len)
 {
-        const char *argv[] = {getenv("SORTD_BIN"), "--socket", path,          "--engine", "cpu",
-                              "--capacity",        "1K",       "--log-level", "notice",   NULL};
+        const char *argv[16] = {getenv("SORTD_BIN"), "--socket", path,          "--engine", "cpu",
+                                "--capacity",        "1K",       "--log-level", "notice"};
         char log_path[] = "/tmp/sortd-log-XXXXXX";
         int fd = mkstemp(log_path), status;
+        size_t i = 0;
         pid_t pid;
         ssize_t r;
 
+        while (argv[i])
+                i++;
+        for (; extra && *extra; extra++) {
+                ck_assert_uint_lt(i, sizeof(argv) / sizeof(argv[0]) - 1);
+                argv[i++] = *extra;
+        }
         ck_assert_int_ge(fd, 0);
         pid = fork();
         ck_assert_int_ge(pid, 0);
@@ -92,16 +100,16 @@ static int run_notified(const char *path, notify *n, char *log, size_t log_len, 
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* A failed start: status, STATUS= holding why, nothing else sent, why logged as an error and
-   no "stopped" notice after it. */
-static void failed(const char *path, int want, const char *why)
+/* A failed start with extra options: status, STATUS= holding why, nothing else sent, why
+   logged as the one error and no "stopped" notice after it. */
+static void failed(const char *path, const char *const *extra, int want, const char *why)
 {
         char log[4096], msgs[1024];
         notify n;
         int code;
 
         notify_open(&n);
-        code = run_notified(path, &n, log, sizeof(log), msgs, sizeof(msgs));
+        code = run_notified(path, extra, &n, log, sizeof(log), msgs, sizeof(msgs));
         notify_close(&n);
         ck_assert_msg(code == want, "%s: exit %d, not %d; log: %s", path, code, want, log);
         /* One datagram: STOPPING=1 and why; no READY=1 before it. */
@@ -109,6 +117,7 @@ static void failed(const char *path, int want, const char *why)
                               strchr(msgs, '|') == msgs + strlen(msgs) - 1,
                       "%s: notified '%s', not one STOPPING=1 with STATUS=...%s", path, msgs, why);
         ck_assert_msg(strstr(log, "error: ") && strstr(strstr(log, "error: "), why), "%s", log);
+        ck_assert_msg(!strstr(strstr(log, "error: ") + 1, "error: "), "two errors: %s", log);
         ck_assert_msg(!strstr(log, "notice: stopped"), "a 'stopped' notice after an error: %s",
                       log);
 }
@@ -120,7 +129,7 @@ START_TEST(live_socket)
         daemon_proc d = {0};
 
         daemon_start(&d, NULL);
-        failed(d.sock, 1, "another daemon is listening on ");
+        failed(d.sock, NULL, 1, "another daemon is listening on ");
         ck_assert_int_eq(access(d.sock, F_OK), 0);
         sortd_close(client_open(&d));
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
@@ -137,16 +146,56 @@ START_TEST(wrong_socket_path)
 
         ck_assert_ptr_nonnull(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/missing/sortd.sock", dir);
-        failed(path, 2, "cannot bind ");
+        failed(path, NULL, 2, "cannot bind ");
         snprintf(path, sizeof(path), "%s/file", dir);
         ck_assert_int_ge(fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600), 0);
         close(fd);
-        failed(path, 2, "exists and is not a socket");
+        failed(path, NULL, 2, "exists and is not a socket");
         ck_assert_int_eq(access(path, F_OK), 0);
         unlink(path);
         /* Even root may not make a file in /proc. */
-        failed("/proc/sortd.sock", 2, "cannot bind /proc/sortd.sock: permission denied");
+        failed("/proc/sortd.sock", NULL, 2, "cannot bind /proc/sortd.sock: permission denied");
         rmdir(dir);
+}
+END_TEST
+
+/* Lowers resource's soft limit to v; the hard one stays, so that *old can be put back. */
+static void lower_limit(int resource, rlim_t v, struct rlimit *old)
+{
+        struct rlimit l;
+
+        ck_assert_int_eq(getrlimit(resource, old), 0);
+        ck_assert_msg(old->rlim_max == RLIM_INFINITY || old->rlim_max >= v,
+                      "hard limit %d is below %llu", resource, (unsigned long long)v);
+        l = (struct rlimit){.rlim_cur = v, .rlim_max = old->rlim_max};
+        ck_assert_int_eq(setrlimit(resource, &l), 0);
+}
+
+/*
+ * An explicit cpu-path-keys whose engine cannot be had: exit 1 (a resource short now; a restart
+ * may have it). The daemon inherits a 1 GiB stack limit, and so 1 GiB stacks for its threads,
+ * and 1.5 GiB of address space: the engine's one worker thread fits, the CPU path's does not
+ * (the start fails so from about 1.1 GiB to 2.1 GiB).
+ */
+START_TEST(cpu_path_fails)
+{
+/* A sanitizer maps terabytes of address space up front: it cannot run under this limit. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+        const char *extra[] = {"--threads", "2", "--cpu-path-keys", "1K", NULL};
+        char dir[] = "/tmp/sortd-test-XXXXXX", path[64];
+        struct rlimit stack, as;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/sortd.sock", dir);
+        lower_limit(RLIMIT_STACK, 1ull << 30, &stack);
+        lower_limit(RLIMIT_AS, 3ull << 29, &as);
+        failed(path, extra, 1,
+               "cannot create the CPU path (cpu-path-keys 1024): cannot start worker threads: ");
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &as), 0);
+        ck_assert_int_eq(setrlimit(RLIMIT_STACK, &stack), 0);
+        ck_assert_int_eq(access(path, F_OK), -1);
+        rmdir(dir);
+#endif
 }
 END_TEST
 
@@ -158,6 +207,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, live_socket);
         tcase_add_test(tc, wrong_socket_path);
+        tcase_add_test(tc, cpu_path_fails);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
