@@ -18,7 +18,6 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <poll.h>
 #include <pwd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "notify.h"
 
 static struct timespec t_start;
 
@@ -171,49 +171,24 @@ START_TEST(sighup_ignored)
 }
 END_TEST
 
-/* Reads notify datagrams until one contains want (2 s at most). */
-static int notified(int fd, const char *want, char *last, size_t len)
-{
-        for (;;) {
-                struct pollfd p = {.fd = fd, .events = POLLIN};
-                ssize_t n;
-
-                if (poll(&p, 1, 2000) != 1)
-                        return 0;
-                n = recv(fd, last, len - 1, 0);
-                if (n < 0)
-                        return 0;
-                last[n] = '\0';
-                if (strstr(last, want))
-                        return 1;
-        }
-}
-
 /* Type=notify: READY=1 with a STATUS= line, watchdog pings, STOPPING=1. */
 START_TEST(systemd_notify)
 {
-        char dir[] = "/tmp/sortd-notify-XXXXXX", path[128], msg[512];
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
         daemon_proc d = {0};
-        int fd;
+        notify_sock n;
+        char msg[512];
 
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(path, sizeof(path), "%s/notify", dir);
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-        d.notify_socket = path;
+        notify_open(&n);
+        d.notify_socket = n.path;
         d.watchdog_usec = "100000";
         daemon_start(&d, NULL);
-        ck_assert_msg(notified(fd, "READY=1", msg, sizeof(msg)), "no READY=1");
+        ck_assert_msg(notify_wait(&n, "READY=1", msg, sizeof(msg)), "no READY=1");
         ck_assert_msg(strstr(msg, "STATUS=serving with engine cpu"), "%s", msg);
-        ck_assert_msg(notified(fd, "WATCHDOG=1", msg, sizeof(msg)), "no watchdog ping");
+        ck_assert_msg(notify_wait(&n, "WATCHDOG=1", msg, sizeof(msg)), "no watchdog ping");
         kill(d.pid, SIGTERM);
-        ck_assert_msg(notified(fd, "STOPPING=1", msg, sizeof(msg)), "no STOPPING=1");
+        ck_assert_msg(notify_wait(&n, "STOPPING=1", msg, sizeof(msg)), "no STOPPING=1");
         ck_assert_int_eq(daemon_stop(&d, 0), 0);
-        close(fd);
-        unlink(path);
-        rmdir(dir);
+        notify_close(&n);
 }
 END_TEST
 

@@ -6,64 +6,19 @@
  */
 #include <check.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
-
-/* A fake NOTIFY_SOCKET in a fresh directory, as systemd's. */
-typedef struct notify {
-        char dir[32], path[64];
-        int fd;
-} notify;
-
-static void notify_open(notify *n)
-{
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-
-        strcpy(n->dir, "/tmp/sortd-notify-XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(n->dir));
-        snprintf(n->path, sizeof(n->path), "%s/notify", n->dir);
-        strcpy(sa.sun_path, n->path);
-        n->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        ck_assert_int_eq(bind(n->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-}
-
-/* Every datagram already sent, joined by '|', into buf. */
-static void notify_read(notify *n, char *buf, size_t len)
-{
-        size_t got = 0;
-        struct pollfd p = {.fd = n->fd, .events = POLLIN};
-
-        buf[0] = '\0';
-        while (got + 2 < len && poll(&p, 1, 0) == 1) {
-                ssize_t r = recv(n->fd, buf + got, len - got - 2, 0);
-
-                if (r <= 0)
-                        break;
-                got += (size_t)r;
-                buf[got++] = '|';
-                buf[got] = '\0';
-        }
-}
-
-static void notify_close(notify *n)
-{
-        close(n->fd);
-        unlink(n->path);
-        rmdir(n->dir);
-}
+#include "notify.h"
 
 /* Runs sortd (cpu, 1K keys) with extra (NULL-terminated, or NULL) on socket path with
    NOTIFY_SOCKET n to its end; its exit status, its log in log and its notifications in msgs. */
-static int run_notified(const char *path, const char *const *extra, notify *n, char *log,
+static int run_notified(const char *path, const char *const *extra, notify_sock *n, char *log,
                         size_t log_len, char *msgs, size_t msgs_len)
 {
         const char *argv[16] = {getenv("SORTD_BIN"), "--socket", path,          "--engine", "cpu",
@@ -105,7 +60,7 @@ static int run_notified(const char *path, const char *const *extra, notify *n, c
 static void failed(const char *path, const char *const *extra, int want, const char *why)
 {
         char log[4096], msgs[1024];
-        notify n;
+        notify_sock n;
         int code;
 
         notify_open(&n);
