@@ -39,7 +39,7 @@ sortd_status sortd__client_call(sortd_conn *c, Sortd__Wire__Request *req, int pa
         uint64_t plen;
         sortd_status s;
 
-        if (c->broken)
+        if (sortd__client_broken(c))
                 return c->broken_status;
         if (c->outstanding)
                 return sortd__client_fail(c, SORTD_E_INVAL, "%llu submitted sorts not yet received",
@@ -295,7 +295,7 @@ sortd_status sortd__client_begin(sortd_conn *c, const void *arg, const char *wha
                 return SORTD_E_INVAL;
         if (!arg)
                 return sortd__client_fail(c, SORTD_E_INVAL, "%s must not be NULL", what);
-        if (c->broken)
+        if (sortd__client_broken(c))
                 return c->broken_status;
         sortd__client_start_call(c);
         return SORTD_OK;

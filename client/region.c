@@ -266,6 +266,7 @@ static sortd_status unregister_region(sortd_conn *c, const sortd_region *r)
 sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r)
 {
         sortd_status s = SORTD_OK;
+        bool broken;
 
         if (!r)
                 return SORTD_OK;
@@ -276,11 +277,12 @@ sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r)
                                                       (unsigned long long)r->id)
                                  : SORTD_E_INVAL;
                 /* Its memory may be the buffers of a submitted sort: keep it until received. */
-                if (!c->broken && c->outstanding)
+                broken = sortd__client_broken(c);
+                if (!broken && c->outstanding)
                         return sortd__client_fail(c, SORTD_E_INVAL,
                                                   "%llu submitted sorts not yet received",
                                                   (unsigned long long)c->outstanding);
-                if (!c->broken)
+                if (!broken)
                         s = unregister_region(c, r);
                 /* A broken connection's regions go when it is closed. */
                 if (c->broken)

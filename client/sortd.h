@@ -72,10 +72,14 @@ void sortd_set_timeout(sortd_conn *c, int timeout_ms);
  * Ends the call in progress on c, from a signal handler (it is async-signal-safe) or another
  * thread: the one call that may be made on c while another runs. It shuts the connection down,
  * so the call's wait ends at once, even with no timeout, and the call fails with SORTD_E_IO
- * and a message that says it was interrupted; c is broken from then on (a call made later
- * fails so too), and the daemon drops the sorts it has not begun, as at sortd_close. An
- * inline sort's buffers may then hold part of the result, as after any lost connection. c
- * must stay open (not sortd_close'd) until this returns. Does nothing for NULL.
+ * and a message that says it was interrupted; the daemon drops the sorts it has not begun, as
+ * at sortd_close. An inline sort's buffers may then hold part of the result, as after any lost
+ * connection. A call whose whole reply had already arrived when the interruption came (in the
+ * socket, or read) may still return it, SORTD_OK included, with its results whole. Either way
+ * c is broken from then on: every later call fails with SORTD_E_IO and that message, even a
+ * sortd_receive whose reply had arrived too, and sortd_region_destroy only unmaps, as on any
+ * broken connection. c must stay open (not sortd_close'd) until this returns. Does nothing
+ * for NULL.
  */
 void sortd_interrupt(sortd_conn *c);
 

@@ -43,6 +43,13 @@ sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s)
         return s;
 }
 
+bool sortd__client_broken(sortd_conn *c)
+{
+        if (!c->broken && atomic_load(&c->interrupted))
+                sortd__client_breaks(c, SORTD_E_IO);
+        return c->broken;
+}
+
 int64_t sortd__client_now_ms(void)
 {
         struct timespec ts;

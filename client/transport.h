@@ -45,6 +45,14 @@ sortd_status sortd__client_fail(sortd_conn *c, sortd_status s, const char *fmt, 
 /* The stream is out of sync or gone: refuse everything from now on. */
 sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s);
 
+/*
+ * Whether c refuses every call (with c->broken_status; c->err says why): it is broken, or
+ * sortd_interrupt was called on it. An interruption too late to fail the call it aimed at (its
+ * whole reply was already in) breaks c here, at the next call, so that every later call fails
+ * as interrupted, whatever else the socket still holds.
+ */
+bool sortd__client_broken(sortd_conn *c);
+
 /* Monotonic: a deadline must not move when the wall clock is set. */
 int64_t sortd__client_now_ms(void);
 

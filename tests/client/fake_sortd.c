@@ -97,17 +97,33 @@ static void note_register(fake_sortd *f, const Sortd__Wire__RegisterRegion *r)
         f->device_uuid_len = keep_bytes(f->device_uuid, sizeof(f->device_uuid), r->device_uuid);
 }
 
+static void send_all(int fd, const uint8_t *p, size_t len)
+{
+        while (len > 0) {
+                ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
+
+                if (w <= 0 && errno != EINTR)
+                        return;
+                p += w > 0 ? (size_t)w : 0;
+                len -= w > 0 ? (size_t)w : 0;
+        }
+}
+
 /*
- * Sends rep as one frame, bent as the frame-level faults say. MSG_NOSIGNAL: a client that gave
- * up on a bad reply and closed makes the send fail; SIGPIPE would end the whole test.
+ * Sends rep as one frame, bent as the frame-level faults say, with echo_len bytes of payload
+ * from echo. MSG_NOSIGNAL: a client that gave up on a bad reply and closed makes the send fail;
+ * SIGPIPE would end the whole test.
  */
-static void send_reply(int fd, const Sortd__Wire__Reply *rep, fake_fault fault)
+static void send_reply(int fd, const Sortd__Wire__Reply *rep, fake_fault fault, const uint8_t *echo,
+                       size_t echo_len)
 {
         /* Each byte says "more follows", so the tag is a varint without an end: no Reply. */
         static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
         uint8_t buf[SORTD__WIRE_HEADER_SIZE + 1024 + 8], *msg = buf + SORTD__WIRE_HEADER_SIZE;
-        size_t len = sortd__wire__reply__get_packed_size(rep), off = 0;
-        sortd__wire_header h = {.magic = SORTD__WIRE_MAGIC, .version = SORTD__WIRE_VERSION};
+        size_t len = sortd__wire__reply__get_packed_size(rep);
+        sortd__wire_header h = {.magic = SORTD__WIRE_MAGIC,
+                                .version = SORTD__WIRE_VERSION,
+                                .payload_len = echo_len};
 
         sortd__wire__reply__pack(rep, msg);
         if (fault == FAKE_FAULT_GARBAGE) {
@@ -130,16 +146,11 @@ static void send_reply(int fd, const Sortd__Wire__Reply *rep, fake_fault fault)
                 h.payload_len = rep->sort->n * sizeof(uint32_t);
                 memset(msg + len, 0x5a, 4);
                 len += 4;
+                echo_len = 0;
         }
         sortd__wire_header_pack(&h, buf);
-        len += SORTD__WIRE_HEADER_SIZE;
-        while (off < len) {
-                ssize_t w = send(fd, buf + off, len - off, MSG_NOSIGNAL);
-
-                if (w <= 0 && errno != EINTR)
-                        return;
-                off += w > 0 ? (size_t)w : 0;
-        }
+        send_all(fd, buf, SORTD__WIRE_HEADER_SIZE + len);
+        send_all(fd, echo, echo_len);
         if (fault == FAKE_FAULT_CUT_RESULT)
                 shutdown(fd, SHUT_WR);
 }
@@ -183,7 +194,9 @@ static void bend_reply(fake_fault fault, Sortd__Wire__Reply *rep, Sortd__Wire__S
         }
 }
 
-static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int passed)
+/* Answers req; payload holds the kept bytes of its payload (payload_len of them). */
+static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int passed,
+                   const uint8_t *payload, size_t payload_len)
 {
         Sortd__Wire__Reply rep = SORTD__WIRE__REPLY__INIT;
         Sortd__Wire__HelloReply hello = SORTD__WIRE__HELLO_REPLY__INIT;
@@ -252,7 +265,11 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
         if (fault == FAKE_FAULT_SILENT || fault == FAKE_FAULT_SLOW_SILENT)
                 return;
         bend_reply(fault, &rep, &status);
-        send_reply(fd, &rep, fault);
+        if (rep.body_case != SORTD__WIRE__REPLY__BODY_SORT ||
+            req->sort->data_case != SORTD__WIRE__SORT__DATA_INLINE_DATA)
+                payload_len = 0;
+        send_reply(fd, &rep, fault, payload, payload_len);
+        atomic_fetch_add(&f->replies, 1);
 }
 
 /* The daemon's last word on a connection it closes: id 0, and why. */
@@ -263,7 +280,7 @@ static void hang_up(int fd)
         rep.status = SORTD__WIRE__STATUS_CODE__E_BUSY;
         rep.error = "the fake hangs up on purpose, as a daemon at one of its limits says why "
                     "before it closes";
-        send_reply(fd, &rep, FAKE_FAULT_NONE);
+        send_reply(fd, &rep, FAKE_FAULT_NONE, NULL, 0);
 }
 
 /* Whether the fake refuses the request whose message it just read, payload unread, and
@@ -288,13 +305,29 @@ static bool refused_unread(fake_sortd *f, int fd, const uint8_t *msg, size_t len
                 rep.error = "the fake cannot parse this stream, on purpose";
         }
         sortd__wire__request__free_unpacked(req, NULL);
-        send_reply(fd, &rep, FAKE_FAULT_NONE);
+        send_reply(fd, &rep, FAKE_FAULT_NONE, NULL, 0);
         return true;
+}
+
+/* Reads a request's payload of len bytes: kept in echo (returns len) when it fits, else
+   dropped (returns 0). */
+static size_t read_payload(fake_sortd *f, int fd, uint64_t len, uint8_t echo[FAKE_ECHO_BYTES])
+{
+        static uint8_t drop[1 << 16];
+
+        if (len <= FAKE_ECHO_BYTES)
+                return read_full(f, fd, echo, (size_t)len, NULL) < 0 ? 0 : (size_t)len;
+        for (uint64_t left = len, k; left > 0; left -= k) {
+                k = left < sizeof(drop) ? left : sizeof(drop);
+                if (read_full(f, fd, drop, (size_t)k, NULL) < 0)
+                        break;
+        }
+        return 0;
 }
 
 static void *serve(void *arg)
 {
-        static uint8_t msg[SORTD__WIRE_MAX_MESSAGE], drop[1 << 16];
+        static uint8_t msg[SORTD__WIRE_MAX_MESSAGE], echo[FAKE_ECHO_BYTES];
         fake_sortd *f = arg;
         int fd = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
@@ -303,6 +336,7 @@ static void *serve(void *arg)
                 sortd__wire_header h;
                 Sortd__Wire__Request *req;
                 int passed = -1;
+                size_t kept;
 
                 if (fd < 0 || read_full(f, fd, hdr, sizeof(hdr), &passed) < 0)
                         break;
@@ -319,15 +353,11 @@ static void *serve(void *arg)
                                 close(passed);
                         break;
                 }
-                for (uint64_t left = h.payload_len, k; left > 0; left -= k) {
-                        k = left < sizeof(drop) ? left : sizeof(drop);
-                        if (read_full(f, fd, drop, (size_t)k, NULL) < 0)
-                                break;
-                }
+                kept = read_payload(f, fd, h.payload_len, echo);
                 req = sortd__wire__request__unpack(NULL, h.message_len, msg);
                 f->frames++;
                 if (req)
-                        answer(f, fd, req, passed);
+                        answer(f, fd, req, passed, echo, kept);
                 sortd__wire__request__free_unpacked(req, NULL);
                 if (passed >= 0)
                         close(passed);

@@ -3,7 +3,8 @@
  * UnregisterRegion, Sort) to watch libsortd's region calls on the wire without a daemon: which
  * frames arrive, where in the stream each passed fd arrives, the memfd's seals and size, and a
  * CUDA region's bytes. It serves one connection on a thread and never sorts: a Sort is
- * answered with its n. Hello is answered with engine "fake", capacity 2^20, the limits below,
+ * answered with its n and, for an inline one of at most FAKE_ECHO_BYTES, its arrays as they
+ * came (unsorted). Hello is answered with engine "fake", capacity 2^20, the limits below,
  * and server_version "fake hello N" for its N-th Hello. A test may script the refusal of
  * RegisterRegion, or one bad reply (a fake_fault) to see libsortd refuse it.
  */
@@ -11,6 +12,7 @@
 #define SORTD_TESTS_FAKE_SORTD_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +51,7 @@ typedef enum fake_fault {
 
 #define FAKE_MAX_REQUEST_BYTES (1ull << 30)
 #define FAKE_MAX_REGIONS 7
+#define FAKE_ECHO_BYTES (64u << 10)
 
 typedef struct fake_sortd {
         char dir[64];
@@ -58,6 +61,7 @@ typedef struct fake_sortd {
         /* What it saw: each is written before the reply to the frame it comes from. */
         unsigned frames;          /* requests received */
         unsigned hellos;          /* of them Hello */
+        atomic_uint replies;      /* answers to them sent whole: in the client's socket */
         unsigned fds_with_header; /* fds that arrived with a frame's first bytes */
         unsigned fds_elsewhere;   /* fds that arrived with any other bytes */
         int seals;                /* F_GET_SEALS of the last memfd */

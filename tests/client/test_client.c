@@ -576,6 +576,59 @@ START_TEST(client_interrupt)
 }
 END_TEST
 
+/* A progress callback that interrupts its connection (user) once the reply's header is in. */
+static void interrupt_on_reply(void *user, sortd_progress_phase phase, uint64_t done,
+                               uint64_t total)
+{
+        if (phase == SORTD_PROGRESS_RECEIVING && done == 0)
+                sortd_interrupt(user);
+}
+
+/*
+ * sortd_interrupt that lands when the daemon's whole reply is already in the socket: the call
+ * it lands in may return that reply (the fake sends a reply in one piece, so the interrupt
+ * issued as its header arrives finds the rest there too), but the connection is broken all the
+ * same, whichever call comes first (_i = 0: sortd_receive, 1: sortd_region_destroy): the next
+ * sortd_receive fails as interrupted though its reply is there too, a region is only
+ * unmapped, as on any broken connection, though a submitted sort is not received, a Ping
+ * fails, and nothing more is sent.
+ */
+START_TEST(client_interrupt_after_reply)
+{
+        uint32_t a[4] = {4, 3, 2, 1}, b[2] = {9, 8};
+        sortd_request ra = {.keys = a, .n = 4, .key_type = SORTD_KEY_U32};
+        sortd_request rb = {.keys = b, .n = 2, .key_type = SORTD_KEY_U32};
+        sortd_region *region = NULL;
+        fake_sortd f;
+        sortd_conn *c = connect_fake(&f, FAKE_FAULT_NONE);
+
+        ck_assert_int_eq(sortd_region_create(c, 4096, &region), SORTD_OK);
+        ck_assert_int_eq(sortd_submit(c, &ra), SORTD_OK);
+        ck_assert_int_eq(sortd_submit(c, &rb), SORTD_OK);
+        while (atomic_load(&f.replies) < 4) /* Hello, RegisterRegion, both sorts */
+                usleep(1000);
+        memset(a, 0, sizeof(a)); /* sent whole: only the echo can bring them back */
+        sortd_set_progress(c, interrupt_on_reply, c);
+        ck_assert_int_eq(sortd_receive(c, &ra), SORTD_OK);
+        ck_assert_uint_eq(a[0], 4); /* the fake's echo, whole */
+        ck_assert_uint_eq(a[3], 1);
+        sortd_set_progress(c, NULL, NULL);
+        if (_i == 1) /* first: rb, submitted, is no longer due */
+                ck_assert_int_eq(sortd_region_destroy(c, region), SORTD_OK);
+        ck_assert_int_eq(sortd_receive(c, &rb), SORTD_E_IO);
+        ck_assert_msg(strstr(sortd_error_message(c), "interrupted (sortd_interrupt)"), "%s",
+                      sortd_error_message(c));
+        if (_i == 0)
+                ck_assert_int_eq(sortd_region_destroy(c, region), SORTD_OK);
+        ck_assert_int_eq(sortd_ping(c), SORTD_E_IO);
+        ck_assert_msg(strstr(sortd_error_message(c), "interrupted (sortd_interrupt)"), "%s",
+                      sortd_error_message(c));
+        sortd_close(c);
+        fake_stop(&f);
+        ck_assert_uint_eq(f.frames, 4); /* no UnregisterRegion, no Ping */
+}
+END_TEST
+
 /* The name a client gives goes in its Hello (the daemon logs it); the default is libsortd. A
    timeout of 0 set on an open connection means the default, as it does at connect. */
 START_TEST(client_name_and_default_timeout)
@@ -676,6 +729,7 @@ int main(void)
         tcase_add_test(tc, client_progress_after_hang_up);
         tcase_add_test(tc, client_get_info);
         tcase_add_test(tc, client_interrupt);
+        tcase_add_loop_test(tc, client_interrupt_after_reply, 0, 2);
         tcase_add_loop_test(tc, client_refused_while_sending, 0, 2);
         tcase_add_test(tc, client_name_and_default_timeout);
         tcase_add_test(tc, connect_waits_out_a_full_backlog);
