@@ -392,6 +392,8 @@ static sortd_status receive(sortd_conn *c, sortd_request *r)
         if (s != SORTD_OK)
                 return s;
         c->outstanding--;
+        if (c->replies_left)
+                c->replies_left--;
         s = reply_status(c, rep);
         if (s == SORTD_OK && (rep->body_case != SORTD__WIRE__REPLY__BODY_SORT ||
                               rep->sort->n != r->n || plen != sizes.reply_len)) {
@@ -417,8 +419,14 @@ static sortd_status receive(sortd_conn *c, sortd_request *r)
 
 sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
 {
-        sortd_status s = sortd__client_begin(c, r, "request");
+        sortd_status s;
 
+        /* The daemon refused a request and closed, but it answered those before it first. */
+        if (c && r && sortd__client_replies_left(c)) {
+                sortd__client_start_call(c);
+                return receive(c, r);
+        }
+        s = sortd__client_begin(c, r, "request");
         return s == SORTD_OK ? receive(c, r) : s;
 }
 

@@ -278,7 +278,7 @@ sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r)
                                  : SORTD_E_INVAL;
                 /* Its memory may be the buffers of a submitted sort: keep it until received. */
                 broken = sortd__client_broken(c);
-                if (!broken && c->outstanding)
+                if ((!broken || c->replies_left) && c->outstanding)
                         return sortd__client_fail(c, SORTD_E_INVAL,
                                                   "%llu submitted sorts not yet received",
                                                   (unsigned long long)c->outstanding);

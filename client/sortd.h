@@ -27,9 +27,10 @@
  * daemon leaves the connection usable, but one it closes the connection after (a limit such
  * as max-connections, or a request whose payload it will not read): the call returns its
  * status and reason, even when the close cut the request's sending short, and the connection
- * is broken with them. An inline result is read into the caller's buffers as it arrives: if
- * the connection fails on the way (the message says "while the sorted result arrived"), they
- * hold part of the result and part of the input.
+ * is broken with them, but for the replies the daemon sent before it, to requests submitted
+ * earlier (sortd_submit), which sortd_receive still returns. An inline result is read into the
+ * caller's buffers as it arrives: if the connection fails on the way (the message says "while the
+ * sorted result arrived"), they hold part of the result and part of the input.
  */
 #ifndef SORTD_CLIENT_H
 #define SORTD_CLIENT_H
@@ -178,7 +179,9 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st);
  * come in order). The buffers of a submitted request must stay untouched until it is
  * received. Keep the bytes submitted and not yet received moderate (a few MiB): the calls
  * block, so a daemon waiting for the client to read its replies and a client writing
- * requests would wait on each other.
+ * requests would wait on each other. When the daemon refuses a request and closes (see the
+ * top of this file), sortd_submit returns the refusal, and the replies it sent before, to
+ * requests submitted earlier, are still received; every other call fails with the refusal.
  */
 typedef struct sortd_request {
         void *keys;
@@ -258,11 +261,12 @@ size_t sortd_region_size(const sortd_region *r);
  * Unregisters r (when the connection still works), and unmaps and closes a memfd region (a
  * CUDA region's memory stays the caller's to free, after this call); NULL is accepted.
  * The region is gone in every case but two, which fail with SORTD_E_INVAL and change nothing:
- * r belongs to another connection, or submitted sorts are not yet received (their buffers may
- * lie in r). On a broken connection it only unmaps (the daemon drops the region when the
- * connection closes) and returns SORTD_OK; after sortd_close(c) as well, and c is not used.
- * When the daemon refuses the unregister, its status and message are returned, and the region
- * is gone here all the same (the daemon keeps its own mapping until the connection closes).
+ * r belongs to another connection, or submitted sorts are not yet received while their
+ * replies can still come (their buffers may lie in r). On a broken connection it only unmaps (the
+ * daemon drops the region when the connection closes) and returns SORTD_OK; after sortd_close(c) as
+ * well, and c is not used. When the daemon refuses the unregister, its status and message are
+ * returned, and the region is gone here all the same (the daemon keeps its own mapping until the
+ * connection closes).
  */
 sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r);
 

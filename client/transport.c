@@ -11,7 +11,9 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -40,14 +42,23 @@ sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s)
                         "interrupted (sortd_interrupt): the connection is shut down");
         c->broken = true;
         c->broken_status = s;
+        c->replies_left = 0;
+        snprintf(c->broken_err, sizeof(c->broken_err), "%s", c->err);
         return s;
 }
 
 bool sortd__client_broken(sortd_conn *c)
 {
-        if (!c->broken && atomic_load(&c->interrupted))
+        if (atomic_load(&c->interrupted) && (!c->broken || c->replies_left))
                 sortd__client_breaks(c, SORTD_E_IO);
+        if (c->broken)
+                sortd__client_fail(c, c->broken_status, "%s", c->broken_err);
         return c->broken;
+}
+
+bool sortd__client_replies_left(const sortd_conn *c)
+{
+        return c->replies_left && !atomic_load(&c->interrupted);
 }
 
 int64_t sortd__client_now_ms(void)
@@ -179,33 +190,91 @@ static sortd_status read_reply(sortd_conn *c, Sortd__Wire__Reply **out, uint64_t
         return SORTD_OK;
 }
 
+/* What send_failed looks through for the daemon's reason. The replies in front of it are what
+   the daemon wrote before it closed, which its socket buffer bounds (a few MiB at most). */
+#define PEEK_MAX (16u << 20)
+
+/*
+ * The reply framed at p, of which len bytes are there: NULL when its message is not all there
+ * or does not parse. *whole is the frame's length with its payload, or 0 when the payload is
+ * not all there either.
+ */
+static Sortd__Wire__Reply *frame_at(const uint8_t *p, size_t len, size_t *whole)
+{
+        sortd__wire_header h;
+        size_t rest;
+        char why[8];
+
+        if (len < SORTD__WIRE_HEADER_SIZE)
+                return NULL;
+        sortd__wire_header_unpack(p, &h);
+        rest = len - SORTD__WIRE_HEADER_SIZE;
+        if (sortd__wire_header_check(&h, SORTD__WIRE_MAX_MESSAGE, why, sizeof(why)) != SORTD_OK ||
+            h.message_len > rest)
+                return NULL;
+        rest -= h.message_len;
+        *whole = h.payload_len <= rest
+                         ? SORTD__WIRE_HEADER_SIZE + h.message_len + (size_t)h.payload_len
+                         : 0;
+        return sortd__wire__reply__unpack(NULL, h.message_len, p + SORTD__WIRE_HEADER_SIZE);
+}
+
+/*
+ * The daemon's refusal of request id (or its last word, id 0) among the replies it wrote
+ * before it closed, found by peeking: the daemon answers in order, so the replies in front of
+ * it answer requests submitted before, and they stay in the socket for sortd_receive. On
+ * success *s and c->err hold its status and reason, and *before counts the replies in front.
+ */
+static bool peek_refusal(sortd_conn *c, uint64_t id, sortd_status *s, uint64_t *before)
+{
+        int queued = 0;
+        size_t len, off = 0, whole;
+        uint8_t *buf = NULL;
+        ssize_t got = -1;
+        bool found = false;
+
+        if (ioctl(c->fd, FIONREAD, &queued) == 0 && queued > 0) {
+                len = (size_t)queued < PEEK_MAX ? (size_t)queued : PEEK_MAX;
+                buf = malloc(len);
+                got = buf ? recv(c->fd, buf, len, MSG_PEEK | MSG_DONTWAIT) : -1;
+        }
+        for (*before = 0; got > 0 && off < (size_t)got; off += whole, (*before)++) {
+                Sortd__Wire__Reply *r = frame_at(buf + off, (size_t)got - off, &whole);
+
+                if (!r)
+                        break;
+                found = (r->id == 0 || r->id == id) && r->status != SORTD__WIRE__STATUS_CODE__OK;
+                if (found) {
+                        *s = sortd__client_fail(c, sortd__wire_status_from(r->status), "sortd: %s",
+                                                r->error);
+                }
+                sortd__wire__reply__free_unpacked(r, NULL);
+                if (found || !whole)
+                        break;
+        }
+        free(buf);
+        return found;
+}
+
 /*
  * A send failed because the daemon closed: it may have said why first, in a last word (id 0:
  * too many connections, a stream it could not parse) or in its refusal of the request being
- * sent, id (a payload too large to drain). Read that reply if it is there, briefly: its
- * status and reason are the call's, and the connection stays broken with them.
+ * sent, id (a payload too large to drain), which were in the socket before the close. Their
+ * status and reason are the call's, and the connection stays broken with them, but for the
+ * replies in front of them, which sortd_receive still takes (replies_left).
  */
 static sortd_status send_failed(sortd_conn *c, int err, uint64_t id)
 {
-        Sortd__Wire__Reply *r = NULL;
         sortd_status s = SORTD_E_IO;
-        uint64_t plen;
-        char msg[sizeof(c->err)];
+        uint64_t before = 0;
+        bool said = (err == EPIPE || err == ECONNRESET) && peek_refusal(c, id, &s, &before);
 
-        snprintf(msg, sizeof(msg), "sending to sortd: %s", strerror(err));
-        if (err == EPIPE || err == ECONNRESET) {
-                c->progress.total = 0; /* what comes in is the daemon's reply, not the arrays */
-                c->deadline_ms = sortd__client_now_ms() + 100;
-                if (read_reply(c, &r, &plen) == SORTD_OK) {
-                        if ((r->id == 0 || r->id == id) &&
-                            r->status != SORTD__WIRE__STATUS_CODE__OK) {
-                                s = sortd__wire_status_from(r->status);
-                                snprintf(msg, sizeof(msg), "sortd: %s", r->error);
-                        }
-                        sortd__wire__reply__free_unpacked(r, NULL);
-                }
-        }
-        return sortd__client_breaks(c, sortd__client_fail(c, s, "%s", msg));
+        if (!said)
+                sortd__client_fail(c, s, "sending to sortd: %s", strerror(err));
+        sortd__client_breaks(c, s);
+        if (said)
+                c->replies_left = before < c->outstanding ? before : c->outstanding;
+        return c->broken_status;
 }
 
 void sortd__client_progress_begin(sortd_conn *c, sortd_progress_phase phase, uint64_t skip,

@@ -21,7 +21,9 @@ struct sortd_conn {
         sortd_status broken_status;
         atomic_bool interrupted; /* by sortd_interrupt, from another thread or a handler */
         uint64_t next_id;
-        uint64_t outstanding; /* submitted, not yet received */
+        uint64_t outstanding;  /* submitted, not yet received */
+        uint64_t replies_left; /* broken by the daemon's close after a refusal, but the replies
+                                  it sent before, to this many of them, are in the socket */
         sortd_info info;
         char name[65];                /* sent in Hello: the daemon logs up to 64 bytes */
         int64_t deadline_ms;          /* of the call in progress; -1 = none */
@@ -36,6 +38,7 @@ struct sortd_conn {
         } progress;
 
         char err[256];
+        char broken_err[256]; /* the err that broke c, which every call refused after says */
 };
 
 /* Records the call's message in c and returns s, so a failure is one return statement. */
@@ -46,12 +49,15 @@ sortd_status sortd__client_fail(sortd_conn *c, sortd_status s, const char *fmt, 
 sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s);
 
 /*
- * Whether c refuses every call (with c->broken_status; c->err says why): it is broken, or
- * sortd_interrupt was called on it. An interruption too late to fail the call it aimed at (its
- * whole reply was already in) breaks c here, at the next call, so that every later call fails
- * as interrupted, whatever else the socket still holds.
+ * Whether c refuses every call (with c->broken_status; c->err says why again): it is broken,
+ * or sortd_interrupt was called on it. An interruption too late to fail the call it aimed at
+ * (its whole reply was already in) breaks c here, at the next call, so that every later call
+ * fails as interrupted, whatever else the socket still holds, replies_left included.
  */
 bool sortd__client_broken(sortd_conn *c);
+
+/* Whether sortd_receive still takes a reply on broken c: replies_left, and no interruption. */
+bool sortd__client_replies_left(const sortd_conn *c);
 
 /* Monotonic: a deadline must not move when the wall clock is set. */
 int64_t sortd__client_now_ms(void);

@@ -290,7 +290,7 @@ static bool refused_unread(fake_sortd *f, int fd, const uint8_t *msg, size_t len
         Sortd__Wire__Reply rep = SORTD__WIRE__REPLY__INIT;
         Sortd__Wire__Request *req;
 
-        if (f->frames != 1 ||
+        if (f->frames != 1 + f->refuse_after ||
             (f->fault != FAKE_FAULT_REFUSE_CLOSE && f->fault != FAKE_FAULT_GARBLED_CLOSE))
                 return false;
         req = sortd__wire__request__unpack(NULL, len, msg);

@@ -82,8 +82,10 @@ typedef struct fake_sortd {
            accepted). */
         sortd_status refuse_register;
         const char *refuse_message;
-        /* Set by the test before it connects (fake_start clears it). */
+        /* Set by the test before it connects (fake_start clears them). */
         fake_fault fault;
+        unsigned refuse_after; /* FAKE_FAULT_REFUSE_CLOSE and FAKE_FAULT_GARBLED_CLOSE: the
+                                  requests after Hello answered before the one refused */
 } fake_sortd;
 
 /* Listens on a fresh socket (f->sock) and serves the first connection until it closes. Each

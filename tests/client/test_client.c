@@ -382,28 +382,36 @@ START_TEST(client_set_timeout)
 }
 END_TEST
 
+/* 16 MiB of keys and values, more than the socket holds: a request a daemon that does not read
+   keeps the client sending. Free its keys and vals. */
+static sortd_request big_request(void)
+{
+        size_t n = 1u << 20;
+        sortd_request r = {.keys = calloc(n, 8),
+                           .vals = calloc(n, 8),
+                           .n = n,
+                           .key_type = SORTD_KEY_U64,
+                           .payload = SORTD_PAYLOAD_VALUES64};
+
+        ck_assert(r.keys && r.vals);
+        return r;
+}
+
 /* A blocking sort is one call: its timeout covers the sending and the wait for the reply
    together, in sortd_sort and its kin (_i = 0) and in sortd_sort_request (_i = 1). A daemon
    slow to take the request, then silent, ends it after 1 s, not after the time the sending
    took plus 1 s. */
 START_TEST(client_sort_one_deadline)
 {
-        size_t n = 1u << 20; /* 16 MiB of keys and values: more than the socket holds */
-        uint64_t *keys = calloc(n, 8), *vals = calloc(n, 8);
-        sortd_request r = {.keys = keys,
-                           .vals = vals,
-                           .n = n,
-                           .key_type = SORTD_KEY_U64,
-                           .payload = SORTD_PAYLOAD_VALUES64};
+        sortd_request r = big_request();
         fake_sortd f;
         sortd_conn *c = connect_fake(&f, FAKE_FAULT_SLOW_SILENT);
         int64_t t0, took;
 
-        ck_assert(keys && vals);
         sortd_set_timeout(c, 1000);
         t0 = now_ms();
         ck_assert_int_eq(_i ? sortd_sort_request(c, &r)
-                            : sortd_sort_pairs(c, keys, vals, 8, n, SORTD_KEY_U64, NULL),
+                            : sortd_sort_pairs(c, r.keys, r.vals, 8, r.n, SORTD_KEY_U64, NULL),
                          SORTD_E_TIMEOUT);
         took = now_ms() - t0;
         ck_assert_int_ge(took, 990);
@@ -411,8 +419,8 @@ START_TEST(client_sort_one_deadline)
                       (long long)took);
         sortd_close(c);
         fake_stop(&f);
-        free(keys);
-        free(vals);
+        free(r.keys);
+        free(r.vals);
 }
 END_TEST
 
@@ -503,6 +511,16 @@ START_TEST(client_get_info)
 }
 END_TEST
 
+/* The daemon's refusals that close the connection, and what the client must say of them. */
+static const struct refusal {
+        fake_fault fault;
+        sortd_status s;
+        const char *words;
+} refusals[] = {
+        {FAKE_FAULT_REFUSE_CLOSE, SORTD_E_CAPACITY, "closes rather than drain"},
+        {FAKE_FAULT_GARBLED_CLOSE, SORTD_E_PROTOCOL, "cannot parse this stream"},
+};
+
 /*
  * The daemon refuses a request and closes while the client still sends its payload (_i = 0:
  * a refusal with the request's id; _i = 1: a last word, id 0, that it could not parse the
@@ -511,31 +529,75 @@ END_TEST
  */
 START_TEST(client_refused_while_sending)
 {
-        static const struct {
-                fake_fault fault;
-                sortd_status s;
-                const char *words;
-        } cases[] = {
-                {FAKE_FAULT_REFUSE_CLOSE, SORTD_E_CAPACITY, "closes rather than drain"},
-                {FAKE_FAULT_GARBLED_CLOSE, SORTD_E_PROTOCOL, "cannot parse this stream"},
-        };
-        size_t n = 1u << 20; /* 16 MiB of keys and values: more than the socket holds */
-        uint64_t *keys = calloc(n, 8), *vals = calloc(n, 8);
+        const struct refusal *x = &refusals[_i];
+        sortd_request r = big_request();
         fake_sortd f;
-        sortd_conn *c = connect_fake(&f, cases[_i].fault);
+        sortd_conn *c = connect_fake(&f, x->fault);
 
-        ck_assert(keys && vals);
-        ck_assert_int_eq(sortd_sort_pairs(c, keys, vals, 8, n, SORTD_KEY_U64, NULL), cases[_i].s);
-        ck_assert_msg(strstr(sortd_error_message(c), cases[_i].words), "%s",
-                      sortd_error_message(c));
+        ck_assert_int_eq(sortd_sort_pairs(c, r.keys, r.vals, 8, r.n, SORTD_KEY_U64, NULL), x->s);
+        ck_assert_msg(strstr(sortd_error_message(c), x->words), "%s", sortd_error_message(c));
         fake_stop(&f);
         ck_assert_uint_eq(f.frames, 2);
-        ck_assert_int_eq(sortd_ping(c), cases[_i].s);
-        ck_assert_msg(strstr(sortd_error_message(c), cases[_i].words), "%s",
-                      sortd_error_message(c));
+        ck_assert_int_eq(sortd_ping(c), x->s);
+        ck_assert_msg(strstr(sortd_error_message(c), x->words), "%s", sortd_error_message(c));
         sortd_close(c);
-        free(keys);
-        free(vals);
+        free(r.keys);
+        free(r.vals);
+}
+END_TEST
+
+/*
+ * The same refusals behind the replies to sorts submitted before (sortd_submit), which the
+ * daemon answers first, in order, before it closes: the submit that was cut short returns the
+ * refusal and its reason, the earlier sorts are still received, whole (a region where their
+ * buffers may lie stays until then), and then the connection stays broken with the refusal.
+ */
+START_TEST(client_refused_behind_replies)
+{
+        const struct refusal *x = &refusals[_i];
+        uint32_t a[4] = {4, 3, 2, 1}, b[2] = {8, 7}, bv[2] = {80, 70};
+        sortd_request ra = {.keys = a, .n = 4, .key_type = SORTD_KEY_U32};
+        sortd_request rb = {.keys = b,
+                            .vals = bv,
+                            .n = 2,
+                            .key_type = SORTD_KEY_U32,
+                            .payload = SORTD_PAYLOAD_VALUES32};
+        sortd_request rc = big_request();
+        sortd_region *region = NULL;
+        sortd_conn *c = NULL;
+        char err[256];
+        fake_sortd f;
+
+        fake_start(&f);
+        f.fault = x->fault;
+        f.refuse_after = 3; /* RegisterRegion, ra, rb */
+        ck_assert_msg(sortd_connect(f.sock, NULL, &c, err, sizeof(err)) == SORTD_OK, "%s", err);
+        ck_assert_int_eq(sortd_region_create(c, 4096, &region), SORTD_OK);
+        ck_assert_int_eq(sortd_submit(c, &ra), SORTD_OK);
+        ck_assert_int_eq(sortd_submit(c, &rb), SORTD_OK);
+        ck_assert_int_eq(sortd_submit(c, &rc), x->s);
+        ck_assert_msg(strstr(sortd_error_message(c), x->words), "%s", sortd_error_message(c));
+        fake_stop(&f);
+        ck_assert_uint_eq(f.frames, 5);
+        refused(c, sortd_region_destroy(c, region), "2 submitted sorts not yet received");
+        memset(a, 0, sizeof(a)); /* sent whole: only the echo can bring them back */
+        memset(b, 0, sizeof(b));
+        memset(bv, 0, sizeof(bv));
+        ck_assert_int_eq(sortd_receive(c, &ra), SORTD_OK);
+        ck_assert_str_eq(sortd_error_message(c), "");
+        ck_assert_uint_eq(a[0], 4);
+        ck_assert_uint_eq(a[3], 1);
+        ck_assert_int_eq(sortd_receive(c, &rb), SORTD_OK);
+        ck_assert_uint_eq(b[1], 7);
+        ck_assert_uint_eq(bv[1], 70);
+        ck_assert_int_eq(sortd_region_destroy(c, region), SORTD_OK); /* only unmapped */
+        ck_assert_int_eq(sortd_receive(c, &rb), x->s);
+        ck_assert_msg(strstr(sortd_error_message(c), x->words), "%s", sortd_error_message(c));
+        ck_assert_int_eq(sortd_ping(c), x->s);
+        ck_assert_msg(strstr(sortd_error_message(c), x->words), "%s", sortd_error_message(c));
+        sortd_close(c);
+        free(rc.keys);
+        free(rc.vals);
 }
 END_TEST
 
@@ -731,6 +793,7 @@ int main(void)
         tcase_add_test(tc, client_interrupt);
         tcase_add_loop_test(tc, client_interrupt_after_reply, 0, 2);
         tcase_add_loop_test(tc, client_refused_while_sending, 0, 2);
+        tcase_add_loop_test(tc, client_refused_behind_replies, 0, 2);
         tcase_add_test(tc, client_name_and_default_timeout);
         tcase_add_test(tc, connect_waits_out_a_full_backlog);
         suite_add_tcase(s, tc);
