@@ -44,6 +44,16 @@ static int exit_status_of(sortd_status s)
         return s == SORTD_E_INVAL ? 2 : 1;
 }
 
+/* STOPPING=1 for systemd, with why when sortd__fail said it; the exit status. */
+static int notify_stopping(const sortd__server *srv)
+{
+        if (srv->exit_status)
+                sd_notifyf(0, "STOPPING=1\nSTATUS=%s", srv->failure);
+        else
+                sd_notify(0, "STOPPING=1");
+        return srv->exit_status;
+}
+
 /* ---- engine ---- */
 
 /* auto: cuda where it is present and passes its self-check, else cpu, saying why. */
@@ -496,14 +506,11 @@ int sortd__run(int argc, char **argv)
                 printf("sortd: configuration OK\n");
                 return flushed(0);
         }
-        if (create_engine(&srv, &ec, (enum sortd__loss_policy)srv.cfg.on_device_loss) != SORTD_OK) {
-                sd_notifyf(0, "STOPPING=1\nSTATUS=%s", srv.failure);
-                return srv.exit_status;
-        }
+        if (create_engine(&srv, &ec, (enum sortd__loss_policy)srv.cfg.on_device_loss) != SORTD_OK)
+                return notify_stopping(&srv);
         if (open_cpu_path(&srv) != SORTD_OK) {
-                sd_notifyf(0, "STOPPING=1\nSTATUS=%s", srv.failure);
                 sortd_engine_destroy(srv.engine);
-                return srv.exit_status;
+                return notify_stopping(&srv);
         }
         open_host_pool(&srv);
         if (srv.cfg.max_regions > 0)
@@ -511,10 +518,7 @@ int sortd__run(int argc, char **argv)
         r = run_loop(&srv);
         if (r < 0 && !srv.exit_status) /* every failure says why; this is a backstop */
                 sortd__fail(&srv, 1, "stopped on an error: %s", uv_strerror(r));
-        if (srv.exit_status)
-                sd_notifyf(0, "STOPPING=1\nSTATUS=%s", srv.failure);
-        else
-                sd_notify(0, "STOPPING=1");
+        notify_stopping(&srv);
         /* The engine thread has stopped and every job is freed: the arena can go back. */
         sortd__hostpool_close(&srv.pool);
         sortd__route_close(&srv);

@@ -21,8 +21,6 @@ import weakref
 from collections import namedtuple
 
 from . import _arrays, _cuda, _errors, _lib, _regions, _waiter
-# The pool's limits, named here too as they were before the pool had a module of its own.
-from ._regions import POOL_KEEP, POOL_MIN_BYTES  # noqa: F401
 
 Timings = namedtuple("Timings", "queued transfer sort")
 Timings.__doc__ = "The daemon's account of the last sort, in seconds."

@@ -202,7 +202,7 @@ def test_inline_sorts_send_the_sort_alone(client):
 
 def test_pool_keeps_the_largest(fresh_daemon):
     """Each larger array needs a new region; past POOL_KEEP free ones, the smallest goes."""
-    from sortd._client import POOL_KEEP, POOL_MIN_BYTES
+    from sortd._regions import POOL_KEEP, POOL_MIN_BYTES
     rng = np.random.default_rng(5)
     with sortd.Client(fresh_daemon.sock, timeout=60) as c:
         c.inline_max_bytes = 0
