@@ -67,10 +67,12 @@ sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, voi
 
 /*
  * sortd_engine_sort on keys in memory that another process may write while the sort runs (a
- * client's shared-memory region). The engine reads each key once, into memory of its own, so
- * keys changed under it give a wrong order in the caller's memory, never an access outside the
- * buffers or another sort's bytes in them. GPU engines copy the keys to the device once in any
- * case; the CPU engine's sorts above its small-sort size pay one more write of the keys.
+ * client's shared-memory region). Keys changed under it give a wrong order in the caller's
+ * memory (a permutation of the keys and values as the sort read them), never an access outside
+ * the buffers or another sort's bytes in them. GPU engines copy the keys to the device once in
+ * any case. The CPU engine sorts them where they lie, as fast as sortd_engine_sort, and checks
+ * each pass: if the keys changed during the sort, a pass runs again, or the sort starts over
+ * from a copy of the keys (kernels/cpu/onesweep.c).
  */
 sortd_status sortd_engine_sort_shared(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
                                       void *vals, size_t n);

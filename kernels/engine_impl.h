@@ -23,7 +23,7 @@ typedef struct sortd__plan {
         enum sortd__key_kind kind;
         bool descending;
         unsigned begin_bit, end_bit; /* end_bit resolved: never 0 */
-        bool shared; /* keys another process may write meanwhile: read once (sort_shared) */
+        bool shared;                 /* keys another process may write meanwhile (sort_shared) */
 } sortd__plan;
 
 /* A member of a batch after its checks (n >= 2), and the item its outcome goes to. */

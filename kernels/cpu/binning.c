@@ -60,31 +60,56 @@ SORTD__ALWAYS_INLINE void prefetch_run_ends(unsigned char *dst, size_t bytes)
                 __builtin_prefetch(dst + bytes - 1, 1);
 }
 
+/* How many of digit d's keys of the tile fit in the output from its place: all
+   of them, unless the keys changed under a checked pass (plan.h), which then
+   fails, but must not write past the outputs on the way. */
+SORTD__ALWAYS_INLINE size_t run_len(const sortd__pass *p, const sortd__cpu_scratch *s, unsigned d)
+{
+        uint64_t at = s->excl[d];
+
+        return at >= p->n ? 0 : s->total[d] < p->n - at ? s->total[d] : p->n - at;
+}
+
 /* Writes each digit's run of the local buffer, from the digit's first slot,
    to its place in the output. */
 SORTD__ALWAYS_INLINE void write_runs(const sortd__pass *p, const sortd__cpu_scratch *s,
                                      const uint32_t *first, int skip, unsigned kb, unsigned vb)
 {
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                uint32_t c = s->total[d];
+                size_t c = run_len(p, s, d);
 
                 if (!c || (int)d == skip)
                         continue;
-                prefetch_run_ends(p->dst_k + s->excl[d] * kb, (size_t)c * kb);
+                prefetch_run_ends(p->dst_k + s->excl[d] * kb, c * kb);
                 if (vb)
-                        prefetch_run_ends(p->dst_v + s->excl[d] * vb, (size_t)c * vb);
+                        prefetch_run_ends(p->dst_v + s->excl[d] * vb, c * vb);
         }
         for (unsigned d = 0; d < SORTD__RADIX; d++) {
-                uint32_t c = s->total[d];
+                size_t c = run_len(p, s, d);
 
                 if (!c || (int)d == skip)
                         continue;
-                copy_run(p->dst_k + s->excl[d] * kb, s->local_k + (size_t)first[d] * kb,
-                         (size_t)c * kb, p->stream);
+                copy_run(p->dst_k + s->excl[d] * kb, s->local_k + (size_t)first[d] * kb, c * kb,
+                         p->stream);
                 if (vb)
                         copy_run(p->dst_v + s->excl[d] * vb, s->local_v + (size_t)first[d] * vb,
-                                 (size_t)c * vb, p->stream);
+                                 c * vb, p->stream);
         }
+}
+
+/* Whether the ranking filled exactly the slots the tile's counts gave each
+   digit in each part: keys changed between counting and ranking do not. */
+static bool ranked_as_counted(const sortd__cpu_scratch *s)
+{
+        uint32_t end = 0;
+
+        for (unsigned d = 0; d < SORTD__RADIX; d++)
+                for (unsigned k = 0; k < SORTD__STREAMS; k++) {
+                        end += s->counts[k][d];
+                        if (s->local_off[k][d] != end)
+                                return false;
+                }
+        return true;
 }
 
 /* Ranks a counted tile into the local buffer and writes each digit's run to
@@ -95,13 +120,20 @@ SORTD__ALWAYS_INLINE void scatter_tile(const sortd__pass *p, sortd__cpu_scratch 
         uint32_t first[SORTD__RADIX];
 
         sortd__rank_counted(p, s, begin, len, first, kb, vb, gen, tw);
+        if (p->checked && !ranked_as_counted(s))
+                s->torn = true;
         write_runs(p, s, first, p->direct ? p->dominant : -1, kb, vb);
 }
 
-/* Every key of the tile has one digit: the tile moves as one block. */
+/* Every key of the tile has one digit: the tile moves as one block (inside the
+   outputs, as run_len() keeps runs). */
 SORTD__ALWAYS_INLINE void copy_tile(const sortd__pass *p, size_t begin, size_t len, uint64_t at,
                                     unsigned kb, unsigned vb, bool gen, bool tw)
 {
+        if (at >= p->n)
+                return;
+        if (len > p->n - at)
+                len = p->n - at;
         if (tw) {
                 for (size_t i = 0; i < len; i++) {
                         uint64_t y = sortd__twiddle_forward(
@@ -118,6 +150,14 @@ SORTD__ALWAYS_INLINE void copy_tile(const sortd__pass *p, size_t begin, size_t l
                         sortd__store_elem(p->dst_v, at + i, vb, begin + i);
         else if (vb)
                 memcpy(p->dst_v + at * vb, p->src_v + begin * vb, len * vb);
+}
+
+/* A checked pass sums its tiles' counts (sortd__bin_pass() compares them with goff). */
+SORTD__ALWAYS_INLINE void add_seen(const sortd__pass *p, sortd__cpu_scratch *s)
+{
+        if (p->checked)
+                for (unsigned d = 0; d < SORTD__RADIX; d++)
+                        s->seen[d] += s->total[d];
 }
 
 static int single_digit(const sortd__cpu_scratch *s, size_t len)
@@ -147,6 +187,7 @@ SORTD__ALWAYS_INLINE void bin_tiles(const sortd__pass *p, sortd__cpu_scratch *s,
                         if (sortd__rank_buckets(p, s, t, begin, len, kb, vb, gen, tw, &skip)) {
                                 sortd__look_back(p, s, t, skip);
                                 write_runs(p, s, p->bucket_start, skip, kb, vb);
+                                add_seen(p, s);
                                 continue;
                         }
                         /* Keys that overrun buckets again and again cluster:
@@ -165,6 +206,7 @@ SORTD__ALWAYS_INLINE void bin_tiles(const sortd__pass *p, sortd__cpu_scratch *s,
                         copy_tile(p, begin, len, s->excl[one], kb, vb, gen, tw);
                 else
                         scatter_tile(p, s, begin, len, kb, vb, gen, tw);
+                add_seen(p, s);
         }
 #if defined(__SSE2__)
         /* Streaming stores are weakly ordered: make them visible before the
@@ -205,14 +247,38 @@ static const bin_fn bin_table[2][4][5] = {
 static void bin_worker(void *arg, unsigned tid, unsigned nth)
 {
         const sortd__pass *p = arg;
+        sortd__cpu_scratch *s = &p->ctx->scratch[tid];
         unsigned payload = p->val_bytes == 0 ? 0 : (p->val_bytes == 4 ? 1 : 3) + p->gen_index;
 
-        bin_table[p->twiddle][sortd__log2_bytes(p->key_bytes)][payload](p, &p->ctx->scratch[tid]);
+        memset(s->seen, 0, sizeof(s->seen));
+        s->torn = false;
+        bin_table[p->twiddle][sortd__log2_bytes(p->key_bytes)][payload](p, s);
 }
 
-void sortd__bin_pass(sortd__pass *p, unsigned nth)
+/* Whether every tile ranked as it counted and the tiles' counts add up to
+   goff's: then each digit's keys filled exactly its range of the output. */
+static bool moved_each_once(const sortd__pass *p, unsigned nth)
+{
+        const sortd__cpu_scratch *scratch = p->ctx->scratch;
+
+        for (unsigned t = 0; t < nth; t++)
+                if (scratch[t].torn)
+                        return false;
+        for (unsigned d = 0; d < SORTD__RADIX; d++) {
+                uint64_t sum = 0, end = d + 1 < SORTD__RADIX ? p->goff[d + 1] : p->n;
+
+                for (unsigned t = 0; t < nth; t++)
+                        sum += scratch[t].seen[d];
+                if (sum != end - p->goff[d])
+                        return false;
+        }
+        return true;
+}
+
+bool sortd__bin_pass(sortd__pass *p, unsigned nth)
 {
         p->epoch = sortd__look_back_start(p->ctx);
         atomic_store_explicit(&p->ctx->ticket, 0, memory_order_relaxed);
         sortd__pool_run(p->ctx->pool, nth, bin_worker, p);
+        return !p->checked || moved_each_once(p, nth);
 }

@@ -22,6 +22,11 @@
  *
  * Keys are stored twiddled (keys.h) between the first and the last pass; the
  * first pass applies the map when it loads, the last undoes it when it stores.
+ *
+ * Shared keys (another process may write them during the sort) are sorted where
+ * they lie, as fast as others, but each pass is checked: keys changed after the
+ * histogram pass counted them must not leave places of the output unwritten,
+ * holding what an earlier sort left in the engine's buffers (run_passes()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,55 +71,151 @@ static void fill_identity(unsigned char *vals, size_t n, unsigned eb)
                 sortd__store_elem(vals, i, eb, i);
 }
 
-void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *keys, void *vals,
-                          size_t n)
+/* Where a sort's keys are between its passes. */
+enum layout {
+        IN_PLACE, /* keys, alt_keys, keys, ...: the caller's keys are the engine's to use */
+        /* Shared keys (plan.h) read where they lie: keys, alt_keys, own_keys, alt_keys, ...,
+           the last pass into keys. Each pass is checked. */
+        CHECKED,
+        /* Shared keys read once, by the histogram pass into own_keys: own_keys, alt_keys, ...,
+           the last pass into keys. */
+        READ_ONCE,
+};
+
+static void count(sortd__cpu_ctx *ctx, const sortd__plan *plan, const void *from, void *keys,
+                  size_t n, sortd__counts *c)
 {
-        const unsigned nth = sortd__plan_threads(ctx->threads, n);
-        const unsigned nplaces = (plan->end_bit - plan->begin_bit + 7) / 8;
-        uint64_t goff[SORTD__MAX_PLACES][SORTD__RADIX];
+        c->nth = sortd__plan_threads(ctx->threads, n);
+        sortd__histogram(ctx, c->nth, plan, from, keys, n);
+        c->np = sortd__plan_places(ctx->scratch, c->nth, (plan->end_bit - plan->begin_bit + 7) / 8,
+                                   c->goff, c->places);
+}
+
+void sortd__onesweep_count(sortd__cpu_ctx *ctx, const sortd__plan *plan, const void *keys, size_t n,
+                           sortd__counts *c)
+{
+        count(ctx, plan, NULL, (void *)keys, n, c);
+}
+
+/* The global offsets of `place` for the n keys at src, which are stored as between passes:
+   mapped already (keys.h). */
+static void recount(sortd__cpu_ctx *ctx, const sortd__plan *plan, unsigned nth,
+                    const unsigned char *src, size_t n, unsigned place, uint64_t *goff)
+{
+        sortd__plan raw = *plan;
+        uint64_t all[SORTD__MAX_PLACES][SORTD__RADIX];
         unsigned places[SORTD__MAX_PLACES];
-        unsigned char *first = plan->shared ? ctx->own_keys : keys;
 
-        sortd__histogram(ctx, nth, plan, plan->shared ? keys : NULL, first, n);
-        const unsigned np = sortd__plan_places(ctx->scratch, nth, nplaces, goff, places);
+        raw.kind = SORTD__KEY_UNSIGNED;
+        raw.descending = false;
+        sortd__histogram(ctx, nth, &raw, NULL, (void *)src, n);
+        sortd__plan_places(ctx->scratch, nth, place + 1, all, places);
+        memcpy(goff, all[place], sizeof(all[place]));
+}
 
-        if (np == 0) {
-                /* Every key has the same bits in range: input order is sorted. */
-                if (plan->argsort)
-                        fill_identity(vals, n, plan->val_bytes);
-                return;
-        }
-        unsigned char *buf_k[2] = {first, ctx->alt_keys};
-        unsigned char *buf_v[2] = {vals, ctx->alt_vals};
+/* Runs pass `in` over p's buffers; returns false as sortd__bin_pass() does. */
+static bool run_pass(sortd__cpu_ctx *ctx, const sortd__pass_in *in, sortd__pass *p, unsigned nth)
+{
+        const sortd__pass buffers = *p;
 
-        for (unsigned i = 0; i < np; i++) {
-                const sortd__pass_in in = {
+        sortd__pass_make(in, p);
+        p->ctx = ctx;
+        p->src_k = buffers.src_k;
+        p->src_v = buffers.src_v;
+        p->dst_k = buffers.dst_k;
+        p->dst_v = buffers.dst_v;
+        return sortd__bin_pass(p, nth);
+}
+
+/*
+ * The binning passes c plans. Returns false, having written none of the caller's memory, when
+ * a CHECKED sort's first pass found keys other than the histogram pass counted: the caller
+ * changed them, and may go on changing them. A later CHECKED pass reads the engine's own
+ * memory, which cannot change under it; finding other keys than counted there (the caller
+ * changed them before the first pass read them), it counts its input and runs again.
+ */
+static bool run_passes(sortd__cpu_ctx *ctx, const sortd__plan *plan, const sortd__counts *c,
+                       unsigned char *keys, unsigned char *vals, size_t n, enum layout l)
+{
+        unsigned char *ring_k[2] = {l == IN_PLACE ? keys : ctx->own_keys, ctx->alt_keys};
+        unsigned char *ring_v[2] = {vals, ctx->alt_vals};
+        bool keys_home = false; /* the last pass wrote keys */
+
+        for (unsigned i = 0; i < c->np; i++) {
+                sortd__pass_in in = {
                         .plan = plan,
                         .n = n,
                         .index = i,
-                        .passes = np,
-                        .place = places[i],
-                        .goff = goff[places[i]],
+                        .passes = c->np,
+                        .place = c->places[i],
+                        .goff = c->goff[c->places[i]],
                         .split512 = ctx->split512,
                         .keys_aligned = (uintptr_t)keys % plan->key_bytes == 0,
+                        .checked = l == CHECKED,
                 };
-                sortd__pass p;
+                sortd__pass p = {
+                        .src_k = i == 0 && l == CHECKED ? keys : ring_k[i & 1],
+                        .src_v = ring_v[i & 1],
+                        .dst_k = ring_k[(i + 1) & 1],
+                        .dst_v = ring_v[(i + 1) & 1],
+                };
+                uint64_t goff[SORTD__RADIX];
 
-                sortd__pass_make(&in, &p);
-                p.ctx = ctx;
-                p.src_k = buf_k[i & 1];
-                p.src_v = buf_v[i & 1];
-                p.dst_k = plan->shared && i == np - 1 ? keys : buf_k[(i + 1) & 1];
-                p.dst_v = buf_v[(i + 1) & 1];
-                sortd__bin_pass(&p, nth);
+                /* A last pass that does not read keys writes them: no copy after it. */
+                if (i + 1 == c->np && l != IN_PLACE && p.src_k != keys) {
+                        p.dst_k = keys;
+                        keys_home = true;
+                }
+                if (run_pass(ctx, &in, &p, c->nth))
+                        continue;
+                if (i == 0)
+                        return false;
+                recount(ctx, plan, c->nth, p.src_k, n, in.place, goff);
+                in.goff = goff;
+                in.checked = false;
+                run_pass(ctx, &in, &p, c->nth);
         }
-        /* An odd number of passes ends in the other buffers; a shared sort's last pass wrote
-           the keys in place already. */
-        if (np & 1) {
+        /* An odd number of passes ends in the other buffers. */
+        if (c->np & 1) {
                 struct copy_job cj = {
-                        ctx, keys, vals, n, plan->shared ? 0 : plan->key_bytes, plan->val_bytes};
-                sortd__pool_run(ctx->pool, nth, copy_worker, &cj);
+                        ctx, keys, vals, n, keys_home ? 0 : plan->key_bytes, plan->val_bytes};
+                sortd__pool_run(ctx->pool, c->nth, copy_worker, &cj);
         }
+        return true;
+}
+
+static bool sort_counted(sortd__cpu_ctx *ctx, const sortd__plan *plan, const sortd__counts *c,
+                         void *keys, void *vals, size_t n, enum layout l)
+{
+        if (c->np == 0) {
+                /* Every key has the same bits in range: input order is sorted. */
+                if (plan->argsort)
+                        fill_identity(vals, n, plan->val_bytes);
+                return true;
+        }
+        return run_passes(ctx, plan, c, keys, vals, n, l);
+}
+
+void sortd__onesweep_finish(sortd__cpu_ctx *ctx, const sortd__plan *plan, sortd__counts *c,
+                            void *keys, void *vals, size_t n)
+{
+        if (!plan->shared) {
+                sort_counted(ctx, plan, c, keys, vals, n, IN_PLACE);
+                return;
+        }
+        if (sort_counted(ctx, plan, c, keys, vals, n, CHECKED))
+                return;
+        count(ctx, plan, keys, ctx->own_keys, n, c);
+        sort_counted(ctx, plan, c, keys, vals, n, READ_ONCE);
+}
+
+void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *keys, void *vals,
+                          size_t n)
+{
+        sortd__counts c;
+
+        sortd__onesweep_count(ctx, plan, keys, n, &c);
+        sortd__onesweep_finish(ctx, plan, &c, keys, vals, n);
 }
 
 /* ---- buffers ----------------------------------------------------------- */

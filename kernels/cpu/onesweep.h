@@ -24,6 +24,10 @@ typedef struct sortd__cpu_scratch {
         uint32_t total[SORTD__RADIX];
         uint32_t local_off[SORTD__STREAMS][SORTD__RADIX]; /* next free slot in local_k */
         uint64_t excl[SORTD__RADIX]; /* the tile's first output index per digit */
+        /* A checked pass (plan.h): the thread's tiles' counts summed, and whether a tile's
+           ranking did not fill the slots its counts gave it. */
+        uint64_t seen[SORTD__RADIX];
+        bool torn;
 } sortd__cpu_scratch;
 
 /* Everything a sort needs, allocated once for the engine's capacity. */
@@ -33,7 +37,7 @@ typedef struct sortd__cpu_ctx {
         size_t capacity;
         void *alt_keys; /* capacity x 8 bytes: the other half of the key ping-pong */
         void *alt_vals; /* capacity x 8 bytes */
-        /* capacity x 8 bytes, touched only by shared sorts: their keys, read once */
+        /* capacity x 8 bytes, touched only by shared sorts: the keys' third buffer */
         void *own_keys;
         size_t alt_bytes;
         /* Chained-scan status words, max_tiles x 256: [epoch:16][flag:2][count:46]. */
@@ -52,10 +56,29 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads);
 /* Accepts a zeroed or partly initialised ctx. */
 void sortd__cpu_ctx_free(sortd__cpu_ctx *ctx);
 
-/* Sorts as plan says; n >= 2, n <= capacity, buffers checked. A shared plan's keys are read
-   once, by the histogram pass into ctx->own_keys, and only written after that: the passes
-   run in the engine's own memory, and the last one writes the caller's keys. */
+/* What the histogram pass found: the places that need a pass, and the global offsets. */
+typedef struct sortd__counts {
+        unsigned nth; /* threads that sort */
+        unsigned np;  /* places in `places` */
+        unsigned places[SORTD__MAX_PLACES];
+        uint64_t goff[SORTD__MAX_PLACES][SORTD__RADIX];
+} sortd__counts;
+
+/* Sorts as plan says; n >= 2, n <= capacity, buffers checked: sortd__onesweep_count(), then
+   sortd__onesweep_finish(). */
 void sortd__onesweep_sort(sortd__cpu_ctx *ctx, const sortd__plan *plan, void *keys, void *vals,
                           size_t n);
+
+/* The histogram pass over keys, into *c. */
+void sortd__onesweep_count(sortd__cpu_ctx *ctx, const sortd__plan *plan, const void *keys, size_t n,
+                           sortd__counts *c);
+
+/* The binning passes *c plans for keys (and vals). A shared plan's keys may differ from those
+   counted: the passes are checked, and if the first finds other keys, the sort starts again
+   from the histogram pass, which then copies the keys into ctx->own_keys (*c is recounted).
+   Either way the caller's buffers are written only after that first pass, and end up holding
+   a permutation of the keys (and values) as some pass read them. */
+void sortd__onesweep_finish(sortd__cpu_ctx *ctx, const sortd__plan *plan, sortd__counts *c,
+                            void *keys, void *vals, size_t n);
 
 #endif

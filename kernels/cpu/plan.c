@@ -137,6 +137,7 @@ void sortd__pass_make(const sortd__pass_in *in, sortd__pass *p)
                 .store_tw = last ? tw : sortd__twiddle_identity(),
                 .goff = in->goff,
                 .dominant = -1,
+                .checked = in->checked,
         };
         p->twiddle =
                 !sortd__twiddle_is_identity(p->load_tw) || !sortd__twiddle_is_identity(p->store_tw);
@@ -149,7 +150,8 @@ void sortd__pass_make(const sortd__pass_in *in, sortd__pass *p)
                                   &p->dominant);
         p->split =
                 in->split512 && p->buckets && p->dominant >= 0 && p->key_bytes == 4 && !p->twiddle;
-        /* Split tiles stage their keys. */
-        p->direct =
-                p->dominant >= 0 && p->stream && p->key_bytes >= 4 && in->keys_aligned && !p->split;
+        /* Split tiles stage their keys. A checked pass does not write straight to the output:
+           a tile with more dominant keys than it counted would write past its place. */
+        p->direct = p->dominant >= 0 && p->stream && p->key_bytes >= 4 && in->keys_aligned &&
+                    !p->split && !p->checked;
 }

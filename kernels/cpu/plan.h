@@ -29,9 +29,14 @@ typedef struct sortd__pass {
            for bucket_cap[d] keys; otherwise every tile counts first. */
         bool buckets;
         uint32_t bucket_start[SORTD__RADIX], bucket_cap[SORTD__RADIX];
-        int dominant;   /* the digit of nearly every key, or -1 */
-        bool direct;    /* its keys go straight to the output (rank.c) */
-        bool split;     /* bucket tiles split them from the others (sortd__split_dominant()) */
+        int dominant; /* the digit of nearly every key, or -1 */
+        bool direct;  /* its keys go straight to the output (rank.c) */
+        bool split;   /* bucket tiles split them from the others (sortd__split_dominant()) */
+        /* The keys may not be what goff counted: another process writes them, or wrote the
+           ones the sort started from (onesweep.c). Each tile's ranking is checked against its
+           counts and the tiles' counts are summed (sortd__bin_pass() then says whether the
+           pass moved every key exactly once), and no key goes straight to the output. */
+        bool checked;
         uint64_t epoch; /* of the look-back's status words (lookback.h) */
 } sortd__pass;
 
@@ -46,6 +51,7 @@ typedef struct sortd__pass_in {
         /* The caller's keys lie at multiples of their width: a key across a
            line would split its non-temporal store. */
         bool keys_aligned;
+        bool checked; /* sortd__pass.checked */
 } sortd__pass_in;
 
 /* How many of an engine's `threads` sort n keys. */
