@@ -41,7 +41,8 @@ static int bad(text_error *err, uint64_t line, const char *tok, size_t len, sort
 
         err->line = line;
         if (len == 0) {
-                snprintf(err->what, sizeof(err->what), "an empty line is not a %s",
+                snprintf(err->what, sizeof(err->what),
+                         "an empty line is not a %s (blank lines may only end the file)",
                          sortd_key_type_name(t));
                 return -1;
         }
@@ -105,7 +106,7 @@ static int parse_float(const char *s, sortd_key_type t, void *out)
         return 0;
 }
 
-/* One line's token (spaces, tabs and a \r around it removed) into elem. */
+/* One line's token (spaces, tabs and a \r around it removed, never empty) into elem. */
 static int parse_token(const char *tok, size_t len, sortd_key_type t, void *elem, uint64_t line,
                        text_error *err)
 {
@@ -113,8 +114,6 @@ static int parse_token(const char *tok, size_t len, sortd_key_type t, void *elem
         uint64_t bits = 0;
         int r;
 
-        if (len == 0)
-                return bad(err, line, tok, len, t, "");
         if (len > TEXT_MAX_TOKEN || memchr(tok, '\0', len))
                 return bad(err, line, tok, len, t, "is not a");
         memcpy(s, tok, len);
@@ -136,25 +135,33 @@ static bool blank(char c)
         return c == ' ' || c == '\t' || c == '\r';
 }
 
-int text_parse(const char *buf, size_t len, sortd_key_type t, void *out, text_error *err)
+int text_parse(const char *buf, size_t len, sortd_key_type t, void *out, uint64_t *n,
+               text_error *err)
 {
-        const char *p = buf, *end = buf + len;
+        const char *p = buf, *end = buf + len, *next;
         size_t ks = sortd_key_size(t);
-        uint64_t line = 0;
+        /* line counts from 0, last (the last number's line) from 1: every line before the last
+           number holds one, so a number on another line than last follows blank lines. */
+        uint64_t line = 0, last = 0;
 
-        while (p < end) {
+        for (; p < end; p = next, line++) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
 
-                line++;
+                next = nl ? nl + 1 : end;
                 while (p < e && blank(*p))
                         p++;
                 while (e > p && blank(e[-1]))
                         e--;
-                if (parse_token(p, (size_t)(e - p), t, (uint8_t *)out + (line - 1) * ks, line,
-                                err) < 0)
+                if (e == p)
+                        continue; /* fine unless a number follows */
+                if (last != line)
+                        return bad(err, last + 1, p, 0, t, "");
+                if (parse_token(p, (size_t)(e - p), t, (uint8_t *)out + line * ks, line + 1, err) <
+                    0)
                         return -1;
-                p = nl ? nl + 1 : end;
+                last = line + 1;
         }
+        *n = last;
         return 0;
 }
 

@@ -7,7 +7,9 @@
  * decimal with an optional sign ('-' only for signed types) and must fit the type. Floats are
  * what strtod accepts in the C locale: decimal or hexadecimal (%a), "inf", "infinity", "nan",
  * each with a sign; a finite number too large for the type is refused, one too small becomes
- * a denormal or zero as strtod rounds it. Anything else, empty lines included, is a bad line.
+ * a denormal or zero as strtod rounds it. Blank lines (empty, or spaces, tabs and a \r only)
+ * after the last number are ignored, as editors leave them; anything else, a blank line
+ * before a number included, is a bad line.
  *
  * Writing: integers in decimal; floats with the fewest significant digits that read back to
  * the same bits, in %g's notation except that whole numbers below 10^9 (f32) or 10^17 (f64)
@@ -38,9 +40,11 @@ uint64_t text_count_lines(const char *buf, size_t len);
 
 /*
  * Parses the lines of buf as elements of type t into out, which has room for
- * text_count_lines(buf, len) of them. Returns 0, or -1 with the first bad line in *err.
+ * text_count_lines(buf, len) of them. Returns 0 with the number of elements in *n (the lines
+ * up to the last number), or -1 with the first bad line in *err.
  */
-int text_parse(const char *buf, size_t len, sortd_key_type t, void *out, text_error *err);
+int text_parse(const char *buf, size_t len, sortd_key_type t, void *out, uint64_t *n,
+               text_error *err);
 
 /* Writes one element of type t, and a newline, into buf; returns the bytes written. */
 size_t text_format(sortd_key_type t, const void *elem, char buf[TEXT_MAX_FORMATTED]);

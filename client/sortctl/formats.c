@@ -118,7 +118,7 @@ static int open_text(sc_input *in, uint64_t size, sc_progress *p)
         if (r == SC_OK && !(in->parsed = malloc(n ? n * sortd_key_size(in->type) : 1)))
                 r = sc_fail(SC_FAIL, "%s: out of memory for %llu elements", in->path,
                             (unsigned long long)n);
-        if (r == SC_OK && text_parse(buf, size, in->type, in->parsed, &err) < 0)
+        if (r == SC_OK && text_parse(buf, size, in->type, in->parsed, &n, &err) < 0)
                 r = sc_fail(SC_FAIL, "%s:%llu: %s", in->path, (unsigned long long)err.line,
                             err.what);
         free(buf);

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for the text parser: the first byte chooses the key type, the rest is the
- * file. Every line parsed must land inside the buffer text_count_lines sized, and what parses
- * must format and parse back to the same value (NaN payloads aside, which text does not keep).
+ * file. Every line parsed must land inside the buffer text_count_lines sized (the count
+ * text_parse returns no more than it), and what parses must format and parse back to the same
+ * value (NaN payloads aside, which text does not keep).
  */
 #include <math.h>
 #include <stdint.h>
@@ -35,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         sortd_key_type t;
         size_t ks;
-        uint64_t n;
+        uint64_t n, parsed = 0, one = 0;
         char *text, line[TEXT_MAX_FORMATTED];
         uint8_t *out, back[8];
         text_error err;
@@ -50,13 +51,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(text, data + 1, size - 1);
         n = text_count_lines(text, size - 1);
         out = malloc(n ? n * ks : 1);
-        if (out && text_parse(text, size - 1, t, out, &err) == 0) {
-                for (uint64_t i = 0; i < n; i++) {
+        if (out && text_parse(text, size - 1, t, out, &parsed, &err) == 0) {
+                if (parsed > n)
+                        abort();
+                for (uint64_t i = 0; i < parsed; i++) {
                         size_t len = text_format(t, out + i * ks, line);
 
                         if (len == 0 || len > TEXT_MAX_FORMATTED || line[len - 1] != '\n')
                                 abort();
-                        if (text_parse(line, len, t, back, &err) != 0 ||
+                        if (text_parse(line, len, t, back, &one, &err) != 0 || one != 1 ||
                             !same(t, out + i * ks, back))
                                 abort();
                 }

@@ -83,6 +83,8 @@ TEXT = {
     "u64_overflow": (T["u64"], b"18446744073709551616\n"),
     "u16_negative": (T["u16"], b"-0\n"),
     "empty_line": (T["i32"], b"1\n\n2\n"),
+    "trailing_blank_lines": (T["i32"], b"1\n2\n\n \t\r\n\n"),
+    "blank_lines_then_number": (T["i32"], b"1\n\n \n2\n\n"),
     "empty_file": (T["i32"], b""),
     "only_newline": (T["u32"], b"\n"),
     "sign_only": (T["i32"], b"-\n"),

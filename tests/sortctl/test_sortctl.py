@@ -322,6 +322,25 @@ class SortctlTest(unittest.TestCase):
             with open(self.path("o.txt")) as f:
                 self.assertEqual(f.read(), want, t)
 
+    def test_text_trailing_blank_lines(self):
+        """Editors and tools often end a file with blank lines: those after the last number are
+        ignored. One before a later number is still refused, at its own line."""
+        for name, text in (("empty", b"3\n1\n2\n\n"), ("spaces", b"3\n1\n2\n\n  \n\t\r\n"),
+                           ("no-newline", b"3\n1\n2\n \t"), ("crlf", b"3\r\n1\r\n2\r\n\r\n")):
+            with self.subTest(name=name):
+                src = self.write("t.txt", text)
+                self.sortctl("sort", src, "-o", self.path("o.txt"), "--type", "u32")
+                with open(self.path("o.txt")) as f:
+                    self.assertEqual(f.read(), "1\n2\n3\n")
+        # only blank lines: no numbers, as an empty file has none
+        self.sortctl("sort", self.write("b.txt", b"\n \n"), "-o", self.path("o.npy"),
+                     "--type", "u32")
+        self.assertEqual(npy_read(self.path("o.npy"))[1], b"")
+        for text, line in ((b"1\n2\n\n \n3\n\n", 3), (b"1\n \t\n2\n", 2), (b"\n1\n", 1)):
+            with self.subTest(text=text):
+                self.assert_fails(["sort", self.write("m.txt", text), "-o", self.path("o.txt"),
+                                   "--type", "i32"], "m.txt:%d: an empty line is not a i32" % line)
+
     def test_format_conversion_and_flag(self):
         bits = random_bits("i32", 1000, self.rng)
         vals = struct.unpack("<1000i", pack("i32", bits))
