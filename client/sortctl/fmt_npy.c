@@ -9,9 +9,11 @@
 
 static const char MAGIC[6] = "\x93NUMPY";
 
-/* The dtype string numpy writes for each key type, in sortd_key_type order. */
-static const char *const DESCR[SORTD_KEY_TYPE_COUNT] = {
-        "|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<f4", "<u8", "<i8", "<f8",
+/* The dtype string numpy writes for each key type, in sortd_key_type order: little-endian,
+   then big-endian (one byte has no order). */
+static const char *const DESCR[2][SORTD_KEY_TYPE_COUNT] = {
+        {"|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<f4", "<u8", "<i8", "<f8"},
+        {"|u1", "|i1", ">u2", ">i2", ">u4", ">i4", ">f4", ">u8", ">i8", ">f8"},
 };
 
 /* A cursor over the header's text: [p, end). */
@@ -131,8 +133,9 @@ static int shape(cursor *c, unsigned *ndim, uint64_t dims[2])
         return 0;
 }
 
-/* The dtype string: byte order, kind, size, as numpy spells them; key type or refusal. */
-static int dtype(cursor *c, const char *s, size_t len, sortd_key_type *t)
+/* The dtype string: byte order, kind, size, as numpy spells them; key type and whether its
+   bytes need swapping, or refusal. */
+static int dtype(cursor *c, const char *s, size_t len, sortd_key_type *t, bool *big)
 {
         size_t show = len < 12 ? len : 12;
         char d[16];
@@ -143,17 +146,14 @@ static int dtype(cursor *c, const char *s, size_t len, sortd_key_type *t)
         d[show] = '\0';
         if (len > 12)
                 strcat(d, "...");
-        if (len > 0 && s[0] == '>')
-                return fail(c,
-                            "big-endian dtype '%s' is not supported: save the array as "
-                            "little-endian (a.astype(a.dtype.newbyteorder('<')))",
-                            d);
         for (int i = 0; i < SORTD_KEY_TYPE_COUNT; i++) {
-                /* '=' (native) is little-endian on every machine sortd runs on; '<' for one
-                   byte is what other writers than numpy may say. */
-                if (len == 3 && s[0] && strchr("<=|", s[0]) &&
-                    memcmp(s + 1, DESCR[i] + 1, 2) == 0 && (s[0] != '|' || DESCR[i][0] == '|')) {
+                /* '=' (native) is little-endian on every machine sortd runs on; '<' or '>' for
+                   one byte is what other writers than numpy may say. */
+                if (len == 3 && s[0] && strchr("<=>|", s[0]) &&
+                    memcmp(s + 1, DESCR[0][i] + 1, 2) == 0 &&
+                    (s[0] != '|' || DESCR[0][i][0] == '|')) {
                         *t = (sortd_key_type)i;
+                        *big = s[0] == '>' && DESCR[0][i][0] != '|';
                         return 0;
                 }
         }
@@ -164,7 +164,7 @@ static int dtype(cursor *c, const char *s, size_t len, sortd_key_type *t)
 }
 
 /* The header dict: exactly the keys descr, fortran_order and shape, in any order. */
-static int dict(cursor *c, sortd_key_type *t, uint64_t *n)
+static int dict(cursor *c, sortd_key_type *t, bool *big, uint64_t *n)
 {
         bool seen[3] = {false, false, false}, fortran = false;
         const char *descr = NULL;
@@ -216,7 +216,7 @@ static int dict(cursor *c, sortd_key_type *t, uint64_t *n)
         skip_space(c);
         if (c->p != c->end)
                 return fail(c, "the header has text after its dict");
-        if (dtype(c, descr, descr_len, t) < 0)
+        if (dtype(c, descr, descr_len, t, big) < 0)
                 return -1;
         /* A 1-d array's bytes are the same in either order; Julia's NPZ says True always. */
         if (fortran && ndim > 1)
@@ -239,6 +239,7 @@ int npy_parse(const uint8_t *buf, size_t len, uint64_t file_size, npy_header *h,
         cursor c = {.why = why, .why_len = why_len};
         uint64_t hlen, pre, n = 0, bytes;
         sortd_key_type t = SORTD_KEY_U8;
+        bool big = false;
 
         if (len > file_size)
                 return fail(&c, "internal: more bytes than the file has");
@@ -260,26 +261,26 @@ int npy_parse(const uint8_t *buf, size_t len, uint64_t file_size, npy_header *h,
                 return fail(&c, "the .npy header is cut short");
         c.p = (const char *)buf + pre;
         c.end = c.p + hlen;
-        if (dict(&c, &t, &n) < 0)
+        if (dict(&c, &t, &big, &n) < 0)
                 return -1;
         if (n > UINT64_MAX / 8)
                 return fail(&c, "the .npy header's shape (%llu,) of %s is larger than any file",
-                            (unsigned long long)n, DESCR[t]);
+                            (unsigned long long)n, DESCR[big][t]);
         bytes = n * sortd_key_size(t);
         if (file_size - pre - hlen != bytes)
                 return fail(&c, "the .npy data is %llu bytes, but shape (%llu,) of %s needs %llu",
                             (unsigned long long)(file_size - pre - hlen), (unsigned long long)n,
-                            DESCR[t], (unsigned long long)bytes);
-        *h = (npy_header){.type = t, .n = n, .data_offset = pre + hlen};
+                            DESCR[big][t], (unsigned long long)bytes);
+        *h = (npy_header){.type = t, .big_endian = big, .n = n, .data_offset = pre + hlen};
         return 0;
 }
 
-size_t npy_format(sortd_key_type t, uint64_t n, uint8_t buf[NPY_HEADER_OUT])
+size_t npy_format(sortd_key_type t, bool big_endian, uint64_t n, uint8_t buf[NPY_HEADER_OUT])
 {
         char dict[NPY_HEADER_OUT];
         int len = snprintf(dict, sizeof(dict),
-                           "{'descr': '%s', 'fortran_order': False, 'shape': (%llu,), }", DESCR[t],
-                           (unsigned long long)n);
+                           "{'descr': '%s', 'fortran_order': False, 'shape': (%llu,), }",
+                           DESCR[big_endian][t], (unsigned long long)n);
         /* Pad with spaces and a final newline so that the data starts at a multiple of 64. */
         size_t total = ((size_t)len + 10 + 1 + 63) & ~(size_t)63, hlen = total - 10;
 
@@ -292,4 +293,29 @@ size_t npy_format(sortd_key_type t, uint64_t n, uint8_t buf[NPY_HEADER_OUT])
         memset(buf + 10 + len, ' ', hlen - (size_t)len - 1);
         buf[total - 1] = '\n';
         return total;
+}
+
+/* Reverses the bytes of each of n elements of size bytes, on a little-endian machine (the only
+   kind sortd runs on): the element sits in v's low bytes, and after the swap in its high ones.
+   size is a constant where this is inlined, so that each element is one load, bswap and store
+   (objdump -d client/libsortctl-formats.a). */
+static inline __attribute__((always_inline)) void swap_each(uint8_t *p, uint64_t n, size_t size)
+{
+        for (uint64_t i = 0; i < n; i++, p += size) {
+                uint64_t v = 0;
+
+                memcpy(&v, p, size);
+                v = __builtin_bswap64(v) >> (64 - 8 * size);
+                memcpy(p, &v, size);
+        }
+}
+
+void npy_byteswap(void *data, uint64_t n, size_t size)
+{
+        if (size == 2)
+                swap_each(data, n, 2);
+        else if (size == 4)
+                swap_each(data, n, 4);
+        else if (size == 8)
+                swap_each(data, n, 8);
 }

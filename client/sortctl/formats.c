@@ -80,6 +80,7 @@ static int open_npy(sc_input *in, uint64_t size)
         if (r != SC_OK)
                 return r;
         in->type = h.type;
+        in->big_endian = h.big_endian;
         in->n = h.n;
         in->offset = h.data_offset;
         return SC_OK;
@@ -169,13 +170,18 @@ int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const
 
 int sc_input_read(sc_input *in, void *dst, sc_progress *p)
 {
-        uint64_t bytes = in->n * sortd_key_size(in->type);
+        size_t ks = sortd_key_size(in->type);
+        uint64_t bytes = in->n * ks;
+        int r;
 
         if (in->parsed) {
                 memcpy(dst, in->parsed, bytes);
                 return SC_OK;
         }
-        return read_at(in, dst, bytes, in->offset, p);
+        r = read_at(in, dst, bytes, in->offset, p);
+        if (r == SC_OK && in->big_endian)
+                npy_byteswap(dst, in->n, ks);
+        return r;
 }
 
 void sc_input_close(sc_input *in)
@@ -203,22 +209,35 @@ static int write_text(sc_out *o, sortd_key_type t, const uint8_t *data, uint64_t
         return SC_OK;
 }
 
-static int write_binary(sc_out *o, sortd_key_type t, const uint8_t *data, uint64_t n, bool header,
-                        sc_progress *p)
+/* Raw data, or .npy's header and data; big-endian data is swapped a piece at a time in a copy,
+   so that the keys in memory stay as they are and are never copied whole. */
+static int write_binary(sc_out *o, const sc_output *d, sc_progress *p)
 {
         uint8_t head[NPY_HEADER_OUT];
-        uint64_t bytes = n * sortd_key_size(t);
+        bool npy = d->fmt == SC_FMT_NPY;
+        size_t ks = sortd_key_size(d->type);
+        uint64_t bytes = d->n * ks;
+        bool swap = npy && d->big_endian && bytes;
+        uint8_t *copy = swap ? malloc(bytes < CHUNK ? bytes : CHUNK) : NULL;
+        int r = SC_OK;
 
-        if (header && sc_out_write(o, head, npy_format(t, n, head)) != SC_OK)
-                return SC_FAIL;
-        for (uint64_t at = 0; at < bytes; at += CHUNK) {
+        if (swap && !copy)
+                return sc_fail(SC_FAIL, "%s: out of memory", d->path);
+        if (npy && sc_out_write(o, head, npy_format(d->type, d->big_endian, d->n, head)) != SC_OK)
+                r = SC_FAIL;
+        for (uint64_t at = 0; at < bytes && r == SC_OK; at += CHUNK) {
                 size_t len = bytes - at < CHUNK ? (size_t)(bytes - at) : CHUNK;
+                const uint8_t *piece = (const uint8_t *)d->data + at;
 
-                if (sc_out_write(o, data + at, len) != SC_OK)
-                        return SC_FAIL;
+                if (copy) {
+                        piece = memcpy(copy, piece, len);
+                        npy_byteswap(copy, len / ks, ks);
+                }
+                r = sc_out_write(o, piece, len) == SC_OK ? SC_OK : SC_FAIL;
                 sc_progress_add(p, len);
         }
-        return SC_OK;
+        free(copy);
+        return r;
 }
 
 static int write_output(sc_out *o, const sc_output *d, sc_progress *p)
@@ -226,9 +245,8 @@ static int write_output(sc_out *o, const sc_output *d, sc_progress *p)
         int r;
 
         sc_progress_phase(p, "writing", d->n * sortd_key_size(d->type));
-        r = d->fmt == SC_FMT_TEXT
-                    ? write_text(o, d->type, d->data, d->n, p)
-                    : write_binary(o, d->type, d->data, d->n, d->fmt == SC_FMT_NPY, p);
+        r = d->fmt == SC_FMT_TEXT ? write_text(o, d->type, d->data, d->n, p)
+                                  : write_binary(o, d, p);
         return r == SC_OK ? sc_out_finish(o) : r;
 }
 

@@ -11,6 +11,7 @@
 #ifndef SORTCTL_FORMATS_H
 #define SORTCTL_FORMATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "atomic.h"
@@ -29,6 +30,7 @@ typedef struct sc_input {
         sc_format fmt;
         sortd_key_type type;
         uint64_t n;
+        bool big_endian; /* a big-endian .npy file: sc_input_read swaps it to native order */
         /* private */
         int fd;
         uint64_t offset; /* of the data in the file */
@@ -43,7 +45,7 @@ typedef struct sc_input {
  */
 int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const char *type_option,
                   sc_progress *p);
-/* Reads the n elements into dst (n * key size bytes). */
+/* Reads the n elements into dst (n * key size bytes), in native byte order. */
 int sc_input_read(sc_input *in, void *dst, sc_progress *p);
 void sc_input_close(sc_input *in);
 
@@ -54,6 +56,7 @@ typedef struct sc_output {
         sortd_key_type type;
         const void *data;
         uint64_t n;
+        bool big_endian; /* npy: the data is written big-endian, as the input was */
 } sc_output;
 
 /*

@@ -42,10 +42,11 @@ static const char HELP[] =
         "  --format F         the format of IN and of every output, whatever their names\n"
         "  --quiet            no progress line\n"
         "\n"
-        "Formats, by extension unless --format says: .npy (NumPy; 1-d, little-endian,\n"
-        "dtypes u1 i1 u2 i2 u4 i4 f4 u8 i8 f8, versions 1.0 to 3.0), .txt\n"
-        "(text: one number per line; decimal integers; floats as strtod reads them,\n"
-        "inf and nan included, written in the shortest form that reads back exactly),\n"
+        "Formats, by extension unless --format says: .npy (NumPy; 1-d, little- or\n"
+        "big-endian, dtypes u1 i1 u2 i2 u4 i4 f4 u8 i8 f8, versions 1.0 to 3.0; a .npy\n"
+        "output keeps its input's byte order, --argsort's is <i8), .txt (text: one\n"
+        "number per line; decimal integers; floats as strtod reads them, inf and nan\n"
+        "included, written in the shortest form that reads back exactly),\n"
         ".bin or .raw (little-endian binary). An input with another extension is raw; an\n"
         "output with another extension takes IN's format. Blank lines after a text file's\n"
         "last number are ignored; a bad text line (a blank one before a number included) is\n"
@@ -259,9 +260,11 @@ static int write_outputs(const sort_args *s, const sc_input *in, const sc_input 
                          const sc_job *j, sc_progress *p)
 {
         const char *second = s->values ? s->values_out : s->argsort;
+        /* A .npy output keeps its input's byte order; the permutation is numpy's int64. */
         sc_output o[2] = {
-                {s->out, (sc_format)s->fmt, j->type, j->keys, j->n},
-                {second, (sc_format)s->fmt, s->values ? vals->type : SORTD_KEY_I64, j->vals, j->n},
+                {s->out, (sc_format)s->fmt, j->type, j->keys, j->n, in->big_endian},
+                {second, (sc_format)s->fmt, s->values ? vals->type : SORTD_KEY_I64, j->vals, j->n,
+                 s->values && vals->big_endian},
         };
 
         for (int i = 0; i < 2; i++)

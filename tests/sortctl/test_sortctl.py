@@ -55,10 +55,21 @@ def npy_read(path):
     return header, b[10 + hlen:]
 
 
-def raw_keys(t, data):
-    """Raw little-endian bytes as their bit patterns (unsigned ints), one a key."""
+def numpy_save_bytes(descr, payload, n):
+    """What numpy.save writes for a 1-d array of n elements (numpy/lib/format.py, version 1.0):
+    the dict with its keys sorted, room for the shape to grow to 21 digits, then spaces and a
+    newline up to a multiple of 64 (64 more when it already is one)."""
+    h = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, n)
+    h += " " * (21 - len(str(n)))
+    h += " " * (64 - (10 + len(h) + 1) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + payload
+
+
+def raw_keys(t, data, order="<"):
+    """Raw bytes (little-endian unless order says '>') as their bit patterns (unsigned ints),
+    one a key."""
     size = TYPES[t][1]
-    return list(struct.unpack("<%d%s" % (len(data) // size, UCODE[size]), data))
+    return list(struct.unpack("%s%d%s" % (order, len(data) // size, UCODE[size]), data))
 
 
 def image(t, u):
@@ -97,8 +108,13 @@ def random_bits(t, n, rng):
     return out
 
 
-def pack(t, bits_list):
-    return struct.pack("<%d%s" % (len(bits_list), UCODE[TYPES[t][1]]), *bits_list)
+def pack(t, bits_list, order="<"):
+    return struct.pack("%s%d%s" % (order, len(bits_list), UCODE[TYPES[t][1]]), *bits_list)
+
+
+def big(t):
+    """The big-endian descr of type t (one byte has no order)."""
+    return TYPES[t][3] if TYPES[t][1] == 1 else ">" + TYPES[t][3][1:]
 
 
 def varint(v):
@@ -285,6 +301,68 @@ class SortctlTest(unittest.TestCase):
         self.assert_fails(["sort", src, "-o", self.path("o.npy")],
                           "Fortran-order arrays of more than one dimension are not supported")
 
+    def test_npy_big_endian_round_trip(self):
+        """A big-endian file is sorted by its values and written back big-endian: the bytes
+        numpy.save writes for the sorted array. Other formats and types are unaffected."""
+        for t in ("u32", "i64", "f32", "i16", "f64", "u8"):
+            bits = random_bits(t, 3000, self.rng)
+            src = self.write("be.npy", npy_bytes(big(t), pack(t, bits, ">"), len(bits)))
+            order = ref_order(t, bits, desc=(t == "i64"))
+            want = numpy_save_bytes(big(t), pack(t, [bits[i] for i in order], ">"), len(bits))
+            for via in ("inline", "shm"):
+                with self.subTest(t=t, via=via):
+                    self.sortctl("sort", src, "-o", self.path("o.npy"), "--via", via,
+                                 *(["--desc"] if t == "i64" else []))
+                    with open(self.path("o.npy"), "rb") as f:
+                        self.assertEqual(f.read(), want)
+        # more than one of the 8 MiB pieces an output is written (and swapped) in
+        n = (9 << 20) // 8 + 3
+        bits = [self.rng.getrandbits(64) for _ in range(n)]
+        src = self.write("be.npy", npy_bytes(">u8", pack("u64", bits, ">"), n))
+        self.sortctl("sort", src, "-o", self.path("o.npy"))
+        with open(self.path("o.npy"), "rb") as f:
+            self.assertEqual(f.read(), numpy_save_bytes(">u8", pack("u64", sorted(bits), ">"), n))
+        # raw output is little-endian whatever the input was; text holds the numbers
+        bits = [3, 1 << 24, 2, 0xdeadbeef]
+        src = self.write("be.npy", npy_bytes(">u4", pack("u32", bits, ">"), 4))
+        self.sortctl("sort", src, "-o", self.path("o.bin"))
+        with open(self.path("o.bin"), "rb") as f:
+            self.assertEqual(f.read(), pack("u32", sorted(bits)))
+        self.sortctl("sort", src, "-o", self.path("o.txt"))
+        with open(self.path("o.txt")) as f:
+            self.assertEqual(f.read(), "".join("%d\n" % v for v in sorted(bits)))
+        self.sortctl("sort", src, "-o", self.path("o.npy"), "--type", "u32")
+        self.assertEqual(npy_read(self.path("o.npy"))[1], pack("u32", sorted(bits), ">"))
+        self.sortctl("sort", self.write("le.npy", npy_bytes("<u4", pack("u32", bits), 4)), "-o",
+                     self.path("o.npy"))
+        self.assertIn("'descr': '<u4'", npy_read(self.path("o.npy"))[0])
+
+    def test_npy_big_endian_argsort_and_values(self):
+        """The permutation of big-endian keys is the keys' order, still int64 '<i8'; big-endian
+        values move with their keys and keep their byte order."""
+        n = 5000  # few distinct keys: stability shows
+        keys = [self.rng.randrange(40) << 20 for _ in range(n)]
+        k = self.write("k.npy", npy_bytes(">i4", pack("i32", keys, ">"), n))
+        order = ref_order("i32", keys)
+        for via in ("inline", "shm"):
+            with self.subTest(via=via):
+                self.sortctl("sort", k, "-o", self.path("ko.npy"), "--argsort",
+                             self.path("p.npy"), "--via", via)
+                header, data = npy_read(self.path("p.npy"))
+                self.assertIn("'descr': '<i8'", header)
+                self.assertEqual(raw_keys("i64", data), order)
+                with open(self.path("ko.npy"), "rb") as f:
+                    self.assertEqual(f.read(), numpy_save_bytes(
+                        ">i4", pack("i32", [keys[i] for i in order], ">"), n))
+        vals = [self.rng.getrandbits(64) for _ in range(n)]
+        v = self.write("v.npy", npy_bytes(">f8", pack("f64", vals, ">"), n))
+        self.sortctl("sort", k, "-o", self.path("ko.npy"), "--values", v, "--values-out",
+                     self.path("vo.npy"))
+        with open(self.path("vo.npy"), "rb") as f:
+            self.assertEqual(f.read(),
+                             numpy_save_bytes(">f8", pack("f64", [vals[i] for i in order], ">"),
+                                              n))
+
     def test_raw_needs_type_and_sorts(self):
         bits = random_bits("f32", 4000, self.rng)
         src = self.write("in.bin", pack("f32", bits))
@@ -427,8 +505,10 @@ class SortctlTest(unittest.TestCase):
             ([self.write("h.npy", npy_bytes("<f2", b"\0\0" * 4, 4))], "unsupported dtype '<f2'"),
             ([self.write("b.npy", npy_bytes("|b1", b"\0" * 4, 4))], "unsupported dtype '|b1'"),
             ([self.write("s.npy", npy_bytes("<U4", b"\0" * 32, 2))], "unsupported dtype '<U4'"),
-            ([self.write("be.npy", npy_bytes(">u4", b"\0" * 16, 4))],
-             "big-endian dtype '>u4' is not supported"),
+            ([self.write("be.npy", npy_bytes(">f2", b"\0" * 16, 8))], "unsupported dtype '>f2'"),
+            ([self.write("bcut.npy", npy_bytes(">u8", b"\0" * 15, 2))], "of >u8 needs 16"),
+            ([self.write("bt.npy", npy_bytes(">u4", b"\0" * 16, 4)), "--type", "i32"],
+             "holds u32, but --type says i32"),
             ([self.write("f.npy", npy_bytes("<u4", b"\0" * 16, 4, fortran=True,
                                             shape="(4, 1)"))],
              "Fortran-order arrays of more than one dimension are not supported"),
