@@ -101,17 +101,11 @@ static sortd_status check_buffers(sortd_engine *e, const sortd__plan *p, const v
         return SORTD_OK;
 }
 
-static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t n, sortd__plan *p)
+sortd__plan sortd__plan_of(const sortd_sort_desc *d)
 {
-        unsigned width;
+        const unsigned width = (unsigned)sortd_key_size(d->key_type) * 8;
 
-        if (n > e->capacity)
-                return sortd__engine_fail(e, SORTD_E_CAPACITY, "n = %zu above capacity %zu", n,
-                                          e->capacity);
-        if (sortd_sort_desc_check(d, n, e->why, sizeof(e->why)) != SORTD_OK)
-                return SORTD_E_INVAL;
-        width = (unsigned)sortd_key_size(d->key_type) * 8;
-        *p = (sortd__plan){
+        return (sortd__plan){
                 .key_bytes = width / 8,
                 .val_bytes = (unsigned)sortd_payload_size(d->payload),
                 .argsort = sortd_payload_is_argsort(d->payload),
@@ -120,6 +114,16 @@ static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t 
                 .begin_bit = d->begin_bit,
                 .end_bit = d->end_bit ? d->end_bit : width,
         };
+}
+
+static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t n, sortd__plan *p)
+{
+        if (n > e->capacity)
+                return sortd__engine_fail(e, SORTD_E_CAPACITY, "n = %zu above capacity %zu", n,
+                                          e->capacity);
+        if (sortd_sort_desc_check(d, n, e->why, sizeof(e->why)) != SORTD_OK)
+                return SORTD_E_INVAL;
+        *p = sortd__plan_of(d);
         return SORTD_OK;
 }
 

@@ -26,6 +26,9 @@ typedef struct sortd__plan {
         bool shared;                 /* keys another process may write meanwhile (sort_shared) */
 } sortd__plan;
 
+/* The plan of a request that sortd_sort_desc_check() accepted (shared false). */
+sortd__plan sortd__plan_of(const sortd_sort_desc *d);
+
 /* A member of a batch after its checks (n >= 2), and the item its outcome goes to. */
 typedef struct sortd__batch_job {
         sortd__plan plan;

@@ -677,38 +677,18 @@ static const struct changed_case changed_cases[] = {
         {{SORTD_KEY_U8, SORTD_PAYLOAD_ARGSORT32, SORTD_ASCENDING, 0, 0}, 0, 3 * TILE + 17},
 };
 
-static sortd__plan shared_plan_of(const sortd_sort_desc *d)
-{
-        const unsigned kb = (unsigned)sortd_key_size(d->key_type);
-        const sortd_key_type t = d->key_type;
-
-        return (sortd__plan){
-                .key_bytes = kb,
-                .val_bytes = (unsigned)sortd_payload_size(d->payload),
-                .argsort = sortd_payload_is_argsort(d->payload),
-                .kind = t == SORTD_KEY_F32 || t == SORTD_KEY_F64 ? SORTD__KEY_FLOAT
-                        : t == SORTD_KEY_I8 || t == SORTD_KEY_I16 || t == SORTD_KEY_I32 ||
-                                        t == SORTD_KEY_I64
-                                ? SORTD__KEY_SIGNED
-                                : SORTD__KEY_UNSIGNED,
-                .descending = d->order == SORTD_DESCENDING,
-                .begin_bit = d->begin_bit,
-                .end_bit = d->end_bit ? d->end_bit : 8 * kb,
-                .shared = true,
-        };
-}
-
 START_TEST(shared_keys_changed_after_count)
 {
         const struct changed_case *c = &changed_cases[_i];
         const size_t n = c->n;
-        const sortd__plan plan = shared_plan_of(&c->desc);
+        sortd__plan plan = sortd__plan_of(&c->desc);
         const unsigned kb = plan.key_bytes, vb = plan.val_bytes;
         unsigned char *want_k = malloc(n * kb), *want_v = malloc(n * vb);
         sortd__cpu_ctx ctx = {0};
         struct guarded k, v;
         sortd__counts counts;
 
+        plan.shared = true;
         ck_assert(want_k && want_v);
         ck_assert_int_eq(sortd__cpu_ctx_init(&ctx, n, 2), 0);
         guarded_alloc(&k, n * kb);
