@@ -52,7 +52,7 @@ const sortd__option_def sortd__config_options[] = {
         {"capacity", NUM(OPT_SIZE, capacity), "16M", 1, 1ull << 40, "keys",
          "largest n one sort may have"},
         {"threads", NUM(OPT_COUNT, threads), "0", 0, 1024, "threads",
-         "engine threads: the cpu engine's workers, a GPU engine's host copy threads (8 at most); "
+         "engine threads: the cpu engine's workers, a GPU engine's host copy threads (16 at most); "
          "0 = online CPUs"},
         {"max-request-bytes", NUM(OPT_SIZE, max_request_bytes), "256M", 64, 1ull << 44, "bytes",
          "largest sort (keys + values or indices)"},

@@ -46,7 +46,7 @@ typedef struct sortd_engine_faults {
 typedef struct sortd_engine_config {
         size_t capacity;  /* largest n a sort may have */
         unsigned threads; /* worker threads (CPU engine), at most that many host copy threads
-                             (GPU engines, which take 8 at most); 0 = online CPUs */
+                             (GPU engines, which take 16 at most); 0 = online CPUs */
         int device;       /* CUDA device ordinal (CUDA engines) */
         sortd_engine_faults faults; /* tests only; zero: none */
 } sortd_engine_config;

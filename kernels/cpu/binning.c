@@ -14,38 +14,20 @@
 
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
-
+#include "copy.h"
 #include "lookback.h"
 #include "rank.h"
 #include "tile.h"
 
 /* Copies a digit's run of a tile from the local buffer to its place; with
-   streaming stores for the whole lines in the middle of the run. */
+   streaming stores for the whole lines in the middle of the run (copy.h). */
 SORTD__ALWAYS_INLINE void copy_run(unsigned char *dst, const unsigned char *src, size_t bytes,
                                    bool stream)
 {
-#if defined(__SSE2__)
-        if (stream && bytes >= 2 * SORTD__LINE) {
-                size_t head = (SORTD__LINE - (uintptr_t)dst % SORTD__LINE) % SORTD__LINE;
-
-                memcpy(dst, src, head);
-                dst += head, src += head, bytes -= head;
-                for (; bytes >= SORTD__LINE;
-                     dst += SORTD__LINE, src += SORTD__LINE, bytes -= SORTD__LINE) {
-                        const __m128i *s = (const __m128i *)src;
-                        __m128i *d = (__m128i *)dst;
-
-                        _mm_stream_si128(d, _mm_loadu_si128(s));
-                        _mm_stream_si128(d + 1, _mm_loadu_si128(s + 1));
-                        _mm_stream_si128(d + 2, _mm_loadu_si128(s + 2));
-                        _mm_stream_si128(d + 3, _mm_loadu_si128(s + 3));
-                }
-        }
-#endif
-        memcpy(dst, src, bytes);
+        if (stream)
+                sortd__copy_stream(dst, src, bytes);
+        else
+                memcpy(dst, src, bytes);
 }
 
 /* Asks early for the lines at the ends of a run that it only partly fills:
@@ -208,11 +190,9 @@ SORTD__ALWAYS_INLINE void bin_tiles(const sortd__pass *p, sortd__cpu_scratch *s,
                         scatter_tile(p, s, begin, len, kb, vb, gen, tw);
                 add_seen(p, s);
         }
-#if defined(__SSE2__)
-        /* Streaming stores are weakly ordered: make them visible before the
-           pool's join publishes this pass as done. */
-        _mm_sfence();
-#endif
+        /* Make the streaming stores visible before the pool's join publishes
+           this pass as done. */
+        sortd__copy_fence();
 }
 
 /*
