@@ -33,23 +33,56 @@ static int start_seconds(void)
         return s > 0 ? s : 30;
 }
 
+/*
+ * A connection to d, with a ping sent on it; -1 while nothing listens. A connection alone is
+ * no sign of a serving daemon: the socket listens from before the engine is made, and
+ * clients wait in its backlog until the loop runs (as under socket activation).
+ */
+static int connect_and_ping(const daemon_proc *d)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__Ping ping = SORTD__WIRE__PING__INIT;
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        uint8_t frame[64];
+        size_t len;
+
+        strcpy(sa.sun_path, d->sock);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                close(fd);
+                return -1;
+        }
+        req.id = 1;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
+        req.ping = &ping;
+        len = raw_pack_request(&req, 0, frame, sizeof(frame));
+        /* A daemon that died meanwhile is wait_ready's to report: no SIGPIPE, no check here. */
+        (void)!send(fd, frame, len, MSG_NOSIGNAL);
+        return fd;
+}
+
+/* Waits until d answers on its socket: a reply (a refusal, by allow-uid, too), or a close. */
 static void wait_ready(daemon_proc *d)
 {
+        int fd = -1;
+
         for (int i = 0, end = start_seconds() * 100; i < end; i++) {
-                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-                struct sockaddr_un sa = {.sun_family = AF_UNIX};
+                struct pollfd pf = {.events = POLLIN};
                 int status;
 
-                strcpy(sa.sun_path, d->sock);
-                if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+                if (fd < 0)
+                        fd = connect_and_ping(d);
+                pf.fd = fd;
+                if (fd >= 0 && poll(&pf, 1, 0) == 1) {
                         close(fd);
                         return;
                 }
-                close(fd);
                 ck_assert_msg(waitpid(d->pid, &status, WNOHANG) == 0,
                               "sortd exited during start-up (log: %s)", d->log);
                 usleep(10000);
         }
+        if (fd >= 0)
+                close(fd);
         /* Not left running: it would hold the test's output open, and meson would wait on it. */
         kill(d->pid, SIGKILL);
         waitpid(d->pid, NULL, 0);

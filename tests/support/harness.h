@@ -26,7 +26,8 @@ typedef struct daemon_proc {
 } daemon_proc;
 
 /* Starts sortd on a fresh socket with small test limits plus `extra` (NULL-terminated) and
-   waits until it accepts connections. Aborts the test on failure. */
+   waits until it answers there (a connection is taken before its engine is made). Aborts the
+   test on failure. */
 void daemon_start(daemon_proc *d, const char *const *extra);
 /* Same, in the existing directory d->dir (its socket path is d->dir/sortd.sock). */
 void daemon_start_in(daemon_proc *d, const char *const *extra);
