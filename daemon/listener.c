@@ -1,7 +1,8 @@
 /*
- * The listening socket: adopted from systemd (socket activation) or bound at the configured
- * path, a stale socket file replaced and a live one refused; and every connection taken off
- * it, one the daemon has no memory for closed at once.
+ * The listening socket: claimed before the engine is made, adopted from systemd (socket
+ * activation) or bound at the configured path, a stale socket file replaced and a live one
+ * refused; then served on the loop, and every connection taken off it, one the daemon has no
+ * memory for closed at once.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,6 +18,10 @@
 #include "conn.h"
 #include "listener.h"
 #include "log.h"
+
+/* Clients waiting to be accepted, the engine's start included. uv_listen sets it again on
+   the socket it adopts, systemd's too, as it did before sockets were claimed first. */
+#define BACKLOG 128
 
 /*
  * A connection the daemon has no memory for is still taken off the listener, and closed at
@@ -98,47 +103,62 @@ static bool directory_missing(const char *path)
         return stat(dir, &st) < 0 && errno == ENOENT;
 }
 
-static int bind_path(sortd__server *srv)
+/* What is at path already: nothing, or a stale socket (removed) lets a bind go ahead (0). */
+static int check_path(sortd__server *srv)
 {
         const char *path = srv->cfg.socket;
         struct stat st;
         int r;
 
-        /* config.c refuses a longer path where it is set: it fits sun_path. */
-        _Static_assert(sizeof(srv->cfg.socket) <= sizeof(((struct sockaddr_un *)0)->sun_path),
-                       "the socket setting fits sun_path");
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode)) {
-                        sortd__fail(srv, 2,
-                                    "%s exists and is not a socket: move it away, or set socket "
-                                    "to another path",
-                                    path);
-                        return UV_EEXIST;
-                }
-                r = socket_is_stale(path);
-                if (r == 0) {
-                        sortd__fail(srv, 1,
-                                    "another daemon is listening on %s: stop it, or set socket "
-                                    "to another path",
-                                    path);
-                        return UV_EADDRINUSE;
-                }
-                if (r == 1) {
-                        sortd__log(SORTD__LOG_NOTICE, "removing stale socket %s", path);
-                        unlink(path);
-                }
+        if (lstat(path, &st) < 0)
+                return 0;
+        if (!S_ISSOCK(st.st_mode)) {
+                sortd__fail(srv, 2,
+                            "%s exists and is not a socket: move it away, or set socket to "
+                            "another path",
+                            path);
+                return -EEXIST;
         }
-        r = uv_pipe_init(srv->loop, &srv->listener, 0);
-        srv->listening = r == 0; /* from here on finish() closes it */
-        if (r == 0)
-                r = uv_pipe_bind(&srv->listener, path);
-        /* libuv reports a missing directory as EACCES (as Windows would): say which. */
-        if (r == UV_EACCES && directory_missing(path))
-                r = UV_ENOENT;
-        if (r == 0 && chmod(path, 0660) < 0)
+        r = socket_is_stale(path);
+        if (r == 0) {
+                sortd__fail(srv, 1,
+                            "another daemon is listening on %s: stop it, or set socket to "
+                            "another path",
+                            path);
+                return -EADDRINUSE;
+        }
+        if (r == 1) {
+                sortd__log(SORTD__LOG_NOTICE, "removing stale socket %s", path);
+                unlink(path);
+        }
+        return 0;
+}
+
+/* A socket of the daemon's own at srv->cfg.socket, mode 0660 (README: who may sort). */
+static int bind_path(sortd__server *srv)
+{
+        const char *path = srv->cfg.socket;
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int r = 0;
+
+        /* config.c refuses a longer path where it is set: it fits sun_path. */
+        _Static_assert(sizeof(srv->cfg.socket) <= sizeof(sa.sun_path),
+                       "the socket setting fits sun_path");
+        strcpy(sa.sun_path, path);
+        srv->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (srv->listen_fd < 0 || bind(srv->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
                 r = -errno;
+        /* bind says ENOENT too where the directory is there but its file system makes no
+           sockets (/proc): this user cannot create one there, as with EACCES. */
+        if (r == -ENOENT && !directory_missing(path))
+                r = -EACCES;
+        if (r == 0) {
+                srv->bound = true;
+                if (chmod(path, 0660) < 0)
+                        r = -errno;
+        }
         /* A missing or closed directory stays so across restarts: a wrong setting. */
-        if (r == UV_ENOENT || r == UV_EACCES)
+        if (r == -ENOENT || r == -EACCES)
                 sortd__fail(srv, 2,
                             "cannot bind %s: %s; set socket to a path in a directory that "
                             "exists and that this user may write",
@@ -148,43 +168,94 @@ static int bind_path(sortd__server *srv)
         return r;
 }
 
-int sortd__listener_open(sortd__server *srv, sortd__conn_gone_fn gone, bool *activated)
+/* The socket systemd passed, when it passed one: checked, and srv's (1); 0 when none. */
+static int claim_passed(sortd__server *srv)
 {
-        int n = sd_listen_fds(1), r;
+        int n = sd_listen_fds(1);
 
-        *activated = false;
-        srv->conn_gone = gone;
         if (n > 1) {
                 sortd__fail(srv, 2,
                             "systemd passed %d sockets; expected one: give sortd.socket one "
                             "ListenStream= and no other Listen line",
                             n);
-                return UV_EINVAL;
+                return -EINVAL;
         }
-        if (n == 1) {
-                if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
-                        sortd__fail(srv, 2,
-                                    "the passed fd is not a listening Unix stream socket: "
-                                    "sortd.socket needs ListenStream= with a path");
-                        return UV_EINVAL;
-                }
-                r = uv_pipe_init(srv->loop, &srv->listener, 0);
-                srv->listening = r == 0;
-                if (r == 0)
-                        r = uv_pipe_open(&srv->listener, SD_LISTEN_FDS_START);
-                if (r < 0) {
-                        sortd__fail(srv, 1, "cannot adopt the passed socket: %s", uv_strerror(r));
-                        return r;
-                }
-                *activated = true;
-        } else {
+        if (n < 1)
+                return 0;
+        if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
+                sortd__fail(srv, 2,
+                            "the passed fd is not a listening Unix stream socket: "
+                            "sortd.socket needs ListenStream= with a path");
+                return -EINVAL;
+        }
+        srv->listen_fd = SD_LISTEN_FDS_START;
+        srv->activated = true;
+        return 1;
+}
+
+/*
+ * Plain system calls, as the loop comes only after the engine. A client that connects
+ * between here and the loop's first turn waits in the backlog, as it does under socket
+ * activation while the engine starts.
+ */
+int sortd__listener_claim(sortd__server *srv)
+{
+        int r = claim_passed(srv);
+
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = check_path(srv);
+        if (r == 0)
                 r = bind_path(srv);
-                if (r < 0)
-                        return r;
+        if (r == 0 && listen(srv->listen_fd, BACKLOG) < 0) {
+                r = -errno;
+                sortd__fail(srv, 1, "cannot listen: %s", uv_strerror(r));
         }
+        return r;
+}
+
+int sortd__listener_open(sortd__server *srv, sortd__conn_gone_fn gone)
+{
+        int r;
+
+        srv->conn_gone = gone;
+        r = uv_pipe_init(srv->loop, &srv->listener, 0);
+        srv->listening = r == 0; /* from here on finish() closes it */
+        if (r == 0)
+                r = uv_pipe_open(&srv->listener, srv->listen_fd);
+        if (r < 0) {
+                if (srv->activated)
+                        sortd__fail(srv, 1, "cannot adopt the passed socket: %s", uv_strerror(r));
+                else
+                        sortd__fail(srv, 1, "cannot adopt %s: %s", srv->cfg.socket, uv_strerror(r));
+                return r;
+        }
+        srv->listen_fd = -1; /* the handle's now: closing it closes the socket */
         srv->listener.data = srv;
-        r = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection);
+        r = uv_listen((uv_stream_t *)&srv->listener, BACKLOG, on_connection);
         if (r < 0)
                 sortd__fail(srv, 1, "cannot listen: %s", uv_strerror(r));
         return r;
+}
+
+/*
+ * Only a file this daemon bound is removed (systemd's stays systemd's: sortd.socket), and
+ * before the close: a daemon started meanwhile then finds no file, rather than one it takes
+ * as stale and binds anew, which an unlink after the close would remove.
+ */
+void sortd__listener_close(sortd__server *srv)
+{
+        if (srv->bound) {
+                unlink(srv->cfg.socket);
+                srv->bound = false;
+        }
+        if (srv->listening) {
+                if (!uv_is_closing((uv_handle_t *)&srv->listener))
+                        uv_close((uv_handle_t *)&srv->listener, NULL);
+                srv->listening = false;
+        }
+        if (srv->listen_fd >= 0) {
+                close(srv->listen_fd);
+                srv->listen_fd = -1;
+        }
 }

@@ -240,22 +240,10 @@ static void close_handle(uv_handle_t *h)
                 uv_close(h, NULL);
 }
 
-/*
- * Stops accepting. Closing a pipe that uv_pipe_bind bound also removes its socket file
- * (libuv does); a socket passed by systemd stays systemd's.
- */
-static void stop_listening(sortd__server *srv)
-{
-        if (!srv->listening)
-                return;
-        close_handle((uv_handle_t *)&srv->listener);
-        srv->listening = false;
-}
-
 /* Every connection is gone while draining: close the rest so the loop ends. */
 static void finish(sortd__server *srv)
 {
-        stop_listening(srv);
+        sortd__listener_close(srv);
         close_handle((uv_handle_t *)&srv->sigterm);
         close_handle((uv_handle_t *)&srv->sigint);
         close_handle((uv_handle_t *)&srv->sighup);
@@ -303,7 +291,7 @@ static void on_signal(uv_signal_t *s, int signum)
         sortd__log(SORTD__LOG_NOTICE, "%s: draining %llu connection(s), then exiting",
                    strsignal(signum), (unsigned long long)srv->stats.connections);
         sd_notify(0, "STOPPING=1\nSTATUS=draining");
-        stop_listening(srv);
+        sortd__listener_close(srv); /* a new daemon may bind the path while this one drains */
         if (srv->cfg.drain_timeout_ms)
                 uv_timer_start(&srv->drain_timer, on_drain_timeout, srv->cfg.drain_timeout_ms, 0);
         for (c = srv->conns; c; c = next) {
@@ -398,7 +386,6 @@ static int start_handles(sortd__server *srv)
 
 static int serve(sortd__server *srv)
 {
-        bool activated;
         int r;
 
         sortd__batch_limits lim = {
@@ -425,7 +412,7 @@ static int serve(sortd__server *srv)
         if (r < 0)
                 sortd__fail(srv, 1, "cannot watch for signals: %s", uv_strerror(r));
         else
-                r = sortd__listener_open(srv, on_conn_gone, &activated);
+                r = sortd__listener_open(srv, on_conn_gone);
         if (r < 0) {
                 srv->draining = true;
                 finish(srv);
@@ -433,7 +420,7 @@ static int serve(sortd__server *srv)
                 return r;
         }
         sortd__log(SORTD__LOG_NOTICE, "serving on %s with engine %s (%s), capacity %zu",
-                   activated ? "the socket passed by systemd" : srv->cfg.socket,
+                   srv->activated ? "the socket passed by systemd" : srv->cfg.socket,
                    sortd_engine_kind(srv->engine), sortd_engine_device(srv->engine),
                    sortd_engine_capacity(srv->engine));
         sd_notifyf(0, "READY=1\nSTATUS=serving with engine %s (%s), capacity %zu",
@@ -478,7 +465,7 @@ static int run_loop(sortd__server *srv)
 
 int sortd__run(int argc, char **argv)
 {
-        sortd__server srv = {0};
+        sortd__server srv = {.listen_fd = -1};
         sortd_engine_config ec = {0};
         bool check;
         int r;
@@ -501,14 +488,22 @@ int sortd__run(int argc, char **argv)
         if (test_faults(&ec.faults) < 0)
                 return 2;
         /* This, and the load (which resolved allow-uid and allow-gid), is all a start checks
-           before it takes the engine and the socket. */
+           before it claims the socket and makes the engine: a check touches neither, and may
+           run beside a serving daemon. */
         if (check) {
                 printf("sortd: configuration OK\n");
                 return flushed(0);
         }
-        if (create_engine(&srv, &ec, (enum sortd__loss_policy)srv.cfg.on_device_loss) != SORTD_OK)
+        /* The socket first: a second daemon, or a sortd.socket that passes the wrong sockets,
+           is refused at once, not after it has taken a GPU's memory and run its self-check
+           (seconds), or fallen back to the CPU engine. */
+        if (sortd__listener_claim(&srv) < 0 ||
+            create_engine(&srv, &ec, (enum sortd__loss_policy)srv.cfg.on_device_loss) != SORTD_OK) {
+                sortd__listener_close(&srv);
                 return notify_stopping(&srv);
+        }
         if (open_cpu_path(&srv) != SORTD_OK) {
+                sortd__listener_close(&srv);
                 sortd_engine_destroy(srv.engine);
                 return notify_stopping(&srv);
         }
@@ -516,6 +511,8 @@ int sortd__run(int argc, char **argv)
         if (srv.cfg.max_regions > 0)
                 note_shmem_pages();
         r = run_loop(&srv);
+        /* Closed with the loop's handles once it served; not when it failed before that. */
+        sortd__listener_close(&srv);
         if (r < 0 && !srv.exit_status) /* every failure says why; this is a backstop */
                 sortd__fail(&srv, 1, "stopped on an error: %s", uv_strerror(r));
         notify_stopping(&srv);

@@ -43,7 +43,10 @@ typedef struct sortd__server {
         bool has_device;              /* the engine sorts device memory: CUDA regions */
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];
         uv_pipe_t listener;
-        bool listening;
+        bool listening; /* listener is initialised: sortd__listener_close closes it */
+        int listen_fd;  /* claimed, not yet adopted by listener; -1: none */
+        bool activated; /* passed by systemd, not bound: its file is never removed */
+        bool bound;     /* cfg.socket is a file this daemon bound, to remove when it stops */
         void (*conn_gone)(struct sortd__server *srv); /* as each accepted connection closes */
         uv_pipe_t dropped; /* takes a connection there is no memory for off the listener */
         bool dropping, drop_waiting;

@@ -402,7 +402,7 @@ START_TEST(live_socket_refused_stale_removed)
                 ck_assert_int_eq(read_text(path, err, sizeof(err)), 9);
                 ck_assert_str_eq(err, "precious\n");
                 unlink(path);
-                /* A missing directory is said to be missing (libuv alone says EACCES). */
+                /* A missing directory is said to be missing. */
                 snprintf(path, sizeof(path), "%s/missing/sortd.sock", dir);
                 ck_assert_int_eq(run_sortd_err(a3, err, sizeof(err)), 2);
                 ck_assert_msg(strstr(err, "missing/sortd.sock: no such file or directory"), "%s",
