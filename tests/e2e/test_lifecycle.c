@@ -209,6 +209,7 @@ START_TEST(socket_activation)
                 ck_assert_uint_eq(keys[i], i);
         sortd_close(c);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+        ck_assert_msg(d.socket_left, "sortd removed the socket file systemd bound");
 }
 END_TEST
 
