@@ -478,6 +478,9 @@ int sortd__run(int argc, char **argv)
         check = r == SORTD__CONFIG_CHECK;
         sortd__log_set_level(srv.cfg.log_level);
         signal(SIGPIPE, SIG_IGN);
+        /* Ignored until the loop's handler says so (on_sighup): the socket is claimed before the
+           engine starts, so a reload can come while it does, and would end the daemon. */
+        signal(SIGHUP, SIG_IGN);
         /* Reply and request buffers from 1 to 4 MiB come from mmap too (larger ones are mapped
            by admission.c): a freed buffer goes back to the system at once, so the RSS
            follows the bytes in flight instead of their high-water mark. */

@@ -159,10 +159,20 @@ static void make_dir(daemon_proc *d)
         ck_assert_ptr_nonnull(mkdtemp(d->dir));
 }
 
-void daemon_start(daemon_proc *d, const char *const *extra)
+void daemon_spawn(daemon_proc *d, const char *const *extra)
 {
         make_dir(d);
         spawn(d, NULL, extra);
+}
+
+void daemon_wait_ready(daemon_proc *d)
+{
+        wait_ready(d);
+}
+
+void daemon_start(daemon_proc *d, const char *const *extra)
+{
+        daemon_spawn(d, extra);
         wait_ready(d);
 }
 

@@ -29,6 +29,10 @@ typedef struct daemon_proc {
    waits until it answers there (a connection is taken before its engine is made). Aborts the
    test on failure. */
 void daemon_start(daemon_proc *d, const char *const *extra);
+/* daemon_start in two halves, for a test that acts while the daemon starts: daemon_spawn
+   returns once it has forked, daemon_wait_ready as daemon_start does. */
+void daemon_spawn(daemon_proc *d, const char *const *extra);
+void daemon_wait_ready(daemon_proc *d);
 /* Same, in the existing directory d->dir (its socket path is d->dir/sortd.sock). */
 void daemon_start_in(daemon_proc *d, const char *const *extra);
 /* Starts sortd through systemd-socket-activate on d->sock. */
