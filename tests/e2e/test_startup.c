@@ -202,7 +202,8 @@ END_TEST
 
 /*
  * An engine that cannot be made after the socket was claimed: the socket file goes with the
- * daemon, also where a stale one (a killed daemon's) was replaced as it was claimed.
+ * daemon, also where a stale one (a killed daemon's) was replaced as it was claimed; a socket
+ * systemd passed keeps its file.
  * CUDA_VISIBLE_DEVICES=-1 hides every GPU from a build with CUDA, and a build without it has
  * no cuda engine: either way --engine cuda fails, exit 1 (no device) or 2 (no CUDA).
  */
@@ -223,6 +224,20 @@ START_TEST(engine_fails_after_claim)
                 ck_assert_int_eq(code, strstr(log, "this build has no CUDA engines") ? 2 : 1);
                 ck_assert_msg(access(path, F_OK) == -1, "%s left behind (stale: %d); log: %s", path,
                               stale, log);
+        }
+        /* A socket systemd passed is the socket unit's: its file stays, also where it is the
+           socket setting's path, as where sortd.socket and sortd.conf agree. */
+        {
+                int passed[2] = {unit_socket(dir, "unit.sock", SOCK_STREAM), -1};
+                char unit[64];
+
+                snprintf(unit, sizeof(unit), "%s/unit.sock", dir);
+                code = failed_start(unit, extra, passed, "cannot create engine cuda: ", log,
+                                    sizeof(log));
+                ck_assert_int_eq(code, strstr(log, "this build has no CUDA engines") ? 2 : 1);
+                ck_assert_msg(access(unit, F_OK) == 0, "the passed socket's file went: %s", log);
+                close(passed[0]);
+                unlink(unit);
         }
         unsetenv("CUDA_VISIBLE_DEVICES");
         rmdir(dir);
