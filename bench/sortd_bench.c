@@ -3,8 +3,9 @@
  *
  *   1. Inline overhead: 2^24 random u32 keys sorted through sortd (connect once, then
  *      sortd_sort: copy in, sort, copy out) against the same engine called in-process on the
- *      same data; the median of several runs each, and their ratio. Then the same bytes in
- *      and out through a bare socket pair, the floor of any path that copies them.
+ *      same data, each sort through sortd right after an in-process one: their medians, and the
+ *      median of each pair's ratio. Then the same bytes in and out through a bare socket pair,
+ *      the floor of any path that copies them.
  *   2. The shared-memory path: 2^24 and 2^26 u32 keys sorted in place in a region
  *      (sortd_sort_in_region: nothing crosses the socket but the request and its reply)
  *      against the engine in-process on the same data, and a new region's first sort.
