@@ -46,7 +46,8 @@ template <class K, class V> struct BinningParams {
 
 template <class Policy, class K, class V> struct AgentBinning {
         static constexpr bool HAS_VALUES = !std::is_same<V, NoValue>::value;
-        using P = typename Policy::template binning_for<HAS_VALUES>;
+        static constexpr int VALUE_BYTES = HAS_VALUES ? (int)sizeof(V) : 0;
+        using P = typename Policy::template binning_for<VALUE_BYTES>;
         static constexpr int THREADS = P::THREADS;
         static constexpr int ITEMS = P::ITEMS;
         static constexpr int WARPS = P::WARPS;

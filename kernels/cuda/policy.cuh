@@ -61,20 +61,37 @@ template <int THREADS_, int ITEMS_, int MIN_BLOCKS_ = 1> struct BinningPolicy {
    device memory. */
 constexpr uint32_t DEFAULT_STRIP = (1u << 30) - (1u << 16);
 
-/* Binning for keys alone and for keys with values: values need staging
-   bytes and registers of their own, so they may want a smaller tile.
+constexpr int min_of(int a, int b, int c)
+{
+        return a < b ? (a < c ? a : c) : (b < c ? b : c);
+}
+
+constexpr int max_of(int a, int b, int c)
+{
+        return a > b ? (a > c ? a : c) : (b > c ? b : c);
+}
+
+/* Binning for keys alone, with 4-byte values and with 8-byte values: values
+   need staging bytes and registers of their own, so they may want a smaller
+   tile, and 8-byte values twice the staging of 4-byte ones.
    A policy is for every architecture unless ArchPolicy names its own. */
 template <class Histogram, class Binning, class BinningPairs = Binning,
-          uint32_t STRIP_ = DEFAULT_STRIP>
+          class BinningWidePairs = BinningPairs, uint32_t STRIP_ = DEFAULT_STRIP>
 struct OnesweepPolicy {
         using histogram = Histogram;
-        template <bool PAIRS>
-        using binning_for = typename std::conditional<PAIRS, BinningPairs, Binning>::type;
+        /* for values of VALUE_BYTES (0: keys alone) */
+        template <int VALUE_BYTES>
+        using binning_for =
+                typename std::conditional<VALUE_BYTES == 0, Binning,
+                                          typename std::conditional<VALUE_BYTES <= 4, BinningPairs,
+                                                                    BinningWidePairs>::type>::type;
         static constexpr int MIN_TILE =
-                Binning::TILE < BinningPairs::TILE ? Binning::TILE : BinningPairs::TILE;
+                min_of(Binning::TILE, BinningPairs::TILE, BinningWidePairs::TILE);
+        static constexpr int MAX_TILE =
+                max_of(Binning::TILE, BinningPairs::TILE, BinningWidePairs::TILE);
         static constexpr uint32_t STRIP = STRIP_;
         static constexpr int ARCH_BEGIN = 0, ARCH_END = INT_MAX;
-        static_assert((uint64_t)STRIP + Binning::TILE + BinningPairs::TILE <= (1u << 30),
+        static_assert((uint64_t)STRIP + 2 * MAX_TILE <= (1u << 30),
                       "a strip's counts, last tile's padding included, fit 30 bits");
 };
 
@@ -89,11 +106,29 @@ template <int BEGIN, int END, class Policy> struct ArchPolicy : Policy {
    registers (3 blocks) even at 12 keys a thread. */
 using Policy32 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 16, 4>,
                                 BinningPolicy<256, 12, 3>>;
-/* sm_90: bigger keys-only tiles. On an H100, 20 keys a thread instead of 16
-   sorted u32 2^28 10% faster (gpu/H100-2026-11-23.md). They keep 4 blocks
-   (64 registers) without spilling because each thread's ranks are packed
-   three to a register (agent_binning.cuh); two to one, 19 and 20 spilled. */
-using Policy32Sm90 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningPolicy<256, 20, 4>,
+
+/* scripts/gpu-check's tune step measures other sm_90 binning policies on a
+   GPU: a build with -Dtune_sm90_keys / -Dtune_sm90_pairs=THREADS,ITEMS,MIN_BLOCKS
+   (meson_options.txt) defines these. Production defines none. */
+#ifdef SORTD_TUNE_SM90_KEYS_THREADS
+using BinningSm90 = BinningPolicy<SORTD_TUNE_SM90_KEYS_THREADS, SORTD_TUNE_SM90_KEYS_ITEMS,
+                                  SORTD_TUNE_SM90_KEYS_MIN_BLOCKS>;
+#else
+/* On an H100, 20 keys a thread instead of 16 sorted u32 2^28 10% faster
+   (gpu/H100-2026-11-23.md). They keep 4 blocks (64 registers) without
+   spilling because each thread's ranks are packed three to a register
+   (agent_binning.cuh); two to one, 19 and 20 spilled. */
+using BinningSm90 = BinningPolicy<256, 20, 4>;
+#endif
+#ifdef SORTD_TUNE_SM90_PAIRS_THREADS
+using BinningPairsSm90 = BinningPolicy<SORTD_TUNE_SM90_PAIRS_THREADS, SORTD_TUNE_SM90_PAIRS_ITEMS,
+                                       SORTD_TUNE_SM90_PAIRS_MIN_BLOCKS>;
+#else
+using BinningPairsSm90 = BinningPolicy<256, 12, 3>;
+#endif
+/* sm_90: bigger keys-only tiles. 8-byte values keep the 4-byte values' tile
+   of the other architectures, whose staging fits static shared memory. */
+using Policy32Sm90 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningSm90, BinningPairsSm90,
                                     BinningPolicy<256, 12, 3>>;
 /* 64-bit keys (twice the registers per key). Left uncapped, ptxas spends
    all 255 registers on the kernels with values (one block an SM); capped at

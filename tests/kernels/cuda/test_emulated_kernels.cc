@@ -34,13 +34,13 @@ namespace
    the agents' several-digits-per-thread loops. */
 using TestPolicy = sortd_cuda::OnesweepPolicy<sortd_cuda::HistogramPolicy<64, 2>,
                                               sortd_cuda::BinningPolicy<64, 3>>;
-constexpr size_t TEST_TILE = TestPolicy::binning_for<false>::TILE;
+constexpr size_t TEST_TILE = TestPolicy::binning_for<0>::TILE;
 /* The same tiles in strips of 5 tiles and a part (production: 2^30 - 2^16
    keys): strip ends fall inside tiles, and a few thousand keys make several
    strips. */
-using StripPolicy = sortd_cuda::OnesweepPolicy<sortd_cuda::HistogramPolicy<64, 2>,
-                                               sortd_cuda::BinningPolicy<64, 3>,
-                                               sortd_cuda::BinningPolicy<64, 3>, 5 * 192 + 17>;
+using StripPolicy = sortd_cuda::OnesweepPolicy<
+        sortd_cuda::HistogramPolicy<64, 2>, sortd_cuda::BinningPolicy<64, 3>,
+        sortd_cuda::BinningPolicy<64, 3>, sortd_cuda::BinningPolicy<64, 3>, 5 * 192 + 17>;
 constexpr size_t STRIP = StripPolicy::STRIP;
 
 const sortd_payload PAYLOADS[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES32,
@@ -239,22 +239,31 @@ START_TEST(test_homogeneous_tiles)
 }
 END_TEST
 
+/* Policy P's binning tile for payload pl. */
+template <class P> size_t tile_for(sortd_payload pl)
+{
+        switch (sortd_payload_size(pl)) {
+        case 0:
+                return P::template binning_for<0>::TILE;
+        case 4:
+                return P::template binning_for<4>::TILE;
+        default:
+                return P::template binning_for<8>::TILE;
+        }
+}
+
 /* The production tile sizes around their boundaries, under tuning T's policy P (its P32 or
    P64). */
 template <class T, class P>
 void run_production(sortd_key_type t, const sortd_payload *pls, size_t npl)
 {
-        const size_t big_tile =
-                std::max(P::template binning_for<false>::TILE, P::template binning_for<true>::TILE);
-        sortd_engine *cpu = cpu_engine(17 * big_tile + 5);
+        sortd_engine *cpu = cpu_engine(17 * P::MAX_TILE + 5);
         uint64_t seed = seed_base() * 104729u + T::ARCH_BEGIN;
 
         std::printf("production: tuning from sm_%d\n", T::ARCH_BEGIN / 10);
         simt::reset_counters();
         for (size_t i = 0; i < npl; i++) {
-                const size_t tile = pls[i] == SORTD_PAYLOAD_NONE
-                                            ? P::template binning_for<false>::TILE
-                                            : P::template binning_for<true>::TILE;
+                const size_t tile = tile_for<P>(pls[i]);
                 const size_t sizes[] = {tile - 1, tile, tile + 1, 5 * tile + 3, 17 * tile + 5};
                 for (size_t n : sizes) {
                         sortd_sort_desc d = {t, pls[i], (sortd_order)(n & 1), 0, 0};

@@ -287,6 +287,16 @@ class Names(unittest.TestCase):
         self.assertEqual([kernel.built_for(a) for a in (80, 89, 90, 99, 100)],
                          [False, False, True, True, False])
         self.assertTrue(census.describe(binning).built_for(75))
+        # keys alone, 4-byte values and 8-byte values each name their own policy
+        three = ('void sortd_cuda::binning_kernel<sortd_cuda::ArchPolicy<900, 1000, sortd_cuda::'
+                 'OnesweepPolicy<sortd_cuda::HistogramPolicy<256, 16>, sortd_cuda::BinningPolicy<'
+                 '256, 20, 4>, sortd_cuda::BinningPolicy<384, 16, 2>, sortd_cuda::BinningPolicy<'
+                 '256, 12, 3>, 1073676288u> >, unsigned int, {}>(sortd_cuda::BinningParams<'
+                 'unsigned int, {}>)')
+        for values, threads, items in (('sortd_cuda::NoValue', 256, 20),
+                                        ('unsigned int', 384, 16), ('unsigned long', 256, 12)):
+            kernel = census.describe(three.format(values, values))
+            self.assertEqual((kernel.threads, kernel.items), (threads, items), values)
         self.assertIsNone(census.describe('void sortd_cuda::iota_kernel<unsigned int>(unsigned '
                                           'int*, unsigned int)'))
 
