@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,6 +303,49 @@ static void on_signal(uv_signal_t *s, int signum)
         on_conn_gone(srv);
 }
 
+/*
+ * SIGTERM and SIGINT are held (blocked) from before the socket is claimed until the loop's
+ * handlers can take them: by their default action they would end the daemon while its engine
+ * starts (seconds, for a self-check) and leave the socket file it bound. Threads made meanwhile
+ * (the engines' workers, the engine threads) keep them held, so that they reach the loop thread.
+ */
+static void stop_signals(sigset_t *set)
+{
+        sigemptyset(set);
+        sigaddset(set, SIGTERM);
+        sigaddset(set, SIGINT);
+}
+
+static void hold_stop_signals(void)
+{
+        sigset_t set;
+
+        stop_signals(&set);
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+/*
+ * Once the loop's handlers are in place: whether a stop signal came while the engine started,
+ * which ends the start before READY=1 (the signals stay held while it stops). If none did, they
+ * are let through to on_signal: one that comes after the check is taken there.
+ */
+static bool stopped_while_starting(void)
+{
+        const struct timespec now = {0};
+        sigset_t set;
+        int sig;
+
+        stop_signals(&set);
+        sig = sigtimedwait(&set, NULL, &now);
+        if (sig <= 0) {
+                pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+                return false;
+        }
+        sortd__log(SORTD__LOG_NOTICE, "%s during start-up: stopping before serving",
+                   strsignal(sig));
+        return true;
+}
+
 /* Settings are read once, at start-up. SIGHUP, the usual request to read them again, would
    otherwise end the daemon at once: no drain, its queued sorts lost. */
 static void on_sighup(uv_signal_t *s, int signum)
@@ -386,6 +431,7 @@ static int start_handles(sortd__server *srv)
 
 static int serve(sortd__server *srv)
 {
+        bool stop;
         int r;
 
         sortd__batch_limits lim = {
@@ -411,9 +457,12 @@ static int serve(sortd__server *srv)
         r = start_handles(srv);
         if (r < 0)
                 sortd__fail(srv, 1, "cannot watch for signals: %s", uv_strerror(r));
-        else
+        stop = r < 0 || stopped_while_starting();
+        if (!stop) {
                 r = sortd__listener_open(srv, on_conn_gone);
-        if (r < 0) {
+                stop = r < 0;
+        }
+        if (stop) {
                 srv->draining = true;
                 finish(srv);
                 uv_run(srv->loop, UV_RUN_DEFAULT);
@@ -497,6 +546,7 @@ int sortd__run(int argc, char **argv)
                 printf("sortd: configuration OK\n");
                 return flushed(0);
         }
+        hold_stop_signals();
         /* The socket first: a second daemon, or a sortd.socket that passes the wrong sockets,
            is refused at once, not after it has taken a GPU's memory and run its self-check
            (seconds), or fallen back to the CPU engine. */

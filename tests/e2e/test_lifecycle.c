@@ -172,27 +172,60 @@ START_TEST(sighup_ignored)
 END_TEST
 
 /*
- * A SIGHUP while the engine starts (0.7 s for a 16M-key cpu engine here; seconds on a GPU),
- * after the socket is claimed, so that clients and scripts already see the daemon: ignored
- * from the start, as the loop's handler ignores it later.
+ * Spawns sortd with a 16M-key cpu engine (0.7 s to start here; seconds on a GPU) and returns
+ * once its socket file is there, the engine not yet up: clients and scripts already see the
+ * daemon, and a signal sent now comes while it starts. At log level notice, so that "serving
+ * on" shows a daemon that came up first.
  */
-START_TEST(sighup_during_start)
+static void spawn_until_bound(daemon_proc *d)
 {
-        const char *const large[] = {"--capacity", "16M", NULL};
-        daemon_proc d = {0};
-        char log[4096] = "";
+        const char *const large[] = {"--capacity", "16M", "--log-level", "notice", NULL};
+        char log[4096];
         struct stat st;
 
-        daemon_spawn(&d, large);
-        for (int i = 0; i < 30000 && lstat(d.sock, &st) < 0 && daemon_alive(&d); i++)
+        daemon_spawn(d, large);
+        for (int i = 0; i < 30000 && lstat(d->sock, &st) < 0 && daemon_alive(d); i++)
                 usleep(1000);
-        daemon_log(&d, log, sizeof(log));
+        daemon_log(d, log, sizeof(log));
         ck_assert_msg(!strstr(log, "serving on"), "up before the signal could be sent: %s", log);
+}
+
+/* A SIGHUP while the engine starts: ignored from the start, as the loop's handler ignores it
+   later. */
+START_TEST(sighup_during_start)
+{
+        daemon_proc d = {0};
+
+        spawn_until_bound(&d);
         ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
         daemon_wait_ready(&d);
         ck_assert(daemon_alive(&d));
         ping_once(&d);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
+/*
+ * A SIGTERM (_i 0) or SIGINT (_i 1) while the engine starts: sortd stops before it serves,
+ * exits 0 as a drain would, and removes the socket file it bound. By their default action the
+ * signals ended it there and left the file.
+ */
+START_TEST(stop_during_start)
+{
+        const int sig = _i ? SIGINT : SIGTERM;
+        daemon_proc d = {0};
+        char log[4096], want[64];
+
+        spawn_until_bound(&d);
+        ck_assert_int_eq(kill(d.pid, sig), 0);
+        for (int i = 0; i < 3000 && daemon_alive(&d); i++)
+                usleep(10000);
+        daemon_log(&d, log, sizeof(log));
+        ck_assert_int_eq(daemon_stop(&d, 0), 0);
+        ck_assert_msg(!d.socket_left, "sortd left its socket file behind: %s", log);
+        snprintf(want, sizeof(want), "%s during start-up: stopping", strsignal(sig));
+        ck_assert_msg(strstr(log, want), "%s", log);
+        ck_assert_msg(!strstr(log, "serving on"), "%s", log);
 }
 END_TEST
 
@@ -1080,6 +1113,7 @@ int main(void)
         tcase_add_test(tc, second_signal_ends_the_drain);
         tcase_add_test(tc, sighup_ignored);
         tcase_add_test(tc, sighup_during_start);
+        tcase_add_loop_test(tc, stop_during_start, 0, 2);
         tcase_add_test(tc, socket_activation);
         tcase_add_test(tc, socket_activation_refusals);
         tcase_add_test(tc, systemd_notify);
