@@ -38,7 +38,7 @@ static bool to_journal(void)
 
 void sortd__log(int level, const char *fmt, ...)
 {
-        char line[1024];
+        char line[SORTD__LOG_LINE_MAX];
         va_list ap;
 
         if (level > max_level)

@@ -124,10 +124,21 @@ static uint64_t open_auto(sortd__server *srv, char *report, size_t report_len)
         return keys;
 }
 
+/* The engine's reason goes straight after the prefix, into the rest of why: a copy of its own
+   would cut it shorter than why can hold. */
+static sortd_status open_explicit(sortd__server *srv, uint64_t keys, char *why, size_t why_len)
+{
+        size_t at;
+
+        snprintf(why, why_len, "cannot create the CPU path (cpu-path-keys %" PRIu64 "): ", keys);
+        at = why_len ? strlen(why) : 0;
+        return open_cpu(srv, keys, &srv->cpu_path, why + at, why_len - at);
+}
+
 sortd_status sortd__route_open(sortd__server *srv, char *why, size_t why_len)
 {
         uint64_t keys = srv->cfg.cpu_path_keys;
-        char report[512] = "", reason[256];
+        char report[512] = "";
         sortd_status s;
 
         srv->cpu_path = NULL;
@@ -140,13 +151,9 @@ sortd_status sortd__route_open(sortd__server *srv, char *why, size_t why_len)
         } else {
                 if (keys > srv->cfg.capacity)
                         keys = srv->cfg.capacity;
-                s = open_cpu(srv, keys, &srv->cpu_path, reason, sizeof(reason));
-                if (s != SORTD_OK) {
-                        snprintf(why, why_len,
-                                 "cannot create the CPU path (cpu-path-keys %" PRIu64 "): %s", keys,
-                                 reason);
+                s = open_explicit(srv, keys, why, why_len);
+                if (s != SORTD_OK)
                         return s;
-                }
                 snprintf(report, sizeof(report), "cpu-path-keys %" PRIu64, keys);
         }
         srv->cpu_path_keys = keys;

@@ -150,7 +150,7 @@ static sortd_status create_engine(sortd__server *srv, const sortd_engine_config 
    start, where serving without it would quietly ignore the setting. */
 static sortd_status open_cpu_path(sortd__server *srv)
 {
-        char why[256];
+        char why[512]; /* route.c's prefix, then the engine's reason: srv->failure holds both */
         sortd_status s = sortd__route_open(srv, why, sizeof(why));
 
         if (s != SORTD_OK)

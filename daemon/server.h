@@ -16,6 +16,7 @@
 #include "config.h"
 #include "engine.h"
 #include "hostpool.h"
+#include "log.h"
 #include "queue.h"
 #include "recovery.h"
 #include "region.h"
@@ -58,9 +59,10 @@ typedef struct sortd__server {
         sortd__stats stats;
         /* Why start-up failed, for the log and STATUS=, and the exit status it means: 1, or 2
            where a setting or sortd.socket is wrong and a restart would fail again (sortd(8)).
-           0 while nothing failed. */
+           0 while nothing failed. As long as a log line, so that it holds an engine's reason and
+           its status whole. */
         int exit_status;
-        char failure[256];
+        char failure[SORTD__LOG_LINE_MAX];
 } sortd__server;
 
 /* Logs a start-up failure as an error and keeps the first one as srv's failure. */

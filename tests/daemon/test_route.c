@@ -1,7 +1,8 @@
 /*
  * The CPU path's choices on their own (daemon/route.c): which jobs go there, and the start-up
  * calibration, run here with two CPU engines in the roles of the GPU engine and the CPU path
- * (the GPU machine runs it for real: scripts/gpu-check's daemon logs its choice).
+ * (the GPU machine runs it for real: scripts/gpu-check's daemon logs its choice); and an
+ * explicit cpu-path-keys refused, as the failure line of a start (server.c) reports it.
  */
 #include <check.h>
 #include <string.h>
@@ -75,6 +76,38 @@ START_TEST(calibration)
 }
 END_TEST
 
+/*
+ * An explicit cpu-path-keys the CPU engine refuses (threads above its limit): why names the
+ * setting, then says all the engine said. A start-up failure line (sortd__fail, what STATUS=
+ * and the log say) holds such a reason with its status whole, even one as long as two engines'
+ * reports (--engine auto's): 256 bytes cut it.
+ */
+START_TEST(refusal_reported_whole)
+{
+        sortd__server srv = {.cfg = {.cpu_path_keys = 1000, .capacity = 1000, .threads = 2000}};
+        sortd_engine_config ec = {.capacity = 1000, .threads = 2000};
+        char why[512], engine_why[256], want[512], reason[600];
+        sortd_engine *e = NULL;
+        size_t len;
+
+        ck_assert_int_eq(sortd_engine_create("cpu", &ec, &e, engine_why, sizeof(engine_why)),
+                         SORTD_E_INVAL);
+        ck_assert_int_eq(sortd__route_open(&srv, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_ptr_null(srv.cpu_path);
+        snprintf(want, sizeof(want), "cannot create the CPU path (cpu-path-keys 1000): %s",
+                 engine_why);
+        ck_assert_str_eq(why, want);
+
+        memset(reason, 'r', sizeof(reason) - 1);
+        reason[sizeof(reason) - 1] = '\0';
+        sortd__fail(&srv, 1, "%s (%s)", reason, sortd_strerror(SORTD_E_NOMEM));
+        ck_assert_int_eq(srv.exit_status, 1);
+        len = strlen(srv.failure);
+        ck_assert_uint_eq(len, sizeof(reason) - 1 + strlen(" (out of memory)"));
+        ck_assert_str_eq(srv.failure + len - strlen(" (out of memory)"), " (out of memory)");
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("route");
@@ -83,6 +116,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, which_jobs);
         tcase_add_test(tc, calibration);
+        tcase_add_test(tc, refusal_reported_whole);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
