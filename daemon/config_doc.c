@@ -171,46 +171,44 @@ int sortd__config_print(const char *format_name)
         return 1;
 }
 
-/* The value in effect of o in cfg, as the config file takes it. */
-static void format_value(const sortd__config *cfg, const sortd__option_def *o, char *buf,
-                         size_t len)
+/* The value in effect of o in cfg, as the config file takes it: a string setting's own field,
+   at any length it holds, else buf (len bytes) with a number, or "auto". */
+static const char *value_text(const sortd__config *cfg, const sortd__option_def *o, char *buf,
+                              size_t len)
 {
         const char *field = (const char *)cfg + o->offset;
         uint64_t v;
 
-        if (o->type == OPT_CHOICE && !o->size) { /* kept as min + the name's index */
-                snprintf(buf, len, "%s", o->choices[*(const int *)field - (int)o->min]);
-                return;
-        }
+        if (o->type == OPT_CHOICE && !o->size) /* kept as min + the name's index */
+                return o->choices[*(const int *)field - (int)o->min];
         switch (o->type) {
         case OPT_CHOICE: /* kept as its name */
         case OPT_STRING:
         case OPT_USERS:
         case OPT_GROUPS:
-                snprintf(buf, len, "%s", field);
-                return;
+                return field;
         case OPT_SIZE:
         case OPT_SIZE_AUTO:
         case OPT_COUNT:
-                memcpy(&v, field, sizeof(v));
-                if (o->type == OPT_SIZE_AUTO && v == SORTD__CONFIG_AUTO)
-                        snprintf(buf, len, "auto");
-                else
-                        format_bound(o, v, buf, len);
-                return;
+                break;
         }
+        memcpy(&v, field, sizeof(v));
+        if (o->type == OPT_SIZE_AUTO && v == SORTD__CONFIG_AUTO)
+                return "auto";
+        format_bound(o, v, buf, len);
+        return buf;
 }
 
 void sortd__config_print_effective(const sortd__config *cfg)
 {
-        char value[sizeof(cfg->allow_uid) + 8];
+        char number[32]; /* a uint64_t in decimal and a suffix */
 
         printf("# sortd --print-config=effective: the settings after the files and the command "
                "line\n");
         for (size_t i = 0; i < sortd__config_n_options; i++) {
                 const sortd__option_def *o = &sortd__config_options[i];
+                const char *value = value_text(cfg, o, number, sizeof(number));
 
-                format_value(cfg, o, value, sizeof(value));
                 printf("%s =%s%s\n", o->name, *value ? " " : "", value);
         }
 }

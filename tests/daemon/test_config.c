@@ -545,6 +545,38 @@ START_TEST(print_effective)
 }
 END_TEST
 
+/* list as the longest value a list setting of size bytes takes: two ids, blanks between. */
+static void longest_list(char *list, size_t size)
+{
+        memset(list, ' ', size - 1);
+        memcpy(list, "0,", 2);
+        list[size - 2] = '0';
+        list[size - 1] = '\0';
+}
+
+/* --print-config=effective prints each setting whole at the longest value it takes: the lists
+   (1023 bytes), the socket (107). */
+START_TEST(print_effective_longest)
+{
+        const sortd__config *cfg = NULL; /* for its fields' sizes */
+        char uids[sizeof(cfg->allow_uid)], gids[sizeof(cfg->allow_gid)], sock[sizeof(cfg->socket)];
+        static char out[8192], want[sizeof(uids) + sizeof(gids) + 64];
+
+        longest_list(uids, sizeof(uids));
+        longest_list(gids, sizeof(gids));
+        memset(sock, 'x', sizeof(sock) - 1);
+        memcpy(sock, "/tmp/", 5);
+        sock[sizeof(sock) - 1] = '\0';
+        ck_assert_int_eq(LOAD_OUT(out, "--print-config=effective", "--allow-uid", uids,
+                                  "--allow-gid", gids, "--socket", sock),
+                         SORTD__CONFIG_EXIT);
+        snprintf(want, sizeof(want), "\nallow-uid = %s\nallow-gid = %s\n", uids, gids);
+        ck_assert_msg(strstr(out, want), "%s", out);
+        snprintf(want, sizeof(want), "\nsocket = %s\n", sock);
+        ck_assert_msg(strstr(out, want), "%s", out);
+}
+END_TEST
+
 /* The names a setting takes are listed once, in the table: --help and the documentation show
    the same list the parser takes. */
 START_TEST(names_documented)
@@ -585,6 +617,7 @@ int main(void)
         tcase_add_test(tc, nul_byte_refused);
         tcase_add_test(tc, id_list_entries);
         tcase_add_test(tc, print_effective);
+        tcase_add_test(tc, print_effective_longest);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
