@@ -168,13 +168,13 @@ static double paired_ratio(const double *local, const double *remote)
  * the daemon's own sort), and the median of their paired ratios with that many decimals, beside
  * the issue's target where n is as large as the issue's size.
  */
-static void print_path(const char *title, size_t n, unsigned threads, int runs, double l, double rm,
+static void print_path(const char *title, size_t n, unsigned threads, double l, double rm,
                        double so, double ratio, double target, int decimals)
 {
         char name[32];
 
         printf("%s, %s u32 keys, %u engine threads (median of %d, verified):\n", title,
-               count_name(n, name, sizeof(name)), threads, runs);
+               count_name(n, name, sizeof(name)), threads, PATH_RUNS);
         printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, n / l * 1e-6);
         printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
                n / rm * 1e-6, so * 1e3);
@@ -211,8 +211,8 @@ int bench_inline_path(const char *sock, unsigned threads, size_t n)
         double ratio = paired_ratio(local, remote);
         double l = bench_median(local, PATH_RUNS), rm = bench_median(remote, PATH_RUNS);
 
-        print_path("inline overhead", n, threads, PATH_RUNS, l, rm,
-                   bench_median(sort_only, PATH_RUNS), ratio, 1.35, 2);
+        print_path("inline overhead", n, threads, l, rm, bench_median(sort_only, PATH_RUNS), ratio,
+                   1.35, 2);
         double floor = socket_floor(n * 4);
 
         if (floor > 0)
@@ -269,7 +269,7 @@ int bench_region_path(const char *sock, unsigned threads, size_t n)
 
         l = bench_median(local + 1, PATH_RUNS);
         rm = bench_median(remote + 1, PATH_RUNS);
-        print_path("shared-memory region", n, threads, PATH_RUNS, l, rm,
+        print_path("shared-memory region", n, threads, l, rm,
                    bench_median(sort_only + 1, PATH_RUNS), ratio, 1.03, 3);
         printf("  first, new region  %8.1f ms  %7.1f Mkeys/s  (%.2fx the median)\n",
                remote[0] * 1e3, n / remote[0] * 1e-6, remote[0] / rm);

@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <type_traits>
 
 namespace sortd_cuda
@@ -61,16 +62,6 @@ template <int THREADS_, int ITEMS_, int MIN_BLOCKS_ = 1> struct BinningPolicy {
    device memory. */
 constexpr uint32_t DEFAULT_STRIP = (1u << 30) - (1u << 16);
 
-constexpr int min_of(int a, int b, int c)
-{
-        return a < b ? (a < c ? a : c) : (b < c ? b : c);
-}
-
-constexpr int max_of(int a, int b, int c)
-{
-        return a > b ? (a > c ? a : c) : (b > c ? b : c);
-}
-
 /* Binning for keys alone, with 4-byte values and with 8-byte values: values
    need staging bytes and registers of their own, so they may want a smaller
    tile, and 8-byte values twice the staging of 4-byte ones.
@@ -86,9 +77,9 @@ struct OnesweepPolicy {
                                           typename std::conditional<VALUE_BYTES <= 4, BinningPairs,
                                                                     BinningWidePairs>::type>::type;
         static constexpr int MIN_TILE =
-                min_of(Binning::TILE, BinningPairs::TILE, BinningWidePairs::TILE);
+                std::min({Binning::TILE, BinningPairs::TILE, BinningWidePairs::TILE});
         static constexpr int MAX_TILE =
-                max_of(Binning::TILE, BinningPairs::TILE, BinningWidePairs::TILE);
+                std::max({Binning::TILE, BinningPairs::TILE, BinningWidePairs::TILE});
         static constexpr uint32_t STRIP = STRIP_;
         static constexpr int ARCH_BEGIN = 0, ARCH_END = INT_MAX;
         static_assert((uint64_t)STRIP + 2 * MAX_TILE <= (1u << 30),
