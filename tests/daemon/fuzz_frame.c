@@ -1,12 +1,13 @@
 /*
  * Fuzz target for the bytes sortd reads from a client: the frame reader, then each message
- * through daemon/request.c, the decoding and checks the daemon uses (protobuf-c's unpack
+ * through daemon/request/request.c, the decoding and checks the daemon uses (protobuf-c's unpack
  * under our message cap, the Sort checks, the limits), driven the way the connection drives
  * them: a payload goes to a sink when its request is an admissible sort, else it is discarded.
  *
  * libFuzzer:  clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *               -Idaemon -Iproto -Ikernels -I<build>/proto -DSORTD_FUZZ_LIBFUZZER \
- *               tests/daemon/fuzz_frame.c daemon/frame.c daemon/request.c proto/wire.c \
+ *               -Idaemon/base -Idaemon/net -Idaemon/request -Idaemon/sched -Iproto \
+ *               -Ikernels -I<build>/proto -DSORTD_FUZZ_LIBFUZZER \
+ *               tests/daemon/fuzz_frame.c daemon/net/frame.c daemon/request/request.c proto/wire.c \
  *               <build>/proto/sortd.pb-c.c <build>/kernels/libsortd-engine.a -lprotobuf-c \
  *               -lm -pthread -o fuzz_frame
  *             ./fuzz_frame -dict=tests/daemon/fuzz_frame.dict tests/daemon/corpus

@@ -1,5 +1,5 @@
 /*
- * daemon/admission.c alone: the line for in-flight memory. First come, first served, except
+ * daemon/sched/admission.c alone: the line for in-flight memory. First come, first served, except
  * that a waiter whose connection leaves replies unread holds no one up; and a buffer that
  * cannot be had fails its sort, counted. Connections here are socket pairs on a libuv loop; a
  * client that does not read is one whose reply bytes sit in the write queue.

@@ -1,5 +1,5 @@
 /*
- * daemon/config.c alone: the settings table as the command line, the config file and the
+ * daemon/server/config.c alone: the settings table as the command line, the config file and the
  * documentation it prints (--help, --print-config) see it.
  */
 #include <check.h>

@@ -1,5 +1,5 @@
 /*
- * daemon/frame.c, the incremental frame reader, on its own: fed good and bad streams in pieces
+ * daemon/net/frame.c, the incremental frame reader, on its own: fed good and bad streams in pieces
  * of every size (bad magic, version, flags, message length, bytes after an error, payload sinks
  * and discards). The header codec it uses is proto/wire.c's, tested in tests/proto/test_wire.c.
  */

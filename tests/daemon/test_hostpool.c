@@ -1,5 +1,5 @@
 /*
- * daemon/hostpool.c alone: the allocator over plain memory (alignment, first fit, coalescing
+ * daemon/sched/hostpool.c alone: the allocator over plain memory (alignment, first fit, coalescing
  * on either side, exhaustion, sizes of 0 and beyond the arena, and random rounds against a
  * shadow model of the arena), and the arena taken from the CPU engine, whose host memory is
  * real mappings.

@@ -1,5 +1,5 @@
 /*
- * daemon/log.c alone: the journal's "<N>" prefix only when stderr is the stream JOURNAL_STREAM
+ * daemon/base/log.c alone: the journal's "<N>" prefix only when stderr is the stream JOURNAL_STREAM
  * names, else "sortd: LEVEL: ".
  */
 #include <check.h>

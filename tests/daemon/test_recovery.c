@@ -1,5 +1,5 @@
 /*
- * daemon/recovery.c alone: replacing a lost engine, and counting the loss (engines_lost)
+ * daemon/server/recovery.c alone: replacing a lost engine, and counting the loss (engines_lost)
  * whether or not another engine could be made.
  */
 #include <check.h>

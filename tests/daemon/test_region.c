@@ -1,5 +1,5 @@
 /*
- * daemon/region.c on its own, with real memfds: what a region must be to be mapped (sealed
+ * daemon/sched/region.c on its own, with real memfds: what a region must be to be mapped (sealed
  * against shrinking, not against writes, the size it claims), that every fd handed in is
  * closed, the limits, span checks against overflow and misalignment, isolation between
  * connections' tables, and the in-use rule in both directions.

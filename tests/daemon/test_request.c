@@ -1,5 +1,5 @@
 /*
- * daemon/request.c on its own: each kind of request, packed as a client would, decoded against
+ * daemon/request/request.c on its own: each kind of request, packed as a client would, decoded against
  * small limits; what it answers, the refusals in order with their status and message, and the
  * counters it bumps.
  */

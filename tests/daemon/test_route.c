@@ -1,5 +1,5 @@
 /*
- * The CPU path's choices on their own (daemon/route.c): which jobs go there, and the start-up
+ * The CPU path's choices on their own (daemon/sched/route.c): which jobs go there, and the start-up
  * calibration, run here with two CPU engines in the roles of the GPU engine and the CPU path
  * (the GPU machine runs it for real: scripts/gpu-check's daemon logs its choice); and an
  * explicit cpu-path-keys refused, as the failure line of a start (server.c) reports it.

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for region registration and the span checks of region sorts
- * (daemon/region.c): the input is a program of operations on one connection's table under small
+ * (daemon/sched/region.c): the input is a program of operations on one connection's table under small
  * limits: add a memfd (its size, its seals, the size the request claims), or an fd that is no
  * memfd; take a span of a region (offset, count, element size) and write all of it; hold,
  * release and unregister. A span the table accepts must lie inside its mapping: the write
