@@ -65,7 +65,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         uint8_t *base;
         size_t len;
 
-        sortd__fr_buffer(&c->fr, &base, &len);
+        sortd__frame_buffer(&c->fr, &base, &len);
         if (len && len < READ_AHEAD_BYTES && uv_pipe_pending_count(&c->pipe) == 0) {
                 base = c->ra;
                 len = READ_AHEAD_BYTES;
@@ -76,13 +76,13 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         *buf = (uv_buf_t){.base = (char *)base, .len = len};
 }
 
-/* n more bytes of the stream are where sortd__fr_buffer said. */
+/* n more bytes of the stream are where sortd__frame_buffer said. */
 static void parse(sortd__conn *c, size_t n)
 {
-        if (sortd__fr_at_boundary(&c->fr))
+        if (sortd__frame_at_boundary(&c->fr))
                 c->fr_started = c->last_byte;
         c->parsed += n;
-        sortd__dispatch(c, sortd__fr_consumed(&c->fr, n));
+        sortd__dispatch(c, sortd__frame_consumed(&c->fr, n));
         c->fds_known = uv_pipe_pending_count(&c->pipe); /* what a frame took or dropped is gone */
 }
 
@@ -94,8 +94,8 @@ static bool takes_bytes(sortd__conn *c)
         return !c->closing && !c->out.close_after_flush && !c->wait.job &&
                c->out.length < cfg->max_pipeline &&
                uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= cfg->max_write_queue &&
-               !drained(c) && c->fr.state != SORTD__FR_AWAIT_SINK &&
-               c->fr.state != SORTD__FR_FAILED;
+               !drained(c) && c->fr.state != SORTD__FRAME_AWAIT_SINK &&
+               c->fr.state != SORTD__FRAME_FAILED;
 }
 
 /* Parses what the read-ahead holds, as far as c takes it now. */
@@ -106,7 +106,7 @@ static void consume(sortd__conn *c)
                 uint8_t *base;
                 size_t len;
 
-                sortd__fr_buffer(&c->fr, &base, &len);
+                sortd__frame_buffer(&c->fr, &base, &len);
                 if (len > c->ra_len - c->ra_pos)
                         len = c->ra_len - c->ra_pos;
                 memcpy(base, c->ra + c->ra_pos, len);
@@ -128,7 +128,7 @@ static bool too_many_fds(sortd__conn *c)
         c->srv->stats.protocol_errors++;
         sortd__log(SORTD__LOG_WARNING,
                    "%s: %d fds came with one frame, which takes one at most: closing", c->name, n);
-        sortd__fd_drop_all(&c->pipe);
+        sortd__fdpass_drop_all(&c->pipe);
         sortd__conn_close(c);
         return true;
 }
@@ -148,7 +148,7 @@ static bool peer_gone(sortd__conn *c)
 
 static void on_eof(sortd__conn *c, ssize_t err)
 {
-        bool between_frames = sortd__fr_at_boundary(&c->fr) && !c->reading;
+        bool between_frames = sortd__frame_at_boundary(&c->fr) && !c->reading;
 
         if (err == UV_EOF && between_frames && !peer_gone(c)) {
                 /* A half-close: answer what was asked, then close. */
@@ -215,7 +215,7 @@ static bool drained(sortd__conn *c)
         uv_os_fd_t fd;
         int unread = 0;
 
-        if (!c->srv->draining || !sortd__fr_at_boundary(&c->fr) || c->reading ||
+        if (!c->srv->draining || !sortd__frame_at_boundary(&c->fr) || c->reading ||
             c->ra_pos < c->ra_len)
                 return false;
         if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 && ioctl(fd, FIONREAD, &unread) < 0)
@@ -225,7 +225,7 @@ static bool drained(sortd__conn *c)
 
 static void maybe_finish(sortd__conn *c)
 {
-        if (c->closing || !sortd__pipe_idle(&c->out))
+        if (c->closing || !sortd__pipeline_idle(&c->out))
                 return;
         if (c->out.close_after_flush || drained(c))
                 sortd__conn_close(c);
@@ -256,8 +256,8 @@ static void update_reading(sortd__conn *c)
    every reply written. */
 static bool conn_idle(const sortd__conn *c)
 {
-        return sortd__fr_at_boundary(&c->fr) && !c->reading && c->ra_pos == c->ra_len &&
-               c->in_engine == 0 && sortd__pipe_idle(&c->out);
+        return sortd__frame_at_boundary(&c->fr) && !c->reading && c->ra_pos == c->ra_len &&
+               c->in_engine == 0 && sortd__pipeline_idle(&c->out);
 }
 
 /* idle-timeout-ms counts from when c became idle, not from its last byte: a request that took
@@ -273,7 +273,7 @@ static void note_idle(sortd__conn *c)
 
 /*
  * write-timeout-ms counts from when c's queued reply bytes last moved (or began to wait).
- * libuv's write queue grows only in sortd__pipe_flush (in settle) and shrinks only as the
+ * libuv's write queue grows only in sortd__pipeline_flush (in settle) and shrinks only as the
  * socket takes bytes, so looking before and after each flush, and at each check, sees every
  * move: a queue smaller than it was last seen.
  */
@@ -299,7 +299,7 @@ static void settle(sortd__conn *c)
         do {
                 if (c->ra_pos < c->ra_len && !c->consuming && takes_bytes(c))
                         consume(c);
-                sortd__pipe_flush(&c->out);
+                sortd__pipeline_flush(&c->out);
         } while (c->ra_pos < c->ra_len && !c->consuming && takes_bytes(c));
         if (c->closing)
                 return;
@@ -332,7 +332,7 @@ static void on_written(sortd__pipeline *p, int status)
         settle(c);
 }
 
-void sortd__conn_admitted(sortd__waiter *w)
+void sortd__conn_admitted(sortd__admission_waiter *w)
 {
         sortd__conn *c = SORTD__CONTAINER_OF(w, sortd__conn, wait);
 
@@ -346,7 +346,7 @@ void sortd__conn_admitted(sortd__waiter *w)
 static void conn_free(sortd__conn *c)
 {
         sortd__regions_destroy(&c->regions);
-        sortd__fr_free(&c->fr);
+        sortd__frame_free(&c->fr);
         free(c->ra);
         free(c);
 }
@@ -392,7 +392,7 @@ void sortd__conn_complete(sortd__job *j, void *arg)
         if (sort)
                 sort_done(srv, c, j);
         if (c->closing) {
-                sortd__adm_release(&srv->adm, j);
+                sortd__admission_release(&srv->adm, j);
                 if (c->closed && c->in_engine == 0)
                         conn_free(c);
                 return;
@@ -424,9 +424,9 @@ static void on_close(uv_handle_t *h)
 }
 
 /* Takes c's jobs that wait in q (flow f) out of it: they are cancelled, never sorted. */
-static void cancel_queued(sortd__conn *c, sortd__fair_queue *q, sortd__flow *f)
+static void cancel_queued(sortd__conn *c, sortd__queue *q, sortd__queue_flow *f)
 {
-        for (sortd__job *j = sortd__fq_cancel(q, f); j; j = j->qnext) {
+        for (sortd__job *j = sortd__queue_cancel(q, f); j; j = j->qnext) {
                 j->cancelled = true;
                 c->in_engine--;
                 if (sortd__job_is_sort(j))
@@ -442,14 +442,14 @@ void sortd__conn_close(sortd__conn *c)
                 return;
         c->closing = true;
         sortd__log(SORTD__LOG_DEBUG, "%s: closing", c->name);
-        sortd__adm_leave(&srv->adm, &c->wait);
+        sortd__admission_leave(&srv->adm, &c->wait);
         if (c->reading_on)
                 uv_read_stop((uv_stream_t *)&c->pipe);
         c->reading_on = false;
         cancel_queued(c, &srv->queue, &c->flow);
         cancel_queued(c, &srv->cpu_queue, &c->cpu_flow);
         sortd__dispatch_closing(c);
-        sortd__pipe_close(&c->out);
+        sortd__pipeline_close(&c->out);
         if (c->reading)
                 srv->stats.cancelled++; /* its payload never came whole */
         c->reading = NULL;
@@ -472,7 +472,7 @@ static uint64_t ms_since(uint64_t now, uint64_t t)
 static bool timed_out(sortd__conn *c, uint64_t now, char *why, size_t len)
 {
         const sortd__config *cfg = &c->srv->cfg;
-        bool mid_frame = !sortd__fr_at_boundary(&c->fr) || c->reading;
+        bool mid_frame = !sortd__frame_at_boundary(&c->fr) || c->reading;
         uint64_t ms;
 
         note_writes(c);
@@ -533,7 +533,7 @@ static void refuse(sortd__conn *c, sortd_status s, const char *why)
 {
         c->srv->stats.connections_refused++;
         sortd__log(SORTD__LOG_NOTICE, "%s: refused: %s", c->name, why);
-        sortd__pipe_refuse(&c->out, 0, s, why);
+        sortd__pipeline_refuse(&c->out, 0, s, why);
         c->out.close_after_flush = true;
 }
 
@@ -559,10 +559,10 @@ int sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
         sortd__conn *c = calloc(1, sizeof(*c));
         int r;
 
-        if (!c || sortd__fr_init(&c->fr, SORTD__WIRE_MAX_MESSAGE) < 0 ||
+        if (!c || sortd__frame_init(&c->fr, SORTD__WIRE_MAX_MESSAGE) < 0 ||
             !(c->ra = malloc(READ_AHEAD_BYTES))) {
                 if (c) {
-                        sortd__fr_free(&c->fr);
+                        sortd__frame_free(&c->fr);
                         free(c->ra);
                 }
                 free(c);
@@ -573,8 +573,8 @@ int sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
         uv_pipe_init(srv->loop, &c->pipe, 1); /* ipc: regions' fds come with SCM_RIGHTS */
         sortd__regions_init(&c->regions, &srv->regions);
         c->pipe.data = c;
-        sortd__pipe_init(&c->out, (uv_stream_t *)&c->pipe, c->name, &srv->adm, &srv->stats,
-                         on_written);
+        sortd__pipeline_init(&c->out, (uv_stream_t *)&c->pipe, c->name, &srv->adm, &srv->stats,
+                             on_written);
         r = uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->pipe);
         c->next = srv->conns;
         if (srv->conns)

@@ -30,13 +30,13 @@ typedef struct sortd__conn {
         sortd__conn_gone_fn gone;
         char name[64]; /* "pid 123 uid 1000" for logs */
         sortd__frame_reader fr;
-        sortd__flow flow;
-        sortd__flow cpu_flow;   /* its sorts on the CPU path */
-        sortd__waiter wait;     /* in line for in-flight memory */
-        sortd__pipeline out;    /* its requests, in order, until their replies are written */
-        sortd__regions regions; /* its shared-memory regions, unmapped when it is freed */
-        sortd__job *reading;    /* the sort whose payload is arriving */
-        size_t in_engine;       /* jobs the engine thread holds */
+        sortd__queue_flow flow;
+        sortd__queue_flow cpu_flow;   /* its sorts on the CPU path */
+        sortd__admission_waiter wait; /* in line for in-flight memory */
+        sortd__pipeline out;          /* its requests, in order, until their replies are written */
+        sortd__regions regions;       /* its shared-memory regions, unmapped when it is freed */
+        sortd__job *reading;          /* the sort whose payload is arriving */
+        size_t in_engine;             /* jobs the engine thread holds */
         /* Read-ahead (conn.c): bytes read, not yet parsed, at ra[ra_pos, ra_len). */
         uint8_t *ra;
         size_t ra_pos, ra_len;
@@ -65,7 +65,7 @@ void sortd__conn_complete(sortd__job *j, void *arg);
    are, and done; the read that brought it writes its reply. */
 void sortd__conn_sorted_here(sortd__conn *c, sortd__job *j);
 /* The admission's callback: a connection's reading sort got its memory. */
-void sortd__conn_admitted(sortd__waiter *w);
+void sortd__conn_admitted(sortd__admission_waiter *w);
 /* Re-evaluates whether c should read (limits, memory, draining), writes what is ready. */
 void sortd__conn_update(sortd__conn *c);
 /* Starts the close of c (idempotent). */

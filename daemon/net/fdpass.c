@@ -41,7 +41,7 @@ static uv_pipe_t *accept_pending(uv_pipe_t *p)
         return h;
 }
 
-int sortd__fd_take(uv_pipe_t *p)
+int sortd__fdpass_take(uv_pipe_t *p)
 {
         uv_pipe_t *h = accept_pending(p);
         uv_os_fd_t fd;
@@ -58,7 +58,7 @@ int sortd__fd_take(uv_pipe_t *p)
         return mine;
 }
 
-unsigned sortd__fd_drop_all(uv_pipe_t *p)
+unsigned sortd__fdpass_drop_all(uv_pipe_t *p)
 {
         unsigned n = 0;
         uv_pipe_t *h;

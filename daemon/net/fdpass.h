@@ -11,8 +11,8 @@
 
 /* The oldest fd pending on p, now the caller's to close (close-on-exec); -1 with errno
    ENOENT when none is pending, or another errno when one could not be taken. */
-int sortd__fd_take(uv_pipe_t *p);
+int sortd__fdpass_take(uv_pipe_t *p);
 /* Closes every fd pending on p; returns how many there were. */
-unsigned sortd__fd_drop_all(uv_pipe_t *p);
+unsigned sortd__fdpass_drop_all(uv_pipe_t *p);
 
 #endif

@@ -8,14 +8,14 @@
 
 #include "frame.h"
 
-int sortd__fr_init(sortd__frame_reader *fr, uint32_t max_message)
+int sortd__frame_init(sortd__frame_reader *fr, uint32_t max_message)
 {
-        *fr = (sortd__frame_reader){.state = SORTD__FR_HEADER, .max_message = max_message};
+        *fr = (sortd__frame_reader){.state = SORTD__FRAME_HEADER, .max_message = max_message};
         fr->msg = malloc(max_message);
         return fr->msg ? 0 : -1;
 }
 
-void sortd__fr_free(sortd__frame_reader *fr)
+void sortd__frame_free(sortd__frame_reader *fr)
 {
         if (!fr)
                 return;
@@ -23,89 +23,89 @@ void sortd__fr_free(sortd__frame_reader *fr)
         fr->msg = NULL;
 }
 
-void sortd__fr_buffer(sortd__frame_reader *fr, uint8_t **base, size_t *len)
+void sortd__frame_buffer(sortd__frame_reader *fr, uint8_t **base, size_t *len)
 {
         switch (fr->state) {
-        case SORTD__FR_HEADER:
+        case SORTD__FRAME_HEADER:
                 *base = fr->hdr + fr->got;
                 *len = SORTD__WIRE_HEADER_SIZE - fr->got;
                 return;
-        case SORTD__FR_BODY:
+        case SORTD__FRAME_BODY:
                 *base = fr->msg + fr->got;
                 *len = fr->h.message_len - fr->got;
                 return;
-        case SORTD__FR_SINK:
+        case SORTD__FRAME_SINK:
                 *base = fr->seg[fr->cur].base;
                 *len = fr->seg[fr->cur].len;
                 return;
-        case SORTD__FR_DISCARD:
+        case SORTD__FRAME_DISCARD:
                 *base = fr->msg;
                 *len = fr->left < fr->max_message ? (size_t)fr->left : fr->max_message;
                 return;
-        case SORTD__FR_AWAIT_SINK:
-        case SORTD__FR_FAILED:
+        case SORTD__FRAME_AWAIT_SINK:
+        case SORTD__FRAME_FAILED:
                 break;
         }
         *base = NULL;
         *len = 0;
 }
 
-static sortd__fr_event fail(sortd__frame_reader *fr)
+static sortd__frame_event fail(sortd__frame_reader *fr)
 {
-        fr->state = SORTD__FR_FAILED;
-        return SORTD__FR_ERROR;
+        fr->state = SORTD__FRAME_FAILED;
+        return SORTD__FRAME_ERROR;
 }
 
-static sortd__fr_event header_done(sortd__frame_reader *fr)
+static sortd__frame_event header_done(sortd__frame_reader *fr)
 {
         sortd__wire_header_unpack(fr->hdr, &fr->h);
         fr->status = sortd__wire_header_check(&fr->h, fr->max_message, fr->why, sizeof(fr->why));
         if (fr->status != SORTD_OK)
                 return fail(fr);
-        fr->state = SORTD__FR_BODY;
+        fr->state = SORTD__FRAME_BODY;
         fr->got = 0;
-        return SORTD__FR_MORE;
+        return SORTD__FRAME_MORE;
 }
 
-static sortd__fr_event message_done(sortd__frame_reader *fr)
+static sortd__frame_event message_done(sortd__frame_reader *fr)
 {
         fr->got = 0;
         fr->left = fr->h.payload_len;
-        fr->state = fr->left ? SORTD__FR_AWAIT_SINK : SORTD__FR_HEADER;
-        return SORTD__FR_MESSAGE;
+        fr->state = fr->left ? SORTD__FRAME_AWAIT_SINK : SORTD__FRAME_HEADER;
+        return SORTD__FRAME_MESSAGE;
 }
 
-static sortd__fr_event payload_consumed(sortd__frame_reader *fr, size_t n)
+static sortd__frame_event payload_consumed(sortd__frame_reader *fr, size_t n)
 {
         fr->left -= n;
-        if (fr->state == SORTD__FR_SINK) {
+        if (fr->state == SORTD__FRAME_SINK) {
                 fr->seg[fr->cur].base += n;
                 fr->seg[fr->cur].len -= n;
                 if (fr->seg[fr->cur].len == 0)
                         fr->cur++;
         }
         if (fr->left)
-                return SORTD__FR_MORE;
-        bool sunk = fr->state == SORTD__FR_SINK;
+                return SORTD__FRAME_MORE;
+        bool sunk = fr->state == SORTD__FRAME_SINK;
 
-        fr->state = SORTD__FR_HEADER;
-        return sunk ? SORTD__FR_PAYLOAD : SORTD__FR_MORE;
+        fr->state = SORTD__FRAME_HEADER;
+        return sunk ? SORTD__FRAME_PAYLOAD : SORTD__FRAME_MORE;
 }
 
-sortd__fr_event sortd__fr_consumed(sortd__frame_reader *fr, size_t n)
+sortd__frame_event sortd__frame_consumed(sortd__frame_reader *fr, size_t n)
 {
         switch (fr->state) {
-        case SORTD__FR_HEADER:
+        case SORTD__FRAME_HEADER:
                 fr->got += n;
-                return fr->got == SORTD__WIRE_HEADER_SIZE ? header_done(fr) : SORTD__FR_MORE;
-        case SORTD__FR_BODY:
+                return fr->got == SORTD__WIRE_HEADER_SIZE ? header_done(fr) : SORTD__FRAME_MORE;
+        case SORTD__FRAME_BODY:
                 fr->got += n;
-                return fr->got == fr->h.message_len ? message_done(fr) : SORTD__FR_MORE;
-        case SORTD__FR_SINK:
-        case SORTD__FR_DISCARD:
+                return fr->got == fr->h.message_len ? message_done(fr) : SORTD__FRAME_MORE;
+        case SORTD__FRAME_SINK:
+        case SORTD__FRAME_DISCARD:
                 return payload_consumed(fr, n);
-        case SORTD__FR_AWAIT_SINK:
-        case SORTD__FR_FAILED:
+        case SORTD__FRAME_AWAIT_SINK:
+        case SORTD__FRAME_FAILED:
                 break;
         }
         fr->status = SORTD_E_PROTOCOL;
@@ -113,22 +113,22 @@ sortd__fr_event sortd__fr_consumed(sortd__frame_reader *fr, size_t n)
         return fail(fr);
 }
 
-void sortd__fr_sink(sortd__frame_reader *fr, void *a, size_t alen, void *b, size_t blen)
+void sortd__frame_sink(sortd__frame_reader *fr, void *a, size_t alen, void *b, size_t blen)
 {
         fr->seg[0].base = a;
         fr->seg[0].len = alen;
         fr->seg[1].base = b;
         fr->seg[1].len = blen;
         fr->cur = alen ? 0 : 1;
-        fr->state = SORTD__FR_SINK;
+        fr->state = SORTD__FRAME_SINK;
 }
 
-void sortd__fr_discard(sortd__frame_reader *fr)
+void sortd__frame_discard(sortd__frame_reader *fr)
 {
-        fr->state = SORTD__FR_DISCARD;
+        fr->state = SORTD__FRAME_DISCARD;
 }
 
-bool sortd__fr_at_boundary(const sortd__frame_reader *fr)
+bool sortd__frame_at_boundary(const sortd__frame_reader *fr)
 {
-        return fr->state == SORTD__FR_HEADER && fr->got == 0;
+        return fr->state == SORTD__FRAME_HEADER && fr->got == 0;
 }

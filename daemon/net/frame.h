@@ -8,21 +8,22 @@
 
 #include "wire.h"
 
-typedef enum sortd__fr_event {
-        SORTD__FR_MORE,    /* keep reading */
-        SORTD__FR_MESSAGE, /* header and message are in: decode, then sink or discard a payload */
-        SORTD__FR_PAYLOAD, /* the payload is complete in the sink */
-        SORTD__FR_ERROR,   /* the stream cannot be trusted any more; see status and why */
-} sortd__fr_event;
+typedef enum sortd__frame_event {
+        SORTD__FRAME_MORE,    /* keep reading */
+        SORTD__FRAME_MESSAGE, /* header and message are in: decode, then sink or discard a payload
+                               */
+        SORTD__FRAME_PAYLOAD, /* the payload is complete in the sink */
+        SORTD__FRAME_ERROR,   /* the stream cannot be trusted any more; see status and why */
+} sortd__frame_event;
 
 typedef struct sortd__frame_reader {
         enum {
-                SORTD__FR_HEADER,
-                SORTD__FR_BODY,
-                SORTD__FR_AWAIT_SINK,
-                SORTD__FR_SINK,
-                SORTD__FR_DISCARD,
-                SORTD__FR_FAILED
+                SORTD__FRAME_HEADER,
+                SORTD__FRAME_BODY,
+                SORTD__FRAME_AWAIT_SINK,
+                SORTD__FRAME_SINK,
+                SORTD__FRAME_DISCARD,
+                SORTD__FRAME_FAILED
         } state;
         uint32_t max_message;
         uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
@@ -39,17 +40,17 @@ typedef struct sortd__frame_reader {
         char why[160];
 } sortd__frame_reader;
 
-int sortd__fr_init(sortd__frame_reader *fr, uint32_t max_message);
-void sortd__fr_free(sortd__frame_reader *fr);
+int sortd__frame_init(sortd__frame_reader *fr, uint32_t max_message);
+void sortd__frame_free(sortd__frame_reader *fr);
 /* Where the next bytes of the stream go; *len == 0 while a sink is awaited or after an error. */
-void sortd__fr_buffer(sortd__frame_reader *fr, uint8_t **base, size_t *len);
-/* n bytes were written at the place sortd__fr_buffer gave. */
-sortd__fr_event sortd__fr_consumed(sortd__frame_reader *fr, size_t n);
-/* After SORTD__FR_MESSAGE with a payload: it goes to a then b (lengths must add up to it). */
-void sortd__fr_sink(sortd__frame_reader *fr, void *a, size_t alen, void *b, size_t blen);
-/* After SORTD__FR_MESSAGE with a payload: read it and drop it. */
-void sortd__fr_discard(sortd__frame_reader *fr);
+void sortd__frame_buffer(sortd__frame_reader *fr, uint8_t **base, size_t *len);
+/* n bytes were written at the place sortd__frame_buffer gave. */
+sortd__frame_event sortd__frame_consumed(sortd__frame_reader *fr, size_t n);
+/* After SORTD__FRAME_MESSAGE with a payload: it goes to a then b (lengths must add up to it). */
+void sortd__frame_sink(sortd__frame_reader *fr, void *a, size_t alen, void *b, size_t blen);
+/* After SORTD__FRAME_MESSAGE with a payload: read it and drop it. */
+void sortd__frame_discard(sortd__frame_reader *fr);
 /* Between frames (nothing of the next one read yet). */
-bool sortd__fr_at_boundary(const sortd__frame_reader *fr);
+bool sortd__frame_at_boundary(const sortd__frame_reader *fr);
 
 #endif

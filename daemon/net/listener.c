@@ -113,18 +113,18 @@ static int check_path(sortd__server *srv)
         if (lstat(path, &st) < 0)
                 return 0;
         if (!S_ISSOCK(st.st_mode)) {
-                sortd__fail(srv, 2,
-                            "%s exists and is not a socket: move it away, or set socket to "
-                            "another path",
-                            path);
+                sortd__server_fail(srv, 2,
+                                   "%s exists and is not a socket: move it away, or set socket to "
+                                   "another path",
+                                   path);
                 return -EEXIST;
         }
         r = socket_is_stale(path);
         if (r == 0) {
-                sortd__fail(srv, 1,
-                            "another daemon is listening on %s: stop it, or set socket to "
-                            "another path",
-                            path);
+                sortd__server_fail(srv, 1,
+                                   "another daemon is listening on %s: stop it, or set socket to "
+                                   "another path",
+                                   path);
                 return -EADDRINUSE;
         }
         if (r == 1) {
@@ -159,12 +159,12 @@ static int bind_path(sortd__server *srv)
         }
         /* A missing or closed directory stays so across restarts: a wrong setting. */
         if (r == -ENOENT || r == -EACCES)
-                sortd__fail(srv, 2,
-                            "cannot bind %s: %s; set socket to a path in a directory that "
-                            "exists and that this user may write",
-                            path, uv_strerror(r));
+                sortd__server_fail(srv, 2,
+                                   "cannot bind %s: %s; set socket to a path in a directory that "
+                                   "exists and that this user may write",
+                                   path, uv_strerror(r));
         else if (r < 0)
-                sortd__fail(srv, 1, "cannot bind %s: %s", path, uv_strerror(r));
+                sortd__server_fail(srv, 1, "cannot bind %s: %s", path, uv_strerror(r));
         return r;
 }
 
@@ -174,18 +174,18 @@ static int claim_passed(sortd__server *srv)
         int n = sd_listen_fds(1);
 
         if (n > 1) {
-                sortd__fail(srv, 2,
-                            "systemd passed %d sockets; expected one: give sortd.socket one "
-                            "ListenStream= and no other Listen line",
-                            n);
+                sortd__server_fail(srv, 2,
+                                   "systemd passed %d sockets; expected one: give sortd.socket one "
+                                   "ListenStream= and no other Listen line",
+                                   n);
                 return -EINVAL;
         }
         if (n < 1)
                 return 0;
         if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
-                sortd__fail(srv, 2,
-                            "the passed fd is not a listening Unix stream socket: "
-                            "sortd.socket needs ListenStream= with a path");
+                sortd__server_fail(srv, 2,
+                                   "the passed fd is not a listening Unix stream socket: "
+                                   "sortd.socket needs ListenStream= with a path");
                 return -EINVAL;
         }
         srv->listen_fd = SD_LISTEN_FDS_START;
@@ -209,7 +209,7 @@ int sortd__listener_claim(sortd__server *srv)
                 r = bind_path(srv);
         if (r == 0 && listen(srv->listen_fd, BACKLOG) < 0) {
                 r = -errno;
-                sortd__fail(srv, 1, "cannot listen: %s", uv_strerror(r));
+                sortd__server_fail(srv, 1, "cannot listen: %s", uv_strerror(r));
         }
         return r;
 }
@@ -225,16 +225,18 @@ int sortd__listener_open(sortd__server *srv, sortd__conn_gone_fn gone)
                 r = uv_pipe_open(&srv->listener, srv->listen_fd);
         if (r < 0) {
                 if (srv->activated)
-                        sortd__fail(srv, 1, "cannot adopt the passed socket: %s", uv_strerror(r));
+                        sortd__server_fail(srv, 1, "cannot adopt the passed socket: %s",
+                                           uv_strerror(r));
                 else
-                        sortd__fail(srv, 1, "cannot adopt %s: %s", srv->cfg.socket, uv_strerror(r));
+                        sortd__server_fail(srv, 1, "cannot adopt %s: %s", srv->cfg.socket,
+                                           uv_strerror(r));
                 return r;
         }
         srv->listen_fd = -1; /* the handle's now: closing it closes the socket */
         srv->listener.data = srv;
         r = uv_listen((uv_stream_t *)&srv->listener, BACKLOG, on_connection);
         if (r < 0)
-                sortd__fail(srv, 1, "cannot listen: %s", uv_strerror(r));
+                sortd__server_fail(srv, 1, "cannot listen: %s", uv_strerror(r));
         return r;
 }
 

@@ -7,7 +7,7 @@
 /*
  * Claims the socket before the engine is made, with no loop yet: the one systemd passed
  * (srv->activated), else srv->cfg.socket, bound and listening. 0, or a negative errno (logged
- * with sortd__fail). Whatever it claimed, even when it fails, is sortd__listener_close's to
+ * with sortd__server_fail). Whatever it claimed, even when it fails, is sortd__listener_close's to
  * let go.
  */
 int sortd__listener_claim(sortd__server *srv);

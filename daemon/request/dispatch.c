@@ -21,7 +21,7 @@ static void fatal(sortd__conn *c, sortd_status s, const char *why)
 {
         c->srv->stats.protocol_errors++;
         sortd__log(SORTD__LOG_WARNING, "%s: closing: %s", c->name, why);
-        sortd__pipe_refuse(&c->out, 0, s, why);
+        sortd__pipeline_refuse(&c->out, 0, s, why);
         c->out.close_after_flush = true;
 }
 
@@ -33,7 +33,7 @@ static void skip_payload(sortd__conn *c)
         if (len == 0)
                 return;
         if (len <= c->srv->cfg.max_drain_bytes) {
-                sortd__fr_discard(&c->fr);
+                sortd__frame_discard(&c->fr);
                 return;
         }
         sortd__log(SORTD__LOG_WARNING, "%s: closing rather than draining a %llu-byte payload",
@@ -53,19 +53,19 @@ void sortd__dispatch_admitted(sortd__conn *c)
 
         if (!j->buf) {
                 c->reading = NULL;
-                sortd__fr_discard(&c->fr);
+                sortd__frame_discard(&c->fr);
                 return;
         }
         j->keys = j->buf;
         j->vals = j->desc.payload == SORTD_PAYLOAD_NONE ? NULL : j->buf + j->vals_off;
-        sortd__fr_sink(&c->fr, j->keys, (size_t)j->sizes.keys_bytes, moves_vals ? j->vals : NULL,
-                       moves_vals ? (size_t)j->sizes.vals_bytes : 0);
+        sortd__frame_sink(&c->fr, j->keys, (size_t)j->sizes.keys_bytes, moves_vals ? j->vals : NULL,
+                          moves_vals ? (size_t)j->sizes.vals_bytes : 0);
 }
 
 /* The job of a sort, in its place in the pipeline; NULL (and the stream ends) without memory. */
 static sortd__job *sort_job(sortd__conn *c, const sortd__request *rq)
 {
-        sortd__job *j = sortd__pipe_push(&c->out, rq->id);
+        sortd__job *j = sortd__pipeline_push(&c->out, rq->id);
 
         if (!j) {
                 c->srv->stats.sorts_failed++; /* counted in sort_requests: it ends here */
@@ -73,7 +73,7 @@ static sortd__job *sort_job(sortd__conn *c, const sortd__request *rq)
                 return NULL;
         }
         j->conn = c;
-        j->op = SORTD__OP_SORT;
+        j->op = SORTD__JOB_OP_SORT;
         j->desc = rq->desc;
         j->n = rq->n;
         j->sizes = rq->sizes;
@@ -93,7 +93,7 @@ static void start_sort(sortd__conn *c, const sortd__request *rq)
         }
         j->state = SORTD__JOB_READING;
         c->reading = j;
-        if (sortd__adm_admit(&c->srv->adm, &c->wait, j, &c->out))
+        if (sortd__admission_admit(&c->srv->adm, &c->wait, j, &c->out))
                 sortd__dispatch_admitted(c);
 }
 
@@ -103,7 +103,7 @@ static bool sort_here(sortd__conn *c, sortd__job *j)
 {
         sortd__server *srv = c->srv;
 
-        if (!c->loop_sort_ok || j->op != SORTD__OP_SORT || j->n > srv->cfg.loop_sort_keys ||
+        if (!c->loop_sort_ok || j->op != SORTD__JOB_OP_SORT || j->n > srv->cfg.loop_sort_keys ||
             !sortd__worker_run_here(j->cpu_path ? &srv->cpu_worker : &srv->worker, j))
                 return false;
         c->loop_sort_ok = false;
@@ -121,9 +121,9 @@ static void queue_job(sortd__conn *c, sortd__job *j)
         j->state = SORTD__JOB_QUEUED;
         c->in_engine++;
         if (j->cpu_path)
-                sortd__fq_push(&c->srv->cpu_queue, &c->cpu_flow, j);
+                sortd__queue_push(&c->srv->cpu_queue, &c->cpu_flow, j);
         else
-                sortd__fq_push(&c->srv->queue, &c->flow, j);
+                sortd__queue_push(&c->srv->queue, &c->flow, j);
 }
 
 /* Finds the regions and spans of a region sort: j's keys and vals, and *kr and *vr. */
@@ -172,13 +172,13 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
                 return; /* done: nothing to sort, nothing held */
         }
         if (kr->kind == SORTD__REGION_CUDA)
-                j->op = SORTD__OP_SORT_DEVICE;
+                j->op = SORTD__JOB_OP_SORT_DEVICE;
         j->keys_rg = kr;
         j->vals_rg = vr;
         sortd__region_hold(kr);
         if (vr)
                 sortd__region_hold(vr);
-        sortd__turn_take(&c->regions.turns, j, &c->srv->queue, &c->srv->cpu_queue);
+        sortd__turns_take(&c->regions.turns, j, &c->srv->queue, &c->srv->cpu_queue);
         queue_job(c, j);
 }
 
@@ -195,7 +195,7 @@ static void queue_region_job(sortd__conn *c, sortd__job *j, sortd__job_op op, so
    memory. */
 static bool region_request(sortd__conn *c, sortd__job_op op, sortd__region *r, uint64_t id)
 {
-        sortd__job *j = sortd__pipe_push(&c->out, id);
+        sortd__job *j = sortd__pipeline_push(&c->out, id);
 
         if (!j)
                 return false;
@@ -209,10 +209,10 @@ static void open_region(sortd__conn *c, uint64_t id, sortd__region *r)
         r->close_job = calloc(1, sizeof(*r->close_job));
         if (!r->close_job) {
                 sortd__regions_forget(&c->regions, r);
-                sortd__pipe_refuse(&c->out, id, SORTD_E_NOMEM, "out of memory for a region");
+                sortd__pipeline_refuse(&c->out, id, SORTD_E_NOMEM, "out of memory for a region");
                 return;
         }
-        if (!region_request(c, SORTD__OP_REGION_OPEN, r, id)) {
+        if (!region_request(c, SORTD__JOB_OP_REGION_OPEN, r, id)) {
                 sortd__regions_forget(&c->regions, r);
                 fatal(c, SORTD_E_NOMEM, "out of memory");
         }
@@ -227,21 +227,21 @@ static void register_memfd(sortd__conn *c, const sortd__request *rq)
 
         errno = ENOENT;
         if (sortd__conn_frame_fds(c))
-                fd = sortd__fd_take(&c->pipe);
+                fd = sortd__fdpass_take(&c->pipe);
         if (fd < 0 && errno == ENOENT) {
-                sortd__pipe_refuse(&c->out, rq->id, SORTD_E_INVAL,
-                                   "RegisterRegion came without its memfd (SCM_RIGHTS)");
+                sortd__pipeline_refuse(&c->out, rq->id, SORTD_E_INVAL,
+                                       "RegisterRegion came without its memfd (SCM_RIGHTS)");
                 return;
         }
         if (fd < 0) {
                 snprintf(why, sizeof(why), "could not take the memfd that came: %s",
                          strerror(errno));
-                sortd__pipe_refuse(&c->out, rq->id, SORTD_E_SYSTEM, why);
+                sortd__pipeline_refuse(&c->out, rq->id, SORTD_E_SYSTEM, why);
                 return;
         }
         s = sortd__regions_add(&c->regions, fd, rq->region_size, &r, why, sizeof(why));
         if (s != SORTD_OK) {
-                sortd__pipe_refuse(&c->out, rq->id, s, why);
+                sortd__pipeline_refuse(&c->out, rq->id, s, why);
                 return;
         }
         open_region(c, rq->id, r);
@@ -250,7 +250,7 @@ static void register_memfd(sortd__conn *c, const sortd__request *rq)
 static void register_cuda(sortd__conn *c, const sortd__request *rq)
 {
         const sortd__server *srv = c->srv;
-        char why[256], theirs[SORTD__UUID_TEXT], ours[SORTD__UUID_TEXT];
+        char why[256], theirs[SORTD__REGION_UUID_TEXT], ours[SORTD__REGION_UUID_TEXT];
         sortd__region *r;
         sortd_status s;
 
@@ -259,21 +259,21 @@ static void register_cuda(sortd__conn *c, const sortd__request *rq)
                          "this daemon's engine (%s) sorts in host memory: CUDA IPC regions need "
                          "a GPU engine (sortd --engine cuda)",
                          sortd_engine_kind(srv->engine));
-                sortd__pipe_refuse(&c->out, rq->id, SORTD_E_UNSUPPORTED, why);
+                sortd__pipeline_refuse(&c->out, rq->id, SORTD_E_UNSUPPORTED, why);
                 return;
         }
         if (memcmp(rq->device_uuid, srv->device_uuid, SORTD_DEVICE_UUID_BYTES) != 0) {
-                sortd__uuid_format(rq->device_uuid, theirs);
-                sortd__uuid_format(srv->device_uuid, ours);
+                sortd__region_uuid_format(rq->device_uuid, theirs);
+                sortd__region_uuid_format(srv->device_uuid, ours);
                 snprintf(why, sizeof(why),
                          "the CUDA region is on device %s; this daemon sorts on %s", theirs, ours);
-                sortd__pipe_refuse(&c->out, rq->id, SORTD_E_INVAL, why);
+                sortd__pipeline_refuse(&c->out, rq->id, SORTD_E_INVAL, why);
                 return;
         }
         s = sortd__regions_add_cuda(&c->regions, rq->ipc_handle, rq->region_offset, rq->region_size,
                                     &r, why, sizeof(why));
         if (s != SORTD_OK) {
-                sortd__pipe_refuse(&c->out, rq->id, s, why);
+                sortd__pipeline_refuse(&c->out, rq->id, s, why);
                 return;
         }
         open_region(c, rq->id, r);
@@ -288,11 +288,11 @@ static void unregister_region(sortd__conn *c, const sortd__request *rq)
                 sortd__regions_begin_remove(&c->regions, rq->region_id, &r, why, sizeof(why));
 
         if (s != SORTD_OK) {
-                sortd__pipe_refuse(&c->out, rq->id, s, why);
+                sortd__pipeline_refuse(&c->out, rq->id, s, why);
                 return;
         }
         /* Without memory the region stays CLOSING, and the connection's close closes it. */
-        if (!region_request(c, SORTD__OP_REGION_CLOSE, r, rq->id))
+        if (!region_request(c, SORTD__JOB_OP_REGION_CLOSE, r, rq->id))
                 fatal(c, SORTD_E_NOMEM, "out of memory");
 }
 
@@ -302,8 +302,8 @@ void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j)
         sortd__reply m;
 
         if (j->status != SORTD_OK) {
-                sortd__pipe_error(&c->out, &m, j->id, j->status, j->why);
-        } else if (j->op == SORTD__OP_REGION_OPEN) {
+                sortd__pipeline_error(&c->out, &m, j->id, j->status, j->why);
+        } else if (j->op == SORTD__JOB_OP_REGION_OPEN) {
                 sortd__log(SORTD__LOG_DEBUG, "%s: region %llu, %llu bytes", c->name,
                            (unsigned long long)r->id, (unsigned long long)r->bytes);
                 sortd__reply_registered(&m, j->id, r->id);
@@ -311,12 +311,12 @@ void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j)
                 sortd__reply_unregistered(&m, j->id);
         }
         /* A region that did not open is gone; a closed one too, even if its close failed. */
-        if (j->op == SORTD__OP_REGION_OPEN && j->status == SORTD_OK)
+        if (j->op == SORTD__JOB_OP_REGION_OPEN && j->status == SORTD_OK)
                 sortd__region_ready(r);
         else
                 sortd__regions_forget(&c->regions, r);
         j->region = NULL;
-        sortd__pipe_fill(&c->out, j, &m.r);
+        sortd__pipeline_fill(&c->out, j, &m.r);
 }
 
 /* Each region's own close job (open_region): nothing here can fail. A region whose close an
@@ -327,7 +327,7 @@ void sortd__dispatch_closing(sortd__conn *c)
                 sortd__job *j = r->close_job;
 
                 r->close_job = NULL;
-                queue_region_job(c, j, SORTD__OP_REGION_CLOSE, r);
+                queue_region_job(c, j, SORTD__JOB_OP_REGION_CLOSE, r);
         }
 }
 
@@ -336,37 +336,37 @@ static void answer(sortd__conn *c, const sortd__request *rq)
         sortd__reply m;
 
         switch (rq->kind) {
-        case SORTD__REQ_HELLO:
+        case SORTD__REQUEST_HELLO:
                 if (rq->client_name[0])
                         sortd__log(SORTD__LOG_DEBUG, "%s: hello from '%s'", c->name,
                                    rq->client_name);
                 sortd__reply_hello(&m, rq->id, c->srv);
                 break;
-        case SORTD__REQ_STATUS:
+        case SORTD__REQUEST_STATUS:
                 sortd__reply_status(&m, rq->id, c->srv);
                 break;
-        case SORTD__REQ_PING:
+        case SORTD__REQUEST_PING:
                 sortd__reply_ping(&m, rq->id, rq->nonce);
                 break;
-        case SORTD__REQ_SORT:
+        case SORTD__REQUEST_SORT:
                 start_sort(c, rq);
                 return;
-        case SORTD__REQ_REGION_SORT:
+        case SORTD__REQUEST_REGION_SORT:
                 start_region_sort(c, rq);
                 return;
-        case SORTD__REQ_REGISTER:
+        case SORTD__REQUEST_REGISTER:
                 register_memfd(c, rq);
                 return;
-        case SORTD__REQ_REGISTER_CUDA:
+        case SORTD__REQUEST_REGISTER_CUDA:
                 register_cuda(c, rq);
                 return;
-        case SORTD__REQ_UNREGISTER:
+        case SORTD__REQUEST_UNREGISTER:
                 unregister_region(c, rq);
                 return;
-        case SORTD__REQ_NONE:
+        case SORTD__REQUEST_NONE:
                 return;
         }
-        sortd__pipe_answer(&c->out, rq->id, &m.r);
+        sortd__pipeline_answer(&c->out, rq->id, &m.r);
 }
 
 static void on_message(sortd__conn *c)
@@ -382,8 +382,8 @@ static void on_message(sortd__conn *c)
                               &srv->stats, &rq);
         answer(c, &rq);
         for (unsigned i = 0; i < rq.refusals; i++)
-                sortd__pipe_refuse(&c->out, rq.id, rq.refusal[i].status, rq.refusal[i].why);
-        if (rq.kind != SORTD__REQ_SORT)
+                sortd__pipeline_refuse(&c->out, rq.id, rq.refusal[i].status, rq.refusal[i].why);
+        if (rq.kind != SORTD__REQUEST_SORT)
                 skip_payload(c);
 }
 
@@ -404,30 +404,30 @@ static void on_payload(sortd__conn *c)
 static void drop_stray_fds(sortd__conn *c)
 {
         char why[128];
-        unsigned n = sortd__conn_frame_fds(c) ? sortd__fd_drop_all(&c->pipe) : 0;
+        unsigned n = sortd__conn_frame_fds(c) ? sortd__fdpass_drop_all(&c->pipe) : 0;
 
         if (n == 0)
                 return;
         c->srv->stats.protocol_errors++;
         snprintf(why, sizeof(why), "%u fd(s) came with a frame that takes none: closed", n);
-        sortd__pipe_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
+        sortd__pipeline_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
 }
 
-void sortd__dispatch(sortd__conn *c, sortd__fr_event ev)
+void sortd__dispatch(sortd__conn *c, sortd__frame_event ev)
 {
         switch (ev) {
-        case SORTD__FR_MORE:
+        case SORTD__FRAME_MORE:
                 break;
-        case SORTD__FR_MESSAGE:
+        case SORTD__FRAME_MESSAGE:
                 on_message(c);
                 break;
-        case SORTD__FR_PAYLOAD:
+        case SORTD__FRAME_PAYLOAD:
                 on_payload(c);
                 break;
-        case SORTD__FR_ERROR:
+        case SORTD__FRAME_ERROR:
                 fatal(c, c->fr.status, c->fr.why);
                 break;
         }
-        if (sortd__fr_at_boundary(&c->fr))
+        if (sortd__frame_at_boundary(&c->fr))
                 drop_stray_fds(c);
 }

@@ -10,7 +10,7 @@
 #include "frame.h"
 
 /* What c's frame reader reported after a read; at a frame's end, fds it left are refused. */
-void sortd__dispatch(sortd__conn *c, sortd__fr_event ev);
+void sortd__dispatch(sortd__conn *c, sortd__frame_event ev);
 /* c's reading sort got its memory: its payload is read into its buffer, or dropped. */
 void sortd__dispatch_admitted(sortd__conn *c);
 /*

@@ -6,8 +6,9 @@
 #include "pipeline.h"
 #include "reply.h"
 
-void sortd__pipe_init(sortd__pipeline *p, uv_stream_t *stream, const char *name,
-                      sortd__admission *adm, sortd__stats *stats, sortd__written_fn written)
+void sortd__pipeline_init(sortd__pipeline *p, uv_stream_t *stream, const char *name,
+                          sortd__admission *adm, sortd__stats *stats,
+                          sortd__pipeline_written_fn written)
 {
         *p = (sortd__pipeline){
                 .stream = stream,
@@ -18,7 +19,7 @@ void sortd__pipe_init(sortd__pipeline *p, uv_stream_t *stream, const char *name,
         };
 }
 
-sortd__job *sortd__pipe_push(sortd__pipeline *p, uint64_t id)
+sortd__job *sortd__pipeline_push(sortd__pipeline *p, uint64_t id)
 {
         sortd__job *j = calloc(1, sizeof(*j));
 
@@ -35,7 +36,7 @@ sortd__job *sortd__pipe_push(sortd__pipeline *p, uint64_t id)
         return j;
 }
 
-void sortd__pipe_fill(sortd__pipeline *p, sortd__job *j, const Sortd__Wire__Reply *r)
+void sortd__pipeline_fill(sortd__pipeline *p, sortd__job *j, const Sortd__Wire__Reply *r)
 {
         if (!j || sortd__reply_pack(j, r, 0) < 0) {
                 sortd__log(SORTD__LOG_ERR, "%s: out of memory for a reply", p->name);
@@ -45,25 +46,25 @@ void sortd__pipe_fill(sortd__pipeline *p, sortd__job *j, const Sortd__Wire__Repl
         }
 }
 
-void sortd__pipe_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Reply *r)
+void sortd__pipeline_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Reply *r)
 {
-        sortd__pipe_fill(p, sortd__pipe_push(p, id), r);
+        sortd__pipeline_fill(p, sortd__pipeline_push(p, id), r);
 }
 
-void sortd__pipe_error(const sortd__pipeline *p, sortd__reply *m, uint64_t id, sortd_status s,
-                       const char *why)
+void sortd__pipeline_error(const sortd__pipeline *p, sortd__reply *m, uint64_t id, sortd_status s,
+                           const char *why)
 {
         sortd__log(SORTD__LOG_INFO, "%s: request %llu: %s: %s", p->name, (unsigned long long)id,
                    sortd_strerror(s), why);
         sortd__reply_error(m, id, s, why);
 }
 
-void sortd__pipe_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const char *why)
+void sortd__pipeline_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const char *why)
 {
         sortd__reply m;
 
-        sortd__pipe_error(p, &m, id, s, why);
-        sortd__pipe_answer(p, id, &m.r);
+        sortd__pipeline_error(p, &m, id, s, why);
+        sortd__pipeline_answer(p, id, &m.r);
 }
 
 /* The reply's bytes written so far (status 0) or not (status < 0): counted, job freed. */
@@ -72,7 +73,7 @@ static void reply_gone(sortd__pipeline *p, sortd__job *j, int status)
         if (status == 0)
                 p->stats->bytes_out +=
                         j->out_len + (j->status == SORTD_OK && j->buf ? j->sizes.reply_len : 0);
-        sortd__adm_release(p->adm, j);
+        sortd__admission_release(p->adm, j);
 }
 
 static void on_write(uv_write_t *req, int status)
@@ -118,7 +119,7 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
         if (sortd__job_is_sort(j) && sortd__reply_pack_sort(j) < 0)
                 j->out_len = 0;
         if (j->out_len == 0) { /* no memory for the reply: the stream would lose sync */
-                sortd__adm_release(p->adm, j);
+                sortd__admission_release(p->adm, j);
                 p->close_after_flush = true;
                 return;
         }
@@ -137,17 +138,17 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
         j->wreq.data = p;
         r = uv_write(&j->wreq, p->stream, bufs, nbufs, on_write);
         if (r < 0) {
-                sortd__adm_release(p->adm, j);
+                sortd__admission_release(p->adm, j);
                 p->written(p, r);
                 return;
         }
         /* The first reply left waiting for the client: if its connection is in line for
            memory, it no longer holds the line (admission.c). */
         if (++p->writes == 1)
-                sortd__adm_replies_wait(p->adm);
+                sortd__admission_replies_wait(p->adm);
 }
 
-void sortd__pipe_flush(sortd__pipeline *p)
+void sortd__pipeline_flush(sortd__pipeline *p)
 {
         while (!p->closed && p->head && p->head->state == SORTD__JOB_DONE) {
                 sortd__job *j = p->head;
@@ -161,17 +162,17 @@ void sortd__pipe_flush(sortd__pipeline *p)
         }
 }
 
-bool sortd__pipe_idle(const sortd__pipeline *p)
+bool sortd__pipeline_idle(const sortd__pipeline *p)
 {
         return !p->head && p->writes == 0;
 }
 
-bool sortd__pipe_unread(const sortd__pipeline *p)
+bool sortd__pipeline_unread(const sortd__pipeline *p)
 {
         return uv_stream_get_write_queue_size(p->stream) > 0;
 }
 
-void sortd__pipe_close(sortd__pipeline *p)
+void sortd__pipeline_close(sortd__pipeline *p)
 {
         sortd__job *j, *next;
 
@@ -181,7 +182,7 @@ void sortd__pipe_close(sortd__pipeline *p)
                 next = j->next;
                 if (j->state == SORTD__JOB_QUEUED && !j->cancelled)
                         continue;
-                sortd__adm_release(p->adm, j);
+                sortd__admission_release(p->adm, j);
         }
         p->head = p->tail = NULL;
         p->length = 0;

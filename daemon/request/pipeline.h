@@ -20,16 +20,16 @@
 struct sortd__pipeline;
 
 /* A queued write ended, its job already freed; status < 0: it failed, and the owner closes.
-   A reply the socket took whole in sortd__pipe_flush is not called back: the caller of the
+   A reply the socket took whole in sortd__pipeline_flush is not called back: the caller of the
    flush goes on from there. */
-typedef void (*sortd__written_fn)(struct sortd__pipeline *p, int status);
+typedef void (*sortd__pipeline_written_fn)(struct sortd__pipeline *p, int status);
 
 typedef struct sortd__pipeline {
         uv_stream_t *stream;
         const char *name;      /* the peer, for logs */
         sortd__admission *adm; /* takes back a written job's memory */
         sortd__stats *stats;   /* bytes_out */
-        sortd__written_fn written;
+        sortd__pipeline_written_fn written;
         sortd__job *head, *tail; /* requests not yet replied to, in order */
         size_t length;           /* jobs in it */
         size_t writes;           /* replies queued to uv_write and not yet written */
@@ -39,29 +39,30 @@ typedef struct sortd__pipeline {
         bool closed; /* nothing more is written */
 } sortd__pipeline;
 
-void sortd__pipe_init(sortd__pipeline *p, uv_stream_t *stream, const char *name,
-                      sortd__admission *adm, sortd__stats *stats, sortd__written_fn written);
+void sortd__pipeline_init(sortd__pipeline *p, uv_stream_t *stream, const char *name,
+                          sortd__admission *adm, sortd__stats *stats,
+                          sortd__pipeline_written_fn written);
 /* Appends a job for request id, done with nothing packed (a sort fills it in); NULL if no memory.
  */
-sortd__job *sortd__pipe_push(sortd__pipeline *p, uint64_t id);
+sortd__job *sortd__pipeline_push(sortd__pipeline *p, uint64_t id);
 /* Packs r into j, a job of this pipeline (NULL: pushing it found no memory). Without memory the
    stream ends after what is queued. */
-void sortd__pipe_fill(sortd__pipeline *p, sortd__job *j, const Sortd__Wire__Reply *r);
+void sortd__pipeline_fill(sortd__pipeline *p, sortd__job *j, const Sortd__Wire__Reply *r);
 /* Appends request id's reply r, packed now (push, then fill). */
-void sortd__pipe_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Reply *r);
+void sortd__pipeline_answer(sortd__pipeline *p, uint64_t id, const Sortd__Wire__Reply *r);
 /* Makes *m request id's error reply, and logs the refusal. */
-void sortd__pipe_error(const sortd__pipeline *p, sortd__reply *m, uint64_t id, sortd_status s,
-                       const char *why);
+void sortd__pipeline_error(const sortd__pipeline *p, sortd__reply *m, uint64_t id, sortd_status s,
+                           const char *why);
 /* Appends an error reply to request id, and logs it. */
-void sortd__pipe_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const char *why);
+void sortd__pipeline_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, const char *why);
 /* Writes every reply at the head that is ready, in request order. */
-void sortd__pipe_flush(sortd__pipeline *p);
+void sortd__pipeline_flush(sortd__pipeline *p);
 /* Every reply is written and none waits. */
-bool sortd__pipe_idle(const sortd__pipeline *p);
+bool sortd__pipeline_idle(const sortd__pipeline *p);
 /* Reply bytes wait in the socket's write queue for the client to read them. */
-bool sortd__pipe_unread(const sortd__pipeline *p);
+bool sortd__pipeline_unread(const sortd__pipeline *p);
 /* Writes nothing more; frees every job but those the engine thread holds (their completion
    frees them). In-flight writes still end through written. */
-void sortd__pipe_close(sortd__pipeline *p);
+void sortd__pipeline_close(sortd__pipeline *p);
 
 #endif

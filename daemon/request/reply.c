@@ -24,7 +24,7 @@ static void limits_fill(const sortd__server *srv, Sortd__Wire__Limits *l)
 void sortd__reply_hello(sortd__reply *m, uint64_t id, sortd__server *srv)
 {
         Sortd__Wire__HelloReply *hr = &m->body.hello;
-        const sortd__serving *serving = sortd__recovery_serving(&srv->recovery);
+        const sortd__recovery_serving *serving = sortd__recovery_current(&srv->recovery);
 
         reply_init(m, id);
         *hr = (Sortd__Wire__HelloReply)SORTD__WIRE__HELLO_REPLY__INIT;
@@ -42,12 +42,12 @@ void sortd__reply_hello(sortd__reply *m, uint64_t id, sortd__server *srv)
 void sortd__reply_status(sortd__reply *m, uint64_t id, sortd__server *srv)
 {
         Sortd__Wire__StatusReply *r = &m->body.status;
-        const sortd__serving *serving = sortd__recovery_serving(&srv->recovery);
+        const sortd__recovery_serving *serving = sortd__recovery_current(&srv->recovery);
         sortd__stats s = srv->stats;
 
         reply_init(m, id);
         *r = (Sortd__Wire__StatusReply)SORTD__WIRE__STATUS_REPLY__INIT;
-        s.queued = sortd__fq_length(&srv->queue) + sortd__fq_length(&srv->cpu_queue);
+        s.queued = sortd__queue_length(&srv->queue) + sortd__queue_length(&srv->cpu_queue);
         s.cpu_path_keys = srv->cpu_path_keys; /* 0 without a CPU path (route.c) */
         s.engines_lost = atomic_load(&srv->recovery.losses);
         s.regions = srv->regions.regions;

@@ -15,7 +15,7 @@ static void refuse(sortd__request *rq, sortd_status s, const char *fmt, ...)
 
 static void refuse(sortd__request *rq, sortd_status s, const char *fmt, ...)
 {
-        sortd__refusal *f = &rq->refusal[rq->refusals++];
+        sortd__request_refusal *f = &rq->refusal[rq->refusals++];
         va_list ap;
 
         f->status = s;
@@ -44,7 +44,7 @@ static void check_hello(const Sortd__Wire__Hello *hello, sortd__request *rq)
         }
         if (hello->client_name)
                 printable_name(hello->client_name, rq->client_name, sizeof(rq->client_name));
-        rq->kind = SORTD__REQ_HELLO;
+        rq->kind = SORTD__REQUEST_HELLO;
 }
 
 /* Region sorts take no payload and no request buffer: max-request-bytes is not theirs. */
@@ -58,7 +58,7 @@ static void check_region_sort(const Sortd__Wire__RegionData *r, uint64_t payload
                        (unsigned long long)payload_len);
                 return;
         }
-        rq->kind = SORTD__REQ_REGION_SORT;
+        rq->kind = SORTD__REQUEST_REGION_SORT;
         rq->region_id = r->region_id;
         rq->vals_region_id = r->vals_region_id ? r->vals_region_id : r->region_id;
         rq->keys_offset = r->keys_offset;
@@ -84,7 +84,7 @@ static void check_register_cuda(const Sortd__Wire__RegisterRegion *r, sortd__req
                        (unsigned long long)r->size, (unsigned long long)r->offset);
                 return;
         }
-        rq->kind = SORTD__REQ_REGISTER_CUDA;
+        rq->kind = SORTD__REQUEST_REGISTER_CUDA;
         rq->region_size = r->size;
         rq->region_offset = r->offset;
         memcpy(rq->ipc_handle, r->cuda_ipc_handle.data, SORTD_CUDA_IPC_HANDLE_BYTES);
@@ -100,7 +100,7 @@ static void check_register(const Sortd__Wire__RegisterRegion *r, sortd__request 
                                "a memfd region takes no offset, handle or device UUID");
                         return;
                 }
-                rq->kind = SORTD__REQ_REGISTER;
+                rq->kind = SORTD__REQUEST_REGISTER;
                 rq->region_size = r->size;
                 break;
         case SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC:
@@ -142,7 +142,7 @@ static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
                        sortd_key_type_name(rq->desc.key_type), sortd_payload_name(rq->desc.payload),
                        (unsigned long long)rq->sizes.request_len);
         } else {
-                rq->kind = SORTD__REQ_SORT;
+                rq->kind = SORTD__REQUEST_SORT;
         }
         rq->n = s->n;
 }
@@ -155,10 +155,10 @@ static void check_body(const Sortd__Wire__Request *req, uint64_t payload_len,
                 check_hello(req->hello, rq);
                 break;
         case SORTD__WIRE__REQUEST__BODY_STATUS:
-                rq->kind = SORTD__REQ_STATUS;
+                rq->kind = SORTD__REQUEST_STATUS;
                 break;
         case SORTD__WIRE__REQUEST__BODY_PING:
-                rq->kind = SORTD__REQ_PING;
+                rq->kind = SORTD__REQUEST_PING;
                 rq->nonce = req->ping->nonce;
                 break;
         case SORTD__WIRE__REQUEST__BODY_SORT:
@@ -169,7 +169,7 @@ static void check_body(const Sortd__Wire__Request *req, uint64_t payload_len,
                 check_register(req->register_region, rq);
                 break;
         case SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION:
-                rq->kind = SORTD__REQ_UNREGISTER;
+                rq->kind = SORTD__REQUEST_UNREGISTER;
                 rq->region_id = req->unregister_region->region_id;
                 break;
         default:
@@ -185,7 +185,7 @@ void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,
 {
         Sortd__Wire__Request *req;
 
-        *rq = (sortd__request){.kind = SORTD__REQ_NONE};
+        *rq = (sortd__request){.kind = SORTD__REQUEST_NONE};
         stats->requests_total++;
         req = sortd__wire__request__unpack(NULL, len, msg);
         if (!req) {
@@ -196,7 +196,7 @@ void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,
         rq->id = req->id;
         check_body(req, payload_len, lim, stats, rq);
         /* Only an inline sort takes a payload; one sent with anything else is refused too. */
-        if (rq->kind != SORTD__REQ_SORT && payload_len &&
+        if (rq->kind != SORTD__REQUEST_SORT && payload_len &&
             !(req->body_case == SORTD__WIRE__REQUEST__BODY_SORT && rq->refusals)) {
                 stats->protocol_errors++;
                 refuse(rq, SORTD_E_PROTOCOL, "unexpected payload of %llu bytes",

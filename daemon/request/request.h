@@ -13,22 +13,22 @@
 #include "stats.h"
 #include "wire.h"
 
-typedef enum sortd__req_kind {
-        SORTD__REQ_NONE, /* no answer but the refusals */
-        SORTD__REQ_HELLO,
-        SORTD__REQ_STATUS,
-        SORTD__REQ_PING,
-        SORTD__REQ_SORT,          /* an admissible inline sort: its payload follows */
-        SORTD__REQ_REGION_SORT,   /* a sort in registered regions (still to be found) */
-        SORTD__REQ_REGISTER,      /* a memfd region: its fd came with the frame */
-        SORTD__REQ_REGISTER_CUDA, /* a CUDA IPC region: no fd */
-        SORTD__REQ_UNREGISTER,
-} sortd__req_kind;
+typedef enum sortd__request_kind {
+        SORTD__REQUEST_NONE, /* no answer but the refusals */
+        SORTD__REQUEST_HELLO,
+        SORTD__REQUEST_STATUS,
+        SORTD__REQUEST_PING,
+        SORTD__REQUEST_SORT,          /* an admissible inline sort: its payload follows */
+        SORTD__REQUEST_REGION_SORT,   /* a sort in registered regions (still to be found) */
+        SORTD__REQUEST_REGISTER,      /* a memfd region: its fd came with the frame */
+        SORTD__REQUEST_REGISTER_CUDA, /* a CUDA IPC region: no fd */
+        SORTD__REQUEST_UNREGISTER,
+} sortd__request_kind;
 
-typedef struct sortd__refusal {
+typedef struct sortd__request_refusal {
         sortd_status status;
         char why[256];
-} sortd__refusal;
+} sortd__request_refusal;
 
 typedef struct sortd__request_limits {
         uint64_t capacity;          /* the engine's largest n */
@@ -37,11 +37,11 @@ typedef struct sortd__request_limits {
 
 typedef struct sortd__request {
         uint64_t id; /* 0 when the message did not parse */
-        sortd__req_kind kind;
+        sortd__request_kind kind;
         /* Error replies to send after the answer, in order: the request's own, then one for a
            payload sent with a request that takes none. */
         unsigned refusals;
-        sortd__refusal refusal[2];
+        sortd__request_refusal refusal[2];
         char client_name[65]; /* HELLO: what the client calls itself, for the log */
         uint64_t nonce;       /* PING */
         sortd_sort_desc desc; /* SORT, REGION_SORT */
@@ -58,7 +58,7 @@ typedef struct sortd__request {
 /*
  * Decodes the len-byte message of a frame whose payload is payload_len bytes, checks it against
  * lim, and counts it in stats (requests_total; protocol_errors, sorts_failed or rejected for
- * what it refuses). Every request but SORTD__REQ_SORT leaves its payload to be dropped. Region
+ * what it refuses). Every request but SORTD__REQUEST_SORT leaves its payload to be dropped. Region
  * ids are not looked up here: the connection's table does that.
  */
 void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,

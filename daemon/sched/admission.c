@@ -104,8 +104,8 @@ static bool try_charge(sortd__admission *a, sortd__job *j)
         return true;
 }
 
-void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__hostpool *pool,
-                     sortd__stats *stats, sortd__admitted_fn admitted)
+void sortd__admission_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__hostpool *pool,
+                           sortd__stats *stats, sortd__admission_admitted_fn admitted)
 {
         *a = (sortd__admission){
                 .max_inflight_bytes = max_inflight_bytes,
@@ -116,22 +116,22 @@ void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__ho
 }
 
 /* Whether w keeps those behind it waiting: it does while its client reads its replies. */
-static bool holds_line(const sortd__waiter *w)
+static bool holds_line(const sortd__admission_waiter *w)
 {
-        return !sortd__pipe_unread(w->replies);
+        return !sortd__pipeline_unread(w->replies);
 }
 
 /* Whether a newcomer may go before those in line: none of them holds it. */
 static bool line_open(const sortd__admission *a)
 {
-        for (const sortd__waiter *w = a->head; w; w = w->next)
+        for (const sortd__admission_waiter *w = a->head; w; w = w->next)
                 if (holds_line(w))
                         return false;
         return true;
 }
 
-bool sortd__adm_admit(sortd__admission *a, sortd__waiter *w, sortd__job *j,
-                      const sortd__pipeline *replies)
+bool sortd__admission_admit(sortd__admission *a, sortd__admission_waiter *w, sortd__job *j,
+                            const sortd__pipeline *replies)
 {
         w->replies = replies;
         if (line_open(a) && try_charge(a, j))
@@ -146,9 +146,9 @@ bool sortd__adm_admit(sortd__admission *a, sortd__waiter *w, sortd__job *j,
         return false;
 }
 
-void sortd__adm_leave(sortd__admission *a, sortd__waiter *w)
+void sortd__admission_leave(sortd__admission *a, sortd__admission_waiter *w)
 {
-        sortd__waiter **pp = &a->head, *prev = NULL;
+        sortd__admission_waiter **pp = &a->head, *prev = NULL;
 
         if (!w->job)
                 return;
@@ -169,11 +169,11 @@ void sortd__adm_leave(sortd__admission *a, sortd__waiter *w)
    admitted the walk starts again: its callback may change the line. */
 static void admit_waiting(sortd__admission *a)
 {
-        sortd__waiter *w = a->head;
+        sortd__admission_waiter *w = a->head;
 
         while (w) {
                 if (try_charge(a, w->job)) {
-                        sortd__adm_leave(a, w);
+                        sortd__admission_leave(a, w);
                         a->admitted(w);
                         w = a->head;
                 } else if (!holds_line(w)) {
@@ -184,12 +184,12 @@ static void admit_waiting(sortd__admission *a)
         }
 }
 
-void sortd__adm_replies_wait(sortd__admission *a)
+void sortd__admission_replies_wait(sortd__admission *a)
 {
         admit_waiting(a);
 }
 
-void sortd__adm_release(sortd__admission *a, sortd__job *j)
+void sortd__admission_release(sortd__admission *a, sortd__job *j)
 {
         size_t released = j->charged;
 

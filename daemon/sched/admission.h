@@ -18,42 +18,42 @@
 struct sortd__pipeline;
 
 /* A place in the line, embedded in its owner (the connection). */
-typedef struct sortd__waiter {
-        struct sortd__waiter *next;
+typedef struct sortd__admission_waiter {
+        struct sortd__admission_waiter *next;
         sortd__job *job; /* the sort waiting for its buffer; NULL when not in line */
         const struct sortd__pipeline *replies; /* its connection's: are they read? */
-} sortd__waiter;
+} sortd__admission_waiter;
 
 /*
  * Memory came back and w's job, first in line, took it: w has left the line. job->buf is its
  * buffer, or NULL when the allocation failed (the job is then done, with SORTD_E_NOMEM).
  */
-typedef void (*sortd__admitted_fn)(sortd__waiter *w);
+typedef void (*sortd__admission_admitted_fn)(sortd__admission_waiter *w);
 
 typedef struct sortd__admission {
         uint64_t max_inflight_bytes;
         sortd__hostpool *pool; /* request buffers come from here first; the server's */
         sortd__stats *stats;   /* inflight_bytes and inflight_peak are kept here */
-        sortd__waiter *head, *tail;
-        sortd__admitted_fn admitted;
+        sortd__admission_waiter *head, *tail;
+        sortd__admission_admitted_fn admitted;
 } sortd__admission;
 
-void sortd__adm_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__hostpool *pool,
-                     sortd__stats *stats, sortd__admitted_fn admitted);
+void sortd__admission_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__hostpool *pool,
+                           sortd__stats *stats, sortd__admission_admitted_fn admitted);
 /*
  * Gives the sort j its buffer now and returns true (j->buf NULL and j done with
  * SORTD_E_NOMEM, counted as failed, when the allocation failed), or puts w in line for it and
  * returns false. replies: the pipeline of w's connection, whose unread replies let those
  * behind w in line go first.
  */
-bool sortd__adm_admit(sortd__admission *a, sortd__waiter *w, sortd__job *j,
-                      const struct sortd__pipeline *replies);
+bool sortd__admission_admit(sortd__admission *a, sortd__admission_waiter *w, sortd__job *j,
+                            const struct sortd__pipeline *replies);
 /* Takes w out of the line; nothing when it is not in it. */
-void sortd__adm_leave(sortd__admission *a, sortd__waiter *w);
+void sortd__admission_leave(sortd__admission *a, sortd__admission_waiter *w);
 /* Frees j with its buffer and reply; the bytes it held may admit those in line. */
-void sortd__adm_release(sortd__admission *a, sortd__job *j);
+void sortd__admission_release(sortd__admission *a, sortd__job *j);
 /* A connection's replies began to wait for its client: if it is in line, those behind it may
    go now. */
-void sortd__adm_replies_wait(sortd__admission *a);
+void sortd__admission_replies_wait(sortd__admission *a);
 
 #endif

@@ -31,7 +31,7 @@ static void remove_extent(sortd__hostpool *p, size_t i)
         p->nfree--;
 }
 
-static void insert_extent(sortd__hostpool *p, size_t i, sortd__hp_extent e)
+static void insert_extent(sortd__hostpool *p, size_t i, sortd__hostpool_extent e)
 {
         memmove(&p->free[i + 1], &p->free[i], (p->nfree - i) * sizeof(p->free[0]));
         p->free[i] = e;
@@ -56,7 +56,7 @@ sortd_status sortd__hostpool_init(sortd__hostpool *p, void *base, size_t bytes, 
         p->base = base;
         p->bytes = bytes;
         p->cap = INITIAL_EXTENTS;
-        p->free[0] = (sortd__hp_extent){.off = 0, .len = arena_len(p)};
+        p->free[0] = (sortd__hostpool_extent){.off = 0, .len = arena_len(p)};
         p->nfree = 1;
         return SORTD_OK;
 }
@@ -97,7 +97,7 @@ bool sortd__hostpool_on(const sortd__hostpool *p)
 static bool reserve_extent(sortd__hostpool *p)
 {
         size_t want = p->live + 2, cap = p->cap;
-        sortd__hp_extent *f;
+        sortd__hostpool_extent *f;
 
         if (cap >= want)
                 return true;
@@ -114,7 +114,7 @@ static bool reserve_extent(sortd__hostpool *p)
 void *sortd__hostpool_alloc(sortd__hostpool *p, size_t n)
 {
         size_t need, i = 0, off;
-        sortd__hp_extent *e;
+        sortd__hostpool_extent *e;
 
         /* n above the arena's size cannot fit, and rounding it up cannot wrap. */
         if (n == 0 || n > p->bytes)
@@ -161,7 +161,7 @@ void sortd__hostpool_free(sortd__hostpool *p, void *buf, size_t n)
                 p->free[i].off = off;
                 p->free[i].len += len;
         } else {
-                insert_extent(p, i, (sortd__hp_extent){.off = off, .len = len});
+                insert_extent(p, i, (sortd__hostpool_extent){.off = off, .len = len});
         }
         p->live--;
         p->used -= len;

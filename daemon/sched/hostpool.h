@@ -21,15 +21,15 @@
 /* Every buffer starts on a 64-byte boundary (a cache line; more than any element needs). */
 #define SORTD__HOSTPOOL_ALIGN ((size_t)64)
 
-typedef struct sortd__hp_extent {
+typedef struct sortd__hostpool_extent {
         size_t off, len; /* from the arena's start; multiples of SORTD__HOSTPOOL_ALIGN */
-} sortd__hp_extent;
+} sortd__hostpool_extent;
 
 typedef struct sortd__hostpool {
-        uint8_t *base;          /* the arena; NULL when the pool is off */
-        size_t bytes;           /* its size as given (a tail under the alignment goes unused) */
-        sortd_engine *engine;   /* the arena's owner; NULL when the caller owns it */
-        sortd__hp_extent *free; /* free extents by address, no two adjacent */
+        uint8_t *base;        /* the arena; NULL when the pool is off */
+        size_t bytes;         /* its size as given (a tail under the alignment goes unused) */
+        sortd_engine *engine; /* the arena's owner; NULL when the caller owns it */
+        sortd__hostpool_extent *free; /* free extents by address, no two adjacent */
         size_t nfree, cap;
         size_t live; /* buffers handed out and not yet back */
         size_t used; /* their bytes, each rounded up to the alignment */

@@ -29,11 +29,11 @@ typedef enum sortd__job_state {
 
 /* What the engine thread does with a job. */
 typedef enum sortd__job_op {
-        SORTD__OP_NONE,         /* nothing: a reply the loop wrote itself */
-        SORTD__OP_SORT,         /* keys and vals in host memory */
-        SORTD__OP_SORT_DEVICE,  /* keys and vals in the engine's device memory (CUDA regions) */
-        SORTD__OP_REGION_OPEN,  /* sortd__region_engine_open(region) */
-        SORTD__OP_REGION_CLOSE, /* sortd__region_engine_close(region) */
+        SORTD__JOB_OP_NONE,         /* nothing: a reply the loop wrote itself */
+        SORTD__JOB_OP_SORT,         /* keys and vals in host memory */
+        SORTD__JOB_OP_SORT_DEVICE,  /* keys and vals in the engine's device memory (CUDA regions) */
+        SORTD__JOB_OP_REGION_OPEN,  /* sortd__region_engine_open(region) */
+        SORTD__JOB_OP_REGION_CLOSE, /* sortd__region_engine_close(region) */
 } sortd__job_op;
 
 typedef struct sortd__job {
@@ -73,7 +73,7 @@ typedef struct sortd__job {
 /* Whether j is a sort (its reply a SortReply), as against a region's open or close. */
 static inline bool sortd__job_is_sort(const sortd__job *j)
 {
-        return j->op == SORTD__OP_SORT || j->op == SORTD__OP_SORT_DEVICE;
+        return j->op == SORTD__JOB_OP_SORT || j->op == SORTD__JOB_OP_SORT_DEVICE;
 }
 
 /* Whether j sorts in its connection's regions, memory its other sorts may name too, as against

@@ -7,7 +7,7 @@
  */
 #include "queue.h"
 
-void sortd__turn_take(sortd__turns *t, sortd__job *j, sortd__fair_queue *a, sortd__fair_queue *b)
+void sortd__turns_take(sortd__turns *t, sortd__job *j, sortd__queue *a, sortd__queue *b)
 {
         /* Set before the first turn's job is queued: the queues' locks publish it. */
         if (t->given == 0) {
@@ -18,14 +18,14 @@ void sortd__turn_take(sortd__turns *t, sortd__job *j, sortd__fair_queue *a, sort
         j->turn = t->given++;
 }
 
-bool sortd__turn_now(const sortd__job *j)
+bool sortd__turns_now(const sortd__job *j)
 {
         return !j->turns || atomic_load(&j->turns->done) == j->turn;
 }
 
 /* The next turn's job may wait in either queue, its engine thread asleep for want of work
    that may start: each is woken under its lock, so none misses the turn. */
-void sortd__turn_end(sortd__job *j)
+void sortd__turns_end(sortd__job *j)
 {
         sortd__turns *t = j->turns;
 
@@ -41,9 +41,9 @@ void sortd__turn_end(sortd__job *j)
         }
 }
 
-int sortd__fq_init(sortd__fair_queue *q)
+int sortd__queue_init(sortd__queue *q)
 {
-        *q = (sortd__fair_queue){0};
+        *q = (sortd__queue){0};
         if (pthread_mutex_init(&q->mu, NULL) != 0)
                 return -1;
         if (pthread_cond_init(&q->cv, NULL) != 0) {
@@ -53,13 +53,13 @@ int sortd__fq_init(sortd__fair_queue *q)
         return 0;
 }
 
-void sortd__fq_destroy(sortd__fair_queue *q)
+void sortd__queue_destroy(sortd__queue *q)
 {
         pthread_cond_destroy(&q->cv);
         pthread_mutex_destroy(&q->mu);
 }
 
-static void ring_append(sortd__fair_queue *q, sortd__flow *f)
+static void ring_append(sortd__queue *q, sortd__queue_flow *f)
 {
         f->ring_next = NULL;
         f->in_ring = true;
@@ -70,9 +70,9 @@ static void ring_append(sortd__fair_queue *q, sortd__flow *f)
         q->ring_tail = f;
 }
 
-static void ring_remove(sortd__fair_queue *q, sortd__flow *f)
+static void ring_remove(sortd__queue *q, sortd__queue_flow *f)
 {
-        sortd__flow **pp = &q->ring_head, *prev = NULL;
+        sortd__queue_flow **pp = &q->ring_head, *prev = NULL;
 
         while (*pp && *pp != f) {
                 prev = *pp;
@@ -87,7 +87,7 @@ static void ring_remove(sortd__fair_queue *q, sortd__flow *f)
         f->ring_next = NULL;
 }
 
-void sortd__fq_push(sortd__fair_queue *q, sortd__flow *f, sortd__job *j)
+void sortd__queue_push(sortd__queue *q, sortd__queue_flow *f, sortd__job *j)
 {
         j->qnext = NULL;
         pthread_mutex_lock(&q->mu);
@@ -104,7 +104,7 @@ void sortd__fq_push(sortd__fair_queue *q, sortd__flow *f, sortd__job *j)
 }
 
 /* Takes f's first job and moves f to the ring's tail. Locked, f in the ring. */
-static sortd__job *take(sortd__fair_queue *q, sortd__flow *f)
+static sortd__job *take(sortd__queue *q, sortd__queue_flow *f)
 {
         sortd__job *j = f->head;
 
@@ -120,11 +120,11 @@ static sortd__job *take(sortd__fair_queue *q, sortd__flow *f)
 }
 
 /* The first flow in ring order whose next job may start, or NULL. Locked. */
-static sortd__flow *runnable(sortd__fair_queue *q)
+static sortd__queue_flow *runnable(sortd__queue *q)
 {
-        sortd__flow *f = q->ring_head;
+        sortd__queue_flow *f = q->ring_head;
 
-        while (f && !sortd__turn_now(f->head))
+        while (f && !sortd__turns_now(f->head))
                 f = f->ring_next;
         return f;
 }
@@ -135,9 +135,9 @@ static sortd__flow *runnable(sortd__fair_queue *q)
  * Locked. A closing queue still waits for a job whose turn will come: the sort before it
  * runs on another thread, which wakes this one when it ends.
  */
-static sortd__flow *wait_for_work(sortd__fair_queue *q)
+static sortd__queue_flow *wait_for_work(sortd__queue *q)
 {
-        sortd__flow *f;
+        sortd__queue_flow *f;
 
         q->busy = false;
         for (;;) {
@@ -150,10 +150,10 @@ static sortd__flow *wait_for_work(sortd__fair_queue *q)
         return f;
 }
 
-sortd__job *sortd__fq_pop(sortd__fair_queue *q)
+sortd__job *sortd__queue_pop(sortd__queue *q)
 {
         sortd__job *j = NULL;
-        sortd__flow *f;
+        sortd__queue_flow *f;
 
         pthread_mutex_lock(&q->mu);
         f = wait_for_work(q);
@@ -165,15 +165,16 @@ sortd__job *sortd__fq_pop(sortd__fair_queue *q)
 
 /* Only an inline sort joins a batch: its members run at once on different threads, and two
    sorts in one region would write the same memory (and its client expects them one by one). */
-static bool small_sort(const sortd__job *j, const sortd__batch_limits *lim)
+static bool small_sort(const sortd__job *j, const sortd__queue_batch_limits *lim)
 {
-        return j->op == SORTD__OP_SORT && !sortd__job_in_regions(j) && j->n <= lim->member_keys;
+        return j->op == SORTD__JOB_OP_SORT && !sortd__job_in_regions(j) && j->n <= lim->member_keys;
 }
 
-sortd__job *sortd__fq_pop_batch(sortd__fair_queue *q, const sortd__batch_limits *lim, size_t *count)
+sortd__job *sortd__queue_pop_batch(sortd__queue *q, const sortd__queue_batch_limits *lim,
+                                   size_t *count)
 {
         sortd__job *first = NULL, *last;
-        sortd__flow *f;
+        sortd__queue_flow *f;
         uint64_t keys, bytes;
 
         *count = 0;
@@ -205,7 +206,7 @@ out:
         return first;
 }
 
-bool sortd__fq_claim(sortd__fair_queue *q)
+bool sortd__queue_claim(sortd__queue *q)
 {
         bool ok;
 
@@ -216,7 +217,7 @@ bool sortd__fq_claim(sortd__fair_queue *q)
         return ok;
 }
 
-void sortd__fq_release(sortd__fair_queue *q)
+void sortd__queue_release(sortd__queue *q)
 {
         pthread_mutex_lock(&q->mu);
         q->claimed = false;
@@ -225,7 +226,7 @@ void sortd__fq_release(sortd__fair_queue *q)
         pthread_mutex_unlock(&q->mu);
 }
 
-sortd__job *sortd__fq_cancel(sortd__fair_queue *q, sortd__flow *f)
+sortd__job *sortd__queue_cancel(sortd__queue *q, sortd__queue_flow *f)
 {
         sortd__job *list, *j;
 
@@ -240,7 +241,7 @@ sortd__job *sortd__fq_cancel(sortd__fair_queue *q, sortd__flow *f)
         return list;
 }
 
-void sortd__fq_close(sortd__fair_queue *q)
+void sortd__queue_close(sortd__queue *q)
 {
         pthread_mutex_lock(&q->mu);
         q->closing = true;
@@ -248,7 +249,7 @@ void sortd__fq_close(sortd__fair_queue *q)
         pthread_mutex_unlock(&q->mu);
 }
 
-size_t sortd__fq_length(sortd__fair_queue *q)
+size_t sortd__queue_length(sortd__queue *q)
 {
         size_t n;
 

@@ -215,7 +215,7 @@ sortd_status sortd__region_engine_close(sortd__region *r, char *why, size_t why_
 }
 
 /* Dashes before bytes 4, 6, 8 and 10, where the UUID's fields begin. */
-void sortd__uuid_format(const uint8_t *u, char out[SORTD__UUID_TEXT])
+void sortd__region_uuid_format(const uint8_t *u, char out[SORTD__REGION_UUID_TEXT])
 {
         static const char hex[] = "0123456789abcdef";
         char *p = out + 3;
@@ -340,7 +340,7 @@ void sortd__regions_destroy(sortd__regions *t)
         }
 }
 
-int sortd__shmem_thp_mode(const char *path, char *out, size_t out_len)
+int sortd__region_shmem_thp_mode(const char *path, char *out, size_t out_len)
 {
         char text[256];
         const char *open, *close;

@@ -112,8 +112,8 @@ sortd_status sortd__region_engine_open(sortd__region *r, sortd_engine *e, char *
 sortd_status sortd__region_engine_close(sortd__region *r, char *why, size_t why_len);
 
 /* A device UUID as nvidia-smi -L shows it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx. */
-#define SORTD__UUID_TEXT 41
-void sortd__uuid_format(const uint8_t *uuid, char out[SORTD__UUID_TEXT]);
+#define SORTD__REGION_UUID_TEXT 41
+void sortd__region_uuid_format(const uint8_t *uuid, char out[SORTD__REGION_UUID_TEXT]);
 
 /* The engine thread has opened r: sorts may find it. */
 void sortd__region_ready(sortd__region *r);
@@ -148,10 +148,10 @@ void sortd__regions_forget(sortd__regions *t, sortd__region *r);
 void sortd__regions_destroy(sortd__regions *t);
 
 /* Where Linux says whether shared memory (so a region) may have transparent huge pages. */
-#define SORTD__SHMEM_THP_PATH "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+#define SORTD__REGION_SHMEM_THP_PATH "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
 
-/* The mode selected in a file like SORTD__SHMEM_THP_PATH ("always within_size advise [never]
+/* The mode selected in a file like SORTD__REGION_SHMEM_THP_PATH ("always within_size advise [never]
    deny force"), the word in brackets, into out: 0, or -1 if it cannot be read or has none. */
-int sortd__shmem_thp_mode(const char *path, char *out, size_t out_len);
+int sortd__region_shmem_thp_mode(const char *path, char *out, size_t out_len);
 
 #endif

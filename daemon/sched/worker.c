@@ -1,7 +1,7 @@
 /*
  * The engine thread: takes jobs from the fair queue, sorts (or opens and closes regions: every
  * engine call happens here), and hands them back to the loop. Small sorts come as batches
- * (sortd__fq_pop_batch), sorted in one engine call (sortd_engine_sort_batch); the rest one at
+ * (sortd__queue_pop_batch), sorted in one engine call (sortd_engine_sort_batch); the rest one at
  * a time.
  * Sorts do not go to libuv's thread pool: it is shared with filesystem and DNS work and a
  * long sort there would stall both.
@@ -22,7 +22,7 @@ static sortd_status sort(sortd__worker *w, sortd__job *j)
         size_t n = (size_t)j->n;
         sortd_status s;
 
-        if (j->op == SORTD__OP_SORT_DEVICE)
+        if (j->op == SORTD__JOB_OP_SORT_DEVICE)
                 s = sortd_engine_sort_device(w->engine, &j->desc, j->keys, j->vals, n);
         else if (sortd__job_in_regions(j)) /* the client may write them meanwhile */
                 s = sortd_engine_sort_shared(w->engine, &j->desc, j->keys, j->vals, n);
@@ -37,18 +37,18 @@ static void run_job(sortd__worker *w, sortd__job *j)
 {
         j->t_sort = uv_hrtime();
         switch (j->op) {
-        case SORTD__OP_SORT:
-        case SORTD__OP_SORT_DEVICE:
+        case SORTD__JOB_OP_SORT:
+        case SORTD__JOB_OP_SORT_DEVICE:
                 j->status = sort(w, j);
-                sortd__turn_end(j);
+                sortd__turns_end(j);
                 break;
-        case SORTD__OP_REGION_OPEN:
+        case SORTD__JOB_OP_REGION_OPEN:
                 j->status = sortd__region_engine_open(j->region, w->engine, j->why, sizeof(j->why));
                 break;
-        case SORTD__OP_REGION_CLOSE:
+        case SORTD__JOB_OP_REGION_CLOSE:
                 j->status = sortd__region_engine_close(j->region, j->why, sizeof(j->why));
                 break;
-        case SORTD__OP_NONE:
+        case SORTD__JOB_OP_NONE:
                 break;
         }
         j->t_done = uv_hrtime();
@@ -115,7 +115,7 @@ bool sortd__worker_run_here(sortd__worker *w, sortd__job *j)
 {
         bool cpu;
 
-        if (!sortd__turn_now(j) || !sortd__fq_claim(w->queue))
+        if (!sortd__turns_now(j) || !sortd__queue_claim(w->queue))
                 return false;
         /* Only a CPU engine: a device's round trip would hold every connection's reads. */
         cpu = strcmp(sortd_engine_kind(w->engine), "cpu") == 0 && !sortd_engine_lost(w->engine);
@@ -124,7 +124,7 @@ bool sortd__worker_run_here(sortd__worker *w, sortd__job *j)
                 if (sortd_engine_lost(w->engine))
                         replace(w);
         }
-        sortd__fq_release(w->queue);
+        sortd__queue_release(w->queue);
         return cpu;
 }
 
@@ -134,7 +134,7 @@ static void *thread_main(void *arg)
         sortd__job *list;
         size_t count;
 
-        while ((list = sortd__fq_pop_batch(w->queue, &w->limits, &count))) {
+        while ((list = sortd__queue_pop_batch(w->queue, &w->limits, &count))) {
                 if (count == 1)
                         run_job(w, list);
                 else
@@ -166,8 +166,9 @@ static void on_async(uv_async_t *a)
         deliver(a->data);
 }
 
-int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sortd__fair_queue *q,
-                        const sortd__batch_limits *lim, sortd__complete_fn complete, void *arg)
+int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sortd__queue *q,
+                        const sortd__queue_batch_limits *lim, sortd__worker_complete_fn complete,
+                        void *arg)
 {
         int r;
 
@@ -179,8 +180,8 @@ int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sort
                              .replace_arg = w->replace_arg};
         if (lim && lim->member_keys && lim->max_jobs > 1) {
                 w->limits = *lim;
-                if (w->limits.max_jobs > SORTD__BATCH_MAX_JOBS)
-                        w->limits.max_jobs = SORTD__BATCH_MAX_JOBS;
+                if (w->limits.max_jobs > SORTD__WORKER_BATCH_MAX_JOBS)
+                        w->limits.max_jobs = SORTD__WORKER_BATCH_MAX_JOBS;
                 w->items = calloc(w->limits.max_jobs, sizeof(*w->items));
                 if (!w->items)
                         return UV_ENOMEM;
@@ -209,7 +210,7 @@ int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sort
         return 0;
 }
 
-void sortd__worker_on_loss(sortd__worker *w, sortd__replace_fn fn, void *arg)
+void sortd__worker_on_loss(sortd__worker *w, sortd__worker_replace_fn fn, void *arg)
 {
         w->replace = fn;
         w->replace_arg = arg;
@@ -219,7 +220,7 @@ void sortd__worker_stop(sortd__worker *w)
 {
         if (!w->started)
                 return;
-        sortd__fq_close(w->queue);
+        sortd__queue_close(w->queue);
         pthread_join(w->thread, NULL);
         deliver(w);
         uv_close((uv_handle_t *)&w->async, NULL);

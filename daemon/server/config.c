@@ -24,7 +24,7 @@
    is refused when the engine is created (exit 1), as a GPU that is absent is. */
 static const char *const engine_names[] = {"auto", "cpu", "cuda", "cub", NULL};
 
-const sortd__option_def sortd__config_options[] = {
+const sortd__config_option sortd__config_options[] = {
 #define FIELD(f) (((sortd__config *)0)->f)
 #define STR(t, f) t, offsetof(sortd__config, f), sizeof(FIELD(f)), NULL
 #define NUM(t, f) t, offsetof(sortd__config, f), 0, NULL
@@ -38,7 +38,7 @@ const sortd__option_def sortd__config_options[] = {
         {"engine", CHOICE(engine, engine_names), "auto", 0, 0, "name",
          "what sorts: auto = cuda where it can serve (a GPU, and its self-check passes), else "
          "cpu; cuda = our kernels on the GPU; cub = CUB's radix sort on the GPU"},
-        {"on-device-loss", CHOICE(on_device_loss, sortd__loss_policy_names), "recreate", 0, 0,
+        {"on-device-loss", CHOICE(on_device_loss, sortd__recovery_policy_names), "recreate", 0, 0,
          "policy",
          "when the engine's device fails for good (a sticky CUDA error): recreate = a new "
          "engine of the same kind, or the cpu engine if that cannot serve; cpu = the cpu "
@@ -160,7 +160,7 @@ static int parse_size(const char *s, bool suffixes, uint64_t *out)
 }
 
 /* A size or count within o's bounds (or auto, where o takes it) into *out. */
-static int parse_number(const sortd__option_def *o, const char *value, const char *where,
+static int parse_number(const sortd__config_option *o, const char *value, const char *where,
                         uint64_t *out)
 {
         uint64_t v;
@@ -180,7 +180,7 @@ static int parse_number(const sortd__option_def *o, const char *value, const cha
         return 0;
 }
 
-void sortd__config_format_choices(const sortd__option_def *o, char *buf, size_t len)
+void sortd__config_format_choices(const sortd__config_option *o, char *buf, size_t len)
 {
         size_t used = 0;
 
@@ -193,7 +193,8 @@ void sortd__config_format_choices(const sortd__option_def *o, char *buf, size_t 
                                          o->choices[i]);
 }
 
-static int set_choice(char *field, const sortd__option_def *o, const char *value, const char *where)
+static int set_choice(char *field, const sortd__config_option *o, const char *value,
+                      const char *where)
 {
         char names[96];
 
@@ -213,7 +214,7 @@ static int set_choice(char *field, const sortd__option_def *o, const char *value
 
 /* A string setting, or a list of users or groups, which must name some that exist: resolved
    into cfg->access here, once, and served with as resolved. */
-static int set_string(sortd__config *cfg, char *field, const sortd__option_def *o,
+static int set_string(sortd__config *cfg, char *field, const sortd__config_option *o,
                       const char *value, const char *where)
 {
         char why[256];
@@ -232,7 +233,7 @@ static int set_string(sortd__config *cfg, char *field, const sortd__option_def *
         return 0;
 }
 
-int sortd__config_set_option(sortd__config *cfg, const sortd__option_def *o, const char *value,
+int sortd__config_set_option(sortd__config *cfg, const sortd__config_option *o, const char *value,
                              const char *where)
 {
         char *field = (char *)cfg + o->offset;
@@ -252,10 +253,10 @@ int sortd__config_set_option(sortd__config *cfg, const sortd__option_def *o, con
         return -1;
 }
 
-const sortd__option_def *sortd__config_find_option(const char *name, size_t len)
+const sortd__config_option *sortd__config_find_option(const char *name, size_t len)
 {
         for (size_t i = 0; i < sortd__config_n_options; i++) {
-                const sortd__option_def *o = &sortd__config_options[i];
+                const sortd__config_option *o = &sortd__config_options[i];
 
                 if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
                         return o;
@@ -264,11 +265,11 @@ const sortd__option_def *sortd__config_find_option(const char *name, size_t len)
 }
 
 /* Splits "--name=value" or "--name value"; returns the option or NULL (reported). */
-static const sortd__option_def *cli_option(int argc, char **argv, int *i, const char **value)
+static const sortd__config_option *cli_option(int argc, char **argv, int *i, const char **value)
 {
         const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        const sortd__option_def *o = sortd__config_find_option(arg, len);
+        const sortd__config_option *o = sortd__config_find_option(arg, len);
 
         if (!o) {
                 sortd__log(SORTD__LOG_ERR, "unknown option '%s' (see --help)", argv[*i]);
@@ -386,7 +387,7 @@ static int load_files(sortd__config *cfg, int argc, char **argv)
                         sortd__log(SORTD__LOG_ERR, "%.*s needs a file", (int)n, argv[i]);
                         return -1;
                 }
-                if (sortd__config_load_file(cfg, path, n > strlen("--config")) < 0)
+                if (sortd__config_file_load(cfg, path, n > strlen("--config")) < 0)
                         return -1;
                 i += argv[i][n] == '\0';
         }
@@ -396,7 +397,7 @@ static int load_files(sortd__config *cfg, int argc, char **argv)
 static int load_command_line(sortd__config *cfg, int argc, char **argv)
 {
         for (int i = 1; i < argc; i++) {
-                const sortd__option_def *o;
+                const sortd__config_option *o;
                 const char *value;
 
                 if (config_option(argv[i])) {
@@ -423,7 +424,7 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
 
         /* These read no file: --version answers even with a broken one. */
         if (q.help) {
-                sortd__config_usage();
+                sortd__config_doc_usage();
                 return SORTD__CONFIG_EXIT;
         }
         if (q.version) {
@@ -433,10 +434,10 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
         /* effective: printed once the files and the command line are read and checked. */
         effective = q.print && strcmp(q.print, "effective") == 0;
         if (q.print && !effective)
-                return sortd__config_print(q.print) < 0 ? -1 : SORTD__CONFIG_EXIT;
+                return sortd__config_doc_print(q.print) < 0 ? -1 : SORTD__CONFIG_EXIT;
         *cfg = (sortd__config){0};
         for (size_t i = 0; i < sortd__config_n_options; i++) {
-                const sortd__option_def *o = &sortd__config_options[i];
+                const sortd__config_option *o = &sortd__config_options[i];
 
                 if (o->def && sortd__config_set_option(cfg, o, o->def, "default") < 0)
                         return -1;
@@ -445,7 +446,7 @@ int sortd__config_load(sortd__config *cfg, int argc, char **argv)
             check(cfg) < 0)
                 return -1;
         if (effective) {
-                sortd__config_print_effective(cfg);
+                sortd__config_doc_print_effective(cfg);
                 return SORTD__CONFIG_EXIT;
         }
         return q.check ? SORTD__CONFIG_CHECK : SORTD__CONFIG_SERVE;

@@ -36,7 +36,7 @@ typedef struct sortd__config {
         uint64_t frame_timeout_ms; /* a frame in progress may go this long without a byte */
         uint64_t idle_timeout_ms;  /* a connection with nothing in progress; 0: for ever */
         uint64_t write_timeout_ms; /* queued reply bytes may go this long untaken; 0: for ever */
-        int on_device_loss;        /* enum sortd__loss_policy (recovery.h) */
+        int on_device_loss;        /* enum sortd__recovery_policy (recovery.h) */
         int log_level;             /* SORTD__LOG_ERR.. (log.h) */
 } sortd__config;
 

@@ -11,18 +11,18 @@
 #include "config_table.h"
 
 /* A setting's default as the documentation gives it; computed names one computed later. */
-static const char *default_text(const sortd__option_def *o, const char *computed)
+static const char *default_text(const sortd__config_option *o, const char *computed)
 {
         return !o->def ? computed : *o->def ? o->def : "empty";
 }
 
-void sortd__config_usage(void)
+void sortd__config_doc_usage(void)
 {
         printf("usage: sortd [--config FILE | --config-if-exists FILE] [--NAME VALUE]... "
                "[--check-config]\n\n"
                "settings (also 'NAME = VALUE' in the config file):\n");
         for (size_t i = 0; i < sortd__config_n_options; i++) {
-                const sortd__option_def *o = &sortd__config_options[i];
+                const sortd__config_option *o = &sortd__config_options[i];
                 char names[96] = "";
 
                 if (!o->def) { /* computed: its help says how */
@@ -52,7 +52,7 @@ enum doc_format { DOC_CONF, DOC_MARKDOWN, DOC_SCDOC };
 
 /* A bound as the config file takes it: counts in decimal, sizes with their largest exact
    suffix (1T, not 1099511627776). */
-static void format_bound(const sortd__option_def *o, uint64_t v, char *buf, size_t len)
+static void format_bound(const sortd__config_option *o, uint64_t v, char *buf, size_t len)
 {
         static const char suffixes[] = "KMGT";
         const char *suffix = "";
@@ -65,7 +65,7 @@ static void format_bound(const sortd__option_def *o, uint64_t v, char *buf, size
 }
 
 /* What a setting accepts, e.g. "1 to 1T keys", "path". */
-static void format_accepts(const sortd__option_def *o, char *buf, size_t len)
+static void format_accepts(const sortd__config_option *o, char *buf, size_t len)
 {
         char lo[32], hi[32];
 
@@ -112,7 +112,7 @@ static void print_comment(const char *text)
         }
 }
 
-static void print_setting(const sortd__option_def *o, enum doc_format format)
+static void print_setting(const sortd__config_option *o, enum doc_format format)
 {
         const char *def = default_text(o, "computed");
         bool literal = o->def && *o->def;
@@ -142,7 +142,7 @@ static void print_setting(const sortd__option_def *o, enum doc_format format)
         }
 }
 
-int sortd__config_print(const char *format_name)
+int sortd__config_doc_print(const char *format_name)
 {
         static const char *const names[] = {"conf", "markdown", "scdoc"};
         int format = -1;
@@ -173,7 +173,7 @@ int sortd__config_print(const char *format_name)
 
 /* The value in effect of o in cfg, as the config file takes it: a string setting's own field,
    at any length it holds, else buf (len bytes) with a number, or "auto". */
-static const char *value_text(const sortd__config *cfg, const sortd__option_def *o, char *buf,
+static const char *value_text(const sortd__config *cfg, const sortd__config_option *o, char *buf,
                               size_t len)
 {
         const char *field = (const char *)cfg + o->offset;
@@ -199,14 +199,14 @@ static const char *value_text(const sortd__config *cfg, const sortd__option_def 
         return buf;
 }
 
-void sortd__config_print_effective(const sortd__config *cfg)
+void sortd__config_doc_print_effective(const sortd__config *cfg)
 {
         char number[32]; /* a uint64_t in decimal and a suffix */
 
         printf("# sortd --print-config=effective: the settings after the files and the command "
                "line\n");
         for (size_t i = 0; i < sortd__config_n_options; i++) {
-                const sortd__option_def *o = &sortd__config_options[i];
+                const sortd__config_option *o = &sortd__config_options[i];
                 const char *value = value_text(cfg, o, number, sizeof(number));
 
                 printf("%s =%s%s\n", o->name, *value ? " " : "", value);

@@ -33,7 +33,7 @@ static char *trim(char *s)
 static int load_line(sortd__config *cfg, char *line, const char *where)
 {
         char *eq, *key, *s = trim(line);
-        const sortd__option_def *o;
+        const sortd__config_option *o;
 
         if (*s == '#' || *s == '\0')
                 return 0;
@@ -131,7 +131,7 @@ static FILE *open_regular(const char *path, const char **kind)
 
 /* optional: a missing file is no error (--config-if-exists), so a package's example file may
    go. A value is taken or refused for its own length (set_option), at its own line. */
-int sortd__config_load_file(sortd__config *cfg, const char *path, bool optional)
+int sortd__config_file_load(sortd__config *cfg, const char *path, bool optional)
 {
         const char *kind;
         FILE *f = open_regular(path, &kind);

@@ -16,7 +16,7 @@
  * resolved once, as it is read, into the config's access list (access.c). OPT_SIZE_AUTO: a size, or
  * "auto" (SORTD__CONFIG_AUTO).
  */
-enum sortd__opt_type {
+enum sortd__config_opt_type {
         OPT_STRING,
         OPT_CHOICE,
         OPT_USERS,
@@ -26,9 +26,9 @@ enum sortd__opt_type {
         OPT_COUNT
 };
 
-typedef struct sortd__option_def {
+typedef struct sortd__config_option {
         const char *name;
-        enum sortd__opt_type type;
+        enum sortd__config_opt_type type;
         size_t offset;
         size_t size;                /* of a string field */
         const char *const *choices; /* OPT_CHOICE's names; NULL ends them */
@@ -36,32 +36,32 @@ typedef struct sortd__option_def {
         uint64_t min, max;
         const char *unit;
         const char *help;
-} sortd__option_def;
+} sortd__config_option;
 
-extern const sortd__option_def sortd__config_options[];
+extern const sortd__config_option sortd__config_options[];
 extern const size_t sortd__config_n_options;
 
 struct sortd__config;
 
 /* The option of that name, or NULL. */
-const sortd__option_def *sortd__config_find_option(const char *name, size_t len);
+const sortd__config_option *sortd__config_find_option(const char *name, size_t len);
 /* Sets o in cfg from its text; where names the value's origin in an error (FILE:LINE, "command
    line"). 0, or -1 (logged). */
-int sortd__config_set_option(struct sortd__config *cfg, const sortd__option_def *o,
+int sortd__config_set_option(struct sortd__config *cfg, const sortd__config_option *o,
                              const char *value, const char *where);
 /* config_file.c: the settings of the file at path into cfg; optional: a missing file is the
    defaults (--config-if-exists). 0, or -1 (logged). */
-int sortd__config_load_file(struct sortd__config *cfg, const char *path, bool optional);
+int sortd__config_file_load(struct sortd__config *cfg, const char *path, bool optional);
 
 /* o's names as a list, "a, b or c". */
-void sortd__config_format_choices(const sortd__option_def *o, char *buf, size_t len);
+void sortd__config_format_choices(const sortd__config_option *o, char *buf, size_t len);
 
 /* config_doc.c: --help's text; --print-config=FORMAT (conf, markdown or scdoc): 1 when
    printed, -1 (reported) for an unknown format. */
-void sortd__config_usage(void);
-int sortd__config_print(const char *format_name);
+void sortd__config_doc_usage(void);
+int sortd__config_doc_print(const char *format_name);
 
 /* --print-config=effective: every setting at its value in cfg, as a sortd.conf would set it. */
-void sortd__config_print_effective(const struct sortd__config *cfg);
+void sortd__config_doc_print_effective(const struct sortd__config *cfg);
 
 #endif

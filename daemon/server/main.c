@@ -1,7 +1,7 @@
-/* sortd: the sort daemon. Everything is in sortd__run (server.c). */
+/* sortd: the sort daemon. Everything is in sortd__server_run (server.c). */
 #include "server.h"
 
 int main(int argc, char **argv)
 {
-        return sortd__run(argc, argv);
+        return sortd__server_run(argc, argv);
 }

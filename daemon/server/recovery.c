@@ -6,8 +6,8 @@
 #include "log.h"
 #include "recovery.h"
 
-sortd_status sortd__engine_open(const char *kind, const sortd_engine_config *ec, sortd_engine **out,
-                                char *report, size_t len)
+sortd_status sortd__recovery_engine_open(const char *kind, const sortd_engine_config *ec,
+                                         sortd_engine **out, char *report, size_t len)
 {
         sortd_engine *e;
         sortd_status s = sortd_engine_create(kind, ec, &e, report, len);
@@ -23,13 +23,13 @@ sortd_status sortd__engine_open(const char *kind, const sortd_engine_config *ec,
         return SORTD_OK;
 }
 
-const char *const sortd__loss_policy_names[] = {
+const char *const sortd__recovery_policy_names[] = {
         [SORTD__ON_LOSS_RECREATE] = "recreate",
         [SORTD__ON_LOSS_CPU] = "cpu",
         NULL,
 };
 
-void sortd__recovery_init(sortd__recovery *r, enum sortd__loss_policy policy,
+void sortd__recovery_init(sortd__recovery *r, enum sortd__recovery_policy policy,
                           const sortd_engine_config *ec, sortd_engine *e, const char *reason)
 {
         *r = (sortd__recovery){.policy = policy, .ec = *ec, .first = {.engine = e}};
@@ -50,13 +50,13 @@ static sortd_status open_replacement(sortd__recovery *r, const char *kind, sortd
         sortd_status s;
 
         if (r->policy == SORTD__ON_LOSS_CPU || strcmp(kind, "cpu") == 0)
-                return sortd__engine_open("cpu", &r->ec, out, report, len);
-        s = sortd__engine_open(kind, &r->ec, out, first, sizeof(first));
+                return sortd__recovery_engine_open("cpu", &r->ec, out, report, len);
+        s = sortd__recovery_engine_open(kind, &r->ec, out, first, sizeof(first));
         if (s == SORTD_OK) {
                 snprintf(report, len, "a new %s engine: %s", kind, first);
                 return s;
         }
-        s = sortd__engine_open("cpu", &r->ec, out, report, len);
+        s = sortd__recovery_engine_open("cpu", &r->ec, out, report, len);
         if (s == SORTD_OK)
                 snprintf(report, len, "the cpu engine: a new %s engine cannot serve (%s)", kind,
                          first);
@@ -68,7 +68,7 @@ sortd_engine *sortd__recovery_replace(sortd_engine *lost, void *arg)
         sortd__recovery *r = arg;
         unsigned n = r->made_count;
         char report[512];
-        sortd__serving *next;
+        sortd__recovery_serving *next;
         sortd_status s;
 
         /* Counted whether or not another engine can be made: engines_lost says what failed. */
@@ -94,7 +94,7 @@ sortd_engine *sortd__recovery_replace(sortd_engine *lost, void *arg)
         snprintf(next->reason, sizeof(next->reason),
                  "the %s engine lost its device (%s); on-device-loss=%s made %s",
                  sortd_engine_kind(lost), sortd_engine_error(lost),
-                 sortd__loss_policy_names[r->policy], report);
+                 sortd__recovery_policy_names[r->policy], report);
         sortd__log(SORTD__LOG_WARNING, "now sorting on %s (%s): %s",
                    sortd_engine_kind(next->engine), sortd_engine_device(next->engine),
                    next->reason);
@@ -104,7 +104,7 @@ sortd_engine *sortd__recovery_replace(sortd_engine *lost, void *arg)
         return next->engine;
 }
 
-const sortd__serving *sortd__recovery_serving(sortd__recovery *r)
+const sortd__recovery_serving *sortd__recovery_current(sortd__recovery *r)
 {
         return atomic_load(&r->serving);
 }

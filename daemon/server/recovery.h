@@ -16,25 +16,26 @@
    failing is not worth a fresh context every few sorts. */
 #define SORTD__MAX_ENGINE_LOSSES 16
 
-enum sortd__loss_policy { SORTD__ON_LOSS_RECREATE, SORTD__ON_LOSS_CPU };
+enum sortd__recovery_policy { SORTD__ON_LOSS_RECREATE, SORTD__ON_LOSS_CPU };
 
 /* on-device-loss's names, indexed by policy; NULL ends them. */
-extern const char *const sortd__loss_policy_names[];
+extern const char *const sortd__recovery_policy_names[];
 
 /* Which engine serves and why; immutable once published. */
-typedef struct sortd__serving {
+typedef struct sortd__recovery_serving {
         sortd_engine *engine;
         char reason[1024];
-} sortd__serving;
+} sortd__recovery_serving;
 
 typedef struct sortd__recovery {
-        enum sortd__loss_policy policy;
-        sortd_engine_config ec;            /* for a new engine; its faults cleared */
-        sortd__serving first;              /* the engine the daemon started with */
-        _Atomic(sortd__serving *) serving; /* written by the engine thread, read by the loop */
-        atomic_uint losses;                /* engines lost, replaced or not (engines_lost) */
+        enum sortd__recovery_policy policy;
+        sortd_engine_config ec;        /* for a new engine; its faults cleared */
+        sortd__recovery_serving first; /* the engine the daemon started with */
+        _Atomic(sortd__recovery_serving *)
+                serving;    /* written by the engine thread, read by the loop */
+        atomic_uint losses; /* engines lost, replaced or not (engines_lost) */
         /* The replacements, made by whichever thread runs the engine (worker.c). */
-        sortd__serving *made[SORTD__MAX_ENGINE_LOSSES];
+        sortd__recovery_serving *made[SORTD__MAX_ENGINE_LOSSES];
         unsigned made_count;
 } sortd__recovery;
 
@@ -43,11 +44,11 @@ typedef struct sortd__recovery {
  * engine); an engine that sorts wrong is not served. *out is set on success only; report gets
  * the self-check's account, or why the engine cannot serve.
  */
-sortd_status sortd__engine_open(const char *kind, const sortd_engine_config *ec, sortd_engine **out,
-                                char *report, size_t len);
+sortd_status sortd__recovery_engine_open(const char *kind, const sortd_engine_config *ec,
+                                         sortd_engine **out, char *report, size_t len);
 
 /* r as policy says, with e the engine serving first, ec how it was made and reason why. */
-void sortd__recovery_init(sortd__recovery *r, enum sortd__loss_policy policy,
+void sortd__recovery_init(sortd__recovery *r, enum sortd__recovery_policy policy,
                           const sortd_engine_config *ec, sortd_engine *e, const char *reason);
 
 /*
@@ -58,7 +59,7 @@ void sortd__recovery_init(sortd__recovery *r, enum sortd__loss_policy policy,
 sortd_engine *sortd__recovery_replace(sortd_engine *lost, void *arg);
 
 /* The engine serving now and why: from the loop thread. */
-const sortd__serving *sortd__recovery_serving(sortd__recovery *r);
+const sortd__recovery_serving *sortd__recovery_current(sortd__recovery *r);
 
 /* Destroys the replacements (the first engine is its creator's): after the engine thread. */
 void sortd__recovery_close(sortd__recovery *r);

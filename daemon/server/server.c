@@ -1,6 +1,6 @@
 /*
  * The server: configuration, engine, the listening socket (listener.c), signals,
- * the SIGTERM drain, systemd notification and the status counters. sortd__run is main.
+ * the SIGTERM drain, systemd notification and the status counters. sortd__server_run is main.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,7 +24,7 @@
 #include "server.h"
 #include "sortd_version.h"
 
-void sortd__fail(sortd__server *srv, int status, const char *fmt, ...)
+void sortd__server_fail(sortd__server *srv, int status, const char *fmt, ...)
 {
         char line[sizeof(srv->failure)];
         va_list ap;
@@ -46,7 +46,7 @@ static int exit_status_of(sortd_status s)
         return s == SORTD_E_INVAL ? 2 : 1;
 }
 
-/* STOPPING=1 for systemd, with why when sortd__fail said it; the exit status. */
+/* STOPPING=1 for systemd, with why when sortd__server_fail said it; the exit status. */
 static int notify_stopping(const sortd__server *srv)
 {
         if (srv->exit_status)
@@ -62,14 +62,15 @@ static int notify_stopping(const sortd__server *srv)
 static sortd_status create_auto(sortd__server *srv, const sortd_engine_config *ec)
 {
         char report[256], cpu_report[256];
-        sortd_status s = sortd__engine_open("cuda", ec, &srv->engine, report, sizeof(report));
+        sortd_status s =
+                sortd__recovery_engine_open("cuda", ec, &srv->engine, report, sizeof(report));
 
         if (s == SORTD_OK) {
                 snprintf(srv->engine_reason, sizeof(srv->engine_reason), "auto chose cuda: %s",
                          report);
                 return s;
         }
-        s = sortd__engine_open("cpu", ec, &srv->engine, cpu_report, sizeof(cpu_report));
+        s = sortd__recovery_engine_open("cpu", ec, &srv->engine, cpu_report, sizeof(cpu_report));
         if (s == SORTD_OK)
                 snprintf(srv->engine_reason, sizeof(srv->engine_reason),
                          "auto chose cpu: cuda cannot serve (%s)", report);
@@ -120,7 +121,7 @@ bad:
 
 /* ec: the settings and faults the engine is made with; policy: what replaces it. */
 static sortd_status create_engine(sortd__server *srv, const sortd_engine_config *ec,
-                                  enum sortd__loss_policy policy)
+                                  enum sortd__recovery_policy policy)
 {
         char report[256];
         sortd_status s;
@@ -128,14 +129,15 @@ static sortd_status create_engine(sortd__server *srv, const sortd_engine_config 
         if (strcmp(srv->cfg.engine, "auto") == 0) {
                 s = create_auto(srv, ec);
         } else {
-                s = sortd__engine_open(srv->cfg.engine, ec, &srv->engine, report, sizeof(report));
+                s = sortd__recovery_engine_open(srv->cfg.engine, ec, &srv->engine, report,
+                                                sizeof(report));
                 snprintf(srv->engine_reason, sizeof(srv->engine_reason), "%s %s: %s",
                          s == SORTD_OK ? "configured" : "cannot create engine", srv->cfg.engine,
                          report);
         }
         if (s != SORTD_OK) {
-                sortd__fail(srv, exit_status_of(s), "%s (%s)", srv->engine_reason,
-                            sortd_strerror(s));
+                sortd__server_fail(srv, exit_status_of(s), "%s (%s)", srv->engine_reason,
+                                   sortd_strerror(s));
                 return s;
         }
         sortd__recovery_init(&srv->recovery, policy, ec, srv->engine, srv->engine_reason);
@@ -154,7 +156,7 @@ static sortd_status open_cpu_path(sortd__server *srv)
         sortd_status s = sortd__route_open(srv, why, sizeof(why));
 
         if (s != SORTD_OK)
-                sortd__fail(srv, exit_status_of(s), "%s (%s)", why, sortd_strerror(s));
+                sortd__server_fail(srv, exit_status_of(s), "%s (%s)", why, sortd_strerror(s));
         return s;
 }
 
@@ -225,13 +227,13 @@ static void note_shmem_pages(void)
 {
         char mode[32];
 
-        if (sortd__shmem_thp_mode(SORTD__SHMEM_THP_PATH, mode, sizeof(mode)) != 0)
+        if (sortd__region_shmem_thp_mode(SORTD__REGION_SHMEM_THP_PATH, mode, sizeof(mode)) != 0)
                 return;
         if (strcmp(mode, "never") == 0 || strcmp(mode, "deny") == 0)
                 sortd__log(SORTD__LOG_NOTICE,
                            "shared-memory regions get 4 KiB pages (%s is %s): large sorts in "
                            "them can take up to 2x as long; set it to advise",
-                           SORTD__SHMEM_THP_PATH, mode);
+                           SORTD__REGION_SHMEM_THP_PATH, mode);
 }
 
 /* ---- drain and shutdown ---- */
@@ -434,11 +436,11 @@ static int serve(sortd__server *srv)
         bool stop;
         int r;
 
-        sortd__batch_limits lim = {
+        sortd__queue_batch_limits lim = {
                 .member_keys = srv->cfg.batch_member_keys,
                 .max_keys = srv->cfg.batch_max_keys,
                 .max_bytes = srv->cfg.batch_max_bytes,
-                .max_jobs = SORTD__BATCH_MAX_JOBS,
+                .max_jobs = SORTD__WORKER_BATCH_MAX_JOBS,
         };
 
         sortd__worker_on_loss(&srv->worker, sortd__recovery_replace, &srv->recovery);
@@ -451,12 +453,12 @@ static int serve(sortd__server *srv)
                         sortd__worker_stop(&srv->worker);
         }
         if (r < 0) {
-                sortd__fail(srv, 1, "cannot start the engine thread: %s", uv_strerror(r));
+                sortd__server_fail(srv, 1, "cannot start the engine thread: %s", uv_strerror(r));
                 return r;
         }
         r = start_handles(srv);
         if (r < 0)
-                sortd__fail(srv, 1, "cannot watch for signals: %s", uv_strerror(r));
+                sortd__server_fail(srv, 1, "cannot watch for signals: %s", uv_strerror(r));
         stop = r < 0 || stopped_while_starting();
         if (!stop) {
                 r = sortd__listener_open(srv, on_conn_gone);
@@ -485,17 +487,17 @@ static int run_loop(sortd__server *srv)
         uv_loop_t loop;
         int r;
 
-        sortd__adm_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->pool, &srv->stats,
-                        sortd__conn_admitted);
+        sortd__admission_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->pool, &srv->stats,
+                              sortd__conn_admitted);
         srv->regions = (sortd__region_limits){.max_per_conn = srv->cfg.max_regions,
                                               .max_bytes = srv->cfg.max_region_bytes};
-        if (sortd__fq_init(&srv->queue) < 0) {
-                sortd__fail(srv, 1, "cannot initialise the queue");
+        if (sortd__queue_init(&srv->queue) < 0) {
+                sortd__server_fail(srv, 1, "cannot initialise the queue");
                 return -1;
         }
-        if (sortd__fq_init(&srv->cpu_queue) < 0) {
-                sortd__fail(srv, 1, "cannot initialise the queue");
-                sortd__fq_destroy(&srv->queue);
+        if (sortd__queue_init(&srv->cpu_queue) < 0) {
+                sortd__server_fail(srv, 1, "cannot initialise the queue");
+                sortd__queue_destroy(&srv->queue);
                 return -1;
         }
         r = uv_loop_init(&loop);
@@ -505,14 +507,14 @@ static int run_loop(sortd__server *srv)
                 if (uv_loop_close(&loop) != 0)
                         sortd__log(SORTD__LOG_WARNING, "loop closed with handles still open");
         } else {
-                sortd__fail(srv, 1, "cannot initialise the loop: %s", uv_strerror(r));
+                sortd__server_fail(srv, 1, "cannot initialise the loop: %s", uv_strerror(r));
         }
-        sortd__fq_destroy(&srv->cpu_queue);
-        sortd__fq_destroy(&srv->queue);
+        sortd__queue_destroy(&srv->cpu_queue);
+        sortd__queue_destroy(&srv->queue);
         return r;
 }
 
-int sortd__run(int argc, char **argv)
+int sortd__server_run(int argc, char **argv)
 {
         sortd__server srv = {.listen_fd = -1};
         sortd_engine_config ec = {0};
@@ -551,7 +553,8 @@ int sortd__run(int argc, char **argv)
            is refused at once, not after it has taken a GPU's memory and run its self-check
            (seconds), or fallen back to the CPU engine. */
         if (sortd__listener_claim(&srv) < 0 ||
-            create_engine(&srv, &ec, (enum sortd__loss_policy)srv.cfg.on_device_loss) != SORTD_OK) {
+            create_engine(&srv, &ec, (enum sortd__recovery_policy)srv.cfg.on_device_loss) !=
+                    SORTD_OK) {
                 sortd__listener_close(&srv);
                 return notify_stopping(&srv);
         }
@@ -567,7 +570,7 @@ int sortd__run(int argc, char **argv)
         /* Closed with the loop's handles once it served; not when it failed before that. */
         sortd__listener_close(&srv);
         if (r < 0 && !srv.exit_status) /* every failure says why; this is a backstop */
-                sortd__fail(&srv, 1, "stopped on an error: %s", uv_strerror(r));
+                sortd__server_fail(&srv, 1, "stopped on an error: %s", uv_strerror(r));
         notify_stopping(&srv);
         /* The engine thread has stopped and every job is freed: the arena can go back. */
         sortd__hostpool_close(&srv.pool);

@@ -31,12 +31,12 @@ typedef struct sortd__server {
         sortd_engine *engine;
         char engine_reason[1024]; /* how it was chosen and its self-check: logs, Status */
         sortd__recovery recovery; /* the engine serving now, when the first lost its device */
-        sortd__fair_queue queue;
+        sortd__queue queue;
         sortd__worker worker;
         /* The CPU path (route.c): small sorts on a CPU engine of their own; NULL: none. */
         sortd_engine *cpu_path;
         uint64_t cpu_path_keys;
-        sortd__fair_queue cpu_queue;
+        sortd__queue cpu_queue;
         sortd__worker cpu_worker;
         sortd__admission adm;
         sortd__hostpool pool; /* request buffers' memory, for admission; off on cpu by default */
@@ -66,10 +66,10 @@ typedef struct sortd__server {
 } sortd__server;
 
 /* Logs a start-up failure as an error and keeps the first one as srv's failure. */
-void sortd__fail(sortd__server *srv, int status, const char *fmt, ...)
+void sortd__server_fail(sortd__server *srv, int status, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* main.c's whole body. */
-int sortd__run(int argc, char **argv);
+int sortd__server_run(int argc, char **argv);
 
 #endif

@@ -7,7 +7,8 @@
  * libFuzzer:  clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
  *               -Idaemon/base -Idaemon/net -Idaemon/request -Idaemon/sched -Iproto \
  *               -Ikernels -I<build>/proto -DSORTD_FUZZ_LIBFUZZER \
- *               tests/daemon/fuzz_frame.c daemon/net/frame.c daemon/request/request.c proto/wire.c \
+ *               tests/daemon/fuzz_frame.c daemon/net/frame.c daemon/request/request.c proto/wire.c
+ * \
  *               <build>/proto/sortd.pb-c.c <build>/kernels/libsortd-engine.a -lprotobuf-c \
  *               -lm -pthread -o fuzz_frame
  *             ./fuzz_frame -dict=tests/daemon/fuzz_frame.dict tests/daemon/corpus
@@ -37,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sortd__frame_reader fr;
         size_t piece;
 
-        if (size == 0 || sortd__fr_init(&fr, SORTD__WIRE_MAX_MESSAGE) < 0)
+        if (size == 0 || sortd__frame_init(&fr, SORTD__WIRE_MAX_MESSAGE) < 0)
                 return 0;
         piece = (size_t)data[0] + 1;
         data++;
@@ -45,10 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while (size) {
                 uint8_t *dst;
                 size_t room;
-                sortd__fr_event ev;
+                sortd__frame_event ev;
                 sortd__request rq;
 
-                sortd__fr_buffer(&fr, &dst, &room);
+                sortd__frame_buffer(&fr, &dst, &room);
                 if (room == 0)
                         break;
                 room = room < piece ? room : piece;
@@ -56,23 +57,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 memcpy(dst, data, room);
                 data += room;
                 size -= room;
-                ev = sortd__fr_consumed(&fr, room);
-                if (ev == SORTD__FR_ERROR)
+                ev = sortd__frame_consumed(&fr, room);
+                if (ev == SORTD__FRAME_ERROR)
                         break;
-                if (ev != SORTD__FR_MESSAGE)
+                if (ev != SORTD__FRAME_MESSAGE)
                         continue;
                 sortd__request_decode(fr.msg, fr.h.message_len, fr.h.payload_len, &limits, &stats,
                                       &rq);
                 /* What the connection relies on: an admitted sort's payload is its size. */
-                if (rq.kind == SORTD__REQ_SORT && rq.sizes.request_len != fr.h.payload_len)
+                if (rq.kind == SORTD__REQUEST_SORT && rq.sizes.request_len != fr.h.payload_len)
                         abort();
-                if (fr.h.payload_len && rq.kind == SORTD__REQ_SORT)
-                        sortd__fr_sink(&fr, sink, (size_t)fr.h.payload_len / 2, sink + 4096,
-                                       (size_t)fr.h.payload_len - (size_t)fr.h.payload_len / 2);
+                if (fr.h.payload_len && rq.kind == SORTD__REQUEST_SORT)
+                        sortd__frame_sink(&fr, sink, (size_t)fr.h.payload_len / 2, sink + 4096,
+                                          (size_t)fr.h.payload_len - (size_t)fr.h.payload_len / 2);
                 else if (fr.h.payload_len)
-                        sortd__fr_discard(&fr);
+                        sortd__frame_discard(&fr);
         }
-        sortd__fr_free(&fr);
+        sortd__frame_free(&fr);
         return 0;
 }
 

@@ -16,14 +16,14 @@
 typedef struct peer {
         uv_pipe_t pipe;
         sortd__pipeline out;
-        sortd__waiter wait;
+        sortd__admission_waiter wait;
         int client;
         int admitted; /* the order it was admitted in, from 1; 0: not yet */
 } peer;
 
 static int admissions;
 
-static void on_admitted(sortd__waiter *w)
+static void on_admitted(sortd__admission_waiter *w)
 {
         SORTD__CONTAINER_OF(w, peer, wait)->admitted = ++admissions;
 }
@@ -37,7 +37,7 @@ static void peer_open(peer *p, uv_loop_t *loop, sortd__admission *a, sortd__stat
         ck_assert_int_eq(uv_pipe_open(&p->pipe, sv[0]), 0);
         p->client = sv[1];
         p->admitted = 0;
-        sortd__pipe_init(&p->out, (uv_stream_t *)&p->pipe, "test", a, st, NULL);
+        sortd__pipeline_init(&p->out, (uv_stream_t *)&p->pipe, "test", a, st, NULL);
 }
 
 /* A reply its client does not read: more than the socket's buffer, so bytes stay queued. */
@@ -46,7 +46,7 @@ static void leave_reply_unread(peer *p, uv_write_t *req, char *bytes, size_t len
         uv_buf_t b = {.base = bytes, .len = len};
 
         ck_assert_int_eq(uv_write(req, (uv_stream_t *)&p->pipe, &b, 1, NULL), 0);
-        ck_assert(sortd__pipe_unread(&p->out));
+        ck_assert(sortd__pipeline_unread(&p->out));
 }
 
 /* A sort job of bytes keys' bytes. */
@@ -55,7 +55,7 @@ static sortd__job *sort_of(size_t bytes)
         sortd__job *j = calloc(1, sizeof(*j));
 
         ck_assert_ptr_nonnull(j);
-        j->op = SORTD__OP_SORT;
+        j->op = SORTD__JOB_OP_SORT;
         j->sizes.keys_bytes = bytes;
         return j;
 }
@@ -63,7 +63,7 @@ static sortd__job *sort_of(size_t bytes)
 /* Admits j for p now (true), or puts p in line. */
 static bool admit(sortd__admission *a, peer *p, sortd__job *j)
 {
-        return sortd__adm_admit(a, &p->wait, j, &p->out);
+        return sortd__admission_admit(a, &p->wait, j, &p->out);
 }
 
 static void close_all(uv_loop_t *loop, peer *peers, size_t n)
@@ -94,7 +94,7 @@ START_TEST(unread_replies_hold_no_line)
         char why[64];
 
         ck_assert_int_eq(sortd__hostpool_init(&pool, NULL, 0, why, sizeof(why)), SORTD_OK);
-        sortd__adm_init(&a, 1000, &pool, &st, on_admitted);
+        sortd__admission_init(&a, 1000, &pool, &st, on_admitted);
         ck_assert_int_eq(uv_loop_init(&loop), 0);
         for (int i = 0; i < 4; i++)
                 peer_open(&p[i], &loop, &a, &st);
@@ -102,21 +102,21 @@ START_TEST(unread_replies_hold_no_line)
         ck_assert(admit(&a, &p[0], x));
         ck_assert(!admit(&a, &p[1], ja)); /* 1200 > 1000 */
         ck_assert(!admit(&a, &p[2], jb)); /* fits, but A is first */
-        ck_assert(!sortd__pipe_unread(&p[1].out));
-        sortd__adm_replies_wait(&a); /* nothing changed: B still behind A */
+        ck_assert(!sortd__pipeline_unread(&p[1].out));
+        sortd__admission_replies_wait(&a); /* nothing changed: B still behind A */
         ck_assert_int_eq(p[2].admitted, 0);
         leave_reply_unread(&p[1], &req, big, sizeof(big));
-        sortd__adm_replies_wait(&a);
+        sortd__admission_replies_wait(&a);
         ck_assert_int_eq(p[2].admitted, 1);
         ck_assert(admit(&a, &p[3], jc)); /* A holds no line: C goes at once */
         ck_assert_uint_eq(st.inflight_bytes, 1000);
-        sortd__adm_release(&a, x);
+        sortd__admission_release(&a, x);
         ck_assert_int_eq(p[1].admitted, 2); /* A kept its place */
         ck_assert_uint_eq(st.inflight_bytes, 1000);
         ck_assert_ptr_null(a.head);
-        sortd__adm_release(&a, ja);
-        sortd__adm_release(&a, jb);
-        sortd__adm_release(&a, jc);
+        sortd__admission_release(&a, ja);
+        sortd__admission_release(&a, jb);
+        sortd__admission_release(&a, jc);
         ck_assert_uint_eq(st.inflight_bytes, 0);
         ck_assert_uint_eq(st.sorts_failed, 0);
         close_all(&loop, p, 4);
@@ -131,19 +131,19 @@ START_TEST(no_buffer_counted)
         sortd__stats st = {0};
         sortd__hostpool pool;
         sortd__admission a;
-        sortd__waiter w = {0};
+        sortd__admission_waiter w = {0};
         sortd__job *j = sort_of((size_t)1 << 60);
         char why[64];
 
         ck_assert_int_eq(sortd__hostpool_init(&pool, NULL, 0, why, sizeof(why)), SORTD_OK);
-        sortd__adm_init(&a, UINT64_MAX, &pool, &st, on_admitted);
-        ck_assert(sortd__adm_admit(&a, &w, j, NULL));
+        sortd__admission_init(&a, UINT64_MAX, &pool, &st, on_admitted);
+        ck_assert(sortd__admission_admit(&a, &w, j, NULL));
         ck_assert_ptr_null(j->buf);
         ck_assert_int_eq(j->status, SORTD_E_NOMEM);
         ck_assert_int_eq(j->state, SORTD__JOB_DONE);
         ck_assert_uint_eq(st.sorts_failed, 1);
         ck_assert_uint_eq(st.inflight_bytes, 0);
-        sortd__adm_release(&a, j);
+        sortd__admission_release(&a, j);
         sortd__hostpool_close(&pool);
 }
 END_TEST

@@ -19,18 +19,18 @@ static void put_header(uint8_t *out, uint32_t magic, uint16_t version, uint16_t 
 }
 
 /* Feeds len bytes to the reader in pieces of at most `piece`; returns the last event. */
-static sortd__fr_event feed(sortd__frame_reader *fr, const uint8_t *data, size_t len, size_t piece,
-                            int *messages, int *payloads)
+static sortd__frame_event feed(sortd__frame_reader *fr, const uint8_t *data, size_t len,
+                               size_t piece, int *messages, int *payloads)
 {
-        sortd__fr_event ev = SORTD__FR_MORE;
+        sortd__frame_event ev = SORTD__FRAME_MORE;
 
         while (len) {
                 uint8_t *dst;
                 size_t room;
 
-                sortd__fr_buffer(fr, &dst, &room);
+                sortd__frame_buffer(fr, &dst, &room);
                 if (room == 0)
-                        return ev == SORTD__FR_ERROR ? ev : (sortd__fr_event)-1;
+                        return ev == SORTD__FRAME_ERROR ? ev : (sortd__frame_event)-1;
                 if (room > piece)
                         room = piece;
                 if (room > len)
@@ -38,12 +38,12 @@ static sortd__fr_event feed(sortd__frame_reader *fr, const uint8_t *data, size_t
                 memcpy(dst, data, room);
                 data += room;
                 len -= room;
-                ev = sortd__fr_consumed(fr, room);
-                if (ev == SORTD__FR_MESSAGE && messages)
+                ev = sortd__frame_consumed(fr, room);
+                if (ev == SORTD__FRAME_MESSAGE && messages)
                         ++*messages;
-                if (ev == SORTD__FR_PAYLOAD && payloads)
+                if (ev == SORTD__FRAME_PAYLOAD && payloads)
                         ++*payloads;
-                if (ev == SORTD__FR_ERROR)
+                if (ev == SORTD__FRAME_ERROR)
                         return ev;
         }
         return ev;
@@ -72,18 +72,19 @@ START_TEST(bad_header)
         size_t room;
 
         for (size_t piece = 1; piece <= sizeof(buf); piece++) {
-                ck_assert_int_eq(sortd__fr_init(&fr, 64 * 1024), 0);
+                ck_assert_int_eq(sortd__frame_init(&fr, 64 * 1024), 0);
                 put_header(buf, bad_headers[_i].magic, bad_headers[_i].version,
                            bad_headers[_i].flags, bad_headers[_i].mlen, 0);
-                ck_assert_int_eq(feed(&fr, buf, sizeof(buf), piece, NULL, NULL), SORTD__FR_ERROR);
+                ck_assert_int_eq(feed(&fr, buf, sizeof(buf), piece, NULL, NULL),
+                                 SORTD__FRAME_ERROR);
                 ck_assert_int_eq(fr.status, SORTD_E_PROTOCOL);
                 ck_assert_msg(strstr(fr.why, bad_headers[_i].expect), "'%s' lacks '%s'", fr.why,
                               bad_headers[_i].expect);
                 /* After an error the reader takes nothing more. */
-                sortd__fr_buffer(&fr, &dst, &room);
+                sortd__frame_buffer(&fr, &dst, &room);
                 ck_assert_uint_eq(room, 0);
-                ck_assert_int_eq(sortd__fr_consumed(&fr, 1), SORTD__FR_ERROR);
-                sortd__fr_free(&fr);
+                ck_assert_int_eq(sortd__frame_consumed(&fr, 1), SORTD__FRAME_ERROR);
+                sortd__frame_free(&fr);
         }
 }
 END_TEST
@@ -108,8 +109,8 @@ START_TEST(stream_in_pieces)
         p += SORTD__WIRE_HEADER_SIZE + 12;
         ck_assert_uint_eq((size_t)(p - stream), sizeof(stream));
 
-        ck_assert_int_eq(sortd__fr_init(&fr, 64), 0);
-        ck_assert(sortd__fr_at_boundary(&fr));
+        ck_assert_int_eq(sortd__frame_init(&fr, 64), 0);
+        ck_assert(sortd__frame_at_boundary(&fr));
         p = stream;
         size_t left = sizeof(stream);
 
@@ -117,7 +118,7 @@ START_TEST(stream_in_pieces)
                 uint8_t *dst;
                 size_t room;
 
-                sortd__fr_buffer(&fr, &dst, &room);
+                sortd__frame_buffer(&fr, &dst, &room);
                 ck_assert_uint_gt(room, 0);
                 if (room > piece)
                         room = piece;
@@ -126,23 +127,23 @@ START_TEST(stream_in_pieces)
                 memcpy(dst, p, room);
                 p += room;
                 left -= room;
-                switch (sortd__fr_consumed(&fr, room)) {
-                case SORTD__FR_MESSAGE:
+                switch (sortd__frame_consumed(&fr, room)) {
+                case SORTD__FRAME_MESSAGE:
                         messages++;
                         if (memcmp(fr.msg, "sort1", 5) == 0)
-                                sortd__fr_sink(&fr, keys, sizeof(keys), vals, sizeof(vals));
+                                sortd__frame_sink(&fr, keys, sizeof(keys), vals, sizeof(vals));
                         else if (memcmp(fr.msg, "sort2", 5) == 0)
-                                sortd__fr_discard(&fr);
+                                sortd__frame_discard(&fr);
                         else
                                 ck_assert_int_eq(memcmp(fr.msg, "hello", 5), 0);
                         break;
-                case SORTD__FR_PAYLOAD:
+                case SORTD__FRAME_PAYLOAD:
                         payloads++;
                         break;
-                case SORTD__FR_ERROR:
+                case SORTD__FRAME_ERROR:
                         ck_abort_msg("unexpected error: %s", fr.why);
                         break;
-                case SORTD__FR_MORE:
+                case SORTD__FRAME_MORE:
                         break;
                 }
         }
@@ -150,8 +151,8 @@ START_TEST(stream_in_pieces)
         ck_assert_int_eq(payloads, 1);
         ck_assert_int_eq(memcmp(keys, "ABCDEFGH", 8), 0);
         ck_assert_int_eq(memcmp(vals, "wxyz", 4), 0);
-        ck_assert(sortd__fr_at_boundary(&fr));
-        sortd__fr_free(&fr);
+        ck_assert(sortd__frame_at_boundary(&fr));
+        sortd__frame_free(&fr);
 }
 END_TEST
 
@@ -162,15 +163,16 @@ START_TEST(await_sink_takes_nothing)
         sortd__frame_reader fr;
         size_t room;
 
-        ck_assert_int_eq(sortd__fr_init(&fr, 64), 0);
+        ck_assert_int_eq(sortd__frame_init(&fr, 64), 0);
         put_header(buf, SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, 0, 3, 100);
         memcpy(buf + SORTD__WIRE_HEADER_SIZE, "abc", 3);
-        ck_assert_int_eq(feed(&fr, buf, sizeof(buf), sizeof(buf), NULL, NULL), SORTD__FR_MESSAGE);
-        ck_assert(!sortd__fr_at_boundary(&fr));
-        sortd__fr_buffer(&fr, &dst, &room);
+        ck_assert_int_eq(feed(&fr, buf, sizeof(buf), sizeof(buf), NULL, NULL),
+                         SORTD__FRAME_MESSAGE);
+        ck_assert(!sortd__frame_at_boundary(&fr));
+        sortd__frame_buffer(&fr, &dst, &room);
         ck_assert_uint_eq(room, 0);
-        ck_assert_int_eq(sortd__fr_consumed(&fr, 1), SORTD__FR_ERROR);
-        sortd__fr_free(&fr);
+        ck_assert_int_eq(sortd__frame_consumed(&fr, 1), SORTD__FRAME_ERROR);
+        sortd__frame_free(&fr);
 }
 END_TEST
 
@@ -181,24 +183,24 @@ START_TEST(big_discard)
         sortd__frame_reader fr;
         uint64_t total = 1000000;
         size_t room;
-        sortd__fr_event ev = SORTD__FR_MORE;
+        sortd__frame_event ev = SORTD__FRAME_MORE;
 
-        ck_assert_int_eq(sortd__fr_init(&fr, 64), 0);
+        ck_assert_int_eq(sortd__frame_init(&fr, 64), 0);
         put_header(buf, SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, 0, 1, total);
         buf[SORTD__WIRE_HEADER_SIZE] = 'x';
-        ck_assert_int_eq(feed(&fr, buf, sizeof(buf), 64, NULL, NULL), SORTD__FR_MESSAGE);
-        sortd__fr_discard(&fr);
+        ck_assert_int_eq(feed(&fr, buf, sizeof(buf), 64, NULL, NULL), SORTD__FRAME_MESSAGE);
+        sortd__frame_discard(&fr);
         while (total) {
-                sortd__fr_buffer(&fr, &dst, &room);
+                sortd__frame_buffer(&fr, &dst, &room);
                 ck_assert_uint_gt(room, 0);
                 ck_assert_uint_le(room, 64);
                 memset(dst, 0xee, room);
                 total -= room;
-                ev = sortd__fr_consumed(&fr, room);
+                ev = sortd__frame_consumed(&fr, room);
         }
-        ck_assert_int_eq(ev, SORTD__FR_MORE);
-        ck_assert(sortd__fr_at_boundary(&fr));
-        sortd__fr_free(&fr);
+        ck_assert_int_eq(ev, SORTD__FRAME_MORE);
+        ck_assert(sortd__frame_at_boundary(&fr));
+        sortd__frame_free(&fr);
 }
 END_TEST
 

@@ -35,7 +35,7 @@ static size_t off_of(const sortd__hostpool *p, const void *buf)
 }
 
 /* The free list is exactly these extents, in order. */
-static void expect_extents(const sortd__hostpool *p, const sortd__hp_extent *e, size_t n)
+static void expect_extents(const sortd__hostpool *p, const sortd__hostpool_extent *e, size_t n)
 {
         ck_assert_uint_eq(p->nfree, n);
         for (size_t i = 0; i < n; i++) {
@@ -67,7 +67,7 @@ START_TEST(aligned_and_disjoint)
                 sortd__hostpool_free(&p, b[n], n);
         }
         ck_assert_uint_eq(p.used, 0);
-        expect_extents(&p, &(sortd__hp_extent){0, N * 512}, 1);
+        expect_extents(&p, &(sortd__hostpool_extent){0, N * 512}, 1);
         sortd__hostpool_close(&p);
         ck_assert(!sortd__hostpool_on(&p));
         free(arena);
@@ -88,22 +88,22 @@ START_TEST(coalescing)
         ck_assert_ptr_null(sortd__hostpool_alloc(&p, 1));
         expect_extents(&p, NULL, 0);
         sortd__hostpool_free(&p, b[1], 256); /* none */
-        expect_extents(&p, &(sortd__hp_extent){256, 256}, 1);
+        expect_extents(&p, &(sortd__hostpool_extent){256, 256}, 1);
         sortd__hostpool_free(&p, b[3], 256); /* none */
-        expect_extents(&p, (sortd__hp_extent[]){{256, 256}, {768, 256}}, 2);
+        expect_extents(&p, (sortd__hostpool_extent[]){{256, 256}, {768, 256}}, 2);
         sortd__hostpool_free(&p, b[2], 256); /* both */
-        expect_extents(&p, &(sortd__hp_extent){256, 768}, 1);
+        expect_extents(&p, &(sortd__hostpool_extent){256, 768}, 1);
         sortd__hostpool_free(&p, b[0], 256); /* after */
-        expect_extents(&p, &(sortd__hp_extent){0, 1024}, 1);
+        expect_extents(&p, &(sortd__hostpool_extent){0, 1024}, 1);
 
         for (int i = 0; i < 4; i++)
                 b[i] = sortd__hostpool_alloc(&p, 256);
         sortd__hostpool_free(&p, b[0], 256);
         sortd__hostpool_free(&p, b[1], 256); /* before */
-        expect_extents(&p, &(sortd__hp_extent){0, 512}, 1);
+        expect_extents(&p, &(sortd__hostpool_extent){0, 512}, 1);
         sortd__hostpool_free(&p, b[3], 256);
         sortd__hostpool_free(&p, b[2], 256); /* both */
-        expect_extents(&p, &(sortd__hp_extent){0, 1024}, 1);
+        expect_extents(&p, &(sortd__hostpool_extent){0, 1024}, 1);
         ck_assert_ptr_eq(sortd__hostpool_alloc(&p, 1024), arena);
         sortd__hostpool_free(&p, arena, 1024);
         sortd__hostpool_close(&p);
@@ -133,7 +133,7 @@ START_TEST(first_fit_reuse)
         sortd__hostpool_free(&p, b, 1000);
         sortd__hostpool_free(&p, e, 600);
         sortd__hostpool_free(&p, c, 1000);
-        expect_extents(&p, &(sortd__hp_extent){0, 1 << 16}, 1);
+        expect_extents(&p, &(sortd__hostpool_extent){0, 1 << 16}, 1);
         sortd__hostpool_close(&p);
         free(arena);
 }
@@ -156,7 +156,7 @@ START_TEST(exhaustion)
         ck_assert_ptr_eq(sortd__hostpool_alloc(&p, A), b[50]);
         for (int i = 0; i < N; i++)
                 sortd__hostpool_free(&p, b[i], i == 50 ? A : 1 + (size_t)i % A);
-        expect_extents(&p, &(sortd__hp_extent){0, N * A}, 1);
+        expect_extents(&p, &(sortd__hostpool_extent){0, N * A}, 1);
         ck_assert_uint_eq(p.used, 0);
         ck_assert_uint_eq(p.peak, N * A); /* the most ever held, not what is held now */
         sortd__hostpool_close(&p);
@@ -349,7 +349,7 @@ START_TEST(random_rounds)
         }
         while (s->nlive)
                 shadow_free(s, &p);
-        expect_extents(&p, &(sortd__hp_extent){0, GRANULES * A}, 1);
+        expect_extents(&p, &(sortd__hostpool_extent){0, GRANULES * A}, 1);
         sortd__hostpool_close(&p);
         free(s);
         free(arena);

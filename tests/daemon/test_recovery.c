@@ -18,8 +18,9 @@ static sortd_engine *cpu_engine(const sortd_engine_config *ec)
         sortd_engine *e = NULL;
         char report[512];
 
-        ck_assert_msg(sortd__engine_open("cpu", ec, &e, report, sizeof(report)) == SORTD_OK, "%s",
-                      report);
+        ck_assert_msg(sortd__recovery_engine_open("cpu", ec, &e, report, sizeof(report)) ==
+                              SORTD_OK,
+                      "%s", report);
         return e;
 }
 
@@ -35,9 +36,9 @@ START_TEST(loss_replaced)
         ck_assert_ptr_nonnull(next);
         ck_assert_ptr_ne(next, first);
         ck_assert_uint_eq(losses(&r), 1);
-        ck_assert_ptr_eq(sortd__recovery_serving(&r)->engine, next);
+        ck_assert_ptr_eq(sortd__recovery_current(&r)->engine, next);
         sortd__recovery_close(&r);
-        ck_assert_ptr_eq(sortd__recovery_serving(&r)->engine, first);
+        ck_assert_ptr_eq(sortd__recovery_current(&r)->engine, first);
         sortd_engine_destroy(first);
 }
 END_TEST
@@ -54,7 +55,7 @@ START_TEST(loss_not_replaced)
         sortd__recovery_init(&r, SORTD__ON_LOSS_CPU, &ec, first, "configured cpu");
         ck_assert_ptr_null(sortd__recovery_replace(first, &r));
         ck_assert_uint_eq(losses(&r), 1);
-        ck_assert_ptr_eq(sortd__recovery_serving(&r)->engine, first);
+        ck_assert_ptr_eq(sortd__recovery_current(&r)->engine, first);
         sortd__recovery_close(&r);
         sortd_engine_destroy(first);
 }

@@ -358,24 +358,24 @@ START_TEST(shmem_thp_mode_read)
                 ck_assert_ptr_nonnull(f);
                 fputs(cases[i].text, f);
                 fclose(f);
-                ck_assert_int_eq(sortd__shmem_thp_mode(path, mode, sizeof(mode)),
+                ck_assert_int_eq(sortd__region_shmem_thp_mode(path, mode, sizeof(mode)),
                                  cases[i].mode ? 0 : -1);
                 if (cases[i].mode)
                         ck_assert_str_eq(mode, cases[i].mode);
         }
         unlink(path);
-        ck_assert_int_eq(sortd__shmem_thp_mode(path, mode, sizeof(mode)), -1);
+        ck_assert_int_eq(sortd__region_shmem_thp_mode(path, mode, sizeof(mode)), -1);
 }
 END_TEST
 
 START_TEST(uuid_text)
 {
         uint8_t u[SORTD_DEVICE_UUID_BYTES];
-        char text[SORTD__UUID_TEXT];
+        char text[SORTD__REGION_UUID_TEXT];
 
         for (unsigned i = 0; i < sizeof(u); i++)
                 u[i] = (uint8_t)(i * 17 + 0x0f);
-        sortd__uuid_format(u, text);
+        sortd__region_uuid_format(u, text);
         ck_assert_str_eq(text, "GPU-0f203142-5364-7586-97a8-b9cadbecfd0e");
 }
 END_TEST

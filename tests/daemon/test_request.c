@@ -1,7 +1,7 @@
 /*
- * daemon/request/request.c on its own: each kind of request, packed as a client would, decoded against
- * small limits; what it answers, the refusals in order with their status and message, and the
- * counters it bumps.
+ * daemon/request/request.c on its own: each kind of request, packed as a client would, decoded
+ * against small limits; what it answers, the refusals in order with their status and message, and
+ * the counters it bumps.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -73,7 +73,7 @@ static const struct request_case {
         const char *name;
         void (*build)(message *m);
         uint64_t payload_len;
-        sortd__req_kind kind;
+        sortd__request_kind kind;
         sortd_status status[2]; /* of the refusals, SORTD_OK where there is none */
         const char *why[2];     /* a part of each refusal's message */
         uint64_t protocol_errors, sorts_failed, rejected;
@@ -210,22 +210,22 @@ static void b_no_body(message *m)
 }
 
 static const struct request_case cases[] = {
-        {"sort", b_sort_u32, 400, SORTD__REQ_SORT, {0}, {0}, 0, 0, 0},
-        {"sort of nothing", b_sort_empty, 0, SORTD__REQ_SORT, {0}, {0}, 0, 0, 0},
+        {"sort", b_sort_u32, 400, SORTD__REQUEST_SORT, {0}, {0}, 0, 0, 0},
+        {"sort of nothing", b_sort_empty, 0, SORTD__REQUEST_SORT, {0}, {0}, 0, 0, 0},
         {"sort, payload short",
          b_sort_u32,
          399,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_INVAL},
          {"payload of 399 bytes, but 100 u32 keys"},
          1,
          1,
          0},
-        {"sort at capacity", b_sort_at_capacity, CAPACITY, SORTD__REQ_SORT, {0}, {0}, 0, 0, 0},
+        {"sort at capacity", b_sort_at_capacity, CAPACITY, SORTD__REQUEST_SORT, {0}, {0}, 0, 0, 0},
         {"sort, over capacity",
          b_sort_over_capacity,
          CAPACITY + 1,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_CAPACITY},
          {"above the engine's capacity 1000"},
          0,
@@ -234,7 +234,7 @@ static const struct request_case cases[] = {
         {"argsort, reply over max-request-bytes",
          b_sort_argsort,
          2400,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_CAPACITY},
          {"request of 4800 bytes above max-request-bytes 4096"},
          0,
@@ -243,27 +243,27 @@ static const struct request_case cases[] = {
         {"sort, bad key type",
          b_sort_bad_key,
          40,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_INVAL},
          {"unknown key type 99"},
          0,
          1,
          0},
-        {"sort, region", b_sort_region, 0, SORTD__REQ_REGION_SORT, {0}, {0}, 0, 0, 0},
+        {"sort, region", b_sort_region, 0, SORTD__REQUEST_REGION_SORT, {0}, {0}, 0, 0, 0},
         {"sort, region, with a payload",
          b_sort_region,
          40,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_PROTOCOL},
          {"a region sort takes no payload (40 bytes came)"},
          1,
          1,
          0},
-        {"hello", b_hello, 0, SORTD__REQ_HELLO, {0}, {0}, 0, 0, 0},
+        {"hello", b_hello, 0, SORTD__REQUEST_HELLO, {0}, {0}, 0, 0, 0},
         {"hello, protocol 5",
          b_hello_v5,
          0,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_PROTOCOL},
          {"client speaks protocol version 5"},
          0,
@@ -272,7 +272,7 @@ static const struct request_case cases[] = {
         {"hello with a payload",
          b_hello,
          8,
-         SORTD__REQ_HELLO,
+         SORTD__REQUEST_HELLO,
          {SORTD_E_PROTOCOL},
          {"unexpected payload of 8 bytes"},
          1,
@@ -281,19 +281,19 @@ static const struct request_case cases[] = {
         {"hello, protocol 5, with a payload",
          b_hello_v5,
          8,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_PROTOCOL, SORTD_E_PROTOCOL},
          {"client speaks protocol version 5", "unexpected payload of 8 bytes"},
          1,
          0,
          0},
-        {"ping", b_ping, 0, SORTD__REQ_PING, {0}, {0}, 0, 0, 0},
-        {"status", b_status, 0, SORTD__REQ_STATUS, {0}, {0}, 0, 0, 0},
-        {"register region", b_register, 0, SORTD__REQ_REGISTER, {0}, {0}, 0, 0, 0},
+        {"ping", b_ping, 0, SORTD__REQUEST_PING, {0}, {0}, 0, 0, 0},
+        {"status", b_status, 0, SORTD__REQUEST_STATUS, {0}, {0}, 0, 0, 0},
+        {"register region", b_register, 0, SORTD__REQUEST_REGISTER, {0}, {0}, 0, 0, 0},
         {"register a CUDA IPC region",
          b_register_ipc,
          0,
-         SORTD__REQ_REGISTER_CUDA,
+         SORTD__REQUEST_REGISTER_CUDA,
          {0},
          {0},
          0,
@@ -302,7 +302,7 @@ static const struct request_case cases[] = {
         {"register a CUDA IPC region without its handle",
          b_register_ipc_no_handle,
          0,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_INVAL},
          {"cuda_ipc_handle has 0 bytes, a cudaIpcMemHandle_t 64"},
          0,
@@ -311,7 +311,7 @@ static const struct request_case cases[] = {
         {"register a CUDA IPC region, UUID of 17 bytes",
          b_register_ipc_long_uuid,
          0,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_INVAL},
          {"device_uuid has 17 bytes, a device UUID 16"},
          0,
@@ -320,7 +320,7 @@ static const struct request_case cases[] = {
         {"register an empty CUDA IPC region",
          b_register_ipc_empty,
          0,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_INVAL},
          {"a CUDA region of 0 bytes at offset 512 is empty or wraps"},
          0,
@@ -329,7 +329,7 @@ static const struct request_case cases[] = {
         {"register a CUDA IPC region that wraps",
          b_register_ipc_wraps,
          0,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_INVAL},
          {"is empty or wraps"},
          0,
@@ -338,7 +338,7 @@ static const struct request_case cases[] = {
         {"register a memfd region at an offset",
          b_register_memfd_offset,
          0,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_INVAL},
          {"a memfd region takes no offset, handle or device UUID"},
          0,
@@ -347,7 +347,7 @@ static const struct request_case cases[] = {
         {"register a region of no kind",
          b_register_unset,
          0,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_INVAL},
          {"region of unknown kind 0"},
          0,
@@ -356,17 +356,17 @@ static const struct request_case cases[] = {
         {"register region with a payload",
          b_register,
          16,
-         SORTD__REQ_REGISTER,
+         SORTD__REQUEST_REGISTER,
          {SORTD_E_PROTOCOL},
          {"unexpected payload of 16 bytes"},
          1,
          0,
          0},
-        {"unregister region", b_unregister, 0, SORTD__REQ_UNREGISTER, {0}, {0}, 0, 0, 0},
+        {"unregister region", b_unregister, 0, SORTD__REQUEST_UNREGISTER, {0}, {0}, 0, 0, 0},
         {"no body",
          b_no_body,
          0,
-         SORTD__REQ_NONE,
+         SORTD__REQUEST_NONE,
          {SORTD_E_PROTOCOL},
          {"request of an unknown kind"},
          1,
@@ -430,7 +430,7 @@ START_TEST(region_fields)
         b_sort_region(&m);
         m.region.vals_offset = 128;
         pack_and_decode(&m, 0, &stats, &rq);
-        ck_assert_int_eq(rq.kind, SORTD__REQ_REGION_SORT);
+        ck_assert_int_eq(rq.kind, SORTD__REQUEST_REGION_SORT);
         ck_assert_uint_eq(rq.region_id, 7);
         ck_assert_uint_eq(rq.vals_region_id, 7);
         ck_assert_uint_eq(rq.keys_offset, 64);
@@ -450,7 +450,7 @@ START_TEST(region_fields)
         message_init(&m, 7);
         b_register_ipc(&m);
         pack_and_decode(&m, 0, &stats, &rq);
-        ck_assert_int_eq(rq.kind, SORTD__REQ_REGISTER_CUDA);
+        ck_assert_int_eq(rq.kind, SORTD__REQUEST_REGISTER_CUDA);
         ck_assert_uint_eq(rq.region_size, 4096);
         ck_assert_uint_eq(rq.region_offset, 512);
         ck_assert_mem_eq(rq.ipc_handle, ipc_handle, SORTD_CUDA_IPC_HANDLE_BYTES);
@@ -470,7 +470,7 @@ START_TEST(sort_fields)
         m.sort.begin_bit = 3;
         m.sort.end_bit = 60;
         pack_and_decode(&m, 50 * 12, &stats, &rq);
-        ck_assert_int_eq(rq.kind, SORTD__REQ_SORT);
+        ck_assert_int_eq(rq.kind, SORTD__REQUEST_SORT);
         ck_assert_int_eq(rq.desc.key_type, SORTD_KEY_F64);
         ck_assert_int_eq(rq.desc.payload, SORTD_PAYLOAD_VALUES32);
         ck_assert_int_eq(rq.desc.order, SORTD_DESCENDING);
@@ -518,7 +518,7 @@ START_TEST(unparsable)
         sortd__request rq;
 
         sortd__request_decode(junk, sizeof(junk), 16, &limits, &stats, &rq);
-        ck_assert_int_eq(rq.kind, SORTD__REQ_NONE);
+        ck_assert_int_eq(rq.kind, SORTD__REQUEST_NONE);
         ck_assert_uint_eq(rq.id, 0);
         ck_assert_uint_eq(rq.refusals, 1);
         ck_assert_int_eq(rq.refusal[0].status, SORTD_E_PROTOCOL);

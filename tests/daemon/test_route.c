@@ -25,7 +25,7 @@ static sortd_engine *cpu_engine(size_t capacity, unsigned threads)
 START_TEST(which_jobs)
 {
         sortd__server srv = {0};
-        sortd__job j = {.op = SORTD__OP_SORT, .n = 100};
+        sortd__job j = {.op = SORTD__JOB_OP_SORT, .n = 100};
 
         ck_assert(!sortd__route_cpu_path(&srv, &j)); /* no CPU path */
         srv.cpu_path = cpu_engine(100, 1);
@@ -34,9 +34,9 @@ START_TEST(which_jobs)
         j.n = 101;
         ck_assert(!sortd__route_cpu_path(&srv, &j));
         j.n = 1;
-        j.op = SORTD__OP_SORT_DEVICE; /* CUDA regions: only the engine reaches them */
+        j.op = SORTD__JOB_OP_SORT_DEVICE; /* CUDA regions: only the engine reaches them */
         ck_assert(!sortd__route_cpu_path(&srv, &j));
-        j.op = SORTD__OP_REGION_OPEN;
+        j.op = SORTD__JOB_OP_REGION_OPEN;
         ck_assert(!sortd__route_cpu_path(&srv, &j));
         sortd__route_close(&srv);
         ck_assert_ptr_null(srv.cpu_path);
@@ -78,7 +78,7 @@ END_TEST
 
 /*
  * An explicit cpu-path-keys the CPU engine refuses (threads above its limit): why names the
- * setting, then says all the engine said. A start-up failure line (sortd__fail, what STATUS=
+ * setting, then says all the engine said. A start-up failure line (sortd__server_fail, what STATUS=
  * and the log say) holds such a reason with its status whole, even one as long as two engines'
  * reports (--engine auto's): 256 bytes cut it.
  */
@@ -100,7 +100,7 @@ START_TEST(refusal_reported_whole)
 
         memset(reason, 'r', sizeof(reason) - 1);
         reason[sizeof(reason) - 1] = '\0';
-        sortd__fail(&srv, 1, "%s (%s)", reason, sortd_strerror(SORTD_E_NOMEM));
+        sortd__server_fail(&srv, 1, "%s (%s)", reason, sortd_strerror(SORTD_E_NOMEM));
         ck_assert_int_eq(srv.exit_status, 1);
         len = strlen(srv.failure);
         ck_assert_uint_eq(len, sizeof(reason) - 1 + strlen(" (out of memory)"));

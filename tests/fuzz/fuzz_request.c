@@ -1,7 +1,7 @@
 /*
- * libFuzzer target for request validation (daemon/request/request.c) on its own: a Request message's
- * bytes, with the payload length its frame claims and the daemon's limits drawn from the input
- * too. What the connection relies on is checked for every request the decoder lets through.
+ * libFuzzer target for request validation (daemon/request/request.c) on its own: a Request
+ * message's bytes, with the payload length its frame claims and the daemon's limits drawn from the
+ * input too. What the connection relies on is checked for every request the decoder lets through.
  * Input: 1 byte picks the limits, 8 bytes the payload length, the rest is the message.
  */
 #include <stdint.h>
@@ -64,9 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_refusals(&rq);
         if (stats.requests_total != 1)
                 abort();
-        if (rq.kind == SORTD__REQ_SORT)
+        if (rq.kind == SORTD__REQUEST_SORT)
                 check_sort(&rq, payload_len, &lim);
-        if (rq.kind == SORTD__REQ_REGION_SORT && (rq.n > lim.capacity || rq.refusals))
+        if (rq.kind == SORTD__REQUEST_REGION_SORT && (rq.n > lim.capacity || rq.refusals))
                 abort();
         free(msg);
         return 0;
