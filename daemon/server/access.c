@@ -92,7 +92,7 @@ static char *strip(char *s)
  * One setting's list into ids (uid_t and gid_t are both 32-bit on Linux): entries separated by
  * commas, blanks around each ignored ("alice, bob"). A blank list is none (everyone is
  * served), but an empty entry is an error: "allow-uid = ," or "alice,,bob" used to be taken,
- * the first as no list at all, which serves everyone.
+ * the first as no list at all, which serves everyone. 0, or sortd__access_set's errors.
  */
 static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, char *why,
                       size_t why_len)
@@ -103,7 +103,7 @@ static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, ch
         *n = 0;
         if (strlen(list) >= sizeof(copy)) {
                 snprintf(why, why_len, "%s is too long", name);
-                return -1;
+                return -ENAMETOOLONG;
         }
         strcpy(copy, list);
         rest = strip(copy);
@@ -114,24 +114,24 @@ static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, ch
                 if (!*t) {
                         snprintf(why, why_len, "%s: entry %zu is empty (a comma too many?)", name,
                                  *n + 1);
-                        return -1;
+                        return -EINVAL;
                 }
                 if (*n == SORTD__ACCESS_MAX_IDS) {
                         snprintf(why, why_len, "%s lists more than %d entries", name,
                                  SORTD__ACCESS_MAX_IDS);
-                        return -1;
+                        return -E2BIG;
                 }
                 int r = resolve(t, group, &ids[*n]);
 
                 if (r == -ENOENT) {
                         snprintf(why, why_len, "%s: '%s' is no %s id nor a known %s name", name, t,
                                  kind, kind);
-                        return -1;
+                        return r;
                 }
                 if (r < 0) {
                         snprintf(why, why_len, "%s: cannot look up the %s name '%s': %s", name,
                                  kind, t, strerror(-r));
-                        return -1;
+                        return r;
                 }
                 ++*n;
         }
@@ -145,9 +145,10 @@ int sortd__access_set(sortd__access *a, bool group, const char *list, char *why,
 {
         uint32_t ids[SORTD__ACCESS_MAX_IDS];
         size_t n;
+        int r = parse_list(list, group, ids, &n, why, why_len);
 
-        if (parse_list(list, group, ids, &n, why, why_len) < 0)
-                return -1;
+        if (r < 0)
+                return r;
         if (group) {
                 memcpy(a->gids, ids, n * sizeof(ids[0]));
                 a->ngids = n;

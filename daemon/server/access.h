@@ -26,8 +26,10 @@ typedef struct sortd__access {
  * commas (blanks around each ignored; an empty entry is an error, a blank list is none),
  * names resolved now, replacing what it held. The config loader calls it on the line that sets
  * the list, so that an error names the line, and the daemon serves with what it resolved there:
- * each name is looked up once. Returns 0, or -1 with why naming the entry at fault and a as it
- * was. An access of all zeros serves everyone.
+ * each name is looked up once. Returns 0, or a negative errno with why naming the entry at
+ * fault and a as it was: -EINVAL for an empty entry, -E2BIG for more than SORTD__ACCESS_MAX_IDS
+ * entries, -ENAMETOOLONG for a list over 1023 bytes, -ENOENT for a name nobody has, or the
+ * error the lookup of a name failed with. An access of all zeros serves everyone.
  */
 int sortd__access_set(sortd__access *a, bool group, const char *list, char *why, size_t why_len);
 
