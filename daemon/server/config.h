@@ -1,4 +1,5 @@
-/* The daemon's settings (config.c): one table feeds the defaults, the file and the command line. */
+/* The daemon's settings (config.c): one table (config_table.h) feeds the defaults, the files and
+   the command line. */
 #ifndef SORTD_DAEMON_CONFIG_H
 #define SORTD_DAEMON_CONFIG_H
 
@@ -49,9 +50,11 @@ enum sortd__config_action {
 
 /*
  * Fills cfg from the defaults, then every --config FILE, then the command line. Returns an
- * action, or -1 on error (already reported on stderr). --help, --version and --print-config
- * win wherever they stand, and read no file; but --print-config=effective reads them all, as
- * --check-config does, and prints the result.
+ * action, or a negative errno (already reported on stderr): -EINVAL for a command line it does
+ * not take or settings that contradict each other, -ENAMETOOLONG for a default socket path too
+ * long to bind, or the error of a file (config_file.h) or of a value (config_table.h).
+ * --help, --version and --print-config win wherever they stand, and read no file; but
+ * --print-config=effective reads them all, as --check-config does, and prints the result.
  */
 int sortd__config_load(sortd__config *cfg, int argc, char **argv);
 

@@ -3,11 +3,13 @@
  * installed sortd.conf (every setting commented out at its default), the README's table and
  * sortd.conf(5)'s list. All of them print the table's rows, so none can drift from it.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config.h"
+#include "config_doc.h"
 #include "config_table.h"
 
 /* A setting's default as the documentation gives it; computed names one computed later. */
@@ -21,8 +23,8 @@ void sortd__config_doc_usage(void)
         printf("usage: sortd [--config FILE | --config-if-exists FILE] [--NAME VALUE]... "
                "[--check-config]\n\n"
                "settings (also 'NAME = VALUE' in the config file):\n");
-        for (size_t i = 0; i < sortd__config_n_options; i++) {
-                const sortd__config_option *o = &sortd__config_options[i];
+        for (size_t i = 0; i < sortd__config_table_n_options; i++) {
+                const sortd__config_option *o = &sortd__config_table_options[i];
                 char names[96] = "";
 
                 if (!o->def) { /* computed: its help says how */
@@ -30,7 +32,7 @@ void sortd__config_doc_usage(void)
                         continue;
                 }
                 if (o->type == OPT_CHOICE) {
-                        sortd__config_format_choices(o, names, sizeof(names) - 2);
+                        sortd__config_table_format_choices(o, names, sizeof(names) - 2);
                         strcat(names, "; ");
                 }
                 printf("  --%-20s %s (%sdefault: %s)\n", o->name, o->help, names,
@@ -70,7 +72,7 @@ static void format_accepts(const sortd__config_option *o, char *buf, size_t len)
         char lo[32], hi[32];
 
         if (o->type == OPT_CHOICE) {
-                sortd__config_format_choices(o, buf, len);
+                sortd__config_table_format_choices(o, buf, len);
                 return;
         }
         if (o->type == OPT_STRING || o->type == OPT_USERS || o->type == OPT_GROUPS) {
@@ -155,7 +157,7 @@ int sortd__config_doc_print(const char *format_name)
                         "sortd: --print-config: unknown format '%s' (conf, markdown, scdoc or "
                         "effective)\n",
                         format_name);
-                return -1;
+                return -EINVAL;
         }
         if (format == DOC_CONF)
                 print_comment("sortd.conf: the settings of sortd, the sort daemon (sortd.conf(5)). "
@@ -166,9 +168,9 @@ int sortd__config_doc_print(const char *format_name)
         if (format == DOC_MARKDOWN)
                 printf("| setting | default | accepts | what it bounds or chooses |\n"
                        "| --- | --- | --- | --- |\n");
-        for (size_t i = 0; i < sortd__config_n_options; i++)
-                print_setting(&sortd__config_options[i], (enum doc_format)format);
-        return 1;
+        for (size_t i = 0; i < sortd__config_table_n_options; i++)
+                print_setting(&sortd__config_table_options[i], (enum doc_format)format);
+        return 0;
 }
 
 /* The value in effect of o in cfg, as the config file takes it: a string setting's own field,
@@ -205,8 +207,8 @@ void sortd__config_doc_print_effective(const sortd__config *cfg)
 
         printf("# sortd --print-config=effective: the settings after the files and the command "
                "line\n");
-        for (size_t i = 0; i < sortd__config_n_options; i++) {
-                const sortd__config_option *o = &sortd__config_options[i];
+        for (size_t i = 0; i < sortd__config_table_n_options; i++) {
+                const sortd__config_option *o = &sortd__config_table_options[i];
                 const char *value = value_text(cfg, o, number, sizeof(number));
 
                 printf("%s =%s%s\n", o->name, *value ? " " : "", value);

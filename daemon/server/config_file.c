@@ -1,6 +1,6 @@
 /*
- * Reading a sortd.conf (config.c's table, one setting a line): what kind of file it may be,
- * how long its lines may be, and where an error is (FILE:LINE).
+ * Reading a sortd.conf (one setting of the table, config_table.c, a line): what kind of file it
+ * may be, how long its lines may be, and where an error is (FILE:LINE).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_file.h"
 #include "config_table.h"
 #include "log.h"
 
@@ -40,16 +41,16 @@ static int load_line(sortd__config *cfg, char *line, const char *where)
         eq = strchr(s, '=');
         if (!eq) {
                 sortd__log(SORTD__LOG_ERR, "%s: expected 'name = value'", where);
-                return -1;
+                return -EINVAL;
         }
         *eq = '\0';
         key = trim(s);
-        o = sortd__config_find_option(key, strlen(key));
+        o = sortd__config_table_find(key, strlen(key));
         if (!o) {
                 sortd__log(SORTD__LOG_ERR, "%s: unknown setting '%s'", where, key);
-                return -1;
+                return -EINVAL;
         }
-        return sortd__config_set_option(cfg, o, trim(eq + 1), where);
+        return sortd__config_table_set(cfg, o, trim(eq + 1), where);
 }
 
 /*
@@ -60,28 +61,28 @@ static int load_line(sortd__config *cfg, char *line, const char *where)
  */
 #define LINE_MAX_BYTES (64u << 10)
 
-enum { LINE_EOF = -1, LINE_TOO_LONG = -2, LINE_READ_ERROR = -3, LINE_NUL = -4 };
-
-/* The next line of f, without its newline, into buf (LINE_MAX_BYTES + 1 bytes): its length,
-   or one of the LINE_ values above. */
-static long read_line(FILE *f, char *buf)
+/* The next line of f, without its newline, into buf (LINE_MAX_BYTES + 1 bytes): 1, 0 at the end
+   of the file, -EMSGSIZE for a line longer than LINE_MAX_BYTES, -EILSEQ for a NUL byte, or the
+   error reading failed with. */
+static int read_line(FILE *f, char *buf)
 {
         size_t n = 0;
         int c;
 
+        errno = 0;
         while ((c = getc(f)) != EOF && c != '\n') {
                 if (n == LINE_MAX_BYTES)
-                        return LINE_TOO_LONG;
+                        return -EMSGSIZE;
                 if (c == '\0') /* the line would end there unseen: "capacity = 1K\0junk" */
-                        return LINE_NUL;
+                        return -EILSEQ;
                 buf[n++] = (char)c;
         }
         if (c == EOF && ferror(f))
-                return LINE_READ_ERROR;
+                return errno ? -errno : -EIO;
         if (c == EOF && n == 0)
-                return LINE_EOF;
+                return 0;
         buf[n] = '\0';
-        return (long)n;
+        return 1;
 }
 
 static const char *file_kind(mode_t mode)
@@ -129,54 +130,65 @@ static FILE *open_regular(const char *path, const char **kind)
         return f;
 }
 
+static void close_file(FILE **f)
+{
+        if (*f)
+                fclose(*f);
+}
+
+static void free_line(char **line)
+{
+        free(*line);
+}
+
+/* Why the file stopped being read after line lineno (r from read_line), logged; r. */
+static int read_error(const char *path, int lineno, int r)
+{
+        if (r == -EMSGSIZE)
+                sortd__log(SORTD__LOG_ERR, "%s:%d: line longer than %u bytes", path, lineno + 1,
+                           LINE_MAX_BYTES);
+        else if (r == -EILSEQ)
+                sortd__log(SORTD__LOG_ERR, "%s:%d: a NUL byte: not a text file", path, lineno + 1);
+        else
+                sortd__log(SORTD__LOG_ERR, "cannot read config file %s after line %d: %s", path,
+                           lineno, strerror(-r));
+        return r;
+}
+
 /* optional: a missing file is no error (--config-if-exists), so a package's example file may
-   go. A value is taken or refused for its own length (set_option), at its own line. */
+   go. A value is taken or refused for its own length (config_table.c), at its own line. */
 int sortd__config_file_load(sortd__config *cfg, const char *path, bool optional)
 {
         const char *kind;
-        FILE *f = open_regular(path, &kind);
-        char *line, where[300];
-        int lineno = 0, r = 0;
-        long n = 0;
+        FILE *f __attribute__((cleanup(close_file))) = open_regular(path, &kind);
+        char *line __attribute__((cleanup(free_line))) = NULL;
+        char where[300];
+        int lineno = 0, r;
 
         if (kind) {
                 sortd__log(SORTD__LOG_ERR, "config file %s is %s, not a regular file", path, kind);
-                return -1;
+                return -EINVAL;
         }
         if (!f && optional && errno == ENOENT) {
                 sortd__log(SORTD__LOG_NOTICE, "no config file at %s: using the defaults", path);
                 return 0;
         }
         if (!f) {
-                sortd__log(SORTD__LOG_ERR, "cannot open config file %s: %s", path, strerror(errno));
-                return -1;
+                r = -errno;
+                sortd__log(SORTD__LOG_ERR, "cannot open config file %s: %s", path, strerror(-r));
+                return r;
         }
         line = malloc(LINE_MAX_BYTES + 1);
         if (!line) {
                 sortd__log(SORTD__LOG_ERR, "cannot read config file %s: %s", path,
                            strerror(ENOMEM));
-                fclose(f);
-                return -1;
+                return -ENOMEM;
         }
-        while (r == 0 && (n = read_line(f, line)) >= 0) {
+        while ((r = read_line(f, line)) > 0) {
                 snprintf(where, sizeof(where), "%s:%d", path, ++lineno);
                 r = load_line(cfg, line, where);
+                if (r < 0)
+                        return r;
         }
-        if (r == 0 && n == LINE_TOO_LONG) {
-                sortd__log(SORTD__LOG_ERR, "%s:%d: line longer than %u bytes", path, lineno + 1,
-                           LINE_MAX_BYTES);
-                r = -1;
-        }
-        if (r == 0 && n == LINE_NUL) {
-                sortd__log(SORTD__LOG_ERR, "%s:%d: a NUL byte: not a text file", path, lineno + 1);
-                r = -1;
-        }
-        if (r == 0 && n == LINE_READ_ERROR) {
-                sortd__log(SORTD__LOG_ERR, "cannot read config file %s after line %d: %s", path,
-                           lineno, strerror(errno));
-                r = -1;
-        }
-        free(line);
-        fclose(f);
-        return r;
+        return r < 0 ? read_error(path, lineno, r) : 0;
 }

@@ -1,12 +1,11 @@
 /*
- * The configuration table's rows (config.c), shared with the file reader (config_file.c) and
- * the code that prints them as documentation (config_doc.c): --help, and --print-config's
- * sortd.conf, README table and sortd.conf(5).
+ * The configuration table (config_table.c): its rows, and finding and setting a setting by
+ * name. The bottom of the configuration: the loader (config.c), the file reader
+ * (config_file.c) and the documentation (config_doc.c) call it, and it calls none of them.
  */
 #ifndef SORTD_DAEMON_CONFIG_TABLE_H
 #define SORTD_DAEMON_CONFIG_TABLE_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,36 +31,28 @@ typedef struct sortd__config_option {
         size_t offset;
         size_t size;                /* of a string field */
         const char *const *choices; /* OPT_CHOICE's names; NULL ends them */
-        const char *def;            /* NULL: computed once the rest is read (check()); "": empty */
+        const char *def;            /* NULL: computed once the rest is read (config.c); "": empty */
         uint64_t min, max;
         const char *unit;
         const char *help;
 } sortd__config_option;
 
-extern const sortd__config_option sortd__config_options[];
-extern const size_t sortd__config_n_options;
+extern const sortd__config_option sortd__config_table_options[];
+extern const size_t sortd__config_table_n_options;
 
 struct sortd__config;
 
 /* The option of that name, or NULL. */
-const sortd__config_option *sortd__config_find_option(const char *name, size_t len);
+const sortd__config_option *sortd__config_table_find(const char *name, size_t len);
+
 /* Sets o in cfg from its text; where names the value's origin in an error (FILE:LINE, "command
-   line"). 0, or -1 (logged). */
-int sortd__config_set_option(struct sortd__config *cfg, const sortd__config_option *o,
-                             const char *value, const char *where);
-/* config_file.c: the settings of the file at path into cfg; optional: a missing file is the
-   defaults (--config-if-exists). 0, or -1 (logged). */
-int sortd__config_file_load(struct sortd__config *cfg, const char *path, bool optional);
+   line"). 0, or a negative errno (logged): -EINVAL for a value o does not take, -ENAMETOOLONG
+   for a string longer than its field, or sortd__access_set's error for a list of users or
+   groups. */
+int sortd__config_table_set(struct sortd__config *cfg, const sortd__config_option *o,
+                            const char *value, const char *where);
 
 /* o's names as a list, "a, b or c". */
-void sortd__config_format_choices(const sortd__config_option *o, char *buf, size_t len);
-
-/* config_doc.c: --help's text; --print-config=FORMAT (conf, markdown or scdoc): 1 when
-   printed, -1 (reported) for an unknown format. */
-void sortd__config_doc_usage(void);
-int sortd__config_doc_print(const char *format_name);
-
-/* --print-config=effective: every setting at its value in cfg, as a sortd.conf would set it. */
-void sortd__config_doc_print_effective(const struct sortd__config *cfg);
+void sortd__config_table_format_choices(const sortd__config_option *o, char *buf, size_t len);
 
 #endif

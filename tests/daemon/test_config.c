@@ -3,6 +3,7 @@
  * documentation it prints (--help, --print-config) see it.
  */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +32,10 @@ START_TEST(counts_take_no_suffix)
         ck_assert_int_eq(LOAD(&cfg, "--max-connections", "1000", "--drain-timeout-ms", "0x10"), 0);
         ck_assert_uint_eq(cfg.max_connections, 1000);
         ck_assert_uint_eq(cfg.drain_timeout_ms, 16);
-        ck_assert_int_eq(LOAD(&cfg, "--max-connections", "1K"), -1);
-        ck_assert_int_eq(LOAD(&cfg, "--drain-timeout-ms", "30K"), -1);
-        ck_assert_int_eq(LOAD(&cfg, "--threads", "1k"), -1);
-        ck_assert_int_eq(LOAD(&cfg, "--max-regions", "1M"), -1);
+        ck_assert_int_eq(LOAD(&cfg, "--max-connections", "1K"), -EINVAL);
+        ck_assert_int_eq(LOAD(&cfg, "--drain-timeout-ms", "30K"), -EINVAL);
+        ck_assert_int_eq(LOAD(&cfg, "--threads", "1k"), -EINVAL);
+        ck_assert_int_eq(LOAD(&cfg, "--max-regions", "1M"), -EINVAL);
 }
 END_TEST
 
@@ -176,23 +177,23 @@ START_TEST(names_judged_where_read)
         sortd__config cfg;
 
         write_file(path, "# a GPU server\nengine = gpu\n");
-        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -EINVAL);
         snprintf(want, sizeof(want),
                  "sortd: error: %s:2: engine = 'gpu' is none of auto, cpu, cuda or cub", path);
         ck_assert_msg(strstr(err, want), "%s", err);
         unlink(path);
-        ck_assert_int_eq(LOAD_ERR(err, "--on-device-loss", "pray"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--on-device-loss", "pray"), -EINVAL);
         ck_assert_msg(strstr(err, "sortd: error: command line: on-device-loss = 'pray' is none of "
                                   "recreate or cpu"),
                       "%s", err);
-        ck_assert_int_eq(LOAD_ERR(err, "--log-level=loud"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--log-level=loud"), -EINVAL);
         ck_assert_msg(strstr(err,
                              "sortd: error: command line: log-level = 'loud' is none of error, "
                              "warning, notice, info or debug"),
                       "%s", err);
         /* Names are whole: no prefix, no other case. */
-        ck_assert_int_eq(LOAD_ERR(err, "--engine", "cu"), -1);
-        ck_assert_int_eq(LOAD_ERR(err, "--engine", "CPU"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--engine", "cu"), -EINVAL);
+        ck_assert_int_eq(LOAD_ERR(err, "--engine", "CPU"), -EINVAL);
 
         ck_assert_int_eq(LOAD(&cfg, "--engine", "cub", "--log-level", "debug"), 0);
         ck_assert_str_eq(cfg.engine, "cub");
@@ -210,7 +211,7 @@ START_TEST(id_lists_judged_where_read)
         sortd__config cfg;
 
         write_file(path, "allow-gid = 0\nallow-uid = root, no-such-user-here\n");
-        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -ENOENT);
         snprintf(want, sizeof(want),
                  "sortd: error: %s:2: allow-uid: 'no-such-user-here' is no user id nor a known "
                  "user name",
@@ -219,7 +220,7 @@ START_TEST(id_lists_judged_where_read)
         unlink(path);
         for (int i = 2; i <= 65; i++)
                 snprintf(many + strlen(many), sizeof(many) - strlen(many), ",%d", i);
-        ck_assert_int_eq(LOAD_ERR(err, "--allow-gid", many), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--allow-gid", many), -E2BIG);
         ck_assert_msg(
                 strstr(err, "sortd: error: command line: allow-gid lists more than 64 entries"),
                 "%s", err);
@@ -290,17 +291,18 @@ START_TEST(check_config_reads_everything)
         sortd__config cfg;
 
         write_file(path, "capacity = 2K\nmax-request-bytes = 2G\n");
-        ck_assert_int_eq(LOAD_ERR(err, "--check-config", "--config", path), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--check-config", "--config", path), -EINVAL);
         ck_assert_msg(strstr(err, "max-request-bytes (2147483648) must not exceed "
                                   "max-inflight-bytes (1073741824)"),
                       "%s", err);
-        ck_assert_int_eq(LOAD_ERR(err, "--config", path, "-t"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path, "-t"), -EINVAL);
         ck_assert_int_eq(LOAD(&cfg, "--config", path, "--check-config", "--max-inflight-bytes",
                               "4G", "--capacity", "3K"),
                          SORTD__CONFIG_CHECK);
         ck_assert_uint_eq(cfg.capacity, 3072);
         ck_assert_uint_eq(cfg.max_request_bytes, 2ull << 30);
-        ck_assert_int_eq(LOAD_ERR(err, "--check-config", "--config", path, "--bogus", "1"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--check-config", "--config", path, "--bogus", "1"),
+                         -EINVAL);
         ck_assert_msg(strstr(err, "unknown option '--bogus'"), "%s", err);
         ck_assert_int_eq(LOAD(&cfg, "--engine", "cpu"), SORTD__CONFIG_SERVE);
         unlink(path);
@@ -316,7 +318,7 @@ START_TEST(socket_fits_sun_path)
         sortd__config cfg;
 
         memset(path + 5, 'x', sizeof(path) - 6);
-        ck_assert_int_eq(LOAD_ERR(err, "--socket", path), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--socket", path), -ENAMETOOLONG);
         ck_assert_msg(strstr(err, "command line: socket is too long (at most 107 bytes)"), "%s",
                       err);
         path[107] = '\0';
@@ -324,7 +326,7 @@ START_TEST(socket_fits_sun_path)
         ck_assert_str_eq(cfg.socket, path);
         path[107] = 'x';
         ck_assert_int_eq(setenv("SORTD_SOCKET", path, 1), 0);
-        ck_assert_int_eq(LOAD_ERR(err, "--engine", "cpu"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--engine", "cpu"), -ENAMETOOLONG);
         ck_assert_msg(strstr(err, "the default socket /tmp/xxx"), "%s", err);
         ck_assert_int_eq(unsetenv("SORTD_SOCKET"), 0);
 }
@@ -347,7 +349,7 @@ START_TEST(errors_logged_as_errors)
         snprintf(stream, sizeof(stream), "%llu:%llu", (unsigned long long)st.st_dev,
                  (unsigned long long)st.st_ino);
         ck_assert_int_eq(setenv("JOURNAL_STREAM", stream, 1), 0);
-        ck_assert_int_eq(LOAD(&cfg, "--capacity", "lots"), -1);
+        ck_assert_int_eq(LOAD(&cfg, "--capacity", "lots"), -EINVAL);
         ck_assert_int_eq(LOAD(&cfg, "--config-if-exists", "/nonexistent/sortd.conf"), 0);
         ck_assert_int_eq(unsetenv("JOURNAL_STREAM"), 0);
         end_capture(&c, err, sizeof(err));
@@ -388,7 +390,7 @@ START_TEST(line_length_capped)
         strcpy(path, "/tmp/sortd-config-XXXXXX");
         text[64 << 10] = 'x';
         write_file(path, text);
-        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -EMSGSIZE);
         snprintf(want, sizeof(want), "sortd: error: %s:1: line longer than 65536 bytes", path);
         ck_assert_msg(strstr(err, want), "%s", err);
         unlink(path);
@@ -401,7 +403,8 @@ START_TEST(line_length_capped)
         ck_assert_int_eq(ftruncate(fd, 256 << 20), 0);
         close(fd);
         rss = max_rss_kib();
-        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        /* The file's hole reads as NUL bytes, the first of which stops the load. */
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -EILSEQ);
         ck_assert_msg(strstr(err, ":1: "), "%s", err);
         ck_assert_int_lt(max_rss_kib() - rss, 32 << 10);
         unlink(path);
@@ -425,7 +428,7 @@ START_TEST(config_file_is_regular)
         snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
         ck_assert_int_eq(mkfifo(fifo, 0600), 0);
         for (size_t i = 0; i < 3; i++) {
-                ck_assert_int_eq(LOAD_ERR(err, "--config-if-exists", kinds[i][0]), -1);
+                ck_assert_int_eq(LOAD_ERR(err, "--config-if-exists", kinds[i][0]), -EINVAL);
                 snprintf(want, sizeof(want),
                          "sortd: error: config file %s is %s, not a regular file", kinds[i][0],
                          kinds[i][1]);
@@ -449,7 +452,7 @@ START_TEST(nul_byte_refused)
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
         close(fd);
-        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -EILSEQ);
         snprintf(want, sizeof(want), "sortd: error: %s:2: a NUL byte: not a text file", path);
         ck_assert_msg(strstr(err, want), "%s", err);
         unlink(path);
@@ -467,18 +470,18 @@ START_TEST(id_list_entries)
         char path[] = "/tmp/sortd-config-XXXXXX", err[1024], want[160];
         sortd__config cfg;
 
-        ck_assert_int_eq(LOAD_ERR(err, "--allow-uid", ","), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--allow-uid", ","), -EINVAL);
         ck_assert_msg(strstr(err, "sortd: error: command line: allow-uid: entry 1 is empty (a "
                                   "comma too many?)"),
                       "%s", err);
-        ck_assert_int_eq(LOAD_ERR(err, "--allow-uid", "root,"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--allow-uid", "root,"), -EINVAL);
         ck_assert_msg(strstr(err, "allow-uid: entry 2 is empty"), "%s", err);
         write_file(path, "allow-gid = 0,, 7\n");
-        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--config", path), -EINVAL);
         snprintf(want, sizeof(want), "sortd: error: %s:1: allow-gid: entry 2 is empty", path);
         ck_assert_msg(strstr(err, want), "%s", err);
         unlink(path);
-        ck_assert_int_eq(LOAD_ERR(err, "--allow-uid", "root 0"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--allow-uid", "root 0"), -ENOENT);
         ck_assert_msg(strstr(err, "allow-uid: 'root 0' is no user id"), "%s", err);
 
         ck_assert_int_eq(LOAD(&cfg, "--allow-uid", " root ,\t0\t", "--allow-gid", "\t7"), 0);
@@ -537,11 +540,29 @@ START_TEST(print_effective)
                          SORTD__CONFIG_EXIT);
         ck_assert_str_eq(again, out);
         /* Checked as a start checks: nothing printed, an error. */
-        ck_assert_int_eq(LOAD_OUT(again, "--print-config=effective", "--capacity", "lots"), -1);
+        ck_assert_int_eq(LOAD_OUT(again, "--print-config=effective", "--capacity", "lots"),
+                         -EINVAL);
         ck_assert_str_eq(again, "");
-        ck_assert_int_eq(LOAD_ERR(err, "--print-config=effective", "--bogus"), -1);
+        ck_assert_int_eq(LOAD_ERR(err, "--print-config=effective", "--bogus"), -EINVAL);
         unlink(path);
         unlink(back);
+}
+END_TEST
+
+/* A load that fails says why in its result too, as a negative errno (config.h), besides the
+   message on stderr. */
+START_TEST(errors_are_errnos)
+{
+        char err[1024];
+
+        ck_assert_int_eq(LOAD_ERR(err, "--config", "/nonexistent/sortd.conf"), -ENOENT);
+        ck_assert_msg(strstr(err, "cannot open config file /nonexistent/sortd.conf"), "%s", err);
+        ck_assert_int_eq(LOAD_ERR(err, "--config"), -EINVAL);
+        ck_assert_msg(strstr(err, "--config needs a file"), "%s", err);
+        ck_assert_int_eq(LOAD_ERR(err, "serve"), -EINVAL);
+        ck_assert_msg(strstr(err, "unexpected argument 'serve'"), "%s", err);
+        ck_assert_int_eq(LOAD_ERR(err, "--print-config=yaml"), -EINVAL);
+        ck_assert_msg(strstr(err, "unknown format 'yaml'"), "%s", err);
 }
 END_TEST
 
@@ -618,6 +639,7 @@ int main(void)
         tcase_add_test(tc, id_list_entries);
         tcase_add_test(tc, print_effective);
         tcase_add_test(tc, print_effective_longest);
+        tcase_add_test(tc, errors_are_errnos);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
