@@ -91,7 +91,7 @@ static bool takes_bytes(sortd__conn *c)
 {
         const sortd__config *cfg = &c->srv->cfg;
 
-        return !c->closing && !c->out.close_after_flush && !c->wait.job &&
+        return !c->closing && !c->out.close_after_flush && !c->wait.bytes &&
                c->out.length < cfg->max_pipeline &&
                uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= cfg->max_write_queue &&
                !drained(c) && c->fr.state != SORTD__FRAME_AWAIT_SINK &&
@@ -362,16 +362,16 @@ static void sort_done(sortd__server *srv, sortd__conn *c, sortd__job *j)
            it, however the engine did. */
         if (c->closing) {
                 srv->stats.cancelled++;
-        } else if (j->status == SORTD_OK) {
+        } else if (j->work.status == SORTD_OK) {
                 srv->stats.sorts_ok++;
-                srv->stats.keys_sorted += j->n;
+                srv->stats.keys_sorted += j->work.n;
         } else {
                 srv->stats.sorts_failed++;
         }
         srv->stats.cpu_path_sorts += j->cpu_path;
-        if (j->batch_size) {
+        if (j->work.batch_size) {
                 srv->stats.batched++;
-                srv->stats.batches += j->batch_first;
+                srv->stats.batches += j->work.batch_first;
         }
 }
 
@@ -384,7 +384,7 @@ void sortd__conn_sorted_here(sortd__conn *c, sortd__job *j)
 
 void sortd__conn_complete(sortd__job *j, void *arg)
 {
-        sortd__conn *c = j->conn;
+        sortd__conn *c = j->owner;
         sortd__server *srv = arg;
         bool sort = sortd__job_is_sort(j);
 
@@ -392,7 +392,7 @@ void sortd__conn_complete(sortd__job *j, void *arg)
         if (sort)
                 sort_done(srv, c, j);
         if (c->closing) {
-                sortd__admission_release(&srv->adm, j);
+                sortd__job_free(j);
                 if (c->closed && c->in_engine == 0)
                         conn_free(c);
                 return;
@@ -554,7 +554,7 @@ static void admit_peer(sortd__conn *c)
         }
 }
 
-int sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
+int sortd__conn_accept(sortd__server *srv, uv_stream_t *server, sortd__conn_gone_fn gone)
 {
         sortd__conn *c = calloc(1, sizeof(*c));
         int r;
@@ -575,7 +575,7 @@ int sortd__conn_accept(sortd__server *srv, sortd__conn_gone_fn gone)
         c->pipe.data = c;
         sortd__pipeline_init(&c->out, (uv_stream_t *)&c->pipe, c->name, &srv->adm, &srv->stats,
                              on_written);
-        r = uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->pipe);
+        r = uv_accept(server, (uv_stream_t *)&c->pipe);
         c->next = srv->conns;
         if (srv->conns)
                 srv->conns->prev = c;

@@ -56,9 +56,9 @@ typedef struct sortd__conn {
 /* Whether the fds pending on c came with the frame just parsed: it takes or drops them. False
    when there are none, or they came with a later frame's bytes (already read ahead). */
 bool sortd__conn_frame_fds(sortd__conn *c);
-/* Accepts one connection from srv's listener; gone is called once it has closed. Returns 0, or
-   -ENOMEM with the connection left on the listener, for the caller to take off and close. */
-int sortd__conn_accept(struct sortd__server *srv, sortd__conn_gone_fn gone);
+/* Accepts one connection from server; gone is called once it has closed. Returns 0, or
+   -ENOMEM with the connection left on server, for the caller to take off and close. */
+int sortd__conn_accept(struct sortd__server *srv, uv_stream_t *server, sortd__conn_gone_fn gone);
 /* The worker's callback: a job came back from the engine thread (arg: the server). */
 void sortd__conn_complete(sortd__job *j, void *arg);
 /* A sort the loop thread ran itself (sortd__worker_run_here): counted as the engine thread's

@@ -15,13 +15,28 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "conn.h"
+#include <stdarg.h>
+
 #include "listener.h"
 #include "log.h"
 
 /* Clients waiting to be accepted, the engine's start included. uv_listen sets it again on
    the socket it adopts, systemd's too, as it did before sockets were claimed first. */
 #define BACKLOG 128
+
+/* Keeps the first failure's line and exit status for the server to report (sortd(8)). */
+__attribute__((format(printf, 3, 4))) static void fail(sortd__listener *l, int status,
+                                                       const char *fmt, ...)
+{
+        va_list ap;
+
+        if (l->exit_status)
+                return;
+        l->exit_status = status;
+        va_start(ap, fmt);
+        vsnprintf(l->failure, sizeof(l->failure), fmt, ap);
+        va_end(ap);
+}
 
 /*
  * A connection the daemon has no memory for is still taken off the listener, and closed at
@@ -30,46 +45,46 @@
  * another such connection in the same loop turn waits for that handle's close (the listener
  * pauses until then).
  */
-static void drop_connection(sortd__server *srv);
+static void drop_connection(sortd__listener *l);
 
 static void on_dropped(uv_handle_t *h)
 {
-        sortd__server *srv = h->data;
+        sortd__listener *l = h->data;
 
-        srv->dropping = false;
-        if (srv->drop_waiting) {
-                srv->drop_waiting = false;
-                drop_connection(srv);
+        l->dropping = false;
+        if (l->drop_waiting) {
+                l->drop_waiting = false;
+                drop_connection(l);
         }
 }
 
-static void drop_connection(sortd__server *srv)
+static void drop_connection(sortd__listener *l)
 {
-        if (srv->dropping) {
-                srv->drop_waiting = true;
+        if (l->dropping) {
+                l->drop_waiting = true;
                 return;
         }
-        uv_pipe_init(srv->loop, &srv->dropped, 0);
-        srv->dropped.data = srv;
-        srv->dropping = true;
+        uv_pipe_init(l->loop, &l->dropped, 0);
+        l->dropped.data = l;
+        l->dropping = true;
         /* Fails only when the listener has closed meanwhile (a drain), with the connection. */
-        if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&srv->dropped) == 0) {
-                srv->stats.connections_refused++;
+        if (uv_accept((uv_stream_t *)&l->handle, (uv_stream_t *)&l->dropped) == 0) {
+                l->stats->connections_refused++;
                 sortd__log(SORTD__LOG_ERR, "out of memory accepting a connection: closed it");
         }
-        uv_close((uv_handle_t *)&srv->dropped, on_dropped);
+        uv_close((uv_handle_t *)&l->dropped, on_dropped);
 }
 
 static void on_connection(uv_stream_t *listener, int status)
 {
-        sortd__server *srv = listener->data;
+        sortd__listener *l = listener->data;
 
         if (status < 0) {
                 sortd__log(SORTD__LOG_WARNING, "listen error: %s", uv_strerror(status));
                 return;
         }
-        if (sortd__conn_accept(srv, srv->conn_gone) < 0)
-                drop_connection(srv);
+        if (l->accept(l->accept_arg, listener) < 0)
+                drop_connection(l);
 }
 
 /* A socket file is stale when nobody accepts on it; 1 = stale, 0 = live, <0 = error. */
@@ -104,27 +119,27 @@ static bool directory_missing(const char *path)
 }
 
 /* What is at path already: nothing, or a stale socket (removed) lets a bind go ahead (0). */
-static int check_path(sortd__server *srv)
+static int check_path(sortd__listener *l)
 {
-        const char *path = srv->cfg.socket;
+        const char *path = l->path;
         struct stat st;
         int r;
 
         if (lstat(path, &st) < 0)
                 return 0;
         if (!S_ISSOCK(st.st_mode)) {
-                sortd__server_fail(srv, 2,
-                                   "%s exists and is not a socket: move it away, or set socket to "
-                                   "another path",
-                                   path);
+                fail(l, 2,
+                     "%s exists and is not a socket: move it away, or set socket to "
+                     "another path",
+                     path);
                 return -EEXIST;
         }
         r = socket_is_stale(path);
         if (r == 0) {
-                sortd__server_fail(srv, 1,
-                                   "another daemon is listening on %s: stop it, or set socket to "
-                                   "another path",
-                                   path);
+                fail(l, 1,
+                     "another daemon is listening on %s: stop it, or set socket to "
+                     "another path",
+                     path);
                 return -EADDRINUSE;
         }
         if (r == 1) {
@@ -134,63 +149,68 @@ static int check_path(sortd__server *srv)
         return 0;
 }
 
-/* A socket of the daemon's own at srv->cfg.socket, mode 0660 (README: who may sort). */
-static int bind_path(sortd__server *srv)
+/* A socket of the daemon's own at l->path, mode 0660 (README: who may sort). */
+static int bind_path(sortd__listener *l)
 {
-        const char *path = srv->cfg.socket;
+        const char *path = l->path;
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         int r = 0;
 
         /* config.c refuses a longer path where it is set: it fits sun_path. */
-        _Static_assert(sizeof(srv->cfg.socket) <= sizeof(sa.sun_path),
-                       "the socket setting fits sun_path");
+        _Static_assert(sizeof(l->path) <= sizeof(sa.sun_path), "the socket setting fits sun_path");
         strcpy(sa.sun_path, path);
-        srv->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (srv->listen_fd < 0 || bind(srv->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (l->fd < 0 || bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
                 r = -errno;
         /* bind says ENOENT too where the directory is there but its file system makes no
            sockets (/proc): this user cannot create one there, as with EACCES. */
         if (r == -ENOENT && !directory_missing(path))
                 r = -EACCES;
         if (r == 0) {
-                srv->bound = true;
+                l->bound = true;
                 if (chmod(path, 0660) < 0)
                         r = -errno;
         }
         /* A missing or closed directory stays so across restarts: a wrong setting. */
         if (r == -ENOENT || r == -EACCES)
-                sortd__server_fail(srv, 2,
-                                   "cannot bind %s: %s; set socket to a path in a directory that "
-                                   "exists and that this user may write",
-                                   path, uv_strerror(r));
+                fail(l, 2,
+                     "cannot bind %s: %s; set socket to a path in a directory that "
+                     "exists and that this user may write",
+                     path, uv_strerror(r));
         else if (r < 0)
-                sortd__server_fail(srv, 1, "cannot bind %s: %s", path, uv_strerror(r));
+                fail(l, 1, "cannot bind %s: %s", path, uv_strerror(r));
         return r;
 }
 
-/* The socket systemd passed, when it passed one: checked, and srv's (1); 0 when none. */
-static int claim_passed(sortd__server *srv)
+/* The socket systemd passed, when it passed one: checked, and l's (1); 0 when none. */
+static int claim_passed(sortd__listener *l)
 {
         int n = sd_listen_fds(1);
 
         if (n > 1) {
-                sortd__server_fail(srv, 2,
-                                   "systemd passed %d sockets; expected one: give sortd.socket one "
-                                   "ListenStream= and no other Listen line",
-                                   n);
+                fail(l, 2,
+                     "systemd passed %d sockets; expected one: give sortd.socket one "
+                     "ListenStream= and no other Listen line",
+                     n);
                 return -EINVAL;
         }
         if (n < 1)
                 return 0;
         if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
-                sortd__server_fail(srv, 2,
-                                   "the passed fd is not a listening Unix stream socket: "
-                                   "sortd.socket needs ListenStream= with a path");
+                fail(l, 2,
+                     "the passed fd is not a listening Unix stream socket: "
+                     "sortd.socket needs ListenStream= with a path");
                 return -EINVAL;
         }
-        srv->listen_fd = SD_LISTEN_FDS_START;
-        srv->activated = true;
+        l->fd = SD_LISTEN_FDS_START;
+        l->activated = true;
         return 1;
+}
+
+void sortd__listener_init(sortd__listener *l, const char *path, sortd__stats *stats)
+{
+        *l = (sortd__listener){.fd = -1, .stats = stats};
+        snprintf(l->path, sizeof(l->path), "%s", path);
 }
 
 /*
@@ -198,45 +218,46 @@ static int claim_passed(sortd__server *srv)
  * between here and the loop's first turn waits in the backlog, as it does under socket
  * activation while the engine starts.
  */
-int sortd__listener_claim(sortd__server *srv)
+int sortd__listener_claim(sortd__listener *l)
 {
-        int r = claim_passed(srv);
+        int r = claim_passed(l);
 
         if (r != 0)
                 return r < 0 ? r : 0;
-        r = check_path(srv);
+        r = check_path(l);
         if (r == 0)
-                r = bind_path(srv);
-        if (r == 0 && listen(srv->listen_fd, BACKLOG) < 0) {
+                r = bind_path(l);
+        if (r == 0 && listen(l->fd, BACKLOG) < 0) {
                 r = -errno;
-                sortd__server_fail(srv, 1, "cannot listen: %s", uv_strerror(r));
+                fail(l, 1, "cannot listen: %s", uv_strerror(r));
         }
         return r;
 }
 
-int sortd__listener_open(sortd__server *srv, sortd__conn_gone_fn gone)
+int sortd__listener_open(sortd__listener *l, uv_loop_t *loop, sortd__listener_accept_fn accept,
+                         void *arg)
 {
         int r;
 
-        srv->conn_gone = gone;
-        r = uv_pipe_init(srv->loop, &srv->listener, 0);
-        srv->listening = r == 0; /* from here on finish() closes it */
+        l->loop = loop;
+        l->accept = accept;
+        l->accept_arg = arg;
+        r = uv_pipe_init(l->loop, &l->handle, 0);
+        l->listening = r == 0; /* from here on finish() closes it */
         if (r == 0)
-                r = uv_pipe_open(&srv->listener, srv->listen_fd);
+                r = uv_pipe_open(&l->handle, l->fd);
         if (r < 0) {
-                if (srv->activated)
-                        sortd__server_fail(srv, 1, "cannot adopt the passed socket: %s",
-                                           uv_strerror(r));
+                if (l->activated)
+                        fail(l, 1, "cannot adopt the passed socket: %s", uv_strerror(r));
                 else
-                        sortd__server_fail(srv, 1, "cannot adopt %s: %s", srv->cfg.socket,
-                                           uv_strerror(r));
+                        fail(l, 1, "cannot adopt %s: %s", l->path, uv_strerror(r));
                 return r;
         }
-        srv->listen_fd = -1; /* the handle's now: closing it closes the socket */
-        srv->listener.data = srv;
-        r = uv_listen((uv_stream_t *)&srv->listener, BACKLOG, on_connection);
+        l->fd = -1; /* the handle's now: closing it closes the socket */
+        l->handle.data = l;
+        r = uv_listen((uv_stream_t *)&l->handle, BACKLOG, on_connection);
         if (r < 0)
-                sortd__server_fail(srv, 1, "cannot listen: %s", uv_strerror(r));
+                fail(l, 1, "cannot listen: %s", uv_strerror(r));
         return r;
 }
 
@@ -245,19 +266,19 @@ int sortd__listener_open(sortd__server *srv, sortd__conn_gone_fn gone)
  * before the close: a daemon started meanwhile then finds no file, rather than one it takes
  * as stale and binds anew, which an unlink after the close would remove.
  */
-void sortd__listener_close(sortd__server *srv)
+void sortd__listener_close(sortd__listener *l)
 {
-        if (srv->bound) {
-                unlink(srv->cfg.socket);
-                srv->bound = false;
+        if (l->bound) {
+                unlink(l->path);
+                l->bound = false;
         }
-        if (srv->listening) {
-                if (!uv_is_closing((uv_handle_t *)&srv->listener))
-                        uv_close((uv_handle_t *)&srv->listener, NULL);
-                srv->listening = false;
+        if (l->listening) {
+                if (!uv_is_closing((uv_handle_t *)&l->handle))
+                        uv_close((uv_handle_t *)&l->handle, NULL);
+                l->listening = false;
         }
-        if (srv->listen_fd >= 0) {
-                close(srv->listen_fd);
-                srv->listen_fd = -1;
+        if (l->fd >= 0) {
+                close(l->fd);
+                l->fd = -1;
         }
 }

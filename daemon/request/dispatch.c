@@ -41,25 +41,39 @@ static void skip_payload(sortd__conn *c)
         c->out.close_after_flush = true;
 }
 
+/* No buffer for the reading sort: it is answered with SORTD_E_NOMEM, and its payload dropped. */
+static void no_buffer(sortd__conn *c, sortd__job *j, size_t bytes)
+{
+        c->srv->stats.sorts_failed++; /* done here: no engine's outcome will count it */
+        j->work.status = SORTD_E_NOMEM;
+        snprintf(j->work.why, sizeof(j->work.why), "cannot allocate %zu bytes", bytes);
+        j->state = SORTD__JOB_DONE;
+        c->reading = NULL;
+        sortd__frame_discard(&c->fr);
+}
+
 /*
- * The reading sort has its memory: its payload goes to its buffer, or is dropped when there
- * was no buffer to be had (the sort is then answered with SORTD_E_NOMEM).
+ * The reading sort's bytes are charged: it gets its buffer, from the host pool where it has
+ * room, and its payload goes there; or it is answered with SORTD_E_NOMEM.
  */
 void sortd__dispatch_admitted(sortd__conn *c)
 {
         sortd__job *j = c->reading;
-        bool moves_vals = j->desc.payload == SORTD_PAYLOAD_VALUES32 ||
-                          j->desc.payload == SORTD_PAYLOAD_VALUES64;
+        size_t bytes = sortd__job_buffer_bytes(j);
+        bool moves_vals = j->work.desc.payload == SORTD_PAYLOAD_VALUES32 ||
+                          j->work.desc.payload == SORTD_PAYLOAD_VALUES64;
+        int r = sortd__job_buffer(j, &c->srv->pool);
 
-        if (!j->buf) {
-                c->reading = NULL;
-                sortd__frame_discard(&c->fr);
+        if (r < 0) {
+                sortd__admission_uncharge(&c->srv->adm, bytes);
+                no_buffer(c, j, bytes);
                 return;
         }
-        j->keys = j->buf;
-        j->vals = j->desc.payload == SORTD_PAYLOAD_NONE ? NULL : j->buf + j->vals_off;
-        sortd__frame_sink(&c->fr, j->keys, (size_t)j->sizes.keys_bytes, moves_vals ? j->vals : NULL,
-                          moves_vals ? (size_t)j->sizes.vals_bytes : 0);
+        c->srv->stats.host_pool_misses += r == 1;
+        sortd__job_charge(j, &c->srv->adm, bytes);
+        sortd__frame_sink(&c->fr, j->work.keys, (size_t)j->work.sizes.keys_bytes,
+                          moves_vals ? j->work.vals : NULL,
+                          moves_vals ? (size_t)j->work.sizes.vals_bytes : 0);
 }
 
 /* The job of a sort, in its place in the pipeline; NULL (and the stream ends) without memory. */
@@ -72,11 +86,11 @@ static sortd__job *sort_job(sortd__conn *c, const sortd__request *rq)
                 fatal(c, SORTD_E_NOMEM, "out of memory");
                 return NULL;
         }
-        j->conn = c;
-        j->op = SORTD__JOB_OP_SORT;
-        j->desc = rq->desc;
-        j->n = rq->n;
-        j->sizes = rq->sizes;
+        j->owner = c;
+        j->work.op = SORTD__JOB_OP_SORT;
+        j->work.desc = rq->desc;
+        j->work.n = rq->n;
+        j->work.sizes = rq->sizes;
         j->t_frame = c->fr_started;
         return j;
 }
@@ -93,7 +107,8 @@ static void start_sort(sortd__conn *c, const sortd__request *rq)
         }
         j->state = SORTD__JOB_READING;
         c->reading = j;
-        if (sortd__admission_admit(&c->srv->adm, &c->wait, j, &c->out))
+        if (sortd__admission_charge(&c->srv->adm, &c->wait, sortd__job_buffer_bytes(j),
+                                    (uv_stream_t *)&c->pipe))
                 sortd__dispatch_admitted(c);
 }
 
@@ -103,7 +118,8 @@ static bool sort_here(sortd__conn *c, sortd__job *j)
 {
         sortd__server *srv = c->srv;
 
-        if (!c->loop_sort_ok || j->op != SORTD__JOB_OP_SORT || j->n > srv->cfg.loop_sort_keys ||
+        if (!c->loop_sort_ok || j->work.op != SORTD__JOB_OP_SORT ||
+            j->work.n > srv->cfg.loop_sort_keys ||
             !sortd__worker_run_here(j->cpu_path ? &srv->cpu_worker : &srv->worker, j))
                 return false;
         c->loop_sort_ok = false;
@@ -134,24 +150,25 @@ static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd
         sortd_status s;
 
         *vr = NULL;
-        *kr = sortd__regions_find(&c->regions, rq->region_id, j->why, sizeof(j->why));
+        *kr = sortd__regions_find(&c->regions, rq->region_id, j->work.why, sizeof(j->work.why));
         if (!*kr)
                 return SORTD_E_INVAL;
-        s = sortd__region_span(*kr, "keys", rq->keys_offset, rq->n, ks, &j->keys, j->why,
-                               sizeof(j->why));
+        s = sortd__region_span(*kr, "keys", rq->keys_offset, rq->n, ks, &j->work.keys, j->work.why,
+                               sizeof(j->work.why));
         if (s != SORTD_OK || !vs)
                 return s;
-        *vr = sortd__regions_find(&c->regions, rq->vals_region_id, j->why, sizeof(j->why));
+        *vr = sortd__regions_find(&c->regions, rq->vals_region_id, j->work.why,
+                                  sizeof(j->work.why));
         if (!*vr)
                 return SORTD_E_INVAL;
         if ((*vr)->kind != (*kr)->kind) {
-                snprintf(j->why, sizeof(j->why),
+                snprintf(j->work.why, sizeof(j->work.why),
                          "keys and values must both be in host memory (memfd regions) or both in "
                          "device memory (CUDA regions)");
                 return SORTD_E_INVAL;
         }
-        return sortd__region_span(*vr, "values", rq->vals_offset, rq->n, vs, &j->vals, j->why,
-                                  sizeof(j->why));
+        return sortd__region_span(*vr, "values", rq->vals_offset, rq->n, vs, &j->work.vals,
+                                  j->work.why, sizeof(j->work.why));
 }
 
 /* A job's regions are those it holds: conn.c releases them when the engine gives it back. */
@@ -162,8 +179,8 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
 
         if (!j)
                 return;
-        j->status = region_spans(c, rq, j, &kr, &vr);
-        if (j->status != SORTD_OK) {
+        j->work.status = region_spans(c, rq, j, &kr, &vr);
+        if (j->work.status != SORTD_OK) {
                 c->srv->stats.sorts_failed++;
                 return; /* done: its error is the reply */
         }
@@ -172,9 +189,10 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
                 return; /* done: nothing to sort, nothing held */
         }
         if (kr->kind == SORTD__REGION_CUDA)
-                j->op = SORTD__JOB_OP_SORT_DEVICE;
+                j->work.op = SORTD__JOB_OP_SORT_DEVICE;
         j->keys_rg = kr;
         j->vals_rg = vr;
+        j->work.shared = true; /* the client may write them meanwhile */
         sortd__region_hold(kr);
         if (vr)
                 sortd__region_hold(vr);
@@ -185,9 +203,9 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
 /* Queues job j on region r for the engine thread. */
 static void queue_region_job(sortd__conn *c, sortd__job *j, sortd__job_op op, sortd__region *r)
 {
-        j->conn = c;
-        j->op = op;
-        j->region = r;
+        j->owner = c;
+        j->work.op = op;
+        j->work.region = r;
         queue_job(c, j);
 }
 
@@ -298,12 +316,12 @@ static void unregister_region(sortd__conn *c, const sortd__request *rq)
 
 void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j)
 {
-        sortd__region *r = j->region;
+        sortd__region *r = j->work.region;
         sortd__reply m;
 
-        if (j->status != SORTD_OK) {
-                sortd__pipeline_error(&c->out, &m, j->id, j->status, j->why);
-        } else if (j->op == SORTD__JOB_OP_REGION_OPEN) {
+        if (j->work.status != SORTD_OK) {
+                sortd__pipeline_error(&c->out, &m, j->id, j->work.status, j->work.why);
+        } else if (j->work.op == SORTD__JOB_OP_REGION_OPEN) {
                 sortd__log(SORTD__LOG_DEBUG, "%s: region %llu, %llu bytes", c->name,
                            (unsigned long long)r->id, (unsigned long long)r->bytes);
                 sortd__reply_registered(&m, j->id, r->id);
@@ -311,11 +329,11 @@ void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j)
                 sortd__reply_unregistered(&m, j->id);
         }
         /* A region that did not open is gone; a closed one too, even if its close failed. */
-        if (j->op == SORTD__JOB_OP_REGION_OPEN && j->status == SORTD_OK)
+        if (j->work.op == SORTD__JOB_OP_REGION_OPEN && j->work.status == SORTD_OK)
                 sortd__region_ready(r);
         else
                 sortd__regions_forget(&c->regions, r);
-        j->region = NULL;
+        j->work.region = NULL;
         sortd__pipeline_fill(&c->out, j, &m.r);
 }
 

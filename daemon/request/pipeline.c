@@ -1,5 +1,4 @@
 /* The in-order write pipeline (see pipeline.h). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -21,12 +20,10 @@ void sortd__pipeline_init(sortd__pipeline *p, uv_stream_t *stream, const char *n
 
 sortd__job *sortd__pipeline_push(sortd__pipeline *p, uint64_t id)
 {
-        sortd__job *j = calloc(1, sizeof(*j));
+        sortd__job *j = sortd__job_new(id);
 
         if (!j)
                 return NULL;
-        j->id = id;
-        j->state = SORTD__JOB_DONE;
         if (p->tail)
                 p->tail->next = j;
         else
@@ -72,8 +69,9 @@ static void reply_gone(sortd__pipeline *p, sortd__job *j, int status)
 {
         if (status == 0)
                 p->stats->bytes_out +=
-                        j->out_len + (j->status == SORTD_OK && j->buf ? j->sizes.reply_len : 0);
-        sortd__admission_release(p->adm, j);
+                        j->out_len +
+                        (j->work.status == SORTD_OK && j->buf ? j->work.sizes.reply_len : 0);
+        sortd__job_free(j);
 }
 
 static void on_write(uv_write_t *req, int status)
@@ -119,17 +117,18 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
         if (sortd__job_is_sort(j) && sortd__reply_pack_sort(j) < 0)
                 j->out_len = 0;
         if (j->out_len == 0) { /* no memory for the reply: the stream would lose sync */
-                sortd__admission_release(p->adm, j);
+                sortd__job_free(j);
                 p->close_after_flush = true;
                 return;
         }
         bufs[nbufs++] = (uv_buf_t){.base = (char *)j->out, .len = j->out_len};
         /* An inline sort's result goes back from its request buffer; a region's stays put. */
-        if (sortd__job_is_sort(j) && j->status == SORTD_OK && j->n && j->buf) {
-                bufs[nbufs++] = (uv_buf_t){.base = (char *)j->keys, .len = j->sizes.keys_bytes};
-                if (j->sizes.vals_bytes)
-                        bufs[nbufs++] =
-                                (uv_buf_t){.base = (char *)j->vals, .len = j->sizes.vals_bytes};
+        if (sortd__job_is_sort(j) && j->work.status == SORTD_OK && j->work.n && j->buf) {
+                bufs[nbufs++] =
+                        (uv_buf_t){.base = (char *)j->work.keys, .len = j->work.sizes.keys_bytes};
+                if (j->work.sizes.vals_bytes)
+                        bufs[nbufs++] = (uv_buf_t){.base = (char *)j->work.vals,
+                                                   .len = j->work.sizes.vals_bytes};
         }
         if (write_now(p, bufs, &nbufs)) {
                 reply_gone(p, j, 0);
@@ -138,7 +137,7 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
         j->wreq.data = p;
         r = uv_write(&j->wreq, p->stream, bufs, nbufs, on_write);
         if (r < 0) {
-                sortd__admission_release(p->adm, j);
+                sortd__job_free(j);
                 p->written(p, r);
                 return;
         }
@@ -167,11 +166,6 @@ bool sortd__pipeline_idle(const sortd__pipeline *p)
         return !p->head && p->writes == 0;
 }
 
-bool sortd__pipeline_unread(const sortd__pipeline *p)
-{
-        return uv_stream_get_write_queue_size(p->stream) > 0;
-}
-
 void sortd__pipeline_close(sortd__pipeline *p)
 {
         sortd__job *j, *next;
@@ -182,7 +176,7 @@ void sortd__pipeline_close(sortd__pipeline *p)
                 next = j->next;
                 if (j->state == SORTD__JOB_QUEUED && !j->cancelled)
                         continue;
-                sortd__admission_release(p->adm, j);
+                sortd__job_free(j);
         }
         p->head = p->tail = NULL;
         p->length = 0;

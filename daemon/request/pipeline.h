@@ -27,7 +27,7 @@ typedef void (*sortd__pipeline_written_fn)(struct sortd__pipeline *p, int status
 typedef struct sortd__pipeline {
         uv_stream_t *stream;
         const char *name;      /* the peer, for logs */
-        sortd__admission *adm; /* takes back a written job's memory */
+        sortd__admission *adm; /* told when a reply begins to wait for its client */
         sortd__stats *stats;   /* bytes_out */
         sortd__pipeline_written_fn written;
         sortd__job *head, *tail; /* requests not yet replied to, in order */
@@ -59,8 +59,6 @@ void sortd__pipeline_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, con
 void sortd__pipeline_flush(sortd__pipeline *p);
 /* Every reply is written and none waits. */
 bool sortd__pipeline_idle(const sortd__pipeline *p);
-/* Reply bytes wait in the socket's write queue for the client to read them. */
-bool sortd__pipeline_unread(const sortd__pipeline *p);
 /* Writes nothing more; frees every job but those the engine thread holds (their completion
    frees them). In-flight writes still end through written. */
 void sortd__pipeline_close(sortd__pipeline *p);

@@ -129,22 +129,22 @@ int sortd__reply_pack_sort(sortd__job *j)
         Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
         Sortd__Wire__SortReply sr = SORTD__WIRE__SORT_REPLY__INIT;
         Sortd__Wire__Timings t = SORTD__WIRE__TIMINGS__INIT;
-        bool ok = j->status == SORTD_OK;
+        bool ok = j->work.status == SORTD_OK;
 
         r.id = j->id;
-        r.status = sortd__wire_status(j->status);
-        r.error = j->why;
+        r.status = sortd__wire_status(j->work.status);
+        r.error = j->work.why;
         if (ok) {
-                sr.n = j->n;
-                if (j->n) {
+                sr.n = j->work.n;
+                if (j->work.n) {
                         t.transfer_ns = j->t_read - j->t_frame;
-                        t.queued_ns = j->t_sort - j->t_read;
-                        t.sort_ns = j->t_done - j->t_sort;
+                        t.queued_ns = j->work.t_sort - j->t_read;
+                        t.sort_ns = j->work.t_done - j->work.t_sort;
                 }
                 sr.timings = &t;
                 r.body_case = SORTD__WIRE__REPLY__BODY_SORT;
                 r.sort = &sr;
         }
         /* A region sort's result is in the client's mapping already. */
-        return sortd__reply_pack(j, &r, ok && j->buf ? j->sizes.reply_len : 0);
+        return sortd__reply_pack(j, &r, ok && j->buf ? j->work.sizes.reply_len : 0);
 }

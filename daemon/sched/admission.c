@@ -9,107 +9,27 @@
  * other client's sorts for ever. It keeps its place, and holds the line again once its
  * client reads.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-
 #include "admission.h"
-#include "pipeline.h"
 
-/*
- * Request buffers come from the host pool where it has room: on a GPU engine they are then
- * pinned, and the engine moves them at full speed. The rest come from the heap, as below.
- *
- * Heap buffers of 4 MiB and more are their own mappings with transparent huge pages asked
- * for: the engine's passes over them then miss the TLB far less, and a freed one goes back to
- * the system at once (the RSS follows the in-flight bytes).
- */
-#define MAPPED_MIN (4u << 20)
-
-static uint8_t *heap_alloc(size_t n)
+static void charge(sortd__admission *a, size_t bytes)
 {
-        void *p;
-
-        if (n < MAPPED_MIN)
-                return aligned_alloc(64, (n + 63) & ~(size_t)63);
-        p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-                return NULL;
-        madvise(p, n, MADV_HUGEPAGE);
-        return p;
-}
-
-static void heap_free(uint8_t *p, size_t n)
-{
-        if (!p)
-                return;
-        if (n < MAPPED_MIN)
-                free(p);
-        else
-                munmap(p, n);
-}
-
-/* j's buffer of n bytes, from the pool or else the heap (a miss, when the pool is on). */
-static void buffer_alloc(sortd__admission *a, sortd__job *j, size_t n)
-{
-        j->buf = sortd__hostpool_alloc(a->pool, n);
-        j->buf_pooled = j->buf != NULL;
-        j->buf_bytes = n;
-        if (j->buf)
-                return;
-        if (sortd__hostpool_on(a->pool))
-                a->stats->host_pool_misses++;
-        j->buf = heap_alloc(n);
-}
-
-static void buffer_free(sortd__admission *a, sortd__job *j)
-{
-        if (j->buf_pooled)
-                sortd__hostpool_free(a->pool, j->buf, j->buf_bytes);
-        else
-                heap_free(j->buf, j->buf_bytes);
-}
-
-static size_t buffer_bytes(const sortd__job *j, size_t *vals_off)
-{
-        /* Values start 8-aligned: u8 keys may leave the keys an odd length. */
-        *vals_off = (size_t)((j->sizes.keys_bytes + 7) & ~(uint64_t)7);
-        return *vals_off + (size_t)j->sizes.vals_bytes;
-}
-
-static void charge(sortd__admission *a, sortd__job *j, size_t bytes)
-{
-        j->charged = bytes;
         a->stats->inflight_bytes += bytes;
         if (a->stats->inflight_bytes > a->stats->inflight_peak)
                 a->stats->inflight_peak = a->stats->inflight_bytes;
 }
 
-/* Gives j its buffer; false if the in-flight limit says wait. */
-static bool try_charge(sortd__admission *a, sortd__job *j)
+/* With nothing in flight a request always goes, however large: progress is guaranteed. */
+static bool fits(const sortd__admission *a, size_t bytes)
 {
-        size_t need = buffer_bytes(j, &j->vals_off);
-
-        if (a->stats->inflight_bytes && a->stats->inflight_bytes + need > a->max_inflight_bytes)
-                return false;
-        buffer_alloc(a, j, need);
-        if (!j->buf) {
-                a->stats->sorts_failed++; /* done here: no engine's outcome will count it */
-                j->status = SORTD_E_NOMEM;
-                snprintf(j->why, sizeof(j->why), "cannot allocate %zu bytes", need);
-                j->state = SORTD__JOB_DONE;
-                return true;
-        }
-        charge(a, j, need);
-        return true;
+        return !a->stats->inflight_bytes ||
+               a->stats->inflight_bytes + bytes <= a->max_inflight_bytes;
 }
 
-void sortd__admission_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__hostpool *pool,
-                           sortd__stats *stats, sortd__admission_admitted_fn admitted)
+void sortd__admission_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__stats *stats,
+                           sortd__admission_admitted_fn admitted)
 {
         *a = (sortd__admission){
                 .max_inflight_bytes = max_inflight_bytes,
-                .pool = pool,
                 .stats = stats,
                 .admitted = admitted,
         };
@@ -118,7 +38,7 @@ void sortd__admission_init(sortd__admission *a, uint64_t max_inflight_bytes, sor
 /* Whether w keeps those behind it waiting: it does while its client reads its replies. */
 static bool holds_line(const sortd__admission_waiter *w)
 {
-        return !sortd__pipeline_unread(w->replies);
+        return uv_stream_get_write_queue_size(w->replies) == 0;
 }
 
 /* Whether a newcomer may go before those in line: none of them holds it. */
@@ -130,13 +50,15 @@ static bool line_open(const sortd__admission *a)
         return true;
 }
 
-bool sortd__admission_admit(sortd__admission *a, sortd__admission_waiter *w, sortd__job *j,
-                            const sortd__pipeline *replies)
+bool sortd__admission_charge(sortd__admission *a, sortd__admission_waiter *w, size_t bytes,
+                             const uv_stream_t *replies)
 {
         w->replies = replies;
-        if (line_open(a) && try_charge(a, j))
+        if (line_open(a) && fits(a, bytes)) {
+                charge(a, bytes);
                 return true;
-        w->job = j;
+        }
+        w->bytes = bytes;
         w->next = NULL;
         if (a->tail)
                 a->tail->next = w;
@@ -150,7 +72,7 @@ void sortd__admission_leave(sortd__admission *a, sortd__admission_waiter *w)
 {
         sortd__admission_waiter **pp = &a->head, *prev = NULL;
 
-        if (!w->job)
+        if (!w->bytes)
                 return;
         while (*pp && *pp != w) {
                 prev = *pp;
@@ -161,7 +83,7 @@ void sortd__admission_leave(sortd__admission *a, sortd__admission_waiter *w)
                 if (a->tail == w)
                         a->tail = prev;
         }
-        w->job = NULL;
+        w->bytes = 0;
         w->next = NULL;
 }
 
@@ -172,7 +94,8 @@ static void admit_waiting(sortd__admission *a)
         sortd__admission_waiter *w = a->head;
 
         while (w) {
-                if (try_charge(a, w->job)) {
+                if (fits(a, w->bytes)) {
+                        charge(a, w->bytes);
                         sortd__admission_leave(a, w);
                         a->admitted(w);
                         w = a->head;
@@ -189,14 +112,9 @@ void sortd__admission_replies_wait(sortd__admission *a)
         admit_waiting(a);
 }
 
-void sortd__admission_release(sortd__admission *a, sortd__job *j)
+void sortd__admission_uncharge(sortd__admission *a, size_t bytes)
 {
-        size_t released = j->charged;
-
-        a->stats->inflight_bytes -= j->charged;
-        buffer_free(a, j);
-        free(j->out);
-        free(j);
-        if (released)
+        a->stats->inflight_bytes -= bytes;
+        if (bytes)
                 admit_waiting(a);
 }

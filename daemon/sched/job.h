@@ -1,7 +1,15 @@
 /*
- * The unit of work: one request in a connection's pipeline, from its frame to its reply. A
- * sort travels the whole data path in it: admission gives it a buffer, the fair queue and the
- * engine thread take it, the pipeline writes its reply.
+ * The unit of work (job.c): one request in a connection's pipeline, from its frame to its
+ * reply. A sort travels the whole data path in it: admission charges its bytes, the fair queue
+ * and an engine thread take it, the pipeline writes its reply.
+ *
+ * One owner: sortd__job_new makes a job and sortd__job_free is the one place it goes, with
+ * the request buffer and the reply bytes it owns, and the in-flight bytes charged to it.
+ *
+ * Two threads touch a job, each its own part. sortd__job is the loop thread's. Its member
+ * `work` (sortd__job_work) is what an engine thread reads and writes: the loop thread fills it
+ * before it queues the job (state QUEUED), does not touch it while the job is queued, and
+ * reads the outcome once the worker has handed the job back.
  */
 #ifndef SORTD_DAEMON_JOB_H
 #define SORTD_DAEMON_JOB_H
@@ -18,7 +26,9 @@
 /* The struct that holds member m at p: how a callback handed a member finds its owner. */
 #define SORTD__CONTAINER_OF(p, type, m) ((type *)(void *)((char *)(p)-offsetof(type, m)))
 
-struct sortd__conn;
+struct sortd__admission;
+struct sortd__hostpool;
+struct sortd__region;
 struct sortd__turns;
 
 typedef enum sortd__job_state {
@@ -36,51 +46,71 @@ typedef enum sortd__job_op {
         SORTD__JOB_OP_REGION_CLOSE, /* sortd__region_engine_close(region) */
 } sortd__job_op;
 
-typedef struct sortd__job {
-        struct sortd__job *next;  /* the connection's pipeline, in request order */
-        struct sortd__job *qnext; /* fair queue or completion list (queue.c, worker.c) */
-        struct sortd__conn *conn;
-        sortd__job_state state;
-        uint64_t id;
+/* The engine thread's part of a job (see above). */
+typedef struct sortd__job_work {
         sortd__job_op op;
-        struct sortd__region *region; /* REGION_OPEN, REGION_CLOSE */
-        bool cancelled;               /* its connection went away while the engine had it */
-        sortd_status status;
-        char why[256];
-        /* a sort */
         sortd_sort_desc desc;
         uint64_t n;
         sortd__wire_sizes sizes;
-        uint8_t *buf; /* an inline sort's request buffer: keys, then values at vals_off */
-        size_t vals_off;
-        uint8_t *keys, *vals;                    /* what the engine sorts: in buf, or in regions */
-        struct sortd__region *keys_rg, *vals_rg; /* a region sort's regions, held until done */
-        struct sortd__turns *turns;              /* a region sort's place in its connection's */
-        uint64_t turn;                           /* order (queue.h) */
-        size_t buf_bytes;
-        bool buf_pooled; /* buf is from the host pool (else the heap): where it goes back */
-        size_t charged;  /* bytes counted against max-inflight-bytes */
-        uint64_t t_frame, t_read, t_sort, t_done;
-        uint16_t batch_size; /* the engine thread's: members of its batch (0: sorted alone) */
+        uint8_t *keys, *vals;         /* what the engine sorts: in the buffer, or in regions */
+        bool shared;                  /* keys and vals are in regions the client may write */
+        struct sortd__region *region; /* REGION_OPEN, REGION_CLOSE */
+        struct sortd__turns *turns;   /* a region sort's place in its connection's order */
+        uint64_t turn;                /* (turns.h) */
+        /* written by the engine thread */
+        sortd_status status;
+        char why[256];
+        uint64_t t_sort, t_done;
+        uint16_t batch_size; /* members of its batch (0: sorted alone) */
         bool batch_first;    /* the batch's first member, which counts the batch */
-        bool cpu_path;       /* queued for the CPU path, not the engine */
+} sortd__job_work;
+
+typedef struct sortd__job {
+        struct sortd__job *next;  /* the connection's pipeline, in request order */
+        struct sortd__job *qnext; /* fair queue or completion list (queue.c, worker.c) */
+        void *owner;              /* the connection: what a completion is for */
+        sortd__job_state state;
+        uint64_t id;
+        bool cancelled; /* its connection went away while the engine had it */
+        /* The request buffer of an inline sort: keys, then values at vals_off. */
+        uint8_t *buf;
+        size_t buf_bytes, vals_off;
+        struct sortd__hostpool *pool; /* where buf came from; NULL: the heap */
+        /* Bytes counted against max-inflight-bytes, given back when the job goes. */
+        struct sortd__admission *adm;
+        size_t charged;
+        struct sortd__region *keys_rg, *vals_rg; /* a region sort's regions, held until done */
+        uint64_t t_frame, t_read;
+        bool cpu_path; /* queued for the CPU path, not the engine */
         /* the reply: its packed header and message (the payload is buf; none from regions) */
         uint8_t *out;
         size_t out_len;
         uv_write_t wreq;
+        sortd__job_work work;
 } sortd__job;
+
+/* A job for request id, done (a reply the loop writes itself until a sort fills it in); NULL
+   without memory. */
+sortd__job *sortd__job_new(uint64_t id);
+/* Frees j, its buffer and its reply bytes, and gives back the bytes charged to it (which may
+   admit a waiting connection's sort). NULL is fine. */
+void sortd__job_free(sortd__job *j);
+
+/* The size of the request buffer of an inline sort of j->sizes: keys, then values 8-aligned. */
+size_t sortd__job_buffer_bytes(const sortd__job *j);
+/*
+ * j's request buffer, from pool where it has room (NULL or an off pool: the heap), with
+ * j->work.keys and vals pointing into it. 0; 1 when the pool is on but had no room (a miss:
+ * the buffer came from the heap); -ENOMEM when none could be had.
+ */
+int sortd__job_buffer(sortd__job *j, struct sortd__hostpool *pool);
+/* j holds bytes of a's in-flight memory: sortd__job_free gives them back. */
+void sortd__job_charge(sortd__job *j, struct sortd__admission *a, size_t bytes);
 
 /* Whether j is a sort (its reply a SortReply), as against a region's open or close. */
 static inline bool sortd__job_is_sort(const sortd__job *j)
 {
-        return j->op == SORTD__JOB_OP_SORT || j->op == SORTD__JOB_OP_SORT_DEVICE;
-}
-
-/* Whether j sorts in its connection's regions, memory its other sorts may name too, as against
-   its own request buffer, which no other sort sees. */
-static inline bool sortd__job_in_regions(const sortd__job *j)
-{
-        return j->keys_rg != NULL;
+        return j->work.op == SORTD__JOB_OP_SORT || j->work.op == SORTD__JOB_OP_SORT_DEVICE;
 }
 
 #endif

@@ -7,40 +7,6 @@
  */
 #include "queue.h"
 
-void sortd__turns_take(sortd__turns *t, sortd__job *j, sortd__queue *a, sortd__queue *b)
-{
-        /* Set before the first turn's job is queued: the queues' locks publish it. */
-        if (t->given == 0) {
-                t->wake[0] = a;
-                t->wake[1] = b;
-        }
-        j->turns = t;
-        j->turn = t->given++;
-}
-
-bool sortd__turns_now(const sortd__job *j)
-{
-        return !j->turns || atomic_load(&j->turns->done) == j->turn;
-}
-
-/* The next turn's job may wait in either queue, its engine thread asleep for want of work
-   that may start: each is woken under its lock, so none misses the turn. */
-void sortd__turns_end(sortd__job *j)
-{
-        sortd__turns *t = j->turns;
-
-        if (!t)
-                return;
-        atomic_fetch_add(&t->done, 1);
-        for (int i = 0; i < 2; i++) {
-                if (!t->wake[i])
-                        continue;
-                pthread_mutex_lock(&t->wake[i]->mu);
-                pthread_cond_broadcast(&t->wake[i]->cv);
-                pthread_mutex_unlock(&t->wake[i]->mu);
-        }
-}
-
 int sortd__queue_init(sortd__queue *q)
 {
         *q = (sortd__queue){0};
@@ -167,7 +133,7 @@ sortd__job *sortd__queue_pop(sortd__queue *q)
    sorts in one region would write the same memory (and its client expects them one by one). */
 static bool small_sort(const sortd__job *j, const sortd__queue_batch_limits *lim)
 {
-        return j->op == SORTD__JOB_OP_SORT && !sortd__job_in_regions(j) && j->n <= lim->member_keys;
+        return j->work.op == SORTD__JOB_OP_SORT && !j->work.shared && j->work.n <= lim->member_keys;
 }
 
 sortd__job *sortd__queue_pop_batch(sortd__queue *q, const sortd__queue_batch_limits *lim,
@@ -186,17 +152,17 @@ sortd__job *sortd__queue_pop_batch(sortd__queue *q, const sortd__queue_batch_lim
         *count = 1;
         if (!small_sort(first, lim))
                 goto out;
-        keys = first->n;
-        bytes = first->sizes.reply_len;
+        keys = first->work.n;
+        bytes = first->work.sizes.reply_len;
         while (q->ring_head && *count < lim->max_jobs) {
                 const sortd__job *next = q->ring_head->head;
 
                 /* The head flow's next job, or none: a flow's order is its replies' order. */
-                if (!small_sort(next, lim) || keys + next->n > lim->max_keys ||
-                    bytes + next->sizes.reply_len > lim->max_bytes)
+                if (!small_sort(next, lim) || keys + next->work.n > lim->max_keys ||
+                    bytes + next->work.sizes.reply_len > lim->max_bytes)
                         break;
-                keys += next->n;
-                bytes += next->sizes.reply_len;
+                keys += next->work.n;
+                bytes += next->work.sizes.reply_len;
                 last->qnext = take(q, q->ring_head);
                 last = last->qnext;
                 ++*count;

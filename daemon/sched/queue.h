@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "job.h"
+#include "turns.h"
 
 /* One connection's queue of sorts. Owned by the connection, linked into the ring. */
 typedef struct sortd__queue_flow {
@@ -39,25 +40,6 @@ typedef struct sortd__queue_batch_limits {
         uint64_t max_bytes;   /* keys and values (or indices) of all members together */
         size_t max_jobs;
 } sortd__queue_batch_limits;
-
-/*
- * One connection's sorts in its regions take turns: each writes in place what the next may
- * read, and a pipelining client expects each to sort the previous one's result, so they run
- * one at a time, in the order they came, whichever thread runs them (the engine's, the CPU
- * path's, the loop). One whose turn has not come waits at the head of its flow.
- */
-typedef struct sortd__turns {
-        uint64_t given;            /* loop thread: turns handed out */
-        atomic_uint_fast64_t done; /* turns finished: written by whichever thread ran them */
-        sortd__queue *wake[2];     /* where its sorts wait, woken as each finishes */
-} sortd__turns;
-
-/* Gives j, a sort in regions, the next of t's turns; a or b is the queue it waits in. */
-void sortd__turns_take(sortd__turns *t, sortd__job *j, sortd__queue *a, sortd__queue *b);
-/* Whether j may start now: it has no turn, or its turn has come. Any thread. */
-bool sortd__turns_now(const sortd__job *j);
-/* j, sorted (or failed), ends its turn: the next may start. Any thread, no queue's lock held. */
-void sortd__turns_end(sortd__job *j);
 
 int sortd__queue_init(sortd__queue *q);
 void sortd__queue_destroy(sortd__queue *q);

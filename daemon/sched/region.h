@@ -17,7 +17,7 @@
  * after the connection's last sort, then the table goes: no mapping disappears under a sort.
  *
  * A sort writes its region in place, and the connection's next sort may read what it wrote:
- * the connection's sorts in regions take turns (the table's turns, queue.h).
+ * the connection's sorts in regions take turns (the table's turns, turns.h).
  */
 #ifndef SORTD_DAEMON_REGION_H
 #define SORTD_DAEMON_REGION_H
@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "engine.h"
-#include "queue.h"
+#include "turns.h"
 #include "sortd_types.h"
 
 /* The limits all connections share (the server owns it; loop thread only). */
@@ -73,7 +73,7 @@ typedef struct sortd__regions {
         sortd__region *head;
         uint64_t count;
         uint64_t next_id;   /* ids start at 1 and are never reused within a connection */
-        sortd__turns turns; /* its sorts run one at a time, in order (queue.h) */
+        sortd__turns turns; /* its sorts run one at a time, in order (turns.h) */
 } sortd__regions;
 
 void sortd__regions_init(sortd__regions *t, sortd__region_limits *limits);

@@ -13,7 +13,7 @@
 
 bool sortd__route_cpu_path(const sortd__server *srv, const sortd__job *j)
 {
-        return srv->cpu_path && j->op == SORTD__JOB_OP_SORT && j->n <= srv->cpu_path_keys;
+        return srv->cpu_path && j->work.op == SORTD__JOB_OP_SORT && j->work.n <= srv->cpu_path_keys;
 }
 
 static uint64_t now_ns(void)

@@ -19,39 +19,43 @@
 
 static sortd_status sort(sortd__worker *w, sortd__job *j)
 {
-        size_t n = (size_t)j->n;
+        size_t n = (size_t)j->work.n;
         sortd_status s;
 
-        if (j->op == SORTD__JOB_OP_SORT_DEVICE)
-                s = sortd_engine_sort_device(w->engine, &j->desc, j->keys, j->vals, n);
-        else if (sortd__job_in_regions(j)) /* the client may write them meanwhile */
-                s = sortd_engine_sort_shared(w->engine, &j->desc, j->keys, j->vals, n);
+        if (j->work.op == SORTD__JOB_OP_SORT_DEVICE)
+                s = sortd_engine_sort_device(w->engine, &j->work.desc, j->work.keys, j->work.vals,
+                                             n);
+        else if (j->work.shared) /* the client may write them meanwhile */
+                s = sortd_engine_sort_shared(w->engine, &j->work.desc, j->work.keys, j->work.vals,
+                                             n);
         else
-                s = sortd_engine_sort(w->engine, &j->desc, j->keys, j->vals, n);
+                s = sortd_engine_sort(w->engine, &j->work.desc, j->work.keys, j->work.vals, n);
         if (s != SORTD_OK)
-                snprintf(j->why, sizeof(j->why), "%s", sortd_engine_error(w->engine));
+                snprintf(j->work.why, sizeof(j->work.why), "%s", sortd_engine_error(w->engine));
         return s;
 }
 
 static void run_job(sortd__worker *w, sortd__job *j)
 {
-        j->t_sort = uv_hrtime();
-        switch (j->op) {
+        j->work.t_sort = uv_hrtime();
+        switch (j->work.op) {
         case SORTD__JOB_OP_SORT:
         case SORTD__JOB_OP_SORT_DEVICE:
-                j->status = sort(w, j);
+                j->work.status = sort(w, j);
                 sortd__turns_end(j);
                 break;
         case SORTD__JOB_OP_REGION_OPEN:
-                j->status = sortd__region_engine_open(j->region, w->engine, j->why, sizeof(j->why));
+                j->work.status = sortd__region_engine_open(j->work.region, w->engine, j->work.why,
+                                                           sizeof(j->work.why));
                 break;
         case SORTD__JOB_OP_REGION_CLOSE:
-                j->status = sortd__region_engine_close(j->region, j->why, sizeof(j->why));
+                j->work.status = sortd__region_engine_close(j->work.region, j->work.why,
+                                                            sizeof(j->work.why));
                 break;
         case SORTD__JOB_OP_NONE:
                 break;
         }
-        j->t_done = uv_hrtime();
+        j->work.t_done = uv_hrtime();
 }
 
 /* Small sorts from many connections as one engine call; each keeps its own outcome. */
@@ -62,18 +66,20 @@ static void run_batch(sortd__worker *w, sortd__job *list, size_t count)
         size_t i = 0;
 
         for (j = list; j; j = j->qnext, i++) {
-                j->t_sort = t;
-                j->batch_size = (uint16_t)count;
-                j->batch_first = i == 0;
-                w->items[i] = (sortd_engine_batch_item){
-                        .desc = j->desc, .keys = j->keys, .vals = j->vals, .n = (size_t)j->n};
+                j->work.t_sort = t;
+                j->work.batch_size = (uint16_t)count;
+                j->work.batch_first = i == 0;
+                w->items[i] = (sortd_engine_batch_item){.desc = j->work.desc,
+                                                        .keys = j->work.keys,
+                                                        .vals = j->work.vals,
+                                                        .n = (size_t)j->work.n};
         }
         sortd_engine_sort_batch(w->engine, w->items, count);
         t = uv_hrtime();
         for (j = list, i = 0; j; j = j->qnext, i++) {
-                j->status = w->items[i].status;
-                snprintf(j->why, sizeof(j->why), "%s", w->items[i].why);
-                j->t_done = t;
+                j->work.status = w->items[i].status;
+                snprintf(j->work.why, sizeof(j->work.why), "%s", w->items[i].why);
+                j->work.t_done = t;
         }
 }
 

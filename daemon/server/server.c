@@ -247,7 +247,7 @@ static void close_handle(uv_handle_t *h)
 /* Every connection is gone while draining: close the rest so the loop ends. */
 static void finish(sortd__server *srv)
 {
-        sortd__listener_close(srv);
+        sortd__listener_close(&srv->listener);
         close_handle((uv_handle_t *)&srv->sigterm);
         close_handle((uv_handle_t *)&srv->sigint);
         close_handle((uv_handle_t *)&srv->sighup);
@@ -265,6 +265,14 @@ static void on_conn_gone(sortd__server *srv)
 {
         if (srv->draining && !srv->conns)
                 finish(srv);
+}
+
+/* The listener's: a connection to accept. */
+static int on_connection(void *arg, uv_stream_t *server)
+{
+        sortd__server *srv = arg;
+
+        return sortd__conn_accept(srv, server, on_conn_gone);
 }
 
 /* Ends a drain now: why says what ended it. */
@@ -295,7 +303,8 @@ static void on_signal(uv_signal_t *s, int signum)
         sortd__log(SORTD__LOG_NOTICE, "%s: draining %llu connection(s), then exiting",
                    strsignal(signum), (unsigned long long)srv->stats.connections);
         sd_notify(0, "STOPPING=1\nSTATUS=draining");
-        sortd__listener_close(srv); /* a new daemon may bind the path while this one drains */
+        sortd__listener_close(
+                &srv->listener); /* a new daemon may bind the path while this one drains */
         if (srv->cfg.drain_timeout_ms)
                 uv_timer_start(&srv->drain_timer, on_drain_timeout, srv->cfg.drain_timeout_ms, 0);
         for (c = srv->conns; c; c = next) {
@@ -461,8 +470,10 @@ static int serve(sortd__server *srv)
                 sortd__server_fail(srv, 1, "cannot watch for signals: %s", uv_strerror(r));
         stop = r < 0 || stopped_while_starting();
         if (!stop) {
-                r = sortd__listener_open(srv, on_conn_gone);
+                r = sortd__listener_open(&srv->listener, srv->loop, on_connection, srv);
                 stop = r < 0;
+                if (stop)
+                        sortd__server_fail(srv, 1, "%s", srv->listener.failure);
         }
         if (stop) {
                 srv->draining = true;
@@ -471,7 +482,7 @@ static int serve(sortd__server *srv)
                 return r;
         }
         sortd__log(SORTD__LOG_NOTICE, "serving on %s with engine %s (%s), capacity %zu",
-                   srv->activated ? "the socket passed by systemd" : srv->cfg.socket,
+                   srv->listener.activated ? "the socket passed by systemd" : srv->cfg.socket,
                    sortd_engine_kind(srv->engine), sortd_engine_device(srv->engine),
                    sortd_engine_capacity(srv->engine));
         sd_notifyf(0, "READY=1\nSTATUS=serving with engine %s (%s), capacity %zu",
@@ -487,7 +498,7 @@ static int run_loop(sortd__server *srv)
         uv_loop_t loop;
         int r;
 
-        sortd__admission_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->pool, &srv->stats,
+        sortd__admission_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->stats,
                               sortd__conn_admitted);
         srv->regions = (sortd__region_limits){.max_per_conn = srv->cfg.max_regions,
                                               .max_bytes = srv->cfg.max_region_bytes};
@@ -516,7 +527,7 @@ static int run_loop(sortd__server *srv)
 
 int sortd__server_run(int argc, char **argv)
 {
-        sortd__server srv = {.listen_fd = -1};
+        sortd__server srv = {0};
         sortd_engine_config ec = {0};
         bool check;
         int r;
@@ -552,14 +563,17 @@ int sortd__server_run(int argc, char **argv)
         /* The socket first: a second daemon, or a sortd.socket that passes the wrong sockets,
            is refused at once, not after it has taken a GPU's memory and run its self-check
            (seconds), or fallen back to the CPU engine. */
-        if (sortd__listener_claim(&srv) < 0 ||
+        sortd__listener_init(&srv.listener, srv.cfg.socket, &srv.stats);
+        if (sortd__listener_claim(&srv.listener) < 0)
+                sortd__server_fail(&srv, srv.listener.exit_status, "%s", srv.listener.failure);
+        if (srv.exit_status ||
             create_engine(&srv, &ec, (enum sortd__recovery_policy)srv.cfg.on_device_loss) !=
                     SORTD_OK) {
-                sortd__listener_close(&srv);
+                sortd__listener_close(&srv.listener);
                 return notify_stopping(&srv);
         }
         if (open_cpu_path(&srv) != SORTD_OK) {
-                sortd__listener_close(&srv);
+                sortd__listener_close(&srv.listener);
                 sortd_engine_destroy(srv.engine);
                 return notify_stopping(&srv);
         }
@@ -568,7 +582,7 @@ int sortd__server_run(int argc, char **argv)
                 note_shmem_pages();
         r = run_loop(&srv);
         /* Closed with the loop's handles once it served; not when it failed before that. */
-        sortd__listener_close(&srv);
+        sortd__listener_close(&srv.listener);
         if (r < 0 && !srv.exit_status) /* every failure says why; this is a backstop */
                 sortd__server_fail(&srv, 1, "stopped on an error: %s", uv_strerror(r));
         notify_stopping(&srv);

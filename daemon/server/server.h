@@ -16,6 +16,7 @@
 #include "config.h"
 #include "engine.h"
 #include "hostpool.h"
+#include "listener.h"
 #include "log.h"
 #include "queue.h"
 #include "recovery.h"
@@ -43,14 +44,7 @@ typedef struct sortd__server {
         sortd__region_limits regions; /* every connection's regions together */
         bool has_device;              /* the engine sorts device memory: CUDA regions */
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];
-        uv_pipe_t listener;
-        bool listening; /* listener is initialised: sortd__listener_close closes it */
-        int listen_fd;  /* claimed, not yet adopted by listener; -1: none */
-        bool activated; /* passed by systemd, not bound: its file is never removed */
-        bool bound;     /* cfg.socket is a file this daemon bound, to remove when it stops */
-        void (*conn_gone)(struct sortd__server *srv); /* as each accepted connection closes */
-        uv_pipe_t dropped; /* takes a connection there is no memory for off the listener */
-        bool dropping, drop_waiting;
+        sortd__listener listener;
         uv_signal_t sigterm, sigint, sighup; /* sighup: logged, nothing reloaded */
         uv_timer_t watchdog, drain_timer, reaper;
         bool watchdog_on, reaper_on, draining;

@@ -132,9 +132,9 @@ static sortd__job *sort_job(int tag, uint64_t n)
 {
         sortd__job *j = job(tag);
 
-        j->op = SORTD__JOB_OP_SORT;
-        j->n = n;
-        j->sizes.reply_len = 4 * n;
+        j->work.op = SORTD__JOB_OP_SORT;
+        j->work.n = n;
+        j->work.sizes.reply_len = 4 * n;
         return j;
 }
 
@@ -161,6 +161,7 @@ static sortd__job *region_job(int tag, uint64_t n, sortd__region *rg)
         sortd__job *j = sort_job(tag, n);
 
         j->keys_rg = rg;
+        j->work.shared = true;
         return j;
 }
 
@@ -315,7 +316,7 @@ static void on_complete(sortd__job *j, void *arg)
         size_t i = 0;
 
         ck_assert_ptr_eq(arg, &worker);
-        ck_assert_int_eq(j->status, SORTD_OK);
+        ck_assert_int_eq(j->work.status, SORTD_OK);
         job_keys(want, (int)j->id);
         qsort(want, N, sizeof(want[0]), cmp_u32);
         while (i < N && k[i] == want[i])
@@ -354,10 +355,10 @@ START_TEST(worker_hand_off)
 
                 ck_assert_ptr_nonnull(k);
                 job_keys(k, i);
-                j->op = SORTD__JOB_OP_SORT;
-                j->buf = j->keys = (uint8_t *)k;
-                j->n = N;
-                j->desc = (sortd_sort_desc){.key_type = SORTD_KEY_U32};
+                j->work.op = SORTD__JOB_OP_SORT;
+                j->buf = j->work.keys = (uint8_t *)k;
+                j->work.n = N;
+                j->work.desc = (sortd_sort_desc){.key_type = SORTD_KEY_U32};
                 sortd__queue_push(&q, &flows[i % 4], j);
         }
         ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);

@@ -25,18 +25,18 @@ static sortd_engine *cpu_engine(size_t capacity, unsigned threads)
 START_TEST(which_jobs)
 {
         sortd__server srv = {0};
-        sortd__job j = {.op = SORTD__JOB_OP_SORT, .n = 100};
+        sortd__job j = {.work = {.op = SORTD__JOB_OP_SORT, .n = 100}};
 
         ck_assert(!sortd__route_cpu_path(&srv, &j)); /* no CPU path */
         srv.cpu_path = cpu_engine(100, 1);
         srv.cpu_path_keys = 100;
         ck_assert(sortd__route_cpu_path(&srv, &j));
-        j.n = 101;
+        j.work.n = 101;
         ck_assert(!sortd__route_cpu_path(&srv, &j));
-        j.n = 1;
-        j.op = SORTD__JOB_OP_SORT_DEVICE; /* CUDA regions: only the engine reaches them */
+        j.work.n = 1;
+        j.work.op = SORTD__JOB_OP_SORT_DEVICE; /* CUDA regions: only the engine reaches them */
         ck_assert(!sortd__route_cpu_path(&srv, &j));
-        j.op = SORTD__JOB_OP_REGION_OPEN;
+        j.work.op = SORTD__JOB_OP_REGION_OPEN;
         ck_assert(!sortd__route_cpu_path(&srv, &j));
         sortd__route_close(&srv);
         ck_assert_ptr_null(srv.cpu_path);

@@ -1,0 +1,33 @@
+/* Turns (turns.c): one connection's sorts in its regions, one at a time, in order. */
+#ifndef SORTD_DAEMON_TURNS_H
+#define SORTD_DAEMON_TURNS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "job.h"
+
+struct sortd__queue;
+
+/*
+ * One connection's sorts in its regions take turns: each writes in place what the next may
+ * read, and a pipelining client expects each to sort the previous one's result, so they run
+ * one at a time, in the order they came, whichever thread runs them (the engine's, the CPU
+ * path's, the loop). One whose turn has not come waits at the head of its flow.
+ */
+typedef struct sortd__turns {
+        uint64_t given;               /* loop thread: turns handed out */
+        atomic_uint_fast64_t done;    /* turns finished: written by whichever thread ran them */
+        struct sortd__queue *wake[2]; /* where its sorts wait, woken as each finishes */
+} sortd__turns;
+
+/* Gives j, a sort in regions, the next of t's turns; a or b is the queue it waits in. */
+void sortd__turns_take(sortd__turns *t, sortd__job *j, struct sortd__queue *a,
+                       struct sortd__queue *b);
+/* Whether j may start now: it has no turn, or its turn has come. Any thread. */
+bool sortd__turns_now(const sortd__job *j);
+/* j, sorted (or failed), ends its turn: the next may start. Any thread, no queue's lock held. */
+void sortd__turns_end(sortd__job *j);
+
+#endif
