@@ -3,7 +3,7 @@
  * receive, and the blocking sort, sort_pairs and argsort over them). Each builds a Request,
  * checks what the daemon would refuse before a byte is sent, and reads the Reply it gets back
  * from transport.c, which owns the socket and the frames; this file never touches the fd.
- * The calls on regions (region.c) go through the same sortd__client_call.
+ * What the calls on regions (region.c) share with these is call.c's, below both.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,61 +11,13 @@
 #include <stdlib.h>
 #include <sys/un.h>
 
-#include "internal.h"
+#include "call.h"
+#include "region.h"
 #include "sortd.h"
 #include "transport.h"
 #include "wire.h"
 
 #define DEFAULT_TIMEOUT_MS 60000
-
-/*
- * A reply's status: OK, or the daemon's error with its message. SORTD_E_PROTOCOL (the daemon
- * could not make sense of the request, or sent a status this library does not know) says the
- * two sides disagree about the protocol: the daemon keeps the stream in step, but nothing more
- * said on it can be trusted, so it breaks the connection as sortd.h says.
- */
-static sortd_status reply_status(sortd_conn *c, const Sortd__Wire__Reply *r)
-{
-        sortd_status s = sortd__wire_status_from(r->status);
-
-        if (s != SORTD_OK)
-                sortd__client_fail(c, s, "%s", *r->error ? r->error : sortd_strerror(s));
-        return s == SORTD_E_PROTOCOL ? sortd__client_breaks(c, s) : s;
-}
-
-sortd_status sortd__client_call(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,
-                                Sortd__Wire__Reply__BodyCase want, Sortd__Wire__Reply **out)
-{
-        uint64_t plen;
-        sortd_status s;
-
-        if (sortd__client_broken(c))
-                return c->broken_status;
-        if (c->outstanding)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%llu submitted sorts not yet received",
-                                          (unsigned long long)c->outstanding);
-        sortd__client_start_call(c);
-        req->id = ++c->next_id;
-        s = sortd__client_send_request(c, req, pass_fd, NULL, 0, NULL, 0);
-        if (s == SORTD_OK)
-                s = sortd__client_recv_reply(c, req->id, out, &plen);
-        if (s != SORTD_OK)
-                return s;
-        if (plen) {
-                sortd__wire__reply__free_unpacked(*out, NULL);
-                return sortd__client_breaks(c, sortd__client_fail(c, SORTD_E_PROTOCOL,
-                                                                  "unexpected payload in a reply"));
-        }
-        s = reply_status(c, *out);
-        if (s == SORTD_OK && (*out)->body_case != want)
-                s = sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "reply of the wrong kind"));
-        if (s != SORTD_OK) {
-                sortd__wire__reply__free_unpacked(*out, NULL);
-                *out = NULL;
-        }
-        return s;
-}
 
 static void copy_str(char *dst, size_t len, const char *src)
 {
@@ -86,7 +38,7 @@ sortd_status sortd_hello(sortd_conn *c, sortd_info *info)
         hello.client_name = c->name;
         req.body_case = SORTD__WIRE__REQUEST__BODY_HELLO;
         req.hello = &hello;
-        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_HELLO, &r);
+        s = sortd__call_request(c, &req, -1, SORTD__WIRE__REPLY__BODY_HELLO, &r);
         if (s != SORTD_OK)
                 return s;
         h = r->hello;
@@ -166,7 +118,7 @@ void sortd_close(sortd_conn *c)
 {
         if (!c)
                 return;
-        sortd__client_regions_orphan(c);
+        sortd__region_orphan_all(c);
         sortd__client_disconnect(c);
         free(c->msg);
         free(c);
@@ -210,7 +162,7 @@ sortd_status sortd_ping(sortd_conn *c)
         ping.nonce = (uint64_t)sortd__client_now_ms();
         req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
         req.ping = &ping;
-        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_PING, &r);
+        s = sortd__call_request(c, &req, -1, SORTD__WIRE__REPLY__BODY_PING, &r);
         if (s != SORTD_OK)
                 return s;
         if (r->ping->nonce != ping.nonce)
@@ -233,7 +185,7 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
                          : SORTD_E_INVAL;
         req.body_case = SORTD__WIRE__REQUEST__BODY_STATUS;
         req.status = &status;
-        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_STATUS_REPLY, &r);
+        s = sortd__call_request(c, &req, -1, SORTD__WIRE__REPLY__BODY_STATUS_REPLY, &r);
         if (s != SORTD_OK)
                 return s;
         x = r->status_reply;
@@ -252,55 +204,6 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
 
 /* ---- sorts ---- */
 
-void sortd__client_sort_msg(Sortd__Wire__Sort *sort, sortd_key_type t, sortd_payload p,
-                            const sortd_sort_options *o, size_t n)
-{
-        sort->key_type = sortd__wire_key_type(t);
-        sort->payload = sortd__wire_payload(p);
-        sort->order = (Sortd__Wire__Order)o->order;
-        sort->begin_bit = o->begin_bit;
-        sort->end_bit = o->end_bit;
-        sort->n = n;
-}
-
-void sortd__client_timings(const Sortd__Wire__SortReply *r, sortd_timings *t)
-{
-        if (r->timings)
-                *t = (sortd_timings){
-                        .queued_ns = r->timings->queued_ns,
-                        .transfer_ns = r->timings->transfer_ns,
-                        .sort_ns = r->timings->sort_ns,
-                };
-}
-
-sortd_status sortd__client_check_sort(sortd_conn *c, const sortd_sort_desc *d, size_t n,
-                                      sortd__wire_sizes *sizes)
-{
-        char why[128];
-
-        if (sortd_sort_desc_check(d, n, why, sizeof(why)) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%s", why);
-        if (sortd__wire_sizes_of(d, n, sizes) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "n = %zu is too large", n);
-        if (n > c->info.capacity)
-                return sortd__client_fail(c, SORTD_E_CAPACITY,
-                                          "n = %zu above the daemon's capacity %llu", n,
-                                          (unsigned long long)c->info.capacity);
-        return SORTD_OK;
-}
-
-sortd_status sortd__client_begin(sortd_conn *c, const void *arg, const char *what)
-{
-        if (!c)
-                return SORTD_E_INVAL;
-        if (!arg)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%s must not be NULL", what);
-        if (sortd__client_broken(c))
-                return c->broken_status;
-        sortd__client_start_call(c);
-        return SORTD_OK;
-}
-
 static bool misaligned(const void *p, size_t align)
 {
         return (uintptr_t)p % align != 0;
@@ -313,7 +216,7 @@ static sortd_status validate(sortd_conn *c, const sortd_request *r, sortd__wire_
         sortd_sort_desc d = {r->key_type, r->payload, o->order, o->begin_bit, o->end_bit};
         size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
 
-        sortd_status s = sortd__client_check_sort(c, &d, r->n, sizes);
+        sortd_status s = sortd__call_check_sort(c, &d, r->n, sizes);
 
         if (s != SORTD_OK)
                 return s;
@@ -341,13 +244,13 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
         sortd__wire_sizes sizes;
         sortd_status s;
 
-        s = sortd__client_begin(c, r, "request");
+        s = sortd__call_begin(c, r, "request");
         if (s == SORTD_OK)
                 s = validate(c, r, &sizes);
         if (s != SORTD_OK)
                 return s;
         argsort = sortd_payload_is_argsort(r->payload);
-        sortd__client_sort_msg(&sort, r->key_type, r->payload, &r->opts, r->n);
+        sortd__call_sort_msg(&sort, r->key_type, r->payload, &r->opts, r->n);
         sort.data_case = SORTD__WIRE__SORT__DATA_INLINE_DATA;
         sort.inline_data = &inl;
         req.id = r->id = ++c->next_id;
@@ -394,7 +297,7 @@ static sortd_status receive(sortd_conn *c, sortd_request *r)
         c->outstanding--;
         if (c->replies_left)
                 c->replies_left--;
-        s = reply_status(c, rep);
+        s = sortd__call_reply_status(c, rep);
         if (s == SORTD_OK && (rep->body_case != SORTD__WIRE__REPLY__BODY_SORT ||
                               rep->sort->n != r->n || plen != sizes.reply_len)) {
                 s = sortd__client_breaks(
@@ -405,7 +308,7 @@ static sortd_status receive(sortd_conn *c, sortd_request *r)
                         c, sortd__client_fail(c, SORTD_E_PROTOCOL, "error reply with a payload"));
         }
         if (s == SORTD_OK)
-                sortd__client_timings(rep->sort, &r->timings);
+                sortd__call_timings(rep->sort, &r->timings);
         sortd__wire__reply__free_unpacked(rep, NULL);
         if (s != SORTD_OK)
                 return s;
@@ -426,7 +329,7 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
                 sortd__client_start_call(c);
                 return receive(c, r);
         }
-        s = sortd__client_begin(c, r, "request");
+        s = sortd__call_begin(c, r, "request");
         return s == SORTD_OK ? receive(c, r) : s;
 }
 

@@ -21,7 +21,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "call.h"
+#include "region.h"
 #include "sortd.h"
 #include "transport.h"
 #include "wire.h"
@@ -83,7 +84,7 @@ static void unlink_region(sortd_region *r)
         r->pprev = NULL;
 }
 
-void sortd__client_regions_orphan(sortd_conn *c)
+void sortd__region_orphan_all(sortd_conn *c)
 {
         while (c->regions)
                 unlink_region(c->regions);
@@ -149,7 +150,7 @@ static sortd_status register_region(sortd_conn *c, sortd_region *r,
         reg->size = r->size;
         req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
         req.register_region = reg;
-        s = sortd__client_call(c, &req, fd, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, &rep);
+        s = sortd__call_request(c, &req, fd, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, &rep);
         if (s == SORTD_OK) {
                 r->id = rep->register_region->region_id;
                 sortd__wire__reply__free_unpacked(rep, NULL);
@@ -174,7 +175,7 @@ sortd_status sortd_region_create(sortd_conn *c, size_t bytes, sortd_region **out
         sortd_region *r;
         sortd_status s;
 
-        s = sortd__client_begin(c, out, "out");
+        s = sortd__call_begin(c, out, "out");
         if (s == SORTD_OK)
                 s = check_size(c, bytes);
         if (s != SORTD_OK)
@@ -219,7 +220,7 @@ sortd_status sortd_region_register_cuda(sortd_conn *c,
         sortd_region *r;
         sortd_status s;
 
-        s = sortd__client_begin(c, out, "out");
+        s = sortd__call_begin(c, out, "out");
         if (s == SORTD_OK)
                 s = check_cuda(c, handle, offset, size, device_uuid);
         if (s != SORTD_OK)
@@ -257,7 +258,7 @@ static sortd_status unregister_region(sortd_conn *c, const sortd_region *r)
         un.region_id = r->id;
         req.body_case = SORTD__WIRE__REQUEST__BODY_UNREGISTER_REGION;
         req.unregister_region = &un;
-        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_UNREGISTER_REGION, &rep);
+        s = sortd__call_request(c, &req, -1, SORTD__WIRE__REPLY__BODY_UNREGISTER_REGION, &rep);
         if (s == SORTD_OK)
                 sortd__wire__reply__free_unpacked(rep, NULL);
         return s;
@@ -335,7 +336,7 @@ static sortd_status validate(sortd_conn *c, const sortd_region_sort *rs)
         sortd_sort_desc d = {rs->key_type, rs->payload, o->order, o->begin_bit, o->end_bit};
         size_t vs = sortd_payload_size(rs->payload);
         sortd__wire_sizes sz;
-        sortd_status s = sortd__client_check_sort(c, &d, rs->n, &sz);
+        sortd_status s = sortd__call_check_sort(c, &d, rs->n, &sz);
 
         if (s == SORTD_OK)
                 s = check_span(c, "keys", rs->keys, rs->keys_offset, sz.keys_bytes,
@@ -368,7 +369,7 @@ sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
         bool vals;
         sortd_status s;
 
-        s = sortd__client_begin(c, rs, "rs");
+        s = sortd__call_begin(c, rs, "rs");
         if (s == SORTD_OK)
                 s = validate(c, rs);
         if (s != SORTD_OK)
@@ -378,12 +379,12 @@ sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
         where.keys_offset = rs->keys_offset;
         where.vals_offset = vals ? rs->vals_offset : 0;
         where.vals_region_id = vals && rs->vals != rs->keys ? rs->vals->id : 0;
-        sortd__client_sort_msg(&sort, rs->key_type, rs->payload, &rs->opts, rs->n);
+        sortd__call_sort_msg(&sort, rs->key_type, rs->payload, &rs->opts, rs->n);
         sort.data_case = SORTD__WIRE__SORT__DATA_REGION;
         sort.region = &where;
         req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
         req.sort = &sort;
-        s = sortd__client_call(c, &req, -1, SORTD__WIRE__REPLY__BODY_SORT, &rep);
+        s = sortd__call_request(c, &req, -1, SORTD__WIRE__REPLY__BODY_SORT, &rep);
         if (s != SORTD_OK)
                 return s;
         if (rep->sort->n != rs->n)
@@ -391,7 +392,7 @@ sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
                         c, sortd__client_fail(c, SORTD_E_PROTOCOL,
                                               "sort reply does not match the request"));
         else
-                sortd__client_timings(rep->sort, &rs->timings);
+                sortd__call_timings(rep->sort, &rs->timings);
         sortd__wire__reply__free_unpacked(rep, NULL);
         return s;
 }
