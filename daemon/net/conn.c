@@ -1,12 +1,12 @@
 /*
- * A client connection, the socket end of the data path: it accepts, reads frames (frame.c)
- * and hands what they bring to dispatch.c (request -> admission -> queue), while its pipeline
- * (pipeline.c) writes the replies in request order. What stays here is the socket: reads, the
- * decision to read or not, and the close.
+ * A client connection, the socket end of the data path: it accepts, reads frames (frame.c),
+ * has dispatch (request/dispatch.c) decide what each one becomes, and does it: a sort's bytes
+ * charged (admission), its payload read into its buffer, its job handed to the engines. Its
+ * pipeline writes the replies in request order.
  *
- * Lifecycle: accept -> reading (frames) -> [close_after_flush: replies go out, reads stop]
- * -> conn_close (queued sorts cancelled, reads stopped, uv_close) -> on_close -> freed once
- * the engine thread no longer holds any of its jobs. Nothing is freed inside its own read
+ * Lifecycle (sortd__conn_state): OPEN (reading; with close_after_flush, only answering) ->
+ * CLOSING (queued jobs cancelled, reads stopped, uv_close) -> CLOSED (handle closed, owner
+ * told) -> freed once the engines hold none of its jobs. Nothing is freed inside its own read
  * callback: uv_close defers the free to the close callback.
  *
  * Backpressure: reads stop while the connection waits for in-flight memory, has max-pipeline
@@ -14,6 +14,7 @@
  * to absorb a fast writer or a slow reader. A reader that takes none of its replies for
  * write-timeout-ms is closed: they hold in-flight memory other connections may wait for.
  */
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -23,13 +24,22 @@
 #include <sys/socket.h>
 
 #include "conn.h"
-#include "dispatch.h"
 #include "fdpass.h"
 #include "log.h"
-#include "server.h"
 
 static void settle(sortd__conn *c);
 static bool drained(sortd__conn *c);
+
+static bool has(const sortd__conn *c, unsigned flag)
+{
+        return (c->flags & flag) != 0;
+}
+
+static void set(sortd__conn *c, unsigned flag, bool on)
+{
+        assert(!on || c->state == SORTD__CONN_OPEN);
+        c->flags = on ? c->flags | flag : c->flags & ~flag;
+}
 
 /* ---- reading ---- */
 
@@ -48,15 +58,28 @@ static bool drained(sortd__conn *c);
 
 /*
  * fds one connection may have pending: a frame takes one at most (RegisterRegion), and one
- * more is a client's slip that the frame's end refuses with the connection kept (dispatch.c).
- * Past that the client is piling fds up in the daemon (a long frame sent a byte at a time, an
- * fd with each byte), and every connection's fds come from the daemon's one table.
+ * more is a client's slip that the frame's end refuses with the connection kept. Past that the
+ * client is piling fds up in the daemon (a long frame sent a byte at a time, an fd with each
+ * byte), and every connection's fds come from the daemon's one table.
  */
 #define MAX_PENDING_FDS 2
 
-bool sortd__conn_frame_fds(sortd__conn *c)
+/* Whether the fds pending on c came with the frame just parsed, not a later one read ahead. */
+static bool frame_fds(sortd__conn *c)
 {
         return uv_pipe_pending_count(&c->pipe) > 0 && c->fd_mark < c->parsed;
+}
+
+/* dispatch's take_fd: the fd that came with the frame just parsed. */
+static int take_fd(void *arg)
+{
+        sortd__conn *c = arg;
+        int fd;
+
+        if (!frame_fds(c))
+                return -ENOENT;
+        fd = sortd__fdpass_take(&c->pipe);
+        return fd >= 0 ? fd : -errno;
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -76,24 +99,158 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         *buf = (uv_buf_t){.base = (char *)base, .len = len};
 }
 
+/* The reading sort's bytes are charged: its payload goes to its buffer, or, with no buffer
+   to be had, it is dropped and the sort answered with SORTD_E_NOMEM. */
+static void read_payload(sortd__conn *c)
+{
+        sortd__job *j = c->reading;
+        size_t bytes = sortd__job_buffer_bytes(j);
+        bool moves_vals = j->work.desc.payload == SORTD_PAYLOAD_VALUES32 ||
+                          j->work.desc.payload == SORTD_PAYLOAD_VALUES64;
+
+        if (sortd__dispatch_buffer(&c->d, j, c->ctx->pool) < 0) {
+                c->reading = NULL;
+                sortd__frame_discard(&c->fr);
+                sortd__admission_uncharge(c->ctx->adm, bytes);
+                return;
+        }
+        sortd__job_charge(j, c->ctx->adm, bytes);
+        sortd__frame_sink(&c->fr, j->work.keys, (size_t)j->work.sizes.keys_bytes,
+                          moves_vals ? j->work.vals : NULL,
+                          moves_vals ? (size_t)j->work.sizes.vals_bytes : 0);
+}
+
+/* A sort that came back, or was sorted here: its regions are free again, and the counters
+   learn how it went. Each sort ends counted once: a client that left before its reply was
+   sent cancelled it, however the engine did. */
+static void sort_done(sortd__conn *c, sortd__job *j)
+{
+        sortd__stats *st = c->ctx->stats;
+
+        if (j->keys_rg)
+                sortd__region_release(j->keys_rg);
+        if (j->vals_rg)
+                sortd__region_release(j->vals_rg);
+        if (c->state != SORTD__CONN_OPEN) {
+                st->cancelled++;
+        } else if (j->work.status == SORTD_OK) {
+                st->sorts_ok++;
+                st->keys_sorted += j->work.n;
+        } else {
+                st->sorts_failed++;
+        }
+        st->cpu_path_sorts += j->cpu_path;
+        if (j->work.batch_size) {
+                st->batched++;
+                st->batches += j->work.batch_first;
+        }
+}
+
+/* j goes to the engines; one small sort of the read being parsed may be sorted here. */
+static void submit(sortd__conn *c, sortd__job *j)
+{
+        if (sortd__engines_submit(c->ctx->engines, &c->flows, j, has(c, SORTD__CONN_LOOP_SORT))) {
+                set(c, SORTD__CONN_LOOP_SORT, false);
+                c->ctx->stats->loop_sorts++;
+                sort_done(c, j);
+                return;
+        }
+        c->in_engine++;
+}
+
+/* What dispatch decided for the frame's message. */
+static void act(sortd__conn *c, sortd__dispatch_action a)
+{
+        if (a.close)
+                c->out.close_after_flush = true;
+        if (a.discard)
+                sortd__frame_discard(&c->fr);
+        if (a.todo == SORTD__DISPATCH_SUBMIT) {
+                submit(c, a.job);
+        } else if (a.todo == SORTD__DISPATCH_ADMIT) {
+                c->reading = a.job;
+                if (sortd__admission_charge(c->ctx->adm, &c->wait, sortd__job_buffer_bytes(a.job),
+                                            (uv_stream_t *)&c->pipe))
+                        read_payload(c);
+        }
+}
+
+static void on_message(sortd__conn *c)
+{
+        sortd__dispatch_frame f = {
+                .msg = c->fr.msg,
+                .len = c->fr.h.message_len,
+                .payload_len = c->fr.h.payload_len,
+                .t_frame = c->fr_started,
+                .take_fd = take_fd,
+                .take_fd_arg = c,
+        };
+
+        act(c, sortd__dispatch_message(&c->d, &f));
+}
+
+/*
+ * A frame is whole and every fd that came with it has been taken: any of its own left came
+ * with a frame that takes none (or more than it takes). Those of a later frame, already read
+ * ahead, wait for it (frame_fds).
+ */
+static void drop_stray_fds(sortd__conn *c)
+{
+        char why[128];
+        unsigned n = frame_fds(c) ? sortd__fdpass_drop_all(&c->pipe) : 0;
+
+        if (n == 0)
+                return;
+        c->ctx->stats->protocol_errors++;
+        snprintf(why, sizeof(why), "%u fd(s) came with a frame that takes none: closed", n);
+        sortd__pipeline_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
+}
+
+/* What the frame reader reported after a read. */
+static void on_frame_event(sortd__conn *c, sortd__frame_event ev)
+{
+        sortd__job *j;
+
+        switch (ev) {
+        case SORTD__FRAME_MORE:
+                break;
+        case SORTD__FRAME_MESSAGE:
+                on_message(c);
+                break;
+        case SORTD__FRAME_PAYLOAD:
+                j = c->reading;
+                c->reading = NULL;
+                if (j)
+                        submit(c, j);
+                break;
+        case SORTD__FRAME_ERROR:
+                sortd__dispatch_broken(&c->d, c->fr.status, c->fr.why);
+                c->out.close_after_flush = true;
+                break;
+        }
+        if (sortd__frame_at_boundary(&c->fr))
+                drop_stray_fds(c);
+}
+
 /* n more bytes of the stream are where sortd__frame_buffer said. */
 static void parse(sortd__conn *c, size_t n)
 {
+        assert(c->state == SORTD__CONN_OPEN);
         if (sortd__frame_at_boundary(&c->fr))
                 c->fr_started = c->last_byte;
         c->parsed += n;
-        sortd__dispatch(c, sortd__frame_consumed(&c->fr, n));
+        on_frame_event(c, sortd__frame_consumed(&c->fr, n));
         c->fds_known = uv_pipe_pending_count(&c->pipe); /* what a frame took or dropped is gone */
 }
 
 /* Whether c takes more of its stream now: its limits, memory, the drain, the reader's state. */
 static bool takes_bytes(sortd__conn *c)
 {
-        const sortd__config *cfg = &c->srv->cfg;
+        const sortd__conn_limits *lim = c->ctx->limits;
 
-        return !c->closing && !c->out.close_after_flush && !c->wait.bytes &&
-               c->out.length < cfg->max_pipeline &&
-               uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= cfg->max_write_queue &&
+        return c->state == SORTD__CONN_OPEN && !c->out.close_after_flush && !c->wait.bytes &&
+               c->out.length < lim->max_pipeline &&
+               uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= lim->max_write_queue &&
                !drained(c) && c->fr.state != SORTD__FRAME_AWAIT_SINK &&
                c->fr.state != SORTD__FRAME_FAILED;
 }
@@ -101,7 +258,7 @@ static bool takes_bytes(sortd__conn *c)
 /* Parses what the read-ahead holds, as far as c takes it now. */
 static void consume(sortd__conn *c)
 {
-        c->consuming = true;
+        set(c, SORTD__CONN_CONSUMING, true);
         while (c->ra_pos < c->ra_len && takes_bytes(c)) {
                 uint8_t *base;
                 size_t len;
@@ -115,7 +272,7 @@ static void consume(sortd__conn *c)
         }
         if (c->ra_pos == c->ra_len)
                 c->ra_pos = c->ra_len = 0;
-        c->consuming = false;
+        c->flags &= ~SORTD__CONN_CONSUMING;
 }
 
 /* More fds came than c's frame can take: they are closed, and c is, as a protocol error. */
@@ -125,7 +282,7 @@ static bool too_many_fds(sortd__conn *c)
 
         if (n <= MAX_PENDING_FDS)
                 return false;
-        c->srv->stats.protocol_errors++;
+        c->ctx->stats->protocol_errors++;
         sortd__log(SORTD__LOG_WARNING,
                    "%s: %d fds came with one frame, which takes one at most: closing", c->name, n);
         sortd__fdpass_drop_all(&c->pipe);
@@ -162,7 +319,7 @@ static void on_eof(sortd__conn *c, ssize_t err)
                 /* A whole request whose payload stopped: the sort is cancelled (close). */
                 sortd__log(SORTD__LOG_INFO, "%s: connection closed in a sort's payload", c->name);
         } else if (err == UV_EOF) {
-                c->srv->stats.protocol_errors++;
+                c->ctx->stats->protocol_errors++;
                 sortd__log(SORTD__LOG_INFO, "%s: connection closed in the middle of a frame",
                            c->name);
         } else {
@@ -175,6 +332,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
         sortd__conn *c = s->data;
 
+        assert(c->state == SORTD__CONN_OPEN && has(c, SORTD__CONN_READING));
         if (nread < 0) {
                 if (nread != UV_ENOBUFS) /* ENOBUFS: no sink yet, reads should have stopped */
                         on_eof(c, nread);
@@ -184,14 +342,14 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         if (nread == 0)
                 return;
         c->last_byte = uv_hrtime();
-        c->srv->stats.bytes_in += (uint64_t)nread;
+        c->ctx->stats->bytes_in += (uint64_t)nread;
         if (too_many_fds(c))
                 return;
         if (uv_pipe_pending_count(&c->pipe) > c->fds_known)
                 c->fd_mark = c->parsed + (uint64_t)nread - 1;
         /* One of its requests on the loop thread at most: the rest of a pipelining client's
            read goes through the fair queue, and other clients' reads wait for one sort only. */
-        c->loop_sort_ok = true;
+        set(c, SORTD__CONN_LOOP_SORT, true);
         if (buf->base == (char *)c->ra) {
                 c->ra_pos = 0;
                 c->ra_len = (size_t)nread;
@@ -199,7 +357,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         } else {
                 parse(c, (size_t)nread);
         }
-        c->loop_sort_ok = false;
+        c->flags &= ~SORTD__CONN_LOOP_SORT;
         settle(c);
 }
 
@@ -215,7 +373,7 @@ static bool drained(sortd__conn *c)
         uv_os_fd_t fd;
         int unread = 0;
 
-        if (!c->srv->draining || !sortd__frame_at_boundary(&c->fr) || c->reading ||
+        if (!*c->ctx->draining || !sortd__frame_at_boundary(&c->fr) || c->reading ||
             c->ra_pos < c->ra_len)
                 return false;
         if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 && ioctl(fd, FIONREAD, &unread) < 0)
@@ -225,7 +383,7 @@ static bool drained(sortd__conn *c)
 
 static void maybe_finish(sortd__conn *c)
 {
-        if (c->closing || !sortd__pipeline_idle(&c->out))
+        if (c->state != SORTD__CONN_OPEN || !sortd__pipeline_idle(&c->out))
                 return;
         if (c->out.close_after_flush || drained(c))
                 sortd__conn_close(c);
@@ -237,17 +395,18 @@ static void update_reading(sortd__conn *c)
         bool want = takes_bytes(c) && c->ra_pos == c->ra_len;
         int r = 0;
 
-        if (want && !c->reading_on) {
+        if (want && !has(c, SORTD__CONN_READING)) {
                 r = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
                 c->last_byte = uv_hrtime(); /* the timeouts count from now, not from the stop */
-        } else if (!want && c->reading_on)
+        } else if (!want && has(c, SORTD__CONN_READING)) {
                 uv_read_stop((uv_stream_t *)&c->pipe);
+        }
         if (r < 0) {
                 sortd__log(SORTD__LOG_WARNING, "%s: cannot read: %s", c->name, uv_strerror(r));
                 sortd__conn_close(c);
                 return;
         }
-        c->reading_on = want;
+        set(c, SORTD__CONN_READING, want);
 }
 
 /* ---- what the timeouts measure ---- */
@@ -266,9 +425,9 @@ static void note_idle(sortd__conn *c)
 {
         bool idle = conn_idle(c);
 
-        if (idle && !c->idle)
+        if (idle && !has(c, SORTD__CONN_IDLE))
                 c->idle_since = uv_hrtime();
-        c->idle = idle;
+        set(c, SORTD__CONN_IDLE, idle);
 }
 
 /*
@@ -293,15 +452,15 @@ static void note_writes(sortd__conn *c)
  */
 static void settle(sortd__conn *c)
 {
-        if (c->closing)
+        if (c->state != SORTD__CONN_OPEN)
                 return;
         note_writes(c);
         do {
-                if (c->ra_pos < c->ra_len && !c->consuming && takes_bytes(c))
+                if (c->ra_pos < c->ra_len && !has(c, SORTD__CONN_CONSUMING) && takes_bytes(c))
                         consume(c);
                 sortd__pipeline_flush(&c->out);
-        } while (c->ra_pos < c->ra_len && !c->consuming && takes_bytes(c));
-        if (c->closing)
+        } while (c->ra_pos < c->ra_len && !has(c, SORTD__CONN_CONSUMING) && takes_bytes(c));
+        if (c->state != SORTD__CONN_OPEN)
                 return;
         note_writes(c);
         update_reading(c);
@@ -322,7 +481,7 @@ static void on_written(sortd__pipeline *p, int status)
         sortd__conn *c = SORTD__CONTAINER_OF(p, sortd__conn, out);
 
         if (status < 0) {
-                if (!c->closing) {
+                if (c->state == SORTD__CONN_OPEN) {
                         sortd__log(SORTD__LOG_INFO, "%s: write failed: %s", c->name,
                                    uv_strerror(status));
                         sortd__conn_close(c);
@@ -332,126 +491,101 @@ static void on_written(sortd__pipeline *p, int status)
         settle(c);
 }
 
-void sortd__conn_admitted(sortd__admission_waiter *w)
+/* The admission's callback: the reading sort's bytes are charged. */
+static void on_admitted(sortd__admission_waiter *w)
 {
         sortd__conn *c = SORTD__CONTAINER_OF(w, sortd__conn, wait);
 
-        sortd__dispatch_admitted(c);
+        assert(c->state == SORTD__CONN_OPEN && c->reading);
+        read_payload(c);
         settle(c);
 }
 
 /* ---- completion and close ---- */
 
-/* Every region was closed on the engine thread by now (sortd__dispatch_closing). */
+/* The one place a connection goes: every region was closed on the engine thread by now
+   (sortd__dispatch_closing), and the engines hold none of its jobs. */
 static void conn_free(sortd__conn *c)
 {
+        assert(c->state == SORTD__CONN_CLOSED && c->in_engine == 0);
         sortd__regions_destroy(&c->regions);
         sortd__frame_free(&c->fr);
         free(c->ra);
         free(c);
 }
 
-/* A sort came back: its regions are free again, and the counters learn how it went. */
-static void sort_done(sortd__server *srv, sortd__conn *c, sortd__job *j)
-{
-        if (j->keys_rg)
-                sortd__region_release(j->keys_rg);
-        if (j->vals_rg)
-                sortd__region_release(j->vals_rg);
-        /* Each sort ends counted once: a client that left before its reply was sent cancelled
-           it, however the engine did. */
-        if (c->closing) {
-                srv->stats.cancelled++;
-        } else if (j->work.status == SORTD_OK) {
-                srv->stats.sorts_ok++;
-                srv->stats.keys_sorted += j->work.n;
-        } else {
-                srv->stats.sorts_failed++;
-        }
-        srv->stats.cpu_path_sorts += j->cpu_path;
-        if (j->work.batch_size) {
-                srv->stats.batched++;
-                srv->stats.batches += j->work.batch_first;
-        }
-}
-
-void sortd__conn_sorted_here(sortd__conn *c, sortd__job *j)
-{
-        c->srv->stats.loop_sorts++;
-        sort_done(c->srv, c, j);
-        j->state = SORTD__JOB_DONE;
-}
-
 void sortd__conn_complete(sortd__job *j, void *arg)
 {
         sortd__conn *c = j->owner;
-        sortd__server *srv = arg;
         bool sort = sortd__job_is_sort(j);
 
+        assert(c->in_engine > 0);
         c->in_engine--;
         if (sort)
-                sort_done(srv, c, j);
-        if (c->closing) {
+                sort_done(c, j);
+        if (c->state != SORTD__CONN_OPEN) {
                 sortd__job_free(j);
-                if (c->closed && c->in_engine == 0)
+                if (c->state == SORTD__CONN_CLOSED && c->in_engine == 0)
                         conn_free(c);
                 return;
         }
         if (!sort)
-                sortd__dispatch_region_done(c, j);
+                sortd__dispatch_region_done(&c->d, j);
         j->state = SORTD__JOB_DONE;
-        sortd__conn_update(c);
+        settle(c);
 }
 
 static void on_close(uv_handle_t *h)
 {
         sortd__conn *c = h->data;
-        sortd__server *srv = c->srv;
-        sortd__conn_gone_fn gone;
+        bool idle = c->in_engine == 0;
 
-        c->closed = true;
-        if (c->prev)
-                c->prev->next = c->next;
-        else
-                srv->conns = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
-        srv->stats.connections--;
-        gone = c->gone; /* c may be freed next */
-        if (c->in_engine == 0)
+        assert(c->state == SORTD__CONN_CLOSING);
+        c->state = SORTD__CONN_CLOSED;
+        /* The owner may stop the engines here (the drain's last connection), which hands back
+           c's last jobs and frees c: only a c that held none is freed after. */
+        c->ctx->gone(c, c->ctx->gone_arg);
+        if (idle)
                 conn_free(c);
-        gone(srv);
 }
 
-/* Takes c's jobs that wait in q (flow f) out of it: they are cancelled, never sorted. */
-static void cancel_queued(sortd__conn *c, sortd__queue *q, sortd__queue_flow *f)
+/* Takes c's jobs that wait in the engines' queues out: they are cancelled, never sorted. */
+static void cancel_queued(sortd__conn *c)
 {
-        for (sortd__job *j = sortd__queue_cancel(q, f); j; j = j->qnext) {
+        for (sortd__job *j = sortd__engines_cancel(c->ctx->engines, &c->flows); j; j = j->qnext) {
                 j->cancelled = true;
                 c->in_engine--;
                 if (sortd__job_is_sort(j))
-                        c->srv->stats.cancelled++;
+                        c->ctx->stats->cancelled++;
+        }
+}
+
+/* Each region goes to the engines to be closed, after the connection's sorts. */
+static void close_regions(sortd__conn *c)
+{
+        sortd__job *j, *next;
+
+        for (j = sortd__dispatch_closing(&c->d); j; j = next) {
+                next = j->qnext;
+                submit(c, j);
         }
 }
 
 void sortd__conn_close(sortd__conn *c)
 {
-        sortd__server *srv = c->srv;
-
-        if (c->closing)
+        if (c->state != SORTD__CONN_OPEN)
                 return;
-        c->closing = true;
         sortd__log(SORTD__LOG_DEBUG, "%s: closing", c->name);
-        sortd__admission_leave(&srv->adm, &c->wait);
-        if (c->reading_on)
+        sortd__admission_leave(c->ctx->adm, &c->wait);
+        if (has(c, SORTD__CONN_READING))
                 uv_read_stop((uv_stream_t *)&c->pipe);
-        c->reading_on = false;
-        cancel_queued(c, &srv->queue, &c->flow);
-        cancel_queued(c, &srv->cpu_queue, &c->cpu_flow);
-        sortd__dispatch_closing(c);
+        c->flags = 0;
+        cancel_queued(c);
+        close_regions(c);
+        c->state = SORTD__CONN_CLOSING;
         sortd__pipeline_close(&c->out);
         if (c->reading)
-                srv->stats.cancelled++; /* its payload never came whole */
+                c->ctx->stats->cancelled++; /* its payload never came whole */
         c->reading = NULL;
         uv_close((uv_handle_t *)&c->pipe, on_close);
 }
@@ -471,23 +605,23 @@ static uint64_t ms_since(uint64_t now, uint64_t t)
 /* Whether c has run past one of its timeouts at now; why says which. */
 static bool timed_out(sortd__conn *c, uint64_t now, char *why, size_t len)
 {
-        const sortd__config *cfg = &c->srv->cfg;
+        const sortd__conn_limits *lim = c->ctx->limits;
         bool mid_frame = !sortd__frame_at_boundary(&c->fr) || c->reading;
         uint64_t ms;
 
         note_writes(c);
         ms = ms_since(now, c->write_since);
-        if (c->wq_seen && cfg->write_timeout_ms && ms >= cfg->write_timeout_ms) {
+        if (c->wq_seen && lim->write_timeout_ms && ms >= lim->write_timeout_ms) {
                 snprintf(why, len,
                          "none of its %zu queued reply bytes taken for %llu ms (write-timeout-ms)",
                          c->wq_seen, (unsigned long long)ms);
                 return true;
         }
         /* Reads the daemon stopped itself (limits, memory) are no stall of the client's. */
-        if (!c->reading_on)
+        if (!has(c, SORTD__CONN_READING))
                 return false;
         ms = ms_since(now, c->last_byte);
-        if (mid_frame && cfg->frame_timeout_ms && ms >= cfg->frame_timeout_ms) {
+        if (mid_frame && lim->frame_timeout_ms && ms >= lim->frame_timeout_ms) {
                 snprintf(why, len, "no byte of its request for %llu ms (frame-timeout-ms)",
                          (unsigned long long)ms);
                 return true;
@@ -495,7 +629,8 @@ static bool timed_out(sortd__conn *c, uint64_t now, char *why, size_t len)
         /* A request answered at once (a ping) never shows c busy to note_idle: its last byte
            starts the count again. */
         ms = ms_since(now, c->idle_since > c->last_byte ? c->idle_since : c->last_byte);
-        if (c->idle && conn_idle(c) && cfg->idle_timeout_ms && ms >= cfg->idle_timeout_ms) {
+        if (has(c, SORTD__CONN_IDLE) && conn_idle(c) && lim->idle_timeout_ms &&
+            ms >= lim->idle_timeout_ms) {
                 snprintf(why, len, "idle for %llu ms (idle-timeout-ms)", (unsigned long long)ms);
                 return true;
         }
@@ -506,10 +641,10 @@ void sortd__conn_check_timeouts(sortd__conn *c, uint64_t now)
 {
         char why[128];
 
-        if (c->closing || !timed_out(c, now, why, sizeof(why)))
+        if (c->state != SORTD__CONN_OPEN || !timed_out(c, now, why, sizeof(why)))
                 return;
         sortd__log(SORTD__LOG_INFO, "%s: %s: closing", c->name, why);
-        c->srv->stats.timed_out++;
+        c->ctx->stats->timed_out++;
         sortd__conn_close(c);
 }
 
@@ -531,7 +666,7 @@ static void peer_name(sortd__conn *c)
 /* A connection the daemon does not serve: it is told why, then closed. */
 static void refuse(sortd__conn *c, sortd_status s, const char *why)
 {
-        c->srv->stats.connections_refused++;
+        c->ctx->stats->connections_refused++;
         sortd__log(SORTD__LOG_NOTICE, "%s: refused: %s", c->name, why);
         sortd__pipeline_refuse(&c->out, 0, s, why);
         c->out.close_after_flush = true;
@@ -540,24 +675,23 @@ static void refuse(sortd__conn *c, sortd_status s, const char *why)
 /* Who is connecting, and whether there is room for them. */
 static void admit_peer(sortd__conn *c)
 {
-        sortd__server *srv = c->srv;
+        const sortd__conn_ctx *ctx = c->ctx;
         char why[256];
         uv_os_fd_t fd;
 
         if (uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 &&
-            !sortd__access_allows(&srv->cfg.access, fd, why, sizeof(why))) {
+            !sortd__access_allows(ctx->access, fd, why, sizeof(why))) {
                 refuse(c, SORTD_E_DENIED, why);
-        } else if (srv->stats.connections > srv->cfg.max_connections) {
+        } else if (ctx->stats->connections > ctx->limits->max_connections) {
                 snprintf(why, sizeof(why), "too many connections (max-connections = %llu)",
-                         (unsigned long long)srv->cfg.max_connections);
+                         (unsigned long long)ctx->limits->max_connections);
                 refuse(c, SORTD_E_BUSY, why);
         }
 }
 
-int sortd__conn_accept(sortd__server *srv, uv_stream_t *server, sortd__conn_gone_fn gone)
+sortd__conn *sortd__conn_new(const sortd__conn_ctx *ctx)
 {
         sortd__conn *c = calloc(1, sizeof(*c));
-        int r;
 
         if (!c || sortd__frame_init(&c->fr, SORTD__WIRE_MAX_MESSAGE) < 0 ||
             !(c->ra = malloc(READ_AHEAD_BYTES))) {
@@ -566,33 +700,40 @@ int sortd__conn_accept(sortd__server *srv, uv_stream_t *server, sortd__conn_gone
                         free(c->ra);
                 }
                 free(c);
-                return -ENOMEM;
+                return NULL;
         }
-        c->srv = srv;
-        c->gone = gone;
-        uv_pipe_init(srv->loop, &c->pipe, 1); /* ipc: regions' fds come with SCM_RIGHTS */
-        sortd__regions_init(&c->regions, &srv->regions);
+        c->ctx = ctx;
+        c->state = SORTD__CONN_OPEN;
+        uv_pipe_init(ctx->loop, &c->pipe, 1); /* ipc: regions' fds come with SCM_RIGHTS */
         c->pipe.data = c;
-        sortd__pipeline_init(&c->out, (uv_stream_t *)&c->pipe, c->name, &srv->adm, &srv->stats,
+        sortd__regions_init(&c->regions, ctx->regions);
+        sortd__pipeline_init(&c->out, (uv_stream_t *)&c->pipe, c->name, ctx->adm, ctx->stats,
                              on_written);
-        r = uv_accept(server, (uv_stream_t *)&c->pipe);
-        c->next = srv->conns;
-        if (srv->conns)
-                srv->conns->prev = c;
-        srv->conns = c;
-        srv->stats.connections++;
+        c->d = (sortd__dispatch_ctx){.env = ctx->env,
+                                     .stats = ctx->stats,
+                                     .out = &c->out,
+                                     .regions = &c->regions,
+                                     .name = c->name,
+                                     .owner = c};
+        c->wait.admitted = on_admitted;
+        return c;
+}
+
+void sortd__conn_start(sortd__conn *c, uv_stream_t *server)
+{
+        int r = uv_accept(server, (uv_stream_t *)&c->pipe);
+
         if (r < 0) {
                 sortd__log(SORTD__LOG_WARNING, "accept failed: %s", uv_strerror(r));
                 sortd__conn_close(c);
-                return 0;
+                return;
         }
-        srv->stats.connections_total++;
+        c->ctx->stats->connections_total++;
         peer_name(c);
         /* Replies leave through the daemon's send buffer: as in libsortd, a large one moves a
            big result in fewer wake-ups (the kernel caps it at net.core.wmem_max). */
         uv_send_buffer_size((uv_handle_t *)&c->pipe, &(int){4 << 20});
         sortd__log(SORTD__LOG_INFO, "%s: connected", c->name);
         admit_peer(c);
-        sortd__conn_update(c);
-        return 0;
+        settle(c);
 }

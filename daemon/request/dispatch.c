@@ -3,190 +3,140 @@
  * stays in sync, unless it is too large to be worth reading (max-drain-bytes).
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dispatch.h"
-#include "fdpass.h"
 #include "log.h"
-#include "reply.h"
 #include "request.h"
-#include "route.h"
-#include "server.h"
 
-/* A stream we can no longer parse: say why, answer what came before, then close. */
-static void fatal(sortd__conn *c, sortd_status s, const char *why)
+static const sortd__dispatch_action nothing = {.todo = SORTD__DISPATCH_NOTHING};
+
+void sortd__dispatch_broken(const sortd__dispatch_ctx *d, sortd_status s, const char *why)
 {
-        c->srv->stats.protocol_errors++;
-        sortd__log(SORTD__LOG_WARNING, "%s: closing: %s", c->name, why);
-        sortd__pipeline_refuse(&c->out, 0, s, why);
-        c->out.close_after_flush = true;
+        d->stats->protocol_errors++;
+        sortd__log(SORTD__LOG_WARNING, "%s: closing: %s", d->name, why);
+        sortd__pipeline_refuse(d->out, 0, s, why);
+}
+
+/* The stream ends after what is queued: there was no memory to answer in order. */
+static sortd__dispatch_action no_memory(const sortd__dispatch_ctx *d)
+{
+        sortd__dispatch_broken(d, SORTD_E_NOMEM, "out of memory");
+        return (sortd__dispatch_action){.close = true};
 }
 
 /* A refused request whose frame is still in sync: drop its payload, or close if it is huge. */
-static void skip_payload(sortd__conn *c)
+static void skip_payload(const sortd__dispatch_ctx *d, uint64_t len, sortd__dispatch_action *a)
 {
-        uint64_t len = c->fr.h.payload_len;
-
         if (len == 0)
                 return;
-        if (len <= c->srv->cfg.max_drain_bytes) {
-                sortd__frame_discard(&c->fr);
+        if (len <= d->env->max_drain_bytes) {
+                a->discard = true;
                 return;
         }
         sortd__log(SORTD__LOG_WARNING, "%s: closing rather than draining a %llu-byte payload",
-                   c->name, (unsigned long long)len);
-        c->out.close_after_flush = true;
+                   d->name, (unsigned long long)len);
+        a->close = true;
 }
 
-/* No buffer for the reading sort: it is answered with SORTD_E_NOMEM, and its payload dropped. */
-static void no_buffer(sortd__conn *c, sortd__job *j, size_t bytes)
+int sortd__dispatch_buffer(const sortd__dispatch_ctx *d, sortd__job *j,
+                           struct sortd__hostpool *pool)
 {
-        c->srv->stats.sorts_failed++; /* done here: no engine's outcome will count it */
-        j->work.status = SORTD_E_NOMEM;
-        snprintf(j->work.why, sizeof(j->work.why), "cannot allocate %zu bytes", bytes);
-        j->state = SORTD__JOB_DONE;
-        c->reading = NULL;
-        sortd__frame_discard(&c->fr);
-}
-
-/*
- * The reading sort's bytes are charged: it gets its buffer, from the host pool where it has
- * room, and its payload goes there; or it is answered with SORTD_E_NOMEM.
- */
-void sortd__dispatch_admitted(sortd__conn *c)
-{
-        sortd__job *j = c->reading;
-        size_t bytes = sortd__job_buffer_bytes(j);
-        bool moves_vals = j->work.desc.payload == SORTD_PAYLOAD_VALUES32 ||
-                          j->work.desc.payload == SORTD_PAYLOAD_VALUES64;
-        int r = sortd__job_buffer(j, &c->srv->pool);
+        int r = sortd__job_buffer(j, pool);
 
         if (r < 0) {
-                sortd__admission_uncharge(&c->srv->adm, bytes);
-                no_buffer(c, j, bytes);
-                return;
+                d->stats->sorts_failed++; /* done here: no engine's outcome will count it */
+                j->work.status = SORTD_E_NOMEM;
+                snprintf(j->work.why, sizeof(j->work.why), "cannot allocate %zu bytes",
+                         sortd__job_buffer_bytes(j));
+                j->state = SORTD__JOB_DONE;
+                return -ENOMEM;
         }
-        c->srv->stats.host_pool_misses += r == 1;
-        sortd__job_charge(j, &c->srv->adm, bytes);
-        sortd__frame_sink(&c->fr, j->work.keys, (size_t)j->work.sizes.keys_bytes,
-                          moves_vals ? j->work.vals : NULL,
-                          moves_vals ? (size_t)j->work.sizes.vals_bytes : 0);
+        d->stats->host_pool_misses += r == 1;
+        return 0;
 }
 
-/* The job of a sort, in its place in the pipeline; NULL (and the stream ends) without memory. */
-static sortd__job *sort_job(sortd__conn *c, const sortd__request *rq)
+/* The job of a sort, in its place in the pipeline; NULL without memory. */
+static sortd__job *sort_job(const sortd__dispatch_ctx *d, const sortd__request *rq,
+                            uint64_t t_frame)
 {
-        sortd__job *j = sortd__pipeline_push(&c->out, rq->id);
+        sortd__job *j = sortd__pipeline_push(d->out, rq->id);
 
         if (!j) {
-                c->srv->stats.sorts_failed++; /* counted in sort_requests: it ends here */
-                fatal(c, SORTD_E_NOMEM, "out of memory");
+                d->stats->sorts_failed++; /* counted in sort_requests: it ends here */
                 return NULL;
         }
-        j->owner = c;
+        j->owner = d->owner;
         j->work.op = SORTD__JOB_OP_SORT;
         j->work.desc = rq->desc;
         j->work.n = rq->n;
         j->work.sizes = rq->sizes;
-        j->t_frame = c->fr_started;
+        j->t_frame = t_frame;
         return j;
 }
 
-static void start_sort(sortd__conn *c, const sortd__request *rq)
+static sortd__dispatch_action start_sort(const sortd__dispatch_ctx *d, const sortd__request *rq,
+                                         uint64_t t_frame)
 {
-        sortd__job *j = sort_job(c, rq);
+        sortd__job *j = sort_job(d, rq, t_frame);
 
         if (!j)
-                return;
+                return no_memory(d);
         if (rq->n == 0) {
-                c->srv->stats.sorts_ok++;
-                return; /* done: nothing to read or sort */
+                d->stats->sorts_ok++;
+                return nothing; /* done: nothing to read or sort */
         }
         j->state = SORTD__JOB_READING;
-        c->reading = j;
-        if (sortd__admission_charge(&c->srv->adm, &c->wait, sortd__job_buffer_bytes(j),
-                                    (uv_stream_t *)&c->pipe))
-                sortd__dispatch_admitted(c);
-}
-
-/* A small sort that waits for nobody, the first of its read: sorted here, on the loop thread
-   (loop-sort-keys). */
-static bool sort_here(sortd__conn *c, sortd__job *j)
-{
-        sortd__server *srv = c->srv;
-
-        if (!c->loop_sort_ok || j->work.op != SORTD__JOB_OP_SORT ||
-            j->work.n > srv->cfg.loop_sort_keys ||
-            !sortd__worker_run_here(j->cpu_path ? &srv->cpu_worker : &srv->worker, j))
-                return false;
-        c->loop_sort_ok = false;
-        sortd__conn_sorted_here(c, j);
-        return true;
-}
-
-/* The job goes to the fair queue now (or is sorted now): a region sort has nothing to read. */
-static void queue_job(sortd__conn *c, sortd__job *j)
-{
-        j->t_read = uv_hrtime();
-        j->cpu_path = sortd__route_cpu_path(c->srv, j);
-        if (sort_here(c, j))
-                return;
-        j->state = SORTD__JOB_QUEUED;
-        c->in_engine++;
-        if (j->cpu_path)
-                sortd__queue_push(&c->srv->cpu_queue, &c->cpu_flow, j);
-        else
-                sortd__queue_push(&c->srv->queue, &c->flow, j);
+        return (sortd__dispatch_action){.todo = SORTD__DISPATCH_ADMIT, .job = j};
 }
 
 /* Finds the regions and spans of a region sort: j's keys and vals, and *kr and *vr. */
-static sortd_status region_spans(sortd__conn *c, const sortd__request *rq, sortd__job *j,
-                                 sortd__region **kr, sortd__region **vr)
+static sortd_status region_spans(const sortd__dispatch_ctx *d, const sortd__request *rq,
+                                 sortd__job *j, sortd__region **kr, sortd__region **vr)
 {
         size_t ks = sortd_key_size(rq->desc.key_type), vs = sortd_payload_size(rq->desc.payload);
+        char *why = j->work.why;
+        size_t len = sizeof(j->work.why);
         sortd_status s;
 
         *vr = NULL;
-        *kr = sortd__regions_find(&c->regions, rq->region_id, j->work.why, sizeof(j->work.why));
+        *kr = sortd__regions_find(d->regions, rq->region_id, why, len);
         if (!*kr)
                 return SORTD_E_INVAL;
-        s = sortd__region_span(*kr, "keys", rq->keys_offset, rq->n, ks, &j->work.keys, j->work.why,
-                               sizeof(j->work.why));
+        s = sortd__region_span(*kr, "keys", rq->keys_offset, rq->n, ks, &j->work.keys, why, len);
         if (s != SORTD_OK || !vs)
                 return s;
-        *vr = sortd__regions_find(&c->regions, rq->vals_region_id, j->work.why,
-                                  sizeof(j->work.why));
+        *vr = sortd__regions_find(d->regions, rq->vals_region_id, why, len);
         if (!*vr)
                 return SORTD_E_INVAL;
         if ((*vr)->kind != (*kr)->kind) {
-                snprintf(j->work.why, sizeof(j->work.why),
+                snprintf(why, len,
                          "keys and values must both be in host memory (memfd regions) or both in "
                          "device memory (CUDA regions)");
                 return SORTD_E_INVAL;
         }
-        return sortd__region_span(*vr, "values", rq->vals_offset, rq->n, vs, &j->work.vals,
-                                  j->work.why, sizeof(j->work.why));
+        return sortd__region_span(*vr, "values", rq->vals_offset, rq->n, vs, &j->work.vals, why,
+                                  len);
 }
 
-/* A job's regions are those it holds: conn.c releases them when the engine gives it back. */
-static void start_region_sort(sortd__conn *c, const sortd__request *rq)
+/* A job holds its regions until the engine gives it back (the connection releases them). */
+static sortd__dispatch_action start_region_sort(const sortd__dispatch_ctx *d,
+                                                const sortd__request *rq, uint64_t t_frame)
 {
-        sortd__job *j = sort_job(c, rq);
+        sortd__job *j = sort_job(d, rq, t_frame);
         sortd__region *kr, *vr;
 
         if (!j)
-                return;
-        j->work.status = region_spans(c, rq, j, &kr, &vr);
+                return no_memory(d);
+        j->work.status = region_spans(d, rq, j, &kr, &vr);
         if (j->work.status != SORTD_OK) {
-                c->srv->stats.sorts_failed++;
-                return; /* done: its error is the reply */
+                d->stats->sorts_failed++;
+                return nothing; /* done: its error is the reply */
         }
         if (rq->n == 0) {
-                c->srv->stats.sorts_ok++;
-                return; /* done: nothing to sort, nothing held */
+                d->stats->sorts_ok++;
+                return nothing; /* done: nothing to sort, nothing held */
         }
         if (kr->kind == SORTD__REGION_CUDA)
                 j->work.op = SORTD__JOB_OP_SORT_DEVICE;
@@ -196,133 +146,132 @@ static void start_region_sort(sortd__conn *c, const sortd__request *rq)
         sortd__region_hold(kr);
         if (vr)
                 sortd__region_hold(vr);
-        sortd__turns_take(&c->regions.turns, j, &c->srv->queue, &c->srv->cpu_queue);
-        queue_job(c, j);
+        return (sortd__dispatch_action){.todo = SORTD__DISPATCH_SUBMIT, .job = j};
 }
 
-/* Queues job j on region r for the engine thread. */
-static void queue_region_job(sortd__conn *c, sortd__job *j, sortd__job_op op, sortd__region *r)
+/* j becomes the engine thread's job op on region r. */
+static void region_job(const sortd__dispatch_ctx *d, sortd__job *j, sortd__job_op op,
+                       sortd__region *r)
 {
-        j->owner = c;
+        j->owner = d->owner;
         j->work.op = op;
         j->work.region = r;
-        queue_job(c, j);
 }
 
-/* An engine thread's job on region r whose reply comes in the pipeline's order; false without
-   memory. */
-static bool region_request(sortd__conn *c, sortd__job_op op, sortd__region *r, uint64_t id)
+/* An engine thread's job on region r whose reply comes in the pipeline's order. */
+static sortd__dispatch_action region_request(const sortd__dispatch_ctx *d, sortd__job_op op,
+                                             sortd__region *r, uint64_t id)
 {
-        sortd__job *j = sortd__pipeline_push(&c->out, id);
+        sortd__job *j = sortd__pipeline_push(d->out, id);
 
         if (!j)
-                return false;
-        queue_region_job(c, j, op, r);
-        return true;
+                return no_memory(d);
+        region_job(d, j, op, r);
+        return (sortd__dispatch_action){.todo = SORTD__DISPATCH_SUBMIT, .job = j};
 }
 
 /* A new region goes to the engine thread, which opens it; the reply comes from there. */
-static void open_region(sortd__conn *c, uint64_t id, sortd__region *r)
+static sortd__dispatch_action open_region(const sortd__dispatch_ctx *d, uint64_t id,
+                                          sortd__region *r)
 {
-        r->close_job = calloc(1, sizeof(*r->close_job));
+        sortd__dispatch_action a;
+
+        r->close_job = sortd__job_new(0);
         if (!r->close_job) {
-                sortd__regions_forget(&c->regions, r);
-                sortd__pipeline_refuse(&c->out, id, SORTD_E_NOMEM, "out of memory for a region");
-                return;
+                sortd__regions_forget(d->regions, r);
+                sortd__pipeline_refuse(d->out, id, SORTD_E_NOMEM, "out of memory for a region");
+                return nothing;
         }
-        if (!region_request(c, SORTD__JOB_OP_REGION_OPEN, r, id)) {
-                sortd__regions_forget(&c->regions, r);
-                fatal(c, SORTD_E_NOMEM, "out of memory");
-        }
+        a = region_request(d, SORTD__JOB_OP_REGION_OPEN, r, id);
+        if (a.close)
+                sortd__regions_forget(d->regions, r);
+        return a;
 }
 
-static void register_memfd(sortd__conn *c, const sortd__request *rq)
+static sortd__dispatch_action register_memfd(const sortd__dispatch_ctx *d, const sortd__request *rq,
+                                             const sortd__dispatch_frame *f)
 {
         char why[256];
-        int fd = -1;
+        int fd = f->take_fd(f->take_fd_arg);
         sortd__region *r;
         sortd_status s;
 
-        errno = ENOENT;
-        if (sortd__conn_frame_fds(c))
-                fd = sortd__fdpass_take(&c->pipe);
-        if (fd < 0 && errno == ENOENT) {
-                sortd__pipeline_refuse(&c->out, rq->id, SORTD_E_INVAL,
+        if (fd == -ENOENT) {
+                sortd__pipeline_refuse(d->out, rq->id, SORTD_E_INVAL,
                                        "RegisterRegion came without its memfd (SCM_RIGHTS)");
-                return;
+                return nothing;
         }
         if (fd < 0) {
-                snprintf(why, sizeof(why), "could not take the memfd that came: %s",
-                         strerror(errno));
-                sortd__pipeline_refuse(&c->out, rq->id, SORTD_E_SYSTEM, why);
-                return;
+                snprintf(why, sizeof(why), "could not take the memfd that came: %s", strerror(-fd));
+                sortd__pipeline_refuse(d->out, rq->id, SORTD_E_SYSTEM, why);
+                return nothing;
         }
-        s = sortd__regions_add(&c->regions, fd, rq->region_size, &r, why, sizeof(why));
+        s = sortd__regions_add(d->regions, fd, rq->region_size, &r, why, sizeof(why));
         if (s != SORTD_OK) {
-                sortd__pipeline_refuse(&c->out, rq->id, s, why);
-                return;
+                sortd__pipeline_refuse(d->out, rq->id, s, why);
+                return nothing;
         }
-        open_region(c, rq->id, r);
+        return open_region(d, rq->id, r);
 }
 
-static void register_cuda(sortd__conn *c, const sortd__request *rq)
+static sortd__dispatch_action register_cuda(const sortd__dispatch_ctx *d, const sortd__request *rq)
 {
-        const sortd__server *srv = c->srv;
+        const sortd__dispatch_env *env = d->env;
         char why[256], theirs[SORTD__REGION_UUID_TEXT], ours[SORTD__REGION_UUID_TEXT];
         sortd__region *r;
         sortd_status s;
 
-        if (!srv->has_device) {
+        if (!env->has_device) {
                 snprintf(why, sizeof(why),
                          "this daemon's engine (%s) sorts in host memory: CUDA IPC regions need "
                          "a GPU engine (sortd --engine cuda)",
-                         sortd_engine_kind(srv->engine));
-                sortd__pipeline_refuse(&c->out, rq->id, SORTD_E_UNSUPPORTED, why);
-                return;
+                         env->engine_kind);
+                sortd__pipeline_refuse(d->out, rq->id, SORTD_E_UNSUPPORTED, why);
+                return nothing;
         }
-        if (memcmp(rq->device_uuid, srv->device_uuid, SORTD_DEVICE_UUID_BYTES) != 0) {
+        if (memcmp(rq->device_uuid, env->device_uuid, SORTD_DEVICE_UUID_BYTES) != 0) {
                 sortd__region_uuid_format(rq->device_uuid, theirs);
-                sortd__region_uuid_format(srv->device_uuid, ours);
+                sortd__region_uuid_format(env->device_uuid, ours);
                 snprintf(why, sizeof(why),
                          "the CUDA region is on device %s; this daemon sorts on %s", theirs, ours);
-                sortd__pipeline_refuse(&c->out, rq->id, SORTD_E_INVAL, why);
-                return;
+                sortd__pipeline_refuse(d->out, rq->id, SORTD_E_INVAL, why);
+                return nothing;
         }
-        s = sortd__regions_add_cuda(&c->regions, rq->ipc_handle, rq->region_offset, rq->region_size,
+        s = sortd__regions_add_cuda(d->regions, rq->ipc_handle, rq->region_offset, rq->region_size,
                                     &r, why, sizeof(why));
         if (s != SORTD_OK) {
-                sortd__pipeline_refuse(&c->out, rq->id, s, why);
-                return;
+                sortd__pipeline_refuse(d->out, rq->id, s, why);
+                return nothing;
         }
-        open_region(c, rq->id, r);
+        return open_region(d, rq->id, r);
 }
 
-/* A region that no sort holds goes to the engine thread to be closed; the reply comes after. */
-static void unregister_region(sortd__conn *c, const sortd__request *rq)
+/* A region that no sort holds goes to the engine thread to be closed; the reply comes after.
+   Without memory the region stays CLOSING, and the connection's close closes it. */
+static sortd__dispatch_action unregister_region(const sortd__dispatch_ctx *d,
+                                                const sortd__request *rq)
 {
         char why[256];
         sortd__region *r;
         sortd_status s =
-                sortd__regions_begin_remove(&c->regions, rq->region_id, &r, why, sizeof(why));
+                sortd__regions_begin_remove(d->regions, rq->region_id, &r, why, sizeof(why));
 
         if (s != SORTD_OK) {
-                sortd__pipeline_refuse(&c->out, rq->id, s, why);
-                return;
+                sortd__pipeline_refuse(d->out, rq->id, s, why);
+                return nothing;
         }
-        /* Without memory the region stays CLOSING, and the connection's close closes it. */
-        if (!region_request(c, SORTD__JOB_OP_REGION_CLOSE, r, rq->id))
-                fatal(c, SORTD_E_NOMEM, "out of memory");
+        return region_request(d, SORTD__JOB_OP_REGION_CLOSE, r, rq->id);
 }
 
-void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j)
+void sortd__dispatch_region_done(const sortd__dispatch_ctx *d, sortd__job *j)
 {
         sortd__region *r = j->work.region;
         sortd__reply m;
 
         if (j->work.status != SORTD_OK) {
-                sortd__pipeline_error(&c->out, &m, j->id, j->work.status, j->work.why);
+                sortd__pipeline_error(d->out, &m, j->id, j->work.status, j->work.why);
         } else if (j->work.op == SORTD__JOB_OP_REGION_OPEN) {
-                sortd__log(SORTD__LOG_DEBUG, "%s: region %llu, %llu bytes", c->name,
+                sortd__log(SORTD__LOG_DEBUG, "%s: region %llu, %llu bytes", d->name,
                            (unsigned long long)r->id, (unsigned long long)r->bytes);
                 sortd__reply_registered(&m, j->id, r->id);
         } else {
@@ -332,120 +281,81 @@ void sortd__dispatch_region_done(sortd__conn *c, sortd__job *j)
         if (j->work.op == SORTD__JOB_OP_REGION_OPEN && j->work.status == SORTD_OK)
                 sortd__region_ready(r);
         else
-                sortd__regions_forget(&c->regions, r);
+                sortd__regions_forget(d->regions, r);
         j->work.region = NULL;
-        sortd__pipeline_fill(&c->out, j, &m.r);
+        sortd__pipeline_fill(d->out, j, &m.r);
 }
 
-/* Each region's own close job (open_region): nothing here can fail. A region whose close an
-   unregister already queued is closed once more, which does nothing. */
-void sortd__dispatch_closing(sortd__conn *c)
+/* Each region's own close job (open_region). A region whose close an unregister already
+   queued is closed once more, which does nothing. */
+sortd__job *sortd__dispatch_closing(const sortd__dispatch_ctx *d)
 {
-        for (sortd__region *r = c->regions.head; r; r = r->next) {
+        sortd__job *list = NULL;
+
+        for (sortd__region *r = d->regions->head; r; r = r->next) {
                 sortd__job *j = r->close_job;
 
                 r->close_job = NULL;
-                queue_region_job(c, j, SORTD__JOB_OP_REGION_CLOSE, r);
+                region_job(d, j, SORTD__JOB_OP_REGION_CLOSE, r);
+                j->qnext = list;
+                list = j;
         }
+        return list;
 }
 
-static void answer(sortd__conn *c, const sortd__request *rq)
+static sortd__dispatch_action answer(const sortd__dispatch_ctx *d, const sortd__request *rq,
+                                     const sortd__dispatch_frame *f)
 {
+        sortd__reply_facts facts;
         sortd__reply m;
 
         switch (rq->kind) {
         case SORTD__REQUEST_HELLO:
                 if (rq->client_name[0])
-                        sortd__log(SORTD__LOG_DEBUG, "%s: hello from '%s'", c->name,
+                        sortd__log(SORTD__LOG_DEBUG, "%s: hello from '%s'", d->name,
                                    rq->client_name);
-                sortd__reply_hello(&m, rq->id, c->srv);
+                d->env->facts(d->env->facts_arg, &facts);
+                sortd__reply_hello(&m, rq->id, &facts);
                 break;
         case SORTD__REQUEST_STATUS:
-                sortd__reply_status(&m, rq->id, c->srv);
+                d->env->facts(d->env->facts_arg, &facts);
+                sortd__reply_status(&m, rq->id, &facts);
                 break;
         case SORTD__REQUEST_PING:
                 sortd__reply_ping(&m, rq->id, rq->nonce);
                 break;
         case SORTD__REQUEST_SORT:
-                start_sort(c, rq);
-                return;
+                return start_sort(d, rq, f->t_frame);
         case SORTD__REQUEST_REGION_SORT:
-                start_region_sort(c, rq);
-                return;
+                return start_region_sort(d, rq, f->t_frame);
         case SORTD__REQUEST_REGISTER:
-                register_memfd(c, rq);
-                return;
+                return register_memfd(d, rq, f);
         case SORTD__REQUEST_REGISTER_CUDA:
-                register_cuda(c, rq);
-                return;
+                return register_cuda(d, rq);
         case SORTD__REQUEST_UNREGISTER:
-                unregister_region(c, rq);
-                return;
+                return unregister_region(d, rq);
         case SORTD__REQUEST_NONE:
-                return;
+                return nothing;
         }
-        sortd__pipeline_answer(&c->out, rq->id, &m.r);
+        sortd__pipeline_answer(d->out, rq->id, &m.r);
+        return nothing;
 }
 
-static void on_message(sortd__conn *c)
+sortd__dispatch_action sortd__dispatch_message(const sortd__dispatch_ctx *d,
+                                               const sortd__dispatch_frame *f)
 {
-        sortd__server *srv = c->srv;
         sortd__request_limits lim = {
-                .capacity = sortd_engine_capacity(srv->engine),
-                .max_request_bytes = srv->cfg.max_request_bytes,
+                .capacity = d->env->capacity,
+                .max_request_bytes = d->env->max_request_bytes,
         };
+        sortd__dispatch_action a;
         sortd__request rq;
 
-        sortd__request_decode(c->fr.msg, c->fr.h.message_len, c->fr.h.payload_len, &lim,
-                              &srv->stats, &rq);
-        answer(c, &rq);
+        sortd__request_decode(f->msg, f->len, f->payload_len, &lim, d->stats, &rq);
+        a = answer(d, &rq, f);
         for (unsigned i = 0; i < rq.refusals; i++)
-                sortd__pipeline_refuse(&c->out, rq.id, rq.refusal[i].status, rq.refusal[i].why);
+                sortd__pipeline_refuse(d->out, rq.id, rq.refusal[i].status, rq.refusal[i].why);
         if (rq.kind != SORTD__REQUEST_SORT)
-                skip_payload(c);
-}
-
-static void on_payload(sortd__conn *c)
-{
-        sortd__job *j = c->reading;
-
-        c->reading = NULL;
-        if (j)
-                queue_job(c, j);
-}
-
-/*
- * A frame is whole and every fd that came with it has been taken: any of its own left came
- * with a frame that takes none (or more than it takes). Those of a later frame, already read
- * ahead, wait for it (sortd__conn_frame_fds).
- */
-static void drop_stray_fds(sortd__conn *c)
-{
-        char why[128];
-        unsigned n = sortd__conn_frame_fds(c) ? sortd__fdpass_drop_all(&c->pipe) : 0;
-
-        if (n == 0)
-                return;
-        c->srv->stats.protocol_errors++;
-        snprintf(why, sizeof(why), "%u fd(s) came with a frame that takes none: closed", n);
-        sortd__pipeline_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
-}
-
-void sortd__dispatch(sortd__conn *c, sortd__frame_event ev)
-{
-        switch (ev) {
-        case SORTD__FRAME_MORE:
-                break;
-        case SORTD__FRAME_MESSAGE:
-                on_message(c);
-                break;
-        case SORTD__FRAME_PAYLOAD:
-                on_payload(c);
-                break;
-        case SORTD__FRAME_ERROR:
-                fatal(c, c->fr.status, c->fr.why);
-                break;
-        }
-        if (sortd__frame_at_boundary(&c->fr))
-                drop_stray_fds(c);
+                skip_payload(d, f->payload_len, &a);
+        return a;
 }

@@ -2,7 +2,6 @@
 #include <stdlib.h>
 
 #include "reply.h"
-#include "server.h"
 #include "sortd_version.h"
 
 static void reply_init(sortd__reply *m, uint64_t id)
@@ -11,58 +10,37 @@ static void reply_init(sortd__reply *m, uint64_t id)
         m->r.id = id;
 }
 
-static void limits_fill(const sortd__server *srv, Sortd__Wire__Limits *l)
-{
-        l->max_message_bytes = SORTD__WIRE_MAX_MESSAGE;
-        l->max_request_bytes = srv->cfg.max_request_bytes;
-        l->max_inflight_bytes = srv->cfg.max_inflight_bytes;
-        l->max_connections = (uint32_t)srv->cfg.max_connections;
-        l->max_regions = srv->cfg.max_regions;
-        l->max_region_bytes = srv->cfg.max_region_bytes;
-}
-
-void sortd__reply_hello(sortd__reply *m, uint64_t id, sortd__server *srv)
+void sortd__reply_hello(sortd__reply *m, uint64_t id, const sortd__reply_facts *f)
 {
         Sortd__Wire__HelloReply *hr = &m->body.hello;
-        const sortd__recovery_serving *serving = sortd__recovery_current(&srv->recovery);
 
         reply_init(m, id);
         *hr = (Sortd__Wire__HelloReply)SORTD__WIRE__HELLO_REPLY__INIT;
-        limits_fill(srv, &m->limits);
+        m->limits = f->limits;
         hr->protocol_version = SORTD__WIRE_VERSION;
         hr->server_version = SORTD_VERSION_STRING;
-        hr->engine = (char *)sortd_engine_kind(serving->engine);
-        hr->device = (char *)sortd_engine_device(serving->engine);
-        hr->capacity = sortd_engine_capacity(srv->engine);
+        hr->engine = (char *)f->engine;
+        hr->device = (char *)f->device;
+        hr->capacity = f->capacity;
         hr->limits = &m->limits;
         m->r.body_case = SORTD__WIRE__REPLY__BODY_HELLO;
         m->r.hello = hr;
 }
 
-void sortd__reply_status(sortd__reply *m, uint64_t id, sortd__server *srv)
+void sortd__reply_status(sortd__reply *m, uint64_t id, const sortd__reply_facts *f)
 {
         Sortd__Wire__StatusReply *r = &m->body.status;
-        const sortd__recovery_serving *serving = sortd__recovery_current(&srv->recovery);
-        sortd__stats s = srv->stats;
 
         reply_init(m, id);
         *r = (Sortd__Wire__StatusReply)SORTD__WIRE__STATUS_REPLY__INIT;
-        s.queued = sortd__queue_length(&srv->queue) + sortd__queue_length(&srv->cpu_queue);
-        s.cpu_path_keys = srv->cpu_path_keys; /* 0 without a CPU path (route.c) */
-        s.engines_lost = atomic_load(&srv->recovery.losses);
-        s.regions = srv->regions.regions;
-        s.region_bytes = srv->regions.mapped_bytes;
-        s.host_pool_bytes = srv->pool.bytes;
-        s.host_pool_used = srv->pool.used;
-        s.host_pool_peak = srv->pool.peak;
-        limits_fill(srv, &m->limits);
+        m->limits = f->limits;
         r->server_version = SORTD_VERSION_STRING;
-        r->engine = (char *)sortd_engine_kind(serving->engine);
-        r->device = (char *)sortd_engine_device(serving->engine);
-        r->engine_reason = (char *)serving->reason;
-        r->capacity = sortd_engine_capacity(srv->engine);
-        r->uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000;
-#define FILL(name, field, wire_type, label) r->name = s.name;
+        r->engine = (char *)f->engine;
+        r->device = (char *)f->device;
+        r->engine_reason = (char *)f->engine_reason;
+        r->capacity = f->capacity;
+        r->uptime_ms = f->uptime_ms;
+#define FILL(name, field, wire_type, label) r->name = f->stats.name;
         SORTD_STATUS_COUNTERS(FILL)
 #undef FILL
         r->limits = &m->limits;

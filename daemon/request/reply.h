@@ -8,8 +8,17 @@
 #include <stdint.h>
 
 #include "job.h"
+#include "stats.h"
 
-struct sortd__server;
+/* What Hello and Status report of the server, as it stands when asked (server.c). */
+typedef struct sortd__reply_facts {
+        const char *engine, *device; /* the engine serving now */
+        const char *engine_reason;   /* how it was chosen, its self-check, any replacement */
+        uint64_t capacity;
+        uint64_t uptime_ms;
+        sortd__stats stats; /* the counters, those read from elsewhere filled in */
+        Sortd__Wire__Limits limits;
+} sortd__reply_facts;
 
 /*
  * A Reply with room for every part it may point to. It points into itself: build it in
@@ -27,9 +36,10 @@ typedef struct sortd__reply {
         Sortd__Wire__Limits limits;
 } sortd__reply;
 
-void sortd__reply_hello(sortd__reply *m, uint64_t id, struct sortd__server *srv);
-/* The status counters, the engine and the limits, as they stand now. */
-void sortd__reply_status(sortd__reply *m, uint64_t id, struct sortd__server *srv);
+/* f must outlive m. */
+void sortd__reply_hello(sortd__reply *m, uint64_t id, const sortd__reply_facts *f);
+/* The status counters, the engine and the limits of f, which must outlive m. */
+void sortd__reply_status(sortd__reply *m, uint64_t id, const sortd__reply_facts *f);
 void sortd__reply_ping(sortd__reply *m, uint64_t id, uint64_t nonce);
 void sortd__reply_registered(sortd__reply *m, uint64_t id, uint64_t region_id);
 void sortd__reply_unregistered(sortd__reply *m, uint64_t id);

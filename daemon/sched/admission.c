@@ -25,13 +25,11 @@ static bool fits(const sortd__admission *a, size_t bytes)
                a->stats->inflight_bytes + bytes <= a->max_inflight_bytes;
 }
 
-void sortd__admission_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__stats *stats,
-                           sortd__admission_admitted_fn admitted)
+void sortd__admission_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__stats *stats)
 {
         *a = (sortd__admission){
                 .max_inflight_bytes = max_inflight_bytes,
                 .stats = stats,
-                .admitted = admitted,
         };
 }
 
@@ -97,7 +95,7 @@ static void admit_waiting(sortd__admission *a)
                 if (fits(a, w->bytes)) {
                         charge(a, w->bytes);
                         sortd__admission_leave(a, w);
-                        a->admitted(w);
+                        w->admitted(w);
                         w = a->head;
                 } else if (!holds_line(w)) {
                         w = w->next;

@@ -17,28 +17,29 @@
 
 #include "stats.h"
 
-/* A place in the line, embedded in its owner (the connection). */
+struct sortd__admission_waiter;
+
+/* Memory came back and w, first in line, has its bytes charged now: w has left the line. */
+typedef void (*sortd__admission_admitted_fn)(struct sortd__admission_waiter *w);
+
+/* A place in the line, embedded in its owner (the connection), which sets admitted. */
 typedef struct sortd__admission_waiter {
         struct sortd__admission_waiter *next;
         size_t bytes;               /* what it waits for; 0 when not in line */
         const uv_stream_t *replies; /* its connection's socket: are its replies read? */
+        sortd__admission_admitted_fn admitted;
 } sortd__admission_waiter;
-
-/* Memory came back and w, first in line, has its bytes charged now: w has left the line. */
-typedef void (*sortd__admission_admitted_fn)(sortd__admission_waiter *w);
 
 typedef struct sortd__admission {
         uint64_t max_inflight_bytes;
         sortd__stats *stats; /* inflight_bytes and inflight_peak are kept here */
         sortd__admission_waiter *head, *tail;
-        sortd__admission_admitted_fn admitted;
 } sortd__admission;
 
-void sortd__admission_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__stats *stats,
-                           sortd__admission_admitted_fn admitted);
+void sortd__admission_init(sortd__admission *a, uint64_t max_inflight_bytes, sortd__stats *stats);
 /*
  * Charges bytes for w now and returns true, or puts w in line for them and returns false (its
- * admitted callback comes once they are charged). replies: the socket of w's connection, whose
+ * w->admitted comes once they are charged). replies: the socket of w's connection, whose
  * unread replies let those behind w in line go first.
  */
 bool sortd__admission_charge(sortd__admission *a, sortd__admission_waiter *w, size_t bytes,

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "region.h"
 
 #ifndef F_SEAL_FUTURE_WRITE
@@ -298,7 +299,7 @@ static void unmap(sortd__regions *t, sortd__region *r)
         }
         t->limits->regions--;
         t->count--;
-        free(r->close_job);
+        sortd__job_free(r->close_job);
         free(r);
 }
 

@@ -17,7 +17,7 @@
  * after the connection's last sort, then the table goes: no mapping disappears under a sort.
  *
  * A sort writes its region in place, and the connection's next sort may read what it wrote:
- * the connection's sorts in regions take turns (the table's turns, turns.h).
+ * the connection's sorts in regions take turns (turns.h).
  */
 #ifndef SORTD_DAEMON_REGION_H
 #define SORTD_DAEMON_REGION_H
@@ -27,7 +27,6 @@
 #include <stdint.h>
 
 #include "engine.h"
-#include "turns.h"
 #include "sortd_types.h"
 
 /* The limits all connections share (the server owns it; loop thread only). */
@@ -57,7 +56,7 @@ typedef struct sortd__region {
         uint8_t *base;             /* the buffer (memfd: the mapping; CUDA: once opened) */
         uint64_t bytes;
         uint64_t users; /* sorts holding it */
-        /* Its close job for the connection's end, allocated with the region (dispatch.c), so
+        /* Its close job for the connection's end, made with the region (dispatch.c), so
            that closing a connection never needs memory; freed with the region if unused. */
         struct sortd__job *close_job;
         /* Engine thread only, from its open to its close. */
@@ -72,8 +71,7 @@ typedef struct sortd__regions {
         sortd__region_limits *limits;
         sortd__region *head;
         uint64_t count;
-        uint64_t next_id;   /* ids start at 1 and are never reused within a connection */
-        sortd__turns turns; /* its sorts run one at a time, in order (turns.h) */
+        uint64_t next_id; /* ids start at 1 and are never reused within a connection */
 } sortd__regions;
 
 void sortd__regions_init(sortd__regions *t, sortd__region_limits *limits);

@@ -7,13 +7,12 @@
 
 #include "log.h"
 #include "route.h"
-#include "server.h"
 
 #define CALIBRATE_RUNS 5
 
-bool sortd__route_cpu_path(const sortd__server *srv, const sortd__job *j)
+bool sortd__route_cpu_path(const sortd__route *r, const sortd__job *j)
 {
-        return srv->cpu_path && j->work.op == SORTD__JOB_OP_SORT && j->work.n <= srv->cpu_path_keys;
+        return r->cpu && j->work.op == SORTD__JOB_OP_SORT && j->work.n <= r->cpu_path_keys;
 }
 
 static uint64_t now_ns(void)
@@ -91,80 +90,81 @@ uint64_t sortd__route_calibrate(sortd_engine *engine, sortd_engine *cpu, char *r
         return chosen;
 }
 
-static sortd_status open_cpu(sortd__server *srv, uint64_t capacity, sortd_engine **out, char *why,
-                             size_t why_len)
+static sortd_status open_cpu(const sortd__route_settings *s, uint64_t capacity, sortd_engine **out,
+                             char *why, size_t why_len)
 {
-        sortd_engine_config ec = {.capacity = capacity, .threads = (unsigned)srv->cfg.threads};
+        sortd_engine_config ec = {.capacity = capacity, .threads = s->threads};
 
         return sortd_engine_create("cpu", &ec, out, why, why_len);
 }
 
 /* auto: measured against the engine, and only worth having where the CPU wins. */
-static uint64_t open_auto(sortd__server *srv, char *report, size_t report_len)
+static uint64_t open_auto(sortd__route *r, sortd_engine *engine, const sortd__route_settings *s,
+                          char *report, size_t report_len)
 {
         char why[256];
         uint64_t keys;
 
-        if (strcmp(sortd_engine_kind(srv->engine), "cpu") == 0)
+        if (strcmp(sortd_engine_kind(engine), "cpu") == 0)
                 return 0; /* the engine is the CPU: no path beside it */
         /* A warning: the engine serves every sort without it, only slower for small ones. */
-        if (open_cpu(srv, SORTD__ROUTE_CALIBRATE_MAX, &srv->cpu_path, why, sizeof(why)) !=
-            SORTD_OK) {
+        if (open_cpu(s, SORTD__ROUTE_CALIBRATE_MAX, &r->cpu, why, sizeof(why)) != SORTD_OK) {
                 sortd__log(SORTD__LOG_WARNING, "no CPU path: cannot create its engine: %s", why);
                 return 0;
         }
-        keys = sortd__route_calibrate(srv->engine, srv->cpu_path, report, report_len);
+        keys = sortd__route_calibrate(engine, r->cpu, report, report_len);
         if (keys == 0) {
                 sortd__log(SORTD__LOG_NOTICE,
                            "no CPU path: the %s engine is faster "
                            "from the smallest sort measured (%s)",
-                           sortd_engine_kind(srv->engine), report);
-                sortd__route_close(srv);
+                           sortd_engine_kind(engine), report);
+                sortd__route_close(r);
         }
         return keys;
 }
 
 /* The engine's reason goes straight after the prefix, into the rest of why: a copy of its own
    would cut it shorter than why can hold. */
-static sortd_status open_explicit(sortd__server *srv, uint64_t keys, char *why, size_t why_len)
+static sortd_status open_explicit(sortd__route *r, const sortd__route_settings *s, uint64_t keys,
+                                  char *why, size_t why_len)
 {
         size_t at;
 
         snprintf(why, why_len, "cannot create the CPU path (cpu-path-keys %" PRIu64 "): ", keys);
         at = why_len ? strlen(why) : 0;
-        return open_cpu(srv, keys, &srv->cpu_path, why + at, why_len - at);
+        return open_cpu(s, keys, &r->cpu, why + at, why_len - at);
 }
 
-sortd_status sortd__route_open(sortd__server *srv, char *why, size_t why_len)
+sortd_status sortd__route_open(sortd__route *r, sortd_engine *engine,
+                               const sortd__route_settings *s, char *why, size_t why_len)
 {
-        uint64_t keys = srv->cfg.cpu_path_keys;
+        uint64_t keys = s->cpu_path_keys;
         char report[512] = "";
-        sortd_status s;
+        sortd_status st;
 
-        srv->cpu_path = NULL;
+        *r = (sortd__route){0};
         if (keys == 0)
                 return SORTD_OK;
-        if (keys == SORTD__CONFIG_AUTO) {
-                keys = open_auto(srv, report, sizeof(report));
+        if (keys == SORTD__ROUTE_AUTO) {
+                keys = open_auto(r, engine, s, report, sizeof(report));
                 if (keys == 0)
                         return SORTD_OK;
         } else {
-                if (keys > srv->cfg.capacity)
-                        keys = srv->cfg.capacity;
-                s = open_explicit(srv, keys, why, why_len);
-                if (s != SORTD_OK)
-                        return s;
+                if (keys > s->capacity)
+                        keys = s->capacity;
+                st = open_explicit(r, s, keys, why, why_len);
+                if (st != SORTD_OK)
+                        return st;
                 snprintf(report, sizeof(report), "cpu-path-keys %" PRIu64, keys);
         }
-        srv->cpu_path_keys = keys;
+        r->cpu_path_keys = keys;
         sortd__log(SORTD__LOG_NOTICE, "CPU path: sorts of up to %" PRIu64 " keys (%s): %s", keys,
-                   sortd_engine_device(srv->cpu_path), report);
+                   sortd_engine_device(r->cpu), report);
         return SORTD_OK;
 }
 
-void sortd__route_close(sortd__server *srv)
+void sortd__route_close(sortd__route *r)
 {
-        sortd_engine_destroy(srv->cpu_path);
-        srv->cpu_path = NULL;
-        srv->cpu_path_keys = 0;
+        sortd_engine_destroy(r->cpu);
+        *r = (sortd__route){0};
 }

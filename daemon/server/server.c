@@ -142,7 +142,8 @@ static sortd_status create_engine(sortd__server *srv, const sortd_engine_config 
         }
         sortd__recovery_init(&srv->recovery, policy, ec, srv->engine, srv->engine_reason);
         /* Asked now, while no other thread calls the engine; CUDA regions need it. */
-        srv->has_device = sortd_engine_device_uuid(srv->engine, srv->device_uuid) == SORTD_OK;
+        srv->env.has_device =
+                sortd_engine_device_uuid(srv->engine, srv->env.device_uuid) == SORTD_OK;
         sortd__log(SORTD__LOG_NOTICE, "engine %s (%s): %s", sortd_engine_kind(srv->engine),
                    sortd_engine_device(srv->engine), srv->engine_reason);
         return s;
@@ -153,7 +154,10 @@ static sortd_status create_engine(sortd__server *srv, const sortd_engine_config 
 static sortd_status open_cpu_path(sortd__server *srv)
 {
         char why[512]; /* route.c's prefix, then the engine's reason: srv->failure holds both */
-        sortd_status s = sortd__route_open(srv, why, sizeof(why));
+        sortd__route_settings rs = {.cpu_path_keys = srv->cfg.cpu_path_keys,
+                                    .capacity = srv->cfg.capacity,
+                                    .threads = (unsigned)srv->cfg.threads};
+        sortd_status s = sortd__route_open(&srv->engines.route, srv->engine, &rs, why, sizeof(why));
 
         if (s != SORTD_OK)
                 sortd__server_fail(srv, exit_status_of(s), "%s (%s)", why, sortd_strerror(s));
@@ -178,7 +182,7 @@ static uint64_t host_pool_bytes(const sortd__server *srv)
         uint64_t want = srv->cfg.host_pool;
 
         if (want == SORTD__CONFIG_AUTO) {
-                if (!srv->has_device) /* host memory is all it sorts in: nothing to pin */
+                if (!srv->env.has_device) /* host memory is all it sorts in: nothing to pin */
                         return 0;
                 return limit < HOST_POOL_AUTO_MAX ? limit : HOST_POOL_AUTO_MAX;
         }
@@ -256,15 +260,29 @@ static void finish(sortd__server *srv)
                 close_handle((uv_handle_t *)&srv->watchdog);
         if (srv->reaper_on)
                 close_handle((uv_handle_t *)&srv->reaper);
-        sortd__worker_stop(&srv->worker);
-        sortd__worker_stop(&srv->cpu_worker);
+        sortd__engines_stop(&srv->engines);
 }
 
-/* A connection has gone: the last one ends a drain. */
-static void on_conn_gone(sortd__server *srv)
+/* The drain ends with the last connection. */
+static void check_drained(sortd__server *srv)
 {
         if (srv->draining && !srv->conns)
                 finish(srv);
+}
+
+/* A connection has gone: off the list, and the last one ends a drain. */
+static void on_conn_gone(sortd__conn *c, void *arg)
+{
+        sortd__server *srv = arg;
+
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                srv->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        srv->stats.connections--;
+        check_drained(srv);
 }
 
 /* The listener's: a connection to accept. */
@@ -272,7 +290,17 @@ static int on_connection(void *arg, uv_stream_t *server)
 {
         sortd__server *srv = arg;
 
-        return sortd__conn_accept(srv, server, on_conn_gone);
+        sortd__conn *c = sortd__conn_new(&srv->conn_ctx);
+
+        if (!c)
+                return -ENOMEM;
+        c->next = srv->conns;
+        if (srv->conns)
+                srv->conns->prev = c;
+        srv->conns = c;
+        srv->stats.connections++;
+        sortd__conn_start(c, server);
+        return 0;
 }
 
 /* Ends a drain now: why says what ended it. */
@@ -311,7 +339,7 @@ static void on_signal(uv_signal_t *s, int signum)
                 next = c->next;
                 sortd__conn_update(c);
         }
-        on_conn_gone(srv);
+        check_drained(srv);
 }
 
 /*
@@ -452,15 +480,8 @@ static int serve(sortd__server *srv)
                 .max_jobs = SORTD__WORKER_BATCH_MAX_JOBS,
         };
 
-        sortd__worker_on_loss(&srv->worker, sortd__recovery_replace, &srv->recovery);
-        r = sortd__worker_start(&srv->worker, srv->loop, srv->engine, &srv->queue, &lim,
-                                sortd__conn_complete, srv);
-        if (r == 0 && srv->cpu_path) {
-                r = sortd__worker_start(&srv->cpu_worker, srv->loop, srv->cpu_path, &srv->cpu_queue,
-                                        &lim, sortd__conn_complete, srv);
-                if (r < 0)
-                        sortd__worker_stop(&srv->worker);
-        }
+        r = sortd__engines_start(&srv->engines, srv->loop, srv->engine, &lim, sortd__conn_complete,
+                                 sortd__recovery_replace, &srv->recovery);
         if (r < 0) {
                 sortd__server_fail(srv, 1, "cannot start the engine thread: %s", uv_strerror(r));
                 return r;
@@ -492,36 +513,102 @@ static int serve(sortd__server *srv)
         return 0;
 }
 
-/* Everything between the engine and its destruction: queue, loop, serving. */
+/* The limits every reply reports (Hello, Status). */
+static void limits_of(const sortd__server *srv, Sortd__Wire__Limits *l)
+{
+        *l = (Sortd__Wire__Limits)SORTD__WIRE__LIMITS__INIT;
+        l->max_message_bytes = SORTD__WIRE_MAX_MESSAGE;
+        l->max_request_bytes = srv->cfg.max_request_bytes;
+        l->max_inflight_bytes = srv->cfg.max_inflight_bytes;
+        l->max_connections = (uint32_t)srv->cfg.max_connections;
+        l->max_regions = srv->cfg.max_regions;
+        l->max_region_bytes = srv->cfg.max_region_bytes;
+}
+
+/* dispatch's facts: what Hello and Status report, as it stands now. */
+static void facts(void *arg, sortd__reply_facts *f)
+{
+        sortd__server *srv = arg;
+        const sortd__recovery_serving *serving = sortd__recovery_current(&srv->recovery);
+
+        *f = (sortd__reply_facts){
+                .engine = sortd_engine_kind(serving->engine),
+                .device = sortd_engine_device(serving->engine),
+                .engine_reason = serving->reason,
+                .capacity = sortd_engine_capacity(srv->engine),
+                .uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000,
+                .stats = srv->stats,
+        };
+        f->stats.queued = sortd__engines_queued(&srv->engines);
+        f->stats.cpu_path_keys = srv->engines.route.cpu_path_keys; /* 0 without a CPU path */
+        f->stats.engines_lost = atomic_load(&srv->recovery.losses);
+        f->stats.regions = srv->regions.regions;
+        f->stats.region_bytes = srv->regions.mapped_bytes;
+        f->stats.host_pool_bytes = srv->pool.bytes;
+        f->stats.host_pool_used = srv->pool.used;
+        f->stats.host_pool_peak = srv->pool.peak;
+        limits_of(srv, &f->limits);
+}
+
+/* What the connections see of the server: its limits, counters and stages. */
+static void wire_connections(sortd__server *srv)
+{
+        const sortd__config *cfg = &srv->cfg;
+
+        srv->conn_limits = (sortd__conn_limits){
+                .max_connections = cfg->max_connections,
+                .max_pipeline = cfg->max_pipeline,
+                .max_write_queue = cfg->max_write_queue,
+                .frame_timeout_ms = cfg->frame_timeout_ms,
+                .idle_timeout_ms = cfg->idle_timeout_ms,
+                .write_timeout_ms = cfg->write_timeout_ms,
+        };
+        srv->env.capacity = sortd_engine_capacity(srv->engine);
+        srv->env.max_request_bytes = cfg->max_request_bytes;
+        srv->env.max_drain_bytes = cfg->max_drain_bytes;
+        srv->env.engine_kind = sortd_engine_kind(srv->engine);
+        srv->env.facts = facts;
+        srv->env.facts_arg = srv;
+        srv->conn_ctx = (sortd__conn_ctx){
+                .loop = srv->loop,
+                .limits = &srv->conn_limits,
+                .access = &cfg->access,
+                .env = &srv->env,
+                .draining = &srv->draining,
+                .stats = &srv->stats,
+                .adm = &srv->adm,
+                .pool = &srv->pool,
+                .engines = &srv->engines,
+                .regions = &srv->regions,
+                .gone = on_conn_gone,
+                .gone_arg = srv,
+        };
+}
+
+/* Everything between the engine and its destruction: queues, loop, serving. */
 static int run_loop(sortd__server *srv)
 {
         uv_loop_t loop;
         int r;
 
-        sortd__admission_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->stats,
-                              sortd__conn_admitted);
+        sortd__admission_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->stats);
         srv->regions = (sortd__region_limits){.max_per_conn = srv->cfg.max_regions,
                                               .max_bytes = srv->cfg.max_region_bytes};
-        if (sortd__queue_init(&srv->queue) < 0) {
+        if (sortd__engines_init(&srv->engines, srv->cfg.loop_sort_keys) < 0) {
                 sortd__server_fail(srv, 1, "cannot initialise the queue");
-                return -1;
-        }
-        if (sortd__queue_init(&srv->cpu_queue) < 0) {
-                sortd__server_fail(srv, 1, "cannot initialise the queue");
-                sortd__queue_destroy(&srv->queue);
                 return -1;
         }
         r = uv_loop_init(&loop);
         if (r == 0) {
                 srv->loop = &loop;
+                wire_connections(srv);
                 r = serve(srv);
                 if (uv_loop_close(&loop) != 0)
                         sortd__log(SORTD__LOG_WARNING, "loop closed with handles still open");
         } else {
                 sortd__server_fail(srv, 1, "cannot initialise the loop: %s", uv_strerror(r));
         }
-        sortd__queue_destroy(&srv->cpu_queue);
-        sortd__queue_destroy(&srv->queue);
+        sortd__engines_destroy(&srv->engines);
         return r;
 }
 
@@ -588,7 +675,7 @@ int sortd__server_run(int argc, char **argv)
         notify_stopping(&srv);
         /* The engine thread has stopped and every job is freed: the arena can go back. */
         sortd__hostpool_close(&srv.pool);
-        sortd__route_close(&srv);
+        sortd__route_close(&srv.engines.route);
         sortd__recovery_close(&srv.recovery);
         sortd_engine_destroy(srv.engine);
         if (srv.exit_status) /* said as an error already: no "stopped" notice after it */

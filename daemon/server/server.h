@@ -17,14 +17,12 @@
 #include "engine.h"
 #include "hostpool.h"
 #include "listener.h"
+#include "conn.h"
+#include "engines.h"
 #include "log.h"
-#include "queue.h"
 #include "recovery.h"
 #include "region.h"
 #include "stats.h"
-#include "worker.h"
-
-struct sortd__conn;
 
 typedef struct sortd__server {
         uv_loop_t *loop;
@@ -32,24 +30,20 @@ typedef struct sortd__server {
         sortd_engine *engine;
         char engine_reason[1024]; /* how it was chosen and its self-check: logs, Status */
         sortd__recovery recovery; /* the engine serving now, when the first lost its device */
-        sortd__queue queue;
-        sortd__worker worker;
-        /* The CPU path (route.c): small sorts on a CPU engine of their own; NULL: none. */
-        sortd_engine *cpu_path;
-        uint64_t cpu_path_keys;
-        sortd__queue cpu_queue;
-        sortd__worker cpu_worker;
+        sortd__engines engines;   /* the engine's queue and thread, the CPU path beside it */
         sortd__admission adm;
         sortd__hostpool pool; /* request buffers' memory, for admission; off on cpu by default */
         sortd__region_limits regions; /* every connection's regions together */
-        bool has_device;              /* the engine sorts device memory: CUDA regions */
-        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];
         sortd__listener listener;
+        /* What the connections see of the server (conn.h, dispatch.h). */
+        sortd__conn_limits conn_limits;
+        sortd__dispatch_env env;
+        sortd__conn_ctx conn_ctx;
         uv_signal_t sigterm, sigint, sighup; /* sighup: logged, nothing reloaded */
         uv_timer_t watchdog, drain_timer, reaper;
         bool watchdog_on, reaper_on, draining;
         uint64_t started_ns;
-        struct sortd__conn *conns; /* every open connection */
+        sortd__conn *conns; /* every open connection: the server's list alone */
         sortd__stats stats;
         /* Why start-up failed, for the log and STATUS=, and the exit status it means: 1, or 2
            where a setting or sortd.socket is wrong and a restart would fail again (sortd(8)).

@@ -38,6 +38,7 @@ static void peer_open(peer *p, uv_loop_t *loop)
         ck_assert_int_eq(uv_pipe_open(&p->pipe, sv[0]), 0);
         p->client = sv[1];
         p->admitted = 0;
+        p->wait = (sortd__admission_waiter){.admitted = on_admitted};
 }
 
 /* A reply its client does not read: more than the socket's buffer, so bytes stay queued. */
@@ -79,7 +80,7 @@ START_TEST(unread_replies_hold_no_line)
         uv_write_t req;
         peer p[4]; /* X, A, B, C */
 
-        sortd__admission_init(&a, 1000, &st, on_admitted);
+        sortd__admission_init(&a, 1000, &st);
         ck_assert_int_eq(uv_loop_init(&loop), 0);
         for (int i = 0; i < 4; i++)
                 peer_open(&p[i], &loop);
@@ -116,7 +117,7 @@ START_TEST(alone_goes_and_leaving_is_final)
         uv_loop_t loop;
         peer p[2];
 
-        sortd__admission_init(&a, 100, &st, on_admitted);
+        sortd__admission_init(&a, 100, &st);
         ck_assert_int_eq(uv_loop_init(&loop), 0);
         for (int i = 0; i < 2; i++)
                 peer_open(&p[i], &loop);
@@ -147,7 +148,7 @@ START_TEST(job_without_buffer)
         ck_assert_ptr_nonnull(j);
         ck_assert_int_eq(j->state, SORTD__JOB_DONE);
         ck_assert_int_eq(sortd__hostpool_init(&pool, NULL, 0, why, sizeof(why)), SORTD_OK);
-        sortd__admission_init(&a, UINT64_MAX, &st, on_admitted);
+        sortd__admission_init(&a, UINT64_MAX, &st);
         j->work.sizes.keys_bytes = (uint64_t)1 << 60;
         ck_assert_int_eq(sortd__job_buffer(j, &pool), -ENOMEM);
         ck_assert_ptr_null(j->buf);

@@ -24,23 +24,23 @@ static sortd_engine *cpu_engine(size_t capacity, unsigned threads)
 
 START_TEST(which_jobs)
 {
-        sortd__server srv = {0};
+        sortd__route r = {0};
         sortd__job j = {.work = {.op = SORTD__JOB_OP_SORT, .n = 100}};
 
-        ck_assert(!sortd__route_cpu_path(&srv, &j)); /* no CPU path */
-        srv.cpu_path = cpu_engine(100, 1);
-        srv.cpu_path_keys = 100;
-        ck_assert(sortd__route_cpu_path(&srv, &j));
+        ck_assert(!sortd__route_cpu_path(&r, &j)); /* no CPU path */
+        r.cpu = cpu_engine(100, 1);
+        r.cpu_path_keys = 100;
+        ck_assert(sortd__route_cpu_path(&r, &j));
         j.work.n = 101;
-        ck_assert(!sortd__route_cpu_path(&srv, &j));
+        ck_assert(!sortd__route_cpu_path(&r, &j));
         j.work.n = 1;
         j.work.op = SORTD__JOB_OP_SORT_DEVICE; /* CUDA regions: only the engine reaches them */
-        ck_assert(!sortd__route_cpu_path(&srv, &j));
+        ck_assert(!sortd__route_cpu_path(&r, &j));
         j.work.op = SORTD__JOB_OP_REGION_OPEN;
-        ck_assert(!sortd__route_cpu_path(&srv, &j));
-        sortd__route_close(&srv);
-        ck_assert_ptr_null(srv.cpu_path);
-        ck_assert_uint_eq(srv.cpu_path_keys, 0);
+        ck_assert(!sortd__route_cpu_path(&r, &j));
+        sortd__route_close(&r);
+        ck_assert_ptr_null(r.cpu);
+        ck_assert_uint_eq(r.cpu_path_keys, 0);
 }
 END_TEST
 
@@ -84,7 +84,9 @@ END_TEST
  */
 START_TEST(refusal_reported_whole)
 {
-        sortd__server srv = {.cfg = {.cpu_path_keys = 1000, .capacity = 1000, .threads = 2000}};
+        sortd__route_settings rs = {.cpu_path_keys = 1000, .capacity = 1000, .threads = 2000};
+        sortd__route r;
+        sortd__server srv = {0};
         sortd_engine_config ec = {.capacity = 1000, .threads = 2000};
         char why[512], engine_why[256], want[512], reason[600];
         sortd_engine *e = NULL;
@@ -92,8 +94,8 @@ START_TEST(refusal_reported_whole)
 
         ck_assert_int_eq(sortd_engine_create("cpu", &ec, &e, engine_why, sizeof(engine_why)),
                          SORTD_E_INVAL);
-        ck_assert_int_eq(sortd__route_open(&srv, why, sizeof(why)), SORTD_E_INVAL);
-        ck_assert_ptr_null(srv.cpu_path);
+        ck_assert_int_eq(sortd__route_open(&r, NULL, &rs, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_ptr_null(r.cpu);
         snprintf(want, sizeof(want), "cannot create the CPU path (cpu-path-keys 1000): %s",
                  engine_why);
         ck_assert_str_eq(why, want);
