@@ -7,7 +7,7 @@
  *
  * Why: the driver copies pageable memory through its own bounce buffers at
  * 7.8 GB/s up and 13 GB/s down on our H100 host, pinned memory at 55 GB/s
- * (../shared/gpu/H100-2026-11-23.md, "End to end").
+ * (docs/performance.md, "NVIDIA H100 80GB HBM3": "Copies and pinning").
  *
  * Only the schedule is here, templated on its operations and free of CUDA, so
  * that tests/kernels/cuda/test_staging runs it in CI against operations that
