@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "fail.h"
 #include "sortctl.h"
 
 #define BUFFER (1u << 20)

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "bench_data.h"
+#include "connect.h"
+#include "fail.h"
 #include "job.h"
 #include "sortctl.h"
 
@@ -93,7 +96,7 @@ static int take_choice(const char *item, int i, void *ctx)
 
 static int take_count(const char *item, int i, void *ctx)
 {
-        return sc_parse_count(item, &((uint64_t *)ctx)[i]);
+        return sc_args_parse_count(item, &((uint64_t *)ctx)[i]);
 }
 
 /* --type, --dist, --payload: each item one of parse's choices. */
@@ -164,7 +167,7 @@ static int option(sc_args *a, const char *name, const char *pos, void *ctx)
                 b->via = (sc_via)via;
                 return 1;
         }
-        if (sc_parse_count(v, name[0] == 'r' ? &b->repeat : &b->seed) < 0)
+        if (sc_args_parse_count(v, name[0] == 'r' ? &b->repeat : &b->seed) < 0)
                 return sc_fail(SC_FAIL, "--%s %s: give a number", name, v), -1;
         if (name[0] == 'r' && (b->repeat == 0 || b->repeat > MAX_REPEAT))
                 return sc_fail(SC_FAIL, "--repeat %s: give a number from 1 to %d", v, MAX_REPEAT),
@@ -314,7 +317,7 @@ int sc_cmd_bench(sc_common *c, int argc, char **argv)
                         .seed = 1};
         sortd_conn *conn;
         bool helped;
-        int r = sc_parse_command(c, argc, argv, "bench", HELP, option, &b, &helped);
+        int r = sc_args_parse(c, argc, argv, "bench", HELP, option, &b, &helped);
 
         if (r != SC_OK || helped)
                 return r;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fail.h"
 #include "fmt_npy.h"
 #include "fmt_text.h"
 #include "formats.h"

@@ -3,6 +3,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
+#include "connect.h"
+#include "fail.h"
 #include "sortctl.h"
 
 static const char STATUS_HELP[] =
@@ -92,7 +95,7 @@ int sc_cmd_status(sc_common *c, int argc, char **argv)
         sortd_conn *conn;
         bool json = false, helped;
         sortd_status s;
-        int r = sc_parse_command(c, argc, argv, "status", STATUS_HELP, json_flag, &json, &helped);
+        int r = sc_args_parse(c, argc, argv, "status", STATUS_HELP, json_flag, &json, &helped);
 
         if (r != SC_OK || helped || (r = sc_connect(c, &conn)) != SC_OK)
                 return r;
@@ -113,7 +116,7 @@ static int count_option(sc_args *a, const char *name, const char *pos, void *ctx
                 return 0;
         if (!(v = sc_args_value(a, name)))
                 return -1;
-        if (sc_parse_count(v, ctx) < 0 || *(uint64_t *)ctx == 0)
+        if (sc_args_parse_count(v, ctx) < 0 || *(uint64_t *)ctx == 0)
                 return sc_fail(SC_FAIL, "--count %s: give a positive number", v), -1;
         return 1;
 }
@@ -132,7 +135,7 @@ int sc_cmd_ping(sc_common *c, int argc, char **argv)
         double lo = 0, hi = 0, sum = 0;
         sortd_conn *conn;
         bool helped;
-        int r = sc_parse_command(c, argc, argv, "ping", PING_HELP, count_option, &count, &helped);
+        int r = sc_args_parse(c, argc, argv, "ping", PING_HELP, count_option, &count, &helped);
 
         if (r != SC_OK || helped || (r = sc_connect(c, &conn)) != SC_OK)
                 return r;
@@ -163,7 +166,7 @@ int sc_cmd_hello(sc_common *c, int argc, char **argv)
         sortd_info i;
         bool helped;
         sortd_status s;
-        int r = sc_parse_command(c, argc, argv, "hello", HELLO_HELP, NULL, NULL, &helped);
+        int r = sc_args_parse(c, argc, argv, "hello", HELLO_HELP, NULL, NULL, &helped);
 
         if (r != SC_OK || helped || (r = sc_connect(c, &conn)) != SC_OK)
                 return r;

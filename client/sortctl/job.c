@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fail.h"
 #include "job.h"
 #include "sortctl.h"
 

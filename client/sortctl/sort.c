@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "args.h"
+#include "connect.h"
+#include "fail.h"
 #include "formats.h"
 #include "job.h"
 #include "sortctl.h"
@@ -109,7 +112,7 @@ static int bits_value(sc_args *a, sortd_sort_options *o)
         return 1;
 }
 
-/* Takes one of sort's own options; see sc_option_fn. */
+/* Takes one of sort's own options; see sc_args_option_fn. */
 static int option(sc_args *a, const char *name, const char *pos, void *ctx)
 {
         sort_args *s = ctx;
@@ -317,7 +320,7 @@ int sc_cmd_sort(sc_common *c, int argc, char **argv)
         int r;
 
         short_options(argc, argv);
-        r = sc_parse_command(c, argc, argv, "sort", HELP, option, &s, &helped);
+        r = sc_args_parse(c, argc, argv, "sort", HELP, option, &s, &helped);
         if (r != SC_OK || helped || (r = check_args(&s)) != SC_OK)
                 return r;
         p = sc_progress_start(s.quiet, stat(s.in, &st) == 0 ? (uint64_t)st.st_size : 0);
