@@ -74,12 +74,10 @@ static bool frame_fds(sortd__conn *c)
 static int take_fd(void *arg)
 {
         sortd__conn *c = arg;
-        int fd;
 
         if (!frame_fds(c))
                 return -ENOENT;
-        fd = sortd__fdpass_take(&c->pipe);
-        return fd >= 0 ? fd : -errno;
+        return sortd__fdpass_take(&c->pipe);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)

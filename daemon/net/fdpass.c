@@ -45,16 +45,15 @@ int sortd__fdpass_take(uv_pipe_t *p)
 {
         uv_pipe_t *h = accept_pending(p);
         uv_os_fd_t fd;
-        int mine = -1, err = 0;
+        int mine = -1;
 
         if (!h)
-                return -1;
+                return -errno;
         if (uv_fileno((uv_handle_t *)h, &fd) != 0)
-                err = EBADF;
+                mine = -EBADF;
         else if ((mine = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
-                err = errno;
+                mine = -errno;
         uv_close((uv_handle_t *)h, free_handle);
-        errno = err;
         return mine;
 }
 

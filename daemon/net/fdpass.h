@@ -9,8 +9,8 @@
 
 #include <uv.h>
 
-/* The oldest fd pending on p, now the caller's to close (close-on-exec); -1 with errno
-   ENOENT when none is pending, or another errno when one could not be taken. */
+/* The oldest fd pending on p, now the caller's to close (close-on-exec); -ENOENT when none is
+   pending, or another negative errno when one could not be taken. */
 int sortd__fdpass_take(uv_pipe_t *p);
 /* Closes every fd pending on p; returns how many there were. */
 unsigned sortd__fdpass_drop_all(uv_pipe_t *p);

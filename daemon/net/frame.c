@@ -3,6 +3,7 @@
  * its own buffers (the message capped before any byte of it is read), the payload straight
  * into the sink the connection chose after admission, so a payload is copied once.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@ int sortd__frame_init(sortd__frame_reader *fr, uint32_t max_message)
 {
         *fr = (sortd__frame_reader){.state = SORTD__FRAME_HEADER, .max_message = max_message};
         fr->msg = malloc(max_message);
-        return fr->msg ? 0 : -1;
+        return fr->msg ? 0 : -ENOMEM;
 }
 
 void sortd__frame_free(sortd__frame_reader *fr)

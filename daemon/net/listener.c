@@ -149,7 +149,7 @@ static int check_path(sortd__listener *l)
         return 0;
 }
 
-/* A socket of the daemon's own at l->path, mode 0660 (README: who may sort). */
+/* A socket of the daemon's own at l->path, mode 0660 (docs/operations.md: who may sort). */
 static int bind_path(sortd__listener *l)
 {
         const char *path = l->path;

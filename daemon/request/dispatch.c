@@ -92,29 +92,29 @@ static sortd__dispatch_action start_sort(const sortd__dispatch_ctx *d, const sor
 }
 
 /* Finds the regions and spans of a region sort: j's keys and vals, and *kr and *vr. */
-static sortd_status region_spans(const sortd__dispatch_ctx *d, const sortd__request *rq,
-                                 sortd__job *j, sortd__region **kr, sortd__region **vr)
+static int region_spans(const sortd__dispatch_ctx *d, const sortd__request *rq, sortd__job *j,
+                        sortd__region **kr, sortd__region **vr)
 {
         size_t ks = sortd_key_size(rq->desc.key_type), vs = sortd_payload_size(rq->desc.payload);
         char *why = j->work.why;
         size_t len = sizeof(j->work.why);
-        sortd_status s;
+        int r;
 
         *vr = NULL;
         *kr = sortd__regions_find(d->regions, rq->region_id, why, len);
         if (!*kr)
-                return SORTD_E_INVAL;
-        s = sortd__region_span(*kr, "keys", rq->keys_offset, rq->n, ks, &j->work.keys, why, len);
-        if (s != SORTD_OK || !vs)
-                return s;
+                return -EINVAL;
+        r = sortd__region_span(*kr, "keys", rq->keys_offset, rq->n, ks, &j->work.keys, why, len);
+        if (r < 0 || !vs)
+                return r;
         *vr = sortd__regions_find(d->regions, rq->vals_region_id, why, len);
         if (!*vr)
-                return SORTD_E_INVAL;
+                return -EINVAL;
         if ((*vr)->kind != (*kr)->kind) {
                 snprintf(why, len,
                          "keys and values must both be in host memory (memfd regions) or both in "
                          "device memory (CUDA regions)");
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
         return sortd__region_span(*vr, "values", rq->vals_offset, rq->n, vs, &j->work.vals, why,
                                   len);
@@ -129,7 +129,7 @@ static sortd__dispatch_action start_region_sort(const sortd__dispatch_ctx *d,
 
         if (!j)
                 return no_memory(d);
-        j->work.status = region_spans(d, rq, j, &kr, &vr);
+        j->work.status = sortd__reply_status_of(region_spans(d, rq, j, &kr, &vr));
         if (j->work.status != SORTD_OK) {
                 d->stats->sorts_failed++;
                 return nothing; /* done: its error is the reply */
@@ -194,7 +194,7 @@ static sortd__dispatch_action register_memfd(const sortd__dispatch_ctx *d, const
         char why[256];
         int fd = f->take_fd(f->take_fd_arg);
         sortd__region *r;
-        sortd_status s;
+        int err;
 
         if (fd == -ENOENT) {
                 sortd__pipeline_refuse(d->out, rq->id, SORTD_E_INVAL,
@@ -206,9 +206,9 @@ static sortd__dispatch_action register_memfd(const sortd__dispatch_ctx *d, const
                 sortd__pipeline_refuse(d->out, rq->id, SORTD_E_SYSTEM, why);
                 return nothing;
         }
-        s = sortd__regions_add(d->regions, fd, rq->region_size, &r, why, sizeof(why));
-        if (s != SORTD_OK) {
-                sortd__pipeline_refuse(d->out, rq->id, s, why);
+        err = sortd__regions_add(d->regions, fd, rq->region_size, &r, why, sizeof(why));
+        if (err < 0) {
+                sortd__pipeline_refuse(d->out, rq->id, sortd__reply_status_of(err), why);
                 return nothing;
         }
         return open_region(d, rq->id, r);
@@ -219,7 +219,7 @@ static sortd__dispatch_action register_cuda(const sortd__dispatch_ctx *d, const 
         const sortd__dispatch_env *env = d->env;
         char why[256], theirs[SORTD__REGION_UUID_TEXT], ours[SORTD__REGION_UUID_TEXT];
         sortd__region *r;
-        sortd_status s;
+        int err;
 
         if (!env->has_device) {
                 snprintf(why, sizeof(why),
@@ -237,10 +237,10 @@ static sortd__dispatch_action register_cuda(const sortd__dispatch_ctx *d, const 
                 sortd__pipeline_refuse(d->out, rq->id, SORTD_E_INVAL, why);
                 return nothing;
         }
-        s = sortd__regions_add_cuda(d->regions, rq->ipc_handle, rq->region_offset, rq->region_size,
-                                    &r, why, sizeof(why));
-        if (s != SORTD_OK) {
-                sortd__pipeline_refuse(d->out, rq->id, s, why);
+        err = sortd__regions_add_cuda(d->regions, rq->ipc_handle, rq->region_offset,
+                                      rq->region_size, &r, why, sizeof(why));
+        if (err < 0) {
+                sortd__pipeline_refuse(d->out, rq->id, sortd__reply_status_of(err), why);
                 return nothing;
         }
         return open_region(d, rq->id, r);
@@ -253,11 +253,10 @@ static sortd__dispatch_action unregister_region(const sortd__dispatch_ctx *d,
 {
         char why[256];
         sortd__region *r;
-        sortd_status s =
-                sortd__regions_begin_remove(d->regions, rq->region_id, &r, why, sizeof(why));
+        int err = sortd__regions_begin_remove(d->regions, rq->region_id, &r, why, sizeof(why));
 
-        if (s != SORTD_OK) {
-                sortd__pipeline_refuse(d->out, rq->id, s, why);
+        if (err < 0) {
+                sortd__pipeline_refuse(d->out, rq->id, sortd__reply_status_of(err), why);
                 return nothing;
         }
         return region_request(d, SORTD__JOB_OP_REGION_CLOSE, r, rq->id);

@@ -1,4 +1,5 @@
 /* Reply messages and their packing (see reply.h). */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "reply.h"
@@ -76,6 +77,22 @@ void sortd__reply_unregistered(sortd__reply *m, uint64_t id)
         m->r.unregister_region = &m->body.unregistered;
 }
 
+sortd_status sortd__reply_status_of(int err)
+{
+        switch (err) {
+        case 0:
+                return SORTD_OK;
+        case -EINVAL:
+                return SORTD_E_INVAL;
+        case -EBUSY:
+                return SORTD_E_BUSY;
+        case -ENOMEM:
+                return SORTD_E_NOMEM;
+        default:
+                return SORTD_E_SYSTEM;
+        }
+}
+
 void sortd__reply_error(sortd__reply *m, uint64_t id, sortd_status s, const char *why)
 {
         reply_init(m, id);
@@ -95,7 +112,7 @@ int sortd__reply_pack(sortd__job *j, const Sortd__Wire__Reply *r, uint64_t paylo
 
         j->out = malloc(SORTD__WIRE_HEADER_SIZE + len);
         if (!j->out)
-                return -1;
+                return -ENOMEM;
         sortd__wire_header_pack(&h, j->out);
         sortd__wire__reply__pack(r, j->out + SORTD__WIRE_HEADER_SIZE);
         j->out_len = SORTD__WIRE_HEADER_SIZE + len;

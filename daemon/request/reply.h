@@ -43,10 +43,14 @@ void sortd__reply_status(sortd__reply *m, uint64_t id, const sortd__reply_facts 
 void sortd__reply_ping(sortd__reply *m, uint64_t id, uint64_t nonce);
 void sortd__reply_registered(sortd__reply *m, uint64_t id, uint64_t region_id);
 void sortd__reply_unregistered(sortd__reply *m, uint64_t id);
+/* The status a client is told for a negative errno of the daemon's: -EINVAL a bad argument,
+   -EBUSY a limit, -ENOMEM memory, any other a system call's failure. */
+sortd_status sortd__reply_status_of(int err);
 /* why must outlive m. */
 void sortd__reply_error(sortd__reply *m, uint64_t id, sortd_status s, const char *why);
 
-/* Packs the header and message of r, followed by payload_len bytes, into j->out; -1 if no memory.
+/* Packs the header and message of r, followed by payload_len bytes, into j->out; -ENOMEM if no
+ * memory.
  */
 int sortd__reply_pack(sortd__job *j, const Sortd__Wire__Reply *r, uint64_t payload_len);
 /* Packs the reply of the sort j: its status, and when it succeeded n, timings and its payload. */

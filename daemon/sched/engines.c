@@ -1,18 +1,18 @@
 /* The engines as the connections see them (see engines.h). */
-#include <errno.h>
-
 #include "engines.h"
 
 int sortd__engines_init(sortd__engines *e, uint64_t loop_sort_keys)
 {
+        int r;
+
         e->loop_sort_keys = loop_sort_keys;
-        if (sortd__queue_init(&e->queue) < 0)
-                return -ENOMEM;
-        if (sortd__queue_init(&e->cpu_queue) < 0) {
+        r = sortd__queue_init(&e->queue);
+        if (r < 0)
+                return r;
+        r = sortd__queue_init(&e->cpu_queue);
+        if (r < 0)
                 sortd__queue_destroy(&e->queue);
-                return -ENOMEM;
-        }
-        return 0;
+        return r;
 }
 
 void sortd__engines_destroy(sortd__engines *e)

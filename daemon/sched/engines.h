@@ -35,7 +35,7 @@ typedef struct sortd__engines_flows {
         sortd__turns turns;
 } sortd__engines_flows;
 
-/* The queues, empty; 0 or -ENOMEM. e->route is opened apart (sortd__route_open), before or
+/* The queues, empty; 0 or a negative errno. e->route is opened apart (sortd__route_open), before or
    after, and closed apart. */
 int sortd__engines_init(sortd__engines *e, uint64_t loop_sort_keys);
 void sortd__engines_destroy(sortd__engines *e);

@@ -9,12 +9,16 @@
 
 int sortd__queue_init(sortd__queue *q)
 {
+        int r;
+
         *q = (sortd__queue){0};
-        if (pthread_mutex_init(&q->mu, NULL) != 0)
-                return -1;
-        if (pthread_cond_init(&q->cv, NULL) != 0) {
+        r = pthread_mutex_init(&q->mu, NULL);
+        if (r != 0)
+                return -r;
+        r = pthread_cond_init(&q->cv, NULL);
+        if (r != 0) {
                 pthread_mutex_destroy(&q->mu);
-                return -1;
+                return -r;
         }
         return 0;
 }

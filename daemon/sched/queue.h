@@ -41,6 +41,7 @@ typedef struct sortd__queue_batch_limits {
         size_t max_jobs;
 } sortd__queue_batch_limits;
 
+/* 0, or a negative errno (pthread_mutex_init, pthread_cond_init). */
 int sortd__queue_init(sortd__queue *q);
 void sortd__queue_destroy(sortd__queue *q);
 void sortd__queue_push(sortd__queue *q, sortd__queue_flow *f, sortd__job *j);

@@ -28,7 +28,7 @@ void sortd__regions_init(sortd__regions *t, sortd__region_limits *limits)
 }
 
 /* The fd is a memfd of size bytes that the daemon may map and write, or why not. */
-static sortd_status check_memfd(int fd, uint64_t size, char *why, size_t why_len)
+static int check_memfd(int fd, uint64_t size, char *why, size_t why_len)
 {
         struct stat st;
         int seals;
@@ -36,38 +36,38 @@ static sortd_status check_memfd(int fd, uint64_t size, char *why, size_t why_len
         if (size == 0 || size > SIZE_MAX) {
                 snprintf(why, why_len, "region size %" PRIu64 " is not a size this daemon can map",
                          size);
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
         seals = fcntl(fd, F_GET_SEALS);
         if (seals < 0) {
                 snprintf(why, why_len, "the fd is not a sealable memfd (F_GET_SEALS: %s)",
                          strerror(errno));
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
         if (!(seals & F_SEAL_SHRINK)) {
                 snprintf(why, why_len,
                          "the memfd is not sealed against shrinking: seal it with "
                          "F_SEAL_SHRINK before registering");
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
         if (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) {
                 snprintf(why, why_len, "the memfd is sealed against writes: sorts happen in place");
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
         if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
                 snprintf(why, why_len, "the fd is not a memfd");
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
         if ((uint64_t)st.st_size != size) {
                 snprintf(why, why_len,
                          "the memfd has %" PRIu64 " bytes, RegisterRegion says %" PRIu64,
                          (uint64_t)st.st_size, size);
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
-        return SORTD_OK;
+        return 0;
 }
 
-static sortd_status check_limits(const sortd__regions *t, uint64_t size, char *why, size_t why_len)
+static int check_limits(const sortd__regions *t, uint64_t size, char *why, size_t why_len)
 {
         const sortd__region_limits *l = t->limits;
 
@@ -75,88 +75,89 @@ static sortd_status check_limits(const sortd__regions *t, uint64_t size, char *w
                 snprintf(why, why_len,
                          "this connection holds %" PRIu64 " regions, max-regions is %" PRIu64,
                          t->count, l->max_per_conn);
-                return SORTD_E_BUSY;
+                return -EBUSY;
         }
         if (size > l->max_bytes - l->mapped_bytes) {
                 snprintf(why, why_len,
                          "mapping %" PRIu64 " more bytes would pass max-region-bytes (%" PRIu64
                          ", %" PRIu64 " mapped)",
                          size, l->max_bytes, l->mapped_bytes);
-                return SORTD_E_BUSY;
+                return -EBUSY;
         }
-        return SORTD_OK;
+        return 0;
 }
 
-/* Links a new OPENING region of kind into t: *out, or SORTD_E_NOMEM. */
-static sortd_status link_new(sortd__regions *t, sortd__region_kind kind, uint64_t bytes,
-                             sortd__region **out, char *why, size_t why_len)
+/* Links a new OPENING region of kind into t: *out, or -ENOMEM. */
+static int link_new(sortd__regions *t, sortd__region_kind kind, uint64_t bytes, sortd__region **out,
+                    char *why, size_t why_len)
 {
         sortd__region *r = calloc(1, sizeof(*r));
 
         if (!r) {
                 snprintf(why, why_len, "out of memory for a region");
-                return SORTD_E_NOMEM;
+                return -ENOMEM;
         }
         *r = (sortd__region){.next = t->head, .id = t->next_id++, .kind = kind, .bytes = bytes};
         t->head = r;
         t->count++;
         t->limits->regions++;
         *out = r;
-        return SORTD_OK;
+        return 0;
 }
 
-static sortd_status map_region(sortd__regions *t, int fd, uint64_t size, sortd__region **out,
-                               char *why, size_t why_len)
+static int map_region(sortd__regions *t, int fd, uint64_t size, sortd__region **out, char *why,
+                      size_t why_len)
 {
         void *base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        sortd_status s;
+        int r;
 
         if (base == MAP_FAILED) {
+                int err = errno;
+
                 snprintf(why, why_len, "mapping the memfd (%" PRIu64 " bytes) failed: %s", size,
-                         strerror(errno));
-                return SORTD_E_SYSTEM;
+                         strerror(err));
+                return -err;
         }
-        s = link_new(t, SORTD__REGION_MEMFD, size, out, why, why_len);
-        if (s != SORTD_OK) {
+        r = link_new(t, SORTD__REGION_MEMFD, size, out, why, why_len);
+        if (r < 0) {
                 munmap(base, (size_t)size);
-                return s;
+                return r;
         }
         /* The engine's passes over the keys want huge pages, as the client asked for them
            (shmem_enabled = advise); refused or ignored elsewhere, harmlessly. */
         madvise(base, (size_t)size, MADV_HUGEPAGE);
         (*out)->base = base;
         t->limits->mapped_bytes += size;
-        return SORTD_OK;
+        return 0;
 }
 
-sortd_status sortd__regions_add(sortd__regions *t, int fd, uint64_t size, sortd__region **out,
-                                char *why, size_t why_len)
+int sortd__regions_add(sortd__regions *t, int fd, uint64_t size, sortd__region **out, char *why,
+                       size_t why_len)
 {
-        sortd_status s = check_memfd(fd, size, why, why_len);
+        int r = check_memfd(fd, size, why, why_len);
 
-        if (s == SORTD_OK)
-                s = check_limits(t, size, why, why_len);
-        if (s == SORTD_OK)
-                s = map_region(t, fd, size, out, why, why_len);
+        if (r == 0)
+                r = check_limits(t, size, why, why_len);
+        if (r == 0)
+                r = map_region(t, fd, size, out, why, why_len);
         close(fd);
-        return s;
+        return r;
 }
 
 /* Device memory is not the host's to run out of: only the region count limits it. */
-sortd_status sortd__regions_add_cuda(sortd__regions *t,
-                                     const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES],
-                                     uint64_t offset, uint64_t size, sortd__region **out, char *why,
-                                     size_t why_len)
+int sortd__regions_add_cuda(sortd__regions *t, const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES],
+                            uint64_t offset, uint64_t size, sortd__region **out, char *why,
+                            size_t why_len)
 {
-        sortd_status s = check_limits(t, 0, why, why_len);
+        int r = check_limits(t, 0, why, why_len);
 
-        if (s == SORTD_OK)
-                s = link_new(t, SORTD__REGION_CUDA, size, out, why, why_len);
-        if (s != SORTD_OK)
-                return s;
+        if (r == 0)
+                r = link_new(t, SORTD__REGION_CUDA, size, out, why, why_len);
+        if (r < 0)
+                return r;
         (*out)->ipc_offset = offset;
         memcpy((*out)->ipc_handle, handle, SORTD_CUDA_IPC_HANDLE_BYTES);
-        return SORTD_OK;
+        return 0;
 }
 
 static sortd_status open_cuda(sortd__region *r, sortd_engine *e, char *why, size_t why_len)
@@ -261,13 +262,13 @@ sortd__region *sortd__regions_find(sortd__regions *t, uint64_t id, char *why, si
         return NULL;
 }
 
-sortd_status sortd__region_span(const sortd__region *r, const char *what, uint64_t offset,
-                                uint64_t count, size_t elem, uint8_t **p, char *why, size_t why_len)
+int sortd__region_span(const sortd__region *r, const char *what, uint64_t offset, uint64_t count,
+                       size_t elem, uint8_t **p, char *why, size_t why_len)
 {
         if (offset % elem != 0) {
                 snprintf(why, why_len, "%s offset %" PRIu64 " is not a multiple of %zu bytes", what,
                          offset, elem);
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
         /* offset <= bytes first, then the length against what is left: no sum can wrap. */
         if (offset > r->bytes || count > (r->bytes - offset) / elem) {
@@ -275,10 +276,10 @@ sortd_status sortd__region_span(const sortd__region *r, const char *what, uint64
                          "%s at offset %" PRIu64 ", %" PRIu64 " x %zu bytes, pass the end of "
                          "region %" PRIu64 " (%" PRIu64 " bytes)",
                          what, offset, count, elem, r->id, r->bytes);
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
         *p = r->base + offset;
-        return SORTD_OK;
+        return 0;
 }
 
 void sortd__region_hold(sortd__region *r)
@@ -303,23 +304,23 @@ static void unmap(sortd__regions *t, sortd__region *r)
         free(r);
 }
 
-sortd_status sortd__regions_begin_remove(sortd__regions *t, uint64_t id, sortd__region **out,
-                                         char *why, size_t why_len)
+int sortd__regions_begin_remove(sortd__regions *t, uint64_t id, sortd__region **out, char *why,
+                                size_t why_len)
 {
         sortd__region *r = sortd__regions_find(t, id, why, why_len);
 
         if (!r)
-                return SORTD_E_INVAL;
+                return -EINVAL;
         if (r->users) {
                 snprintf(why, why_len,
                          "region %" PRIu64 " is in use by %" PRIu64
                          " sort(s): unregister it after their replies",
                          id, r->users);
-                return SORTD_E_BUSY;
+                return -EBUSY;
         }
         r->state = SORTD__REGION_CLOSING;
         *out = r;
-        return SORTD_OK;
+        return 0;
 }
 
 void sortd__regions_forget(sortd__regions *t, sortd__region *r)
@@ -349,17 +350,17 @@ int sortd__region_shmem_thp_mode(const char *path, char *out, size_t out_len)
         FILE *f = fopen(path, "re");
 
         if (!f)
-                return -1;
+                return -errno;
         got = fread(text, 1, sizeof(text) - 1, f);
         fclose(f);
         text[got] = '\0';
         open = strchr(text, '[');
         close = open ? strchr(open, ']') : NULL;
         if (!close)
-                return -1;
+                return -EBADMSG;
         len = (size_t)(close - open - 1);
         if (len == 0 || len >= out_len)
-                return -1;
+                return -EBADMSG;
         memcpy(out, open + 1, len);
         out[len] = '\0';
         return 0;

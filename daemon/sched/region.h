@@ -79,21 +79,20 @@ void sortd__regions_init(sortd__regions *t, sortd__region_limits *limits);
 /*
  * Adds fd, which must be a memfd of exactly size bytes sealed against shrinking and not
  * against writes, mapped shared, as an OPENING region *out. fd is closed in every case (the
- * mapping keeps the memory). Errors: SORTD_E_INVAL (not a memfd, unsealed, write-sealed, size
- * mismatch), SORTD_E_BUSY (a limit), SORTD_E_SYSTEM (the mapping failed), each with a message.
+ * mapping keeps the memory). 0, or with a message in why: -EINVAL (not a memfd, unsealed,
+ * write-sealed, size mismatch), -EBUSY (a limit), -ENOMEM, or mmap's errno.
  */
-sortd_status sortd__regions_add(sortd__regions *t, int fd, uint64_t size, sortd__region **out,
-                                char *why, size_t why_len);
+int sortd__regions_add(sortd__regions *t, int fd, uint64_t size, sortd__region **out, char *why,
+                       size_t why_len);
 
 /*
  * Adds the CUDA IPC buffer of size bytes at offset in the allocation of handle as an OPENING
- * region *out (the engine thread checks it against the allocation when it opens it).
- * SORTD_E_BUSY for the per-connection limit, SORTD_E_NOMEM, each with a message.
+ * region *out (the engine thread checks it against the allocation when it opens it). 0, or
+ * -EBUSY for the per-connection limit, or -ENOMEM, each with a message.
  */
-sortd_status sortd__regions_add_cuda(sortd__regions *t,
-                                     const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES],
-                                     uint64_t offset, uint64_t size, sortd__region **out, char *why,
-                                     size_t why_len);
+int sortd__regions_add_cuda(sortd__regions *t, const uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES],
+                            uint64_t offset, uint64_t size, sortd__region **out, char *why,
+                            size_t why_len);
 
 /*
  * Engine thread: makes r known to the engine (memfd: sortd_engine_host_register, which pins
@@ -116,17 +115,16 @@ void sortd__region_uuid_format(const uint8_t *uuid, char out[SORTD__REGION_UUID_
 /* The engine thread has opened r: sorts may find it. */
 void sortd__region_ready(sortd__region *r);
 
-/* The READY region named id, or NULL with SORTD_E_INVAL's message ("no region 7"). */
+/* The READY region named id, or NULL with a message ("no region 7"). */
 sortd__region *sortd__regions_find(sortd__regions *t, uint64_t id, char *why, size_t why_len);
 
 /*
  * The count elements of elem bytes at offset in r, for `what` ("keys", "values"): the offset
  * must be a multiple of elem and the span within the region, with no overflow on the way.
- * Returns SORTD_OK and *p, or SORTD_E_INVAL with a message.
+ * Returns 0 and *p, or -EINVAL with a message.
  */
-sortd_status sortd__region_span(const sortd__region *r, const char *what, uint64_t offset,
-                                uint64_t count, size_t elem, uint8_t **p, char *why,
-                                size_t why_len);
+int sortd__region_span(const sortd__region *r, const char *what, uint64_t offset, uint64_t count,
+                       size_t elem, uint8_t **p, char *why, size_t why_len);
 
 /* A sort starts or stops using r. */
 void sortd__region_hold(sortd__region *r);
@@ -134,10 +132,10 @@ void sortd__region_release(sortd__region *r);
 
 /*
  * Unregisters id: the READY region *out becomes CLOSING, for the engine thread to close.
- * SORTD_E_INVAL if unknown, SORTD_E_BUSY while a sort holds it.
+ * -EINVAL if unknown, -EBUSY while a sort holds it; each with a message.
  */
-sortd_status sortd__regions_begin_remove(sortd__regions *t, uint64_t id, sortd__region **out,
-                                         char *why, size_t why_len);
+int sortd__regions_begin_remove(sortd__regions *t, uint64_t id, sortd__region **out, char *why,
+                                size_t why_len);
 
 /* Unmaps and forgets r (OPENING that failed to open, or CLOSING and closed). */
 void sortd__regions_forget(sortd__regions *t, sortd__region *r);
@@ -149,7 +147,8 @@ void sortd__regions_destroy(sortd__regions *t);
 #define SORTD__REGION_SHMEM_THP_PATH "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
 
 /* The mode selected in a file like SORTD__REGION_SHMEM_THP_PATH ("always within_size advise [never]
-   deny force"), the word in brackets, into out: 0, or -1 if it cannot be read or has none. */
+   deny force"), the word in brackets, into out: 0, or a negative errno if it cannot be read
+   (fopen's), or has none (-EBADMSG). */
 int sortd__region_shmem_thp_mode(const char *path, char *out, size_t out_len);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * The configuration table as documentation: --help, and --print-config's three forms, the
- * installed sortd.conf (every setting commented out at its default), the README's table and
+ * installed sortd.conf (every setting commented out at its default), docs/operations.md's table and
  * sortd.conf(5)'s list. All of them print the table's rows, so none can drift from it.
  */
 #include <errno.h>

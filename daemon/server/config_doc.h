@@ -1,6 +1,6 @@
 /*
  * The configuration table as documentation (config_doc.c): --help, --print-config's sortd.conf,
- * README table and sortd.conf(5), and --print-config=effective.
+ * docs/operations.md's table and sortd.conf(5), and --print-config=effective.
  */
 #ifndef SORTD_DAEMON_CONFIG_DOC_H
 #define SORTD_DAEMON_CONFIG_DOC_H

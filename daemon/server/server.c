@@ -116,7 +116,7 @@ bad:
         sortd__log(SORTD__LOG_ERR,
                    "SORTD_TEST_FAULT='%s': want KIND:EVERY, KIND nomem, device or lost, EVERY >= 1",
                    spec);
-        return -1;
+        return -EINVAL;
 }
 
 /* ec: the settings and faults the engine is made with; policy: what replaces it. */
@@ -594,9 +594,10 @@ static int run_loop(sortd__server *srv)
         sortd__admission_init(&srv->adm, srv->cfg.max_inflight_bytes, &srv->stats);
         srv->regions = (sortd__region_limits){.max_per_conn = srv->cfg.max_regions,
                                               .max_bytes = srv->cfg.max_region_bytes};
-        if (sortd__engines_init(&srv->engines, srv->cfg.loop_sort_keys) < 0) {
-                sortd__server_fail(srv, 1, "cannot initialise the queue");
-                return -1;
+        r = sortd__engines_init(&srv->engines, srv->cfg.loop_sort_keys);
+        if (r < 0) {
+                sortd__server_fail(srv, 1, "cannot initialise the queues: %s", strerror(-r));
+                return r;
         }
         r = uv_loop_init(&loop);
         if (r == 0) {
@@ -612,9 +613,24 @@ static int run_loop(sortd__server *srv)
         return r;
 }
 
+/*
+ * Everything a run holds, let go in one place whichever way it ends: the socket (a file this
+ * daemon bound is removed), the host pool's arena, then the engines that gave it. Each part
+ * is let go only if it was taken; the engine threads have stopped and every job is freed by
+ * the time it runs.
+ */
+static void server_release(sortd__server *srv)
+{
+        sortd__listener_close(&srv->listener);
+        sortd__hostpool_close(&srv->pool);
+        sortd__route_close(&srv->engines.route);
+        sortd__recovery_close(&srv->recovery);
+        sortd_engine_destroy(srv->engine);
+}
+
 int sortd__server_run(int argc, char **argv)
 {
-        sortd__server srv = {0};
+        sortd__server srv __attribute__((cleanup(server_release))) = {.listener = {.fd = -1}};
         sortd_engine_config ec = {0};
         bool check;
         int r;
@@ -655,15 +671,9 @@ int sortd__server_run(int argc, char **argv)
                 sortd__server_fail(&srv, srv.listener.exit_status, "%s", srv.listener.failure);
         if (srv.exit_status ||
             create_engine(&srv, &ec, (enum sortd__recovery_policy)srv.cfg.on_device_loss) !=
-                    SORTD_OK) {
-                sortd__listener_close(&srv.listener);
+                    SORTD_OK ||
+            open_cpu_path(&srv) != SORTD_OK)
                 return notify_stopping(&srv);
-        }
-        if (open_cpu_path(&srv) != SORTD_OK) {
-                sortd__listener_close(&srv.listener);
-                sortd_engine_destroy(srv.engine);
-                return notify_stopping(&srv);
-        }
         open_host_pool(&srv);
         if (srv.cfg.max_regions > 0)
                 note_shmem_pages();
@@ -673,11 +683,6 @@ int sortd__server_run(int argc, char **argv)
         if (r < 0 && !srv.exit_status) /* every failure says why; this is a backstop */
                 sortd__server_fail(&srv, 1, "stopped on an error: %s", uv_strerror(r));
         notify_stopping(&srv);
-        /* The engine thread has stopped and every job is freed: the arena can go back. */
-        sortd__hostpool_close(&srv.pool);
-        sortd__route_close(&srv.engines.route);
-        sortd__recovery_close(&srv.recovery);
-        sortd_engine_destroy(srv.engine);
         if (srv.exit_status) /* said as an error already: no "stopped" notice after it */
                 return srv.exit_status;
         sortd__log(SORTD__LOG_NOTICE, "stopped");

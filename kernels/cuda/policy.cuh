@@ -106,7 +106,7 @@ using BinningSm90 = BinningPolicy<SORTD_TUNE_SM90_KEYS_THREADS, SORTD_TUNE_SM90_
                                   SORTD_TUNE_SM90_KEYS_MIN_BLOCKS>;
 #else
 /* On an H100, 20 keys a thread instead of 16 sorted u32 2^28 10% faster
-   (gpu/H100-2026-11-23.md). They keep 4 blocks (64 registers) without
+   (docs/performance.md). They keep 4 blocks (64 registers) without
    spilling because each thread's ranks are packed three to a register
    (agent_binning.cuh); two to one, 19 and 20 spilled. */
 using BinningSm90 = BinningPolicy<256, 20, 4>;

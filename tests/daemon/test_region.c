@@ -58,15 +58,15 @@ static int is_closed(int fd)
  * Registers a dup of fd (the daemon closes what it is given; the test keeps fd) and, as the
  * engine thread's open would, makes it ready.
  */
-static sortd_status add_dup(int fd, uint64_t size, uint64_t *id)
+static int add_dup(int fd, uint64_t size, uint64_t *id)
 {
         int copy = dup(fd);
         sortd__region *r = NULL;
 
         ck_assert_int_ge(copy, 0);
-        sortd_status s = sortd__regions_add(&table, copy, size, &r, why, sizeof(why));
+        int s = sortd__regions_add(&table, copy, size, &r, why, sizeof(why));
         ck_assert_msg(is_closed(copy), "the fd given was left open");
-        if (s == SORTD_OK) {
+        if (s == 0) {
                 ck_assert_ptr_null(sortd__regions_find(&table, r->id, why, sizeof(why)));
                 sortd__region_ready(r);
                 *id = r->id;
@@ -75,20 +75,20 @@ static sortd_status add_dup(int fd, uint64_t size, uint64_t *id)
 }
 
 /* An unregister as the daemon does it, the engine's close included (it has none here). */
-static sortd_status remove_id(sortd__regions *t, uint64_t id, char *msg, size_t len)
+static int remove_id(sortd__regions *t, uint64_t id, char *msg, size_t len)
 {
         sortd__region *r;
-        sortd_status s = sortd__regions_begin_remove(t, id, &r, msg, len);
+        int s = sortd__regions_begin_remove(t, id, &r, msg, len);
 
-        if (s != SORTD_OK)
+        if (s != 0)
                 return s;
         ck_assert_ptr_null(sortd__regions_find(t, id, msg, len)); /* closing: gone for sorts */
-        ck_assert_int_eq(sortd__regions_begin_remove(t, id, &r, msg, len), SORTD_E_INVAL);
+        ck_assert_int_eq(sortd__regions_begin_remove(t, id, &r, msg, len), -EINVAL);
         sortd__regions_forget(t, r);
-        return SORTD_OK;
+        return 0;
 }
 
-static void expect_refused(int fd, uint64_t size, sortd_status want, const char *text)
+static void expect_refused(int fd, uint64_t size, int want, const char *text)
 {
         uint64_t id = 0;
 
@@ -107,12 +107,12 @@ START_TEST(register_and_share)
         sortd__region *r;
         uint8_t *p;
 
-        ck_assert_int_eq(add_dup(fd, 2 * PAGE, &id), SORTD_OK);
+        ck_assert_int_eq(add_dup(fd, 2 * PAGE, &id), 0);
         ck_assert_uint_eq(id, 1);
         ck_assert_uint_eq(limits.mapped_bytes, 2 * PAGE);
         r = sortd__regions_find(&table, id, why, sizeof(why));
         ck_assert_ptr_nonnull(r);
-        ck_assert_int_eq(sortd__region_span(r, "keys", 8, 10, 4, &p, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(sortd__region_span(r, "keys", 8, 10, 4, &p, why, sizeof(why)), 0);
         memcpy(p, &v, 4);
         ck_assert_int_eq(pread(fd, &got, 4, 8), 4);
         ck_assert_uint_eq(got, v);
@@ -133,14 +133,14 @@ START_TEST(refusals)
         ck_assert_int_ge(plain, 0);
         ck_assert_int_eq(ftruncate(plain, PAGE), 0);
         ck_assert_int_eq(pipe(pipefd), 0);
-        expect_refused(plain, PAGE, SORTD_E_INVAL, "not sealed against shrinking");
-        expect_refused(unsealed, PAGE, SORTD_E_INVAL, "not sealed against shrinking");
-        expect_refused(growable, PAGE, SORTD_E_INVAL, "not sealed against shrinking");
-        expect_refused(written, PAGE, SORTD_E_INVAL, "sealed against writes");
-        expect_refused(pipefd[0], PAGE, SORTD_E_INVAL, "not a sealable memfd");
-        expect_refused(good, 2 * PAGE, SORTD_E_INVAL, "has 4096 bytes, RegisterRegion says 8192");
-        expect_refused(good, PAGE / 2, SORTD_E_INVAL, "has 4096 bytes");
-        expect_refused(good, 0, SORTD_E_INVAL, "region size 0");
+        expect_refused(plain, PAGE, -EINVAL, "not sealed against shrinking");
+        expect_refused(unsealed, PAGE, -EINVAL, "not sealed against shrinking");
+        expect_refused(growable, PAGE, -EINVAL, "not sealed against shrinking");
+        expect_refused(written, PAGE, -EINVAL, "sealed against writes");
+        expect_refused(pipefd[0], PAGE, -EINVAL, "not a sealable memfd");
+        expect_refused(good, 2 * PAGE, -EINVAL, "has 4096 bytes, RegisterRegion says 8192");
+        expect_refused(good, PAGE / 2, -EINVAL, "has 4096 bytes");
+        expect_refused(good, 0, -EINVAL, "region size 0");
         close(plain);
         close(unsealed);
         close(growable);
@@ -157,7 +157,7 @@ START_TEST(shrink_after_register_fails)
         int fd = memfd(4 * PAGE, F_SEAL_SHRINK);
         uint64_t id;
 
-        ck_assert_int_eq(add_dup(fd, 4 * PAGE, &id), SORTD_OK);
+        ck_assert_int_eq(add_dup(fd, 4 * PAGE, &id), 0);
         ck_assert_int_eq(ftruncate(fd, PAGE), -1);
         ck_assert_int_eq(errno, EPERM);
         ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), -1); /* mapped writable: EBUSY */
@@ -171,15 +171,15 @@ START_TEST(limits_hold)
         uint64_t id, ids[4];
 
         for (int i = 0; i < 4; i++)
-                ck_assert_int_eq(add_dup(fd, 16 * PAGE, &ids[i]), SORTD_OK);
-        ck_assert_int_eq(add_dup(fd, 16 * PAGE, &id), SORTD_E_BUSY);
+                ck_assert_int_eq(add_dup(fd, 16 * PAGE, &ids[i]), 0);
+        ck_assert_int_eq(add_dup(fd, 16 * PAGE, &id), -EBUSY);
         ck_assert_msg(strstr(why, "max-regions is 4"), "%s", why);
         ck_assert_uint_eq(table.count, 4);
         /* The byte limit counts every connection's mappings. */
-        ck_assert_int_eq(remove_id(&table, ids[0], why, sizeof(why)), SORTD_OK);
-        ck_assert_int_eq(add_dup(big, 64 * PAGE, &id), SORTD_E_BUSY);
+        ck_assert_int_eq(remove_id(&table, ids[0], why, sizeof(why)), 0);
+        ck_assert_int_eq(add_dup(big, 64 * PAGE, &id), -EBUSY);
         ck_assert_msg(strstr(why, "max-region-bytes"), "%s", why);
-        ck_assert_int_eq(add_dup(fd, 16 * PAGE, &id), SORTD_OK);
+        ck_assert_int_eq(add_dup(fd, 16 * PAGE, &id), 0);
         ck_assert_uint_eq(id, 5); /* ids are not reused */
         ck_assert_uint_eq(limits.mapped_bytes, 64 * PAGE);
         ck_assert_uint_eq(limits.regions, 4);
@@ -188,7 +188,7 @@ START_TEST(limits_hold)
 }
 END_TEST
 
-static sortd_status span(const sortd__region *r, uint64_t offset, uint64_t count, size_t elem)
+static int span(const sortd__region *r, uint64_t offset, uint64_t count, size_t elem)
 {
         uint8_t *p;
 
@@ -201,22 +201,22 @@ START_TEST(spans_checked)
         uint64_t id;
         sortd__region *r;
 
-        ck_assert_int_eq(add_dup(fd, PAGE, &id), SORTD_OK);
+        ck_assert_int_eq(add_dup(fd, PAGE, &id), 0);
         r = sortd__regions_find(&table, id, why, sizeof(why));
-        ck_assert_int_eq(span(r, 0, PAGE / 8, 8), SORTD_OK); /* the whole region */
-        ck_assert_int_eq(span(r, PAGE - 8, 1, 8), SORTD_OK); /* its last element */
-        ck_assert_int_eq(span(r, PAGE, 0, 8), SORTD_OK);     /* nothing, at the end */
-        ck_assert_int_eq(span(r, 0, PAGE / 8 + 1, 8), SORTD_E_INVAL);
+        ck_assert_int_eq(span(r, 0, PAGE / 8, 8), 0); /* the whole region */
+        ck_assert_int_eq(span(r, PAGE - 8, 1, 8), 0); /* its last element */
+        ck_assert_int_eq(span(r, PAGE, 0, 8), 0);     /* nothing, at the end */
+        ck_assert_int_eq(span(r, 0, PAGE / 8 + 1, 8), -EINVAL);
         ck_assert_msg(strstr(why, "pass the end of region 1 (4096 bytes)"), "%s", why);
-        ck_assert_int_eq(span(r, PAGE + 8, 0, 8), SORTD_E_INVAL);
-        ck_assert_int_eq(span(r, 4, 1, 8), SORTD_E_INVAL);
+        ck_assert_int_eq(span(r, PAGE + 8, 0, 8), -EINVAL);
+        ck_assert_int_eq(span(r, 4, 1, 8), -EINVAL);
         ck_assert_msg(strstr(why, "offset 4 is not a multiple of 8"), "%s", why);
-        ck_assert_int_eq(span(r, 2, 1, 2), SORTD_OK);
-        ck_assert_int_eq(span(r, 3, 1, 1), SORTD_OK);
+        ck_assert_int_eq(span(r, 2, 1, 2), 0);
+        ck_assert_int_eq(span(r, 3, 1, 1), 0);
         /* Sums that would wrap around 2^64. */
-        ck_assert_int_eq(span(r, UINT64_MAX - 7, 2, 8), SORTD_E_INVAL);
-        ck_assert_int_eq(span(r, 8, UINT64_MAX / 4, 8), SORTD_E_INVAL);
-        ck_assert_int_eq(span(r, 8, (UINT64_MAX / 8) + 2, 8), SORTD_E_INVAL);
+        ck_assert_int_eq(span(r, UINT64_MAX - 7, 2, 8), -EINVAL);
+        ck_assert_int_eq(span(r, 8, UINT64_MAX / 4, 8), -EINVAL);
+        ck_assert_int_eq(span(r, 8, (UINT64_MAX / 8) + 2, 8), -EINVAL);
         close(fd);
 }
 END_TEST
@@ -230,12 +230,12 @@ START_TEST(connections_isolated)
         uint64_t id;
 
         sortd__regions_init(&other, &limits);
-        ck_assert_int_eq(add_dup(fd, PAGE, &id), SORTD_OK);
+        ck_assert_int_eq(add_dup(fd, PAGE, &id), 0);
         ck_assert_ptr_null(sortd__regions_find(&other, id, other_why, sizeof(other_why)));
         ck_assert_ptr_null(sortd__regions_find(&table, 99, never_why, sizeof(never_why)));
-        ck_assert_int_eq(remove_id(&other, id, other_why, sizeof(other_why)), SORTD_E_INVAL);
+        ck_assert_int_eq(remove_id(&other, id, other_why, sizeof(other_why)), -EINVAL);
         ck_assert_str_eq(other_why, "no region 1 on this connection");
-        ck_assert_int_eq(remove_id(&table, 99, never_why, sizeof(never_why)), SORTD_E_INVAL);
+        ck_assert_int_eq(remove_id(&table, 99, never_why, sizeof(never_why)), -EINVAL);
         ck_assert_str_eq(never_why, "no region 99 on this connection");
         ck_assert_ptr_nonnull(sortd__regions_find(&table, id, why, sizeof(why)));
         sortd__regions_destroy(&other);
@@ -251,19 +251,19 @@ START_TEST(in_use_rule_both_ways)
         uint64_t held, idle;
         sortd__region *r;
 
-        ck_assert_int_eq(add_dup(fd, PAGE, &held), SORTD_OK);
-        ck_assert_int_eq(add_dup(fd, PAGE, &idle), SORTD_OK);
+        ck_assert_int_eq(add_dup(fd, PAGE, &held), 0);
+        ck_assert_int_eq(add_dup(fd, PAGE, &idle), 0);
         r = sortd__regions_find(&table, held, why, sizeof(why));
         sortd__region_hold(r);
         sortd__region_hold(r);
-        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), SORTD_E_BUSY);
+        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), -EBUSY);
         ck_assert_msg(strstr(why, "in use by 2 sort(s)"), "%s", why);
-        ck_assert_int_eq(remove_id(&table, idle, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(remove_id(&table, idle, why, sizeof(why)), 0);
         sortd__region_release(r);
-        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), SORTD_E_BUSY);
+        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), -EBUSY);
         sortd__region_release(r);
-        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), SORTD_OK);
-        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), SORTD_E_INVAL);
+        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), 0);
+        ck_assert_int_eq(remove_id(&table, held, why, sizeof(why)), -EINVAL);
         ck_assert_uint_eq(table.count, 0);
         close(fd);
 }
@@ -290,7 +290,7 @@ START_TEST(engine_open_and_close)
         sortd__region *m, *d;
 
         memset(handle, 0x5a, sizeof(handle));
-        ck_assert_int_eq(sortd__regions_add(&table, fd, PAGE, &m, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(sortd__regions_add(&table, fd, PAGE, &m, why, sizeof(why)), 0);
         ck_assert_int_eq(sortd__region_engine_open(m, e, why, sizeof(why)), SORTD_OK);
         ck_assert_ptr_eq(m->engine, e);
         ck_assert_int_eq(sortd__region_engine_close(m, why, sizeof(why)), SORTD_OK);
@@ -298,7 +298,7 @@ START_TEST(engine_open_and_close)
         ck_assert_int_eq(sortd__region_engine_close(m, why, sizeof(why)), SORTD_OK);
 
         ck_assert_int_eq(sortd__regions_add_cuda(&table, handle, 256, 1024, &d, why, sizeof(why)),
-                         SORTD_OK);
+                         0);
         ck_assert_int_eq(d->kind, SORTD__REGION_CUDA);
         ck_assert_mem_eq(d->ipc_handle, handle, sizeof(handle));
         ck_assert_int_eq(sortd__region_engine_open(d, e, why, sizeof(why)), SORTD_E_UNSUPPORTED);
@@ -325,9 +325,9 @@ START_TEST(cuda_regions_limited)
         for (int i = 0; i < 4; i++)
                 ck_assert_int_eq(sortd__regions_add_cuda(&table, handle, 0, UINT64_MAX, &r, why,
                                                          sizeof(why)),
-                                 SORTD_OK);
+                                 0);
         ck_assert_int_eq(sortd__regions_add_cuda(&table, handle, 0, 8, &r, why, sizeof(why)),
-                         SORTD_E_BUSY);
+                         -EBUSY);
         ck_assert_msg(strstr(why, "max-regions is 4"), "%s", why);
         ck_assert_uint_eq(limits.mapped_bytes, 0);
 }
@@ -359,12 +359,12 @@ START_TEST(shmem_thp_mode_read)
                 fputs(cases[i].text, f);
                 fclose(f);
                 ck_assert_int_eq(sortd__region_shmem_thp_mode(path, mode, sizeof(mode)),
-                                 cases[i].mode ? 0 : -1);
+                                 cases[i].mode ? 0 : -EBADMSG);
                 if (cases[i].mode)
                         ck_assert_str_eq(mode, cases[i].mode);
         }
         unlink(path);
-        ck_assert_int_eq(sortd__region_shmem_thp_mode(path, mode, sizeof(mode)), -1);
+        ck_assert_int_eq(sortd__region_shmem_thp_mode(path, mode, sizeof(mode)), -ENOENT);
 }
 END_TEST
 

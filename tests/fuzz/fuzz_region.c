@@ -1,11 +1,12 @@
 /*
  * libFuzzer target for region registration and the span checks of region sorts
- * (daemon/sched/region.c): the input is a program of operations on one connection's table under small
- * limits: add a memfd (its size, its seals, the size the request claims), or an fd that is no
+ * (daemon/sched/region.c): the input is a program of operations on one connection's table under
+ * small limits: add a memfd (its size, its seals, the size the request claims), or an fd that is no
  * memfd; take a span of a region (offset, count, element size) and write all of it; hold,
  * release and unregister. A span the table accepts must lie inside its mapping: the write
  * would fault otherwise. The counts the limits keep must match the table at every step.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -85,7 +86,7 @@ static void add(sortd__regions *t, reader *r)
         if (fd < 0)
                 return;
         claimed = take(r, 1) & 1 ? take(r, 8) : actual;
-        if (sortd__regions_add(t, fd, claimed, &rg, why, sizeof(why)) == SORTD_OK) {
+        if (sortd__regions_add(t, fd, claimed, &rg, why, sizeof(why)) == 0) {
                 if (rg->bytes != actual || rg->bytes != claimed)
                         abort();
                 sortd__region_ready(rg);
@@ -106,7 +107,7 @@ static void span(sortd__regions *t, reader *r)
 
         if (!rg)
                 return;
-        if (sortd__region_span(rg, "keys", offset, count, elem, &p, why, sizeof(why)) != SORTD_OK)
+        if (sortd__region_span(rg, "keys", offset, count, elem, &p, why, sizeof(why)) != 0)
                 return;
         if (p < rg->base || (uint64_t)(p - rg->base) + count * elem > rg->bytes ||
             (uint64_t)(p - rg->base) % elem != 0)
@@ -119,7 +120,7 @@ static void remove_one(sortd__regions *t, reader *r)
         sortd__region *rg;
         char why[256];
 
-        if (sortd__regions_begin_remove(t, take(r, 1), &rg, why, sizeof(why)) == SORTD_OK)
+        if (sortd__regions_begin_remove(t, take(r, 1), &rg, why, sizeof(why)) == 0)
                 sortd__regions_forget(t, rg);
 }
 
@@ -133,7 +134,7 @@ static void hold_release(sortd__regions *t, reader *r)
                 return;
         sortd__region_hold(rg);
         /* Held: it cannot go. */
-        if (sortd__regions_begin_remove(t, rg->id, &busy, why, sizeof(why)) != SORTD_E_BUSY)
+        if (sortd__regions_begin_remove(t, rg->id, &busy, why, sizeof(why)) != -EBUSY)
                 abort();
         sortd__region_release(rg);
 }
