@@ -1,4 +1,8 @@
-/* The engine interface: validation shared by all engines, and dispatch. */
+/*
+ * The engine interface: validation shared by all engines, and dispatch. It names no engine:
+ * each engine's operations come with the engine itself (e->ops), made by engine_create.c, so
+ * the engines may call down into it (sortd__engine_fail, sortd__engine_lose).
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,16 +21,6 @@ static const enum sortd__key_kind key_kinds[SORTD_KEY_TYPE_COUNT] = {
         [SORTD_KEY_I64] = SORTD__KEY_SIGNED,   [SORTD_KEY_F64] = SORTD__KEY_FLOAT,
 };
 
-static const sortd__engine_ops *const engines[] = {
-        &sortd__cpu_engine_ops,
-#ifdef SORTD_HAVE_CUDA
-        &sortd__cuda_engine_ops,
-#ifndef SORTD_EMULATED_CUDA /* tests/support/fake_cuda: the cuda engine alone, emulated */
-        &sortd__cub_engine_ops,
-#endif
-#endif
-};
-
 sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt, ...)
 {
         va_list ap;
@@ -35,37 +29,6 @@ sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt
         vsnprintf(e->why, sizeof(e->why), fmt, ap);
         va_end(ap);
         return s;
-}
-
-sortd_status sortd_engine_create(const char *kind, const sortd_engine_config *cfg,
-                                 sortd_engine **out, char *why, size_t why_len)
-{
-        if (!kind || !cfg || !out) {
-                if (why_len)
-                        snprintf(why, why_len, "kind, cfg and out must not be NULL");
-                return SORTD_E_INVAL;
-        }
-        for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++) {
-                sortd_status s;
-
-                if (strcmp(kind, engines[i]->kind) != 0)
-                        continue;
-                s = engines[i]->create(cfg, out, why, why_len);
-                if (s == SORTD_OK)
-                        (*out)->faults = cfg->faults;
-                return s;
-        }
-        if (why_len)
-                snprintf(why, why_len, "unknown engine '%s'%s", kind,
-#if defined(SORTD_HAVE_CUDA) && defined(SORTD_EMULATED_CUDA)
-                         " (known: cpu, cuda)"
-#elif defined(SORTD_HAVE_CUDA)
-                         " (known: cpu, cuda, cub)"
-#else
-                         " (known: cpu; this build has no CUDA engines)"
-#endif
-                );
-        return SORTD_E_INVAL;
 }
 
 static int misaligned(const void *p, size_t align)

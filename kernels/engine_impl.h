@@ -97,6 +97,8 @@ sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt
 /* The selfcheck operation of the GPU engines: the sample against a cpu engine (selfcheck.c). */
 sortd_status sortd__selfcheck_against_cpu(sortd_engine *e, char *report, size_t report_len);
 
+/* The engines' operations: engine_create.c alone names them all, and selfcheck.c the cpu one,
+   its oracle. */
 extern const sortd__engine_ops sortd__cpu_engine_ops;
 #ifdef SORTD_HAVE_CUDA
 extern const sortd__engine_ops sortd__cuda_engine_ops; /* kernels/cuda/cuda_engine.cu */

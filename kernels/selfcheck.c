@@ -355,7 +355,10 @@ sortd_status sortd__selfcheck_against_cpu(sortd_engine *e, char *report, size_t 
         if (cap < 2)
                 return say(report, report_len, SORTD_OK,
                            "self-check skipped: a capacity of %zu keys needs no sort", cap);
-        s = sortd_engine_create("cpu", &cfg, &cpu, why, sizeof(why));
+        /* The cpu engine's own create, not sortd_engine_create: that names every engine, the GPU
+           engines that call this among them (engine_create.c), and would close a loop of calls.
+           What it adds, the config's faults, the oracle has none of. */
+        s = sortd__cpu_engine_ops.create(&cfg, &cpu, why, sizeof(why));
         if (s != SORTD_OK)
                 return say(report, report_len, s, "self-check: cannot create the cpu engine: %s",
                            why);
