@@ -241,13 +241,17 @@ static void parse(sortd__conn *c, size_t n)
         c->fds_known = uv_pipe_pending_count(&c->pipe); /* what a frame took or dropped is gone */
 }
 
-/* Whether c takes more of its stream now: its limits, memory, the drain, the reader's state. */
+/*
+ * Whether c takes more of its stream now: its limits, memory, the drain, the reader's state.
+ * The sort whose payload is arriving is in the pipeline already, but it is the request being
+ * read, not one more: counted, it would stop its own payload at max-pipeline 1.
+ */
 static bool takes_bytes(sortd__conn *c)
 {
         const sortd__conn_limits *lim = c->ctx->limits;
 
         return c->state == SORTD__CONN_OPEN && !c->out.close_after_flush && !c->wait.bytes &&
-               c->out.length < lim->max_pipeline &&
+               c->out.length - (c->reading != NULL) < lim->max_pipeline &&
                uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) <= lim->max_write_queue &&
                !drained(c) && c->fr.state != SORTD__FRAME_AWAIT_SINK &&
                c->fr.state != SORTD__FRAME_FAILED;
