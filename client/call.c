@@ -16,8 +16,8 @@ sortd_status sortd__call_reply_status(sortd_conn *c, const Sortd__Wire__Reply *r
         sortd_status s = sortd__wire_status_from(r->status);
 
         if (s != SORTD_OK)
-                sortd__client_fail(c, s, "%s", *r->error ? r->error : sortd_strerror(s));
-        return s == SORTD_E_PROTOCOL ? sortd__client_breaks(c, s) : s;
+                sortd__transport_fail(c, s, "%s", *r->error ? r->error : sortd_strerror(s));
+        return s == SORTD_E_PROTOCOL ? sortd__transport_breaks(c, s) : s;
 }
 
 sortd_status sortd__call_request(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,
@@ -26,27 +26,29 @@ sortd_status sortd__call_request(sortd_conn *c, Sortd__Wire__Request *req, int p
         uint64_t plen;
         sortd_status s;
 
-        if (sortd__client_broken(c))
+        if (sortd__transport_broken(c))
                 return c->broken_status;
         if (c->outstanding)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%llu submitted sorts not yet received",
-                                          (unsigned long long)c->outstanding);
-        sortd__client_start_call(c);
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "%llu submitted sorts not yet received",
+                                             (unsigned long long)c->outstanding);
+        sortd__transport_start_call(c);
         req->id = ++c->next_id;
-        s = sortd__client_send_request(c, req, pass_fd, NULL, 0, NULL, 0);
+        s = sortd__transport_send_request(c, req, pass_fd, NULL, 0, NULL, 0);
         if (s == SORTD_OK)
-                s = sortd__client_recv_reply(c, req->id, out, &plen);
+                s = sortd__transport_recv_reply(c, req->id, out, &plen);
         if (s != SORTD_OK)
                 return s;
         if (plen) {
                 sortd__wire__reply__free_unpacked(*out, NULL);
-                return sortd__client_breaks(c, sortd__client_fail(c, SORTD_E_PROTOCOL,
-                                                                  "unexpected payload in a reply"));
+                return sortd__transport_breaks(
+                        c, sortd__transport_fail(c, SORTD_E_PROTOCOL,
+                                                 "unexpected payload in a reply"));
         }
         s = sortd__call_reply_status(c, *out);
         if (s == SORTD_OK && (*out)->body_case != want)
-                s = sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "reply of the wrong kind"));
+                s = sortd__transport_breaks(
+                        c, sortd__transport_fail(c, SORTD_E_PROTOCOL, "reply of the wrong kind"));
         if (s != SORTD_OK) {
                 sortd__wire__reply__free_unpacked(*out, NULL);
                 *out = NULL;
@@ -81,13 +83,13 @@ sortd_status sortd__call_check_sort(sortd_conn *c, const sortd_sort_desc *d, siz
         char why[128];
 
         if (sortd_sort_desc_check(d, n, why, sizeof(why)) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%s", why);
+                return sortd__transport_fail(c, SORTD_E_INVAL, "%s", why);
         if (sortd__wire_sizes_of(d, n, sizes) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "n = %zu is too large", n);
+                return sortd__transport_fail(c, SORTD_E_INVAL, "n = %zu is too large", n);
         if (n > c->info.capacity)
-                return sortd__client_fail(c, SORTD_E_CAPACITY,
-                                          "n = %zu above the daemon's capacity %llu", n,
-                                          (unsigned long long)c->info.capacity);
+                return sortd__transport_fail(c, SORTD_E_CAPACITY,
+                                             "n = %zu above the daemon's capacity %llu", n,
+                                             (unsigned long long)c->info.capacity);
         return SORTD_OK;
 }
 
@@ -96,9 +98,9 @@ sortd_status sortd__call_begin(sortd_conn *c, const void *arg, const char *what)
         if (!c)
                 return SORTD_E_INVAL;
         if (!arg)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%s must not be NULL", what);
-        if (sortd__client_broken(c))
+                return sortd__transport_fail(c, SORTD_E_INVAL, "%s must not be NULL", what);
+        if (sortd__transport_broken(c))
                 return c->broken_status;
-        sortd__client_start_call(c);
+        sortd__transport_start_call(c);
         return SORTD_OK;
 }

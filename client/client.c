@@ -100,8 +100,8 @@ sortd_status sortd_connect(const char *path, const sortd_connect_options *opts, 
                 sortd__wire_default_socket(def, sizeof(def));
                 path = def;
         }
-        sortd__client_start_call(c);
-        s = sortd__client_connect(c, path);
+        sortd__transport_start_call(c);
+        s = sortd__transport_connect(c, path);
         if (s == SORTD_OK)
                 s = sortd_hello(c, NULL);
         if (s != SORTD_OK) {
@@ -119,7 +119,7 @@ void sortd_close(sortd_conn *c)
         if (!c)
                 return;
         sortd__region_orphan_all(c);
-        sortd__client_disconnect(c);
+        sortd__transport_disconnect(c);
         free(c->msg);
         free(c);
 }
@@ -127,7 +127,7 @@ void sortd_close(sortd_conn *c)
 void sortd_interrupt(sortd_conn *c)
 {
         if (c)
-                sortd__client_interrupt(c);
+                sortd__transport_interrupt(c);
 }
 
 const char *sortd_error_message(const sortd_conn *c)
@@ -159,15 +159,16 @@ sortd_status sortd_ping(sortd_conn *c)
 
         if (!c)
                 return SORTD_E_INVAL;
-        ping.nonce = (uint64_t)sortd__client_now_ms();
+        ping.nonce = (uint64_t)sortd__transport_now_ms();
         req.body_case = SORTD__WIRE__REQUEST__BODY_PING;
         req.ping = &ping;
         s = sortd__call_request(c, &req, -1, SORTD__WIRE__REPLY__BODY_PING, &r);
         if (s != SORTD_OK)
                 return s;
         if (r->ping->nonce != ping.nonce)
-                s = sortd__client_breaks(c, sortd__client_fail(c, SORTD_E_PROTOCOL,
-                                                               "ping answered with another nonce"));
+                s = sortd__transport_breaks(
+                        c, sortd__transport_fail(c, SORTD_E_PROTOCOL,
+                                                 "ping answered with another nonce"));
         sortd__wire__reply__free_unpacked(r, NULL);
         return s;
 }
@@ -181,7 +182,7 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
         sortd_status s;
 
         if (!c || !st)
-                return c ? sortd__client_fail(c, SORTD_E_INVAL, "st must not be NULL")
+                return c ? sortd__transport_fail(c, SORTD_E_INVAL, "st must not be NULL")
                          : SORTD_E_INVAL;
         req.body_case = SORTD__WIRE__REQUEST__BODY_STATUS;
         req.status = &status;
@@ -221,13 +222,13 @@ static sortd_status validate(sortd_conn *c, const sortd_request *r, sortd__wire_
         if (s != SORTD_OK)
                 return s;
         if (r->n && (!r->keys || misaligned(r->keys, ks)))
-                return sortd__client_fail(c, SORTD_E_INVAL,
-                                          "keys must be non-NULL and aligned to %zu bytes", ks);
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "keys must be non-NULL and aligned to %zu bytes", ks);
         if (r->n && vs && (!r->vals || misaligned(r->vals, vs)))
-                return sortd__client_fail(c, SORTD_E_INVAL,
-                                          "vals must be non-NULL and aligned to %zu bytes", vs);
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "vals must be non-NULL and aligned to %zu bytes", vs);
         if (c->info.max_request_bytes && sizes->reply_len > c->info.max_request_bytes)
-                return sortd__client_fail(
+                return sortd__transport_fail(
                         c, SORTD_E_CAPACITY,
                         "request of %llu bytes above the daemon's max-request-bytes %llu",
                         (unsigned long long)sizes->reply_len,
@@ -256,9 +257,9 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
         req.id = r->id = ++c->next_id;
         req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
         req.sort = &sort;
-        s = sortd__client_send_request(c, &req, -1, r->keys, (size_t)sizes.keys_bytes,
-                                       argsort ? NULL : r->vals,
-                                       argsort ? 0 : (size_t)sizes.vals_bytes);
+        s = sortd__transport_send_request(c, &req, -1, r->keys, (size_t)sizes.keys_bytes,
+                                          argsort ? NULL : r->vals,
+                                          argsort ? 0 : (size_t)sizes.vals_bytes);
         if (s == SORTD_OK)
                 c->outstanding++;
         return s;
@@ -271,10 +272,10 @@ static sortd_status result_cut(sortd_conn *c, sortd_status s)
         char why[sizeof(c->err)];
 
         snprintf(why, sizeof(why), "%s", c->err);
-        return sortd__client_fail(c, s,
-                                  "%.150s, while the sorted result arrived: the buffers hold "
-                                  "part of it and part of the input",
-                                  why);
+        return sortd__transport_fail(c, s,
+                                     "%.150s, while the sorted result arrived: the buffers hold "
+                                     "part of it and part of the input",
+                                     why);
 }
 
 /* sortd_receive within the deadline of the call in progress. */
@@ -286,12 +287,13 @@ static sortd_status receive(sortd_conn *c, sortd_request *r)
         sortd_status s;
 
         if (!c->outstanding)
-                return sortd__client_fail(c, SORTD_E_INVAL, "no submitted request to receive");
+                return sortd__transport_fail(c, SORTD_E_INVAL, "no submitted request to receive");
         sortd_sort_desc d = {r->key_type, r->payload, r->opts.order, 0, 0};
 
         if (sortd__wire_sizes_of(&d, r->n, &sizes) != SORTD_OK)
-                return sortd__client_fail(c, SORTD_E_INVAL, "not the request that was submitted");
-        s = sortd__client_recv_reply(c, r->id, &rep, &plen);
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "not the request that was submitted");
+        s = sortd__transport_recv_reply(c, r->id, &rep, &plen);
         if (s != SORTD_OK)
                 return s;
         c->outstanding--;
@@ -300,22 +302,22 @@ static sortd_status receive(sortd_conn *c, sortd_request *r)
         s = sortd__call_reply_status(c, rep);
         if (s == SORTD_OK && (rep->body_case != SORTD__WIRE__REPLY__BODY_SORT ||
                               rep->sort->n != r->n || plen != sizes.reply_len)) {
-                s = sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL,
-                                              "sort reply does not match the request"));
+                s = sortd__transport_breaks(
+                        c, sortd__transport_fail(c, SORTD_E_PROTOCOL,
+                                                 "sort reply does not match the request"));
         } else if (s != SORTD_OK && plen) {
-                s = sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "error reply with a payload"));
+                s = sortd__transport_breaks(c, sortd__transport_fail(c, SORTD_E_PROTOCOL,
+                                                                     "error reply with a payload"));
         }
         if (s == SORTD_OK)
                 sortd__call_timings(rep->sort, &r->timings);
         sortd__wire__reply__free_unpacked(rep, NULL);
         if (s != SORTD_OK)
                 return s;
-        sortd__client_progress_begin(c, SORTD_PROGRESS_RECEIVING, 0, sizes.reply_len);
-        s = sortd__client_read_all(c, r->keys, (size_t)sizes.keys_bytes);
+        sortd__transport_progress_begin(c, SORTD_PROGRESS_RECEIVING, 0, sizes.reply_len);
+        s = sortd__transport_read_all(c, r->keys, (size_t)sizes.keys_bytes);
         if (s == SORTD_OK && sizes.vals_bytes)
-                s = sortd__client_read_all(c, r->vals, (size_t)sizes.vals_bytes);
+                s = sortd__transport_read_all(c, r->vals, (size_t)sizes.vals_bytes);
         c->progress.total = 0;
         return s == SORTD_OK ? s : result_cut(c, s);
 }
@@ -325,8 +327,8 @@ sortd_status sortd_receive(sortd_conn *c, sortd_request *r)
         sortd_status s;
 
         /* The daemon refused a request and closed, but it answered those before it first. */
-        if (c && r && sortd__client_replies_left(c)) {
-                sortd__client_start_call(c);
+        if (c && r && sortd__transport_replies_left(c)) {
+                sortd__transport_start_call(c);
                 return receive(c, r);
         }
         s = sortd__call_begin(c, r, "request");
@@ -339,8 +341,9 @@ sortd_status sortd_sort_request(sortd_conn *c, sortd_request *r)
         sortd_status s;
 
         if (c && c->outstanding)
-                return sortd__client_fail(c, SORTD_E_INVAL, "%llu submitted sorts not yet received",
-                                          (unsigned long long)c->outstanding);
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "%llu submitted sorts not yet received",
+                                             (unsigned long long)c->outstanding);
         s = sortd_submit(c, r);
         return s == SORTD_OK ? receive(c, r) : s;
 }
@@ -353,8 +356,8 @@ static sortd_status sort_call(sortd_conn *c, void *keys, void *vals, size_t size
         sortd_request r = {.keys = keys, .vals = vals, .n = n, .key_type = t};
 
         if (size && size != 4 && size != 8)
-                return c ? sortd__client_fail(c, SORTD_E_INVAL,
-                                              "value/index size must be 4 or 8, not %zu", size)
+                return c ? sortd__transport_fail(c, SORTD_E_INVAL,
+                                                 "value/index size must be 4 or 8, not %zu", size)
                          : SORTD_E_INVAL;
         r.payload = size == 0 ? SORTD_PAYLOAD_NONE : size == 4 ? p4 : p8;
         r.opts = opts ? *opts : (sortd_sort_options){SORTD_ASCENDING, 0, 0};
@@ -371,7 +374,7 @@ sortd_status sortd_sort_pairs(sortd_conn *c, void *keys, void *vals, size_t val_
                               sortd_key_type t, const sortd_sort_options *opts)
 {
         if (val_size == 0)
-                return c ? sortd__client_fail(c, SORTD_E_INVAL, "val_size must be 4 or 8")
+                return c ? sortd__transport_fail(c, SORTD_E_INVAL, "val_size must be 4 or 8")
                          : SORTD_E_INVAL;
         return sort_call(c, keys, vals, val_size, n, t, opts, SORTD_PAYLOAD_VALUES32,
                          SORTD_PAYLOAD_VALUES64);
@@ -381,7 +384,7 @@ sortd_status sortd_argsort(sortd_conn *c, void *keys, void *idx, size_t idx_size
                            sortd_key_type t, const sortd_sort_options *opts)
 {
         if (idx_size == 0)
-                return c ? sortd__client_fail(c, SORTD_E_INVAL, "idx_size must be 4 or 8")
+                return c ? sortd__transport_fail(c, SORTD_E_INVAL, "idx_size must be 4 or 8")
                          : SORTD_E_INVAL;
         return sort_call(c, keys, idx, idx_size, n, t, opts, SORTD_PAYLOAD_ARGSORT32,
                          SORTD_PAYLOAD_ARGSORT64);

@@ -50,8 +50,8 @@ static sortd_status sys_fail(sortd_conn *c, const char *what)
 {
         int e = errno;
 
-        return sortd__client_fail(c, e == ENOMEM || e == ENOSPC ? SORTD_E_NOMEM : SORTD_E_SYSTEM,
-                                  "%s: %s", what, strerror(e));
+        return sortd__transport_fail(c, e == ENOMEM || e == ENOSPC ? SORTD_E_NOMEM : SORTD_E_SYSTEM,
+                                     "%s: %s", what, strerror(e));
 }
 
 /* The one place a region's fd and mapping are released. */
@@ -117,9 +117,9 @@ static sortd_status map_memfd(sortd_conn *c, sortd_region *r)
 static sortd_status check_size(sortd_conn *c, uint64_t bytes)
 {
         if (bytes == 0 || bytes > (uint64_t)INT64_MAX)
-                return sortd__client_fail(c, SORTD_E_INVAL,
-                                          "a region holds 1 to 2^63 - 1 bytes, not %llu",
-                                          (unsigned long long)bytes);
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "a region holds 1 to 2^63 - 1 bytes, not %llu",
+                                             (unsigned long long)bytes);
         return SORTD_OK;
 }
 
@@ -128,7 +128,7 @@ static sortd_region *region_new(sortd_conn *c, uint64_t bytes)
         sortd_region *r = calloc(1, sizeof(*r));
 
         if (!r) {
-                sortd__client_fail(c, SORTD_E_NOMEM, "out of memory");
+                sortd__transport_fail(c, SORTD_E_NOMEM, "out of memory");
                 return NULL;
         }
         r->fd = -1;
@@ -158,8 +158,8 @@ static sortd_status register_region(sortd_conn *c, sortd_region *r,
         /* 0 names "the keys' region" in a sort: a region the client cannot name is a daemon
            that does not follow the protocol. */
         if (s == SORTD_OK && r->id == 0)
-                s = sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "sortd returned region id 0"));
+                s = sortd__transport_breaks(c, sortd__transport_fail(c, SORTD_E_PROTOCOL,
+                                                                     "sortd returned region id 0"));
         if (s != SORTD_OK) {
                 release(r);
                 return s;
@@ -199,14 +199,14 @@ static sortd_status check_cuda(sortd_conn *c, const uint8_t *handle, uint64_t of
         sortd_status s;
 
         if (!handle)
-                return sortd__client_fail(c, SORTD_E_INVAL, "handle must not be NULL");
+                return sortd__transport_fail(c, SORTD_E_INVAL, "handle must not be NULL");
         if (!device_uuid)
-                return sortd__client_fail(c, SORTD_E_INVAL, "device_uuid must not be NULL");
+                return sortd__transport_fail(c, SORTD_E_INVAL, "device_uuid must not be NULL");
         s = check_size(c, size);
         if (s == SORTD_OK && offset > UINT64_MAX - size)
-                s = sortd__client_fail(c, SORTD_E_INVAL,
-                                       "offset %llu + size %llu overflows 64 bits",
-                                       (unsigned long long)offset, (unsigned long long)size);
+                s = sortd__transport_fail(c, SORTD_E_INVAL,
+                                          "offset %llu + size %llu overflows 64 bits",
+                                          (unsigned long long)offset, (unsigned long long)size);
         return s;
 }
 
@@ -273,16 +273,17 @@ sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r)
                 return SORTD_OK;
         if (r->conn) {
                 if (r->conn != c)
-                        return c ? sortd__client_fail(c, SORTD_E_INVAL,
-                                                      "region %llu belongs to another connection",
-                                                      (unsigned long long)r->id)
+                        return c ? sortd__transport_fail(
+                                           c, SORTD_E_INVAL,
+                                           "region %llu belongs to another connection",
+                                           (unsigned long long)r->id)
                                  : SORTD_E_INVAL;
                 /* Its memory may be the buffers of a submitted sort: keep it until received. */
-                broken = sortd__client_broken(c);
+                broken = sortd__transport_broken(c);
                 if ((!broken || c->replies_left) && c->outstanding)
-                        return sortd__client_fail(c, SORTD_E_INVAL,
-                                                  "%llu submitted sorts not yet received",
-                                                  (unsigned long long)c->outstanding);
+                        return sortd__transport_fail(c, SORTD_E_INVAL,
+                                                     "%llu submitted sorts not yet received",
+                                                     (unsigned long long)c->outstanding);
                 if (!broken)
                         s = unregister_region(c, r);
                 /* A broken connection's regions go when it is closed. */
@@ -301,23 +302,24 @@ static sortd_status check_span(sortd_conn *c, const char *what, const sortd_regi
                                uint64_t bytes, size_t elem)
 {
         if (!r)
-                return sortd__client_fail(c, SORTD_E_INVAL, "the %s region must not be NULL", what);
+                return sortd__transport_fail(c, SORTD_E_INVAL, "the %s region must not be NULL",
+                                             what);
         if (r->conn != c)
-                return sortd__client_fail(c, SORTD_E_INVAL,
-                                          "the %s region is not registered on this connection",
-                                          what);
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "the %s region is not registered on this connection",
+                                             what);
         if (off % elem)
-                return sortd__client_fail(c, SORTD_E_INVAL,
-                                          "%s_offset %zu is not a multiple of the %zu-byte element",
-                                          what, off, elem);
+                return sortd__transport_fail(
+                        c, SORTD_E_INVAL, "%s_offset %zu is not a multiple of the %zu-byte element",
+                        what, off, elem);
         /* The device sorts at base + offset + off: a misaligned element would fault there. */
         if (r->offset % elem)
-                return sortd__client_fail(c, SORTD_E_INVAL,
-                                          "the %s region starts at offset %llu of its CUDA "
-                                          "allocation, not a multiple of the %zu-byte element",
-                                          what, (unsigned long long)r->offset, elem);
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "the %s region starts at offset %llu of its CUDA "
+                                             "allocation, not a multiple of the %zu-byte element",
+                                             what, (unsigned long long)r->offset, elem);
         if (off > r->size || bytes > r->size - off)
-                return sortd__client_fail(
+                return sortd__transport_fail(
                         c, SORTD_E_INVAL,
                         "%s: %llu bytes at offset %zu run past the end of the %zu-byte region",
                         what, (unsigned long long)bytes, off, r->size);
@@ -347,16 +349,16 @@ static sortd_status validate(sortd_conn *c, const sortd_region_sort *rs)
                 return s;
         /* The engine sorts on the device or in host memory, never across the two. */
         if (vs && rs->vals->device != rs->keys->device)
-                return sortd__client_fail(c, SORTD_E_INVAL,
-                                          "the keys region is %s and the vals region %s: both "
-                                          "must be of one kind",
-                                          kind_name(rs->keys), kind_name(rs->vals));
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "the keys region is %s and the vals region %s: both "
+                                             "must be of one kind",
+                                             kind_name(rs->keys), kind_name(rs->vals));
         /* Both spans are inside one region here, so the sums cannot overflow. */
         if (vs && rs->vals == rs->keys && rs->n &&
             rs->keys_offset < rs->vals_offset + sz.vals_bytes &&
             rs->vals_offset < rs->keys_offset + sz.keys_bytes)
-                return sortd__client_fail(c, SORTD_E_INVAL,
-                                          "the keys and vals spans overlap in the region");
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "the keys and vals spans overlap in the region");
         return SORTD_OK;
 }
 
@@ -388,9 +390,9 @@ sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
         if (s != SORTD_OK)
                 return s;
         if (rep->sort->n != rs->n)
-                s = sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL,
-                                              "sort reply does not match the request"));
+                s = sortd__transport_breaks(
+                        c, sortd__transport_fail(c, SORTD_E_PROTOCOL,
+                                                 "sort reply does not match the request"));
         else
                 sortd__call_timings(rep->sort, &rs->timings);
         sortd__wire__reply__free_unpacked(rep, NULL);

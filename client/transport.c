@@ -23,7 +23,7 @@
 
 #define SOCKET_BUFFER (4 << 20)
 
-sortd_status sortd__client_fail(sortd_conn *c, sortd_status s, const char *fmt, ...)
+sortd_status sortd__transport_fail(sortd_conn *c, sortd_status s, const char *fmt, ...)
 {
         va_list ap;
 
@@ -33,11 +33,11 @@ sortd_status sortd__client_fail(sortd_conn *c, sortd_status s, const char *fmt, 
         return s;
 }
 
-sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s)
+sortd_status sortd__transport_breaks(sortd_conn *c, sortd_status s)
 {
         /* Whatever the shut-down socket made of the call, it was the interruption. */
         if (atomic_load(&c->interrupted))
-                s = sortd__client_fail(
+                s = sortd__transport_fail(
                         c, SORTD_E_IO,
                         "interrupted (sortd_interrupt): the connection is shut down");
         c->broken = true;
@@ -47,21 +47,21 @@ sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s)
         return s;
 }
 
-bool sortd__client_broken(sortd_conn *c)
+bool sortd__transport_broken(sortd_conn *c)
 {
         if (atomic_load(&c->interrupted) && (!c->broken || c->replies_left))
-                sortd__client_breaks(c, SORTD_E_IO);
+                sortd__transport_breaks(c, SORTD_E_IO);
         if (c->broken)
-                sortd__client_fail(c, c->broken_status, "%s", c->broken_err);
+                sortd__transport_fail(c, c->broken_status, "%s", c->broken_err);
         return c->broken;
 }
 
-bool sortd__client_replies_left(const sortd_conn *c)
+bool sortd__transport_replies_left(const sortd_conn *c)
 {
         return c->replies_left && !atomic_load(&c->interrupted);
 }
 
-int64_t sortd__client_now_ms(void)
+int64_t sortd__transport_now_ms(void)
 {
         struct timespec ts;
 
@@ -69,10 +69,10 @@ int64_t sortd__client_now_ms(void)
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void sortd__client_start_call(sortd_conn *c)
+void sortd__transport_start_call(sortd_conn *c)
 {
         c->err[0] = '\0';
-        c->deadline_ms = c->timeout_ms < 0 ? -1 : sortd__client_now_ms() + c->timeout_ms;
+        c->deadline_ms = c->timeout_ms < 0 ? -1 : sortd__transport_now_ms() + c->timeout_ms;
 }
 
 /* Waits until fd is ready for events; SORTD_E_TIMEOUT past the deadline. */
@@ -84,11 +84,12 @@ static sortd_status wait_fd(sortd_conn *c, short events)
                 int left = -1, r;
 
                 if (c->deadline_ms >= 0) {
-                        int64_t d = c->deadline_ms - sortd__client_now_ms();
+                        int64_t d = c->deadline_ms - sortd__transport_now_ms();
 
                         if (d <= 0)
-                                return sortd__client_breaks(
-                                        c, sortd__client_fail(c, SORTD_E_TIMEOUT,
+                                return sortd__transport_breaks(
+                                        c,
+                                        sortd__transport_fail(c, SORTD_E_TIMEOUT,
                                                               "no answer from sortd within %d ms",
                                                               c->timeout_ms));
                         left = d > 1000000 ? 1000000 : (int)d;
@@ -97,8 +98,9 @@ static sortd_status wait_fd(sortd_conn *c, short events)
                 if (r > 0)
                         return SORTD_OK;
                 if (r < 0 && errno != EINTR)
-                        return sortd__client_breaks(
-                                c, sortd__client_fail(c, SORTD_E_IO, "poll: %s", strerror(errno)));
+                        return sortd__transport_breaks(
+                                c,
+                                sortd__transport_fail(c, SORTD_E_IO, "poll: %s", strerror(errno)));
         }
 }
 
@@ -109,28 +111,28 @@ static sortd_status wait_fd(sortd_conn *c, short events)
 static sortd_status backlog_wait(sortd_conn *c)
 {
         int64_t left =
-                c->deadline_ms < 0 ? BACKLOG_RETRY_MS : c->deadline_ms - sortd__client_now_ms();
+                c->deadline_ms < 0 ? BACKLOG_RETRY_MS : c->deadline_ms - sortd__transport_now_ms();
 
         if (left <= 0)
-                return sortd__client_fail(c, SORTD_E_TIMEOUT,
-                                          "sortd's queue of new connections stayed full for %d "
-                                          "ms: it is overloaded, or stalled",
-                                          c->timeout_ms);
+                return sortd__transport_fail(c, SORTD_E_TIMEOUT,
+                                             "sortd's queue of new connections stayed full for %d "
+                                             "ms: it is overloaded, or stalled",
+                                             c->timeout_ms);
         poll(NULL, 0, left < BACKLOG_RETRY_MS ? (int)left : BACKLOG_RETRY_MS);
         return SORTD_OK;
 }
 
-sortd_status sortd__client_connect(sortd_conn *c, const char *path)
+sortd_status sortd__transport_connect(sortd_conn *c, const char *path)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         sortd_status s;
 
         if (strlen(path) >= sizeof(sa.sun_path))
-                return sortd__client_fail(c, SORTD_E_INVAL, "socket path too long: %s", path);
+                return sortd__transport_fail(c, SORTD_E_INVAL, "socket path too long: %s", path);
         strcpy(sa.sun_path, path);
         c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (c->fd < 0)
-                return sortd__client_fail(c, SORTD_E_SYSTEM, "socket: %s", strerror(errno));
+                return sortd__transport_fail(c, SORTD_E_SYSTEM, "socket: %s", strerror(errno));
         /* A Unix stream socket's queue is the sender's buffer: a large one moves a big
            payload in fewer wake-ups of both sides (the kernel caps it at wmem_max). */
         setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &(int){SOCKET_BUFFER}, sizeof(int));
@@ -140,8 +142,8 @@ sortd_status sortd__client_connect(sortd_conn *c, const char *path)
                 if (errno == EINTR)
                         continue;
                 if (errno != EAGAIN)
-                        return sortd__client_fail(c, SORTD_E_IO, "cannot connect to %s: %s", path,
-                                                  strerror(errno));
+                        return sortd__transport_fail(c, SORTD_E_IO, "cannot connect to %s: %s",
+                                                     path, strerror(errno));
                 /* A full backlog: on a Unix socket the kernel queued nothing and will not
                    complete this connect, so try again until the deadline. */
                 s = backlog_wait(c);
@@ -150,14 +152,14 @@ sortd_status sortd__client_connect(sortd_conn *c, const char *path)
         }
 }
 
-void sortd__client_interrupt(sortd_conn *c)
+void sortd__transport_interrupt(sortd_conn *c)
 {
         atomic_store(&c->interrupted, true);
         if (c->fd >= 0)
                 shutdown(c->fd, SHUT_RDWR);
 }
 
-void sortd__client_disconnect(sortd_conn *c)
+void sortd__transport_disconnect(sortd_conn *c)
 {
         if (c->fd >= 0)
                 close(c->fd);
@@ -172,20 +174,21 @@ static sortd_status read_reply(sortd_conn *c, Sortd__Wire__Reply **out, uint64_t
         char why[160];
         sortd_status s;
 
-        s = sortd__client_read_all(c, hdr, sizeof(hdr));
+        s = sortd__transport_read_all(c, hdr, sizeof(hdr));
         if (s != SORTD_OK)
                 return s;
         sortd__wire_header_unpack(hdr, &h);
         if (sortd__wire_header_check(&h, SORTD__WIRE_MAX_MESSAGE, why, sizeof(why)) != SORTD_OK)
-                return sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "bad reply frame: %s", why));
-        s = sortd__client_read_all(c, c->msg, h.message_len);
+                return sortd__transport_breaks(
+                        c, sortd__transport_fail(c, SORTD_E_PROTOCOL, "bad reply frame: %s", why));
+        s = sortd__transport_read_all(c, c->msg, h.message_len);
         if (s != SORTD_OK)
                 return s;
         *out = sortd__wire__reply__unpack(NULL, h.message_len, c->msg);
         if (!*out)
-                return sortd__client_breaks(
-                        c, sortd__client_fail(c, SORTD_E_PROTOCOL, "unparsable reply from sortd"));
+                return sortd__transport_breaks(
+                        c,
+                        sortd__transport_fail(c, SORTD_E_PROTOCOL, "unparsable reply from sortd"));
         *payload_len = h.payload_len;
         return SORTD_OK;
 }
@@ -245,8 +248,8 @@ static bool peek_refusal(sortd_conn *c, uint64_t id, sortd_status *s, uint64_t *
                         break;
                 found = (r->id == 0 || r->id == id) && r->status != SORTD__WIRE__STATUS_CODE__OK;
                 if (found) {
-                        *s = sortd__client_fail(c, sortd__wire_status_from(r->status), "sortd: %s",
-                                                r->error);
+                        *s = sortd__transport_fail(c, sortd__wire_status_from(r->status),
+                                                   "sortd: %s", r->error);
                 }
                 sortd__wire__reply__free_unpacked(r, NULL);
                 if (found || !whole)
@@ -270,15 +273,15 @@ static sortd_status send_failed(sortd_conn *c, int err, uint64_t id)
         bool said = (err == EPIPE || err == ECONNRESET) && peek_refusal(c, id, &s, &before);
 
         if (!said)
-                sortd__client_fail(c, s, "sending to sortd: %s", strerror(err));
-        sortd__client_breaks(c, s);
+                sortd__transport_fail(c, s, "sending to sortd: %s", strerror(err));
+        sortd__transport_breaks(c, s);
         if (said)
                 c->replies_left = before < c->outstanding ? before : c->outstanding;
         return c->broken_status;
 }
 
-void sortd__client_progress_begin(sortd_conn *c, sortd_progress_phase phase, uint64_t skip,
-                                  uint64_t total)
+void sortd__transport_progress_begin(sortd_conn *c, sortd_progress_phase phase, uint64_t skip,
+                                     uint64_t total)
 {
         c->progress.total = c->progress.fn ? total : 0;
         if (!c->progress.total)
@@ -361,7 +364,7 @@ static sortd_status write_all(sortd_conn *c, struct iovec *iov, int iovcnt, int 
         return SORTD_OK;
 }
 
-sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len)
+sortd_status sortd__transport_read_all(sortd_conn *c, void *buf, size_t len)
 {
         char *p = buf;
 
@@ -376,15 +379,15 @@ sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len)
                         continue;
                 }
                 if (r == 0)
-                        return sortd__client_breaks(
-                                c,
-                                sortd__client_fail(c, SORTD_E_IO, "sortd closed the connection"));
+                        return sortd__transport_breaks(
+                                c, sortd__transport_fail(c, SORTD_E_IO,
+                                                         "sortd closed the connection"));
                 if (errno == EINTR)
                         continue;
                 if (errno != EAGAIN && errno != EWOULDBLOCK)
-                        return sortd__client_breaks(
-                                c, sortd__client_fail(c, SORTD_E_IO, "receiving from sortd: %s",
-                                                      strerror(errno)));
+                        return sortd__transport_breaks(
+                                c, sortd__transport_fail(c, SORTD_E_IO, "receiving from sortd: %s",
+                                                         strerror(errno)));
                 s = wait_fd(c, POLLIN);
                 if (s != SORTD_OK)
                         return s;
@@ -392,8 +395,8 @@ sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len)
         return SORTD_OK;
 }
 
-sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Request *req, int pass_fd,
-                                        void *p1, size_t l1, void *p2, size_t l2)
+sortd_status sortd__transport_send_request(sortd_conn *c, const Sortd__Wire__Request *req,
+                                           int pass_fd, void *p1, size_t l1, void *p2, size_t l2)
 {
         size_t len = sortd__wire__request__get_packed_size(req);
         uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
@@ -408,7 +411,7 @@ sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Reques
         sortd_status s;
 
         if (len > SORTD__WIRE_MAX_MESSAGE)
-                return sortd__client_fail(c, SORTD_E_INVAL, "request message too large");
+                return sortd__transport_fail(c, SORTD_E_INVAL, "request message too large");
         sortd__wire__request__pack(req, c->msg);
         sortd__wire_header_pack(&h, hdr);
         iov[n++] = (struct iovec){hdr, sizeof(hdr)};
@@ -417,15 +420,15 @@ sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Reques
                 iov[n++] = (struct iovec){p1, l1};
         if (l2)
                 iov[n++] = (struct iovec){p2, l2};
-        sortd__client_progress_begin(c, SORTD_PROGRESS_SENDING, sizeof(hdr) + len,
-                                     (uint64_t)l1 + l2);
+        sortd__transport_progress_begin(c, SORTD_PROGRESS_SENDING, sizeof(hdr) + len,
+                                        (uint64_t)l1 + l2);
         s = write_all(c, iov, n, pass_fd, req->id);
         c->progress.total = 0; /* a failed send counts no further */
         return s;
 }
 
-sortd_status sortd__client_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,
-                                      uint64_t *payload_len)
+sortd_status sortd__transport_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,
+                                         uint64_t *payload_len)
 {
         Sortd__Wire__Reply *r;
         uint64_t plen;
@@ -439,18 +442,18 @@ sortd_status sortd__client_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__R
                    parse); it closes the connection after it. */
                 sortd_status st = sortd__wire_status_from(r->status);
 
-                sortd__client_fail(c, st, "sortd: %s", r->error);
+                sortd__transport_fail(c, st, "sortd: %s", r->error);
                 sortd__wire__reply__free_unpacked(r, NULL);
-                return sortd__client_breaks(c, st);
+                return sortd__transport_breaks(c, st);
         }
         if (r->id != id) {
                 /* id 0 is the daemon's answer to a stream it could no longer parse. */
-                sortd__client_fail(c, SORTD_E_PROTOCOL,
-                                   "reply to request %llu while waiting for %llu%s%s",
-                                   (unsigned long long)r->id, (unsigned long long)id,
-                                   *r->error ? ": " : "", r->error);
+                sortd__transport_fail(c, SORTD_E_PROTOCOL,
+                                      "reply to request %llu while waiting for %llu%s%s",
+                                      (unsigned long long)r->id, (unsigned long long)id,
+                                      *r->error ? ": " : "", r->error);
                 sortd__wire__reply__free_unpacked(r, NULL);
-                return sortd__client_breaks(c, SORTD_E_PROTOCOL);
+                return sortd__transport_breaks(c, SORTD_E_PROTOCOL);
         }
         *out = r;
         *payload_len = plen;

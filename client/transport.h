@@ -42,11 +42,11 @@ struct sortd_conn {
 };
 
 /* Records the call's message in c and returns s, so a failure is one return statement. */
-sortd_status sortd__client_fail(sortd_conn *c, sortd_status s, const char *fmt, ...)
+sortd_status sortd__transport_fail(sortd_conn *c, sortd_status s, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* The stream is out of sync or gone: refuse everything from now on. */
-sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s);
+sortd_status sortd__transport_breaks(sortd_conn *c, sortd_status s);
 
 /*
  * Whether c refuses every call (with c->broken_status; c->err says why again): it is broken,
@@ -54,45 +54,45 @@ sortd_status sortd__client_breaks(sortd_conn *c, sortd_status s);
  * (its whole reply was already in) breaks c here, at the next call, so that every later call
  * fails as interrupted, whatever else the socket still holds, replies_left included.
  */
-bool sortd__client_broken(sortd_conn *c);
+bool sortd__transport_broken(sortd_conn *c);
 
 /* Whether sortd_receive still takes a reply on broken c: replies_left, and no interruption. */
-bool sortd__client_replies_left(const sortd_conn *c);
+bool sortd__transport_replies_left(const sortd_conn *c);
 
 /* Monotonic: a deadline must not move when the wall clock is set. */
-int64_t sortd__client_now_ms(void);
+int64_t sortd__transport_now_ms(void);
 
 /* Every call starts here, so that one deadline covers all its waits and a success leaves "". */
-void sortd__client_start_call(sortd_conn *c);
+void sortd__transport_start_call(sortd_conn *c);
 
 /* Opens c->fd to the socket at path; a full backlog is waited out within the deadline. */
-sortd_status sortd__client_connect(sortd_conn *c, const char *path);
+sortd_status sortd__transport_connect(sortd_conn *c, const char *path);
 
 /* sortd_interrupt: shuts c->fd down, so that every wait on it ends. Async-signal-safe. */
-void sortd__client_interrupt(sortd_conn *c);
+void sortd__transport_interrupt(sortd_conn *c);
 
 /* Closes c->fd if it is open; the fd is opened and closed only here. */
-void sortd__client_disconnect(sortd_conn *c);
+void sortd__transport_disconnect(sortd_conn *c);
 
 /* Starts counting the arrays of one direction; skip bytes of the frame come first. */
-void sortd__client_progress_begin(sortd_conn *c, sortd_progress_phase phase, uint64_t skip,
-                                  uint64_t total);
+void sortd__transport_progress_begin(sortd_conn *c, sortd_progress_phase phase, uint64_t skip,
+                                     uint64_t total);
 
 /* A reply's payload lands straight in the caller's buffer, so a reply is read in two steps. */
-sortd_status sortd__client_read_all(sortd_conn *c, void *buf, size_t len);
+sortd_status sortd__transport_read_all(sortd_conn *c, void *buf, size_t len);
 
 /*
  * Sends one request frame: header, the packed Request, then the payload pieces. pass_fd >= 0
  * (a region's memfd) goes with the frame's first bytes as SCM_RIGHTS; -1 sends none.
  */
-sortd_status sortd__client_send_request(sortd_conn *c, const Sortd__Wire__Request *req, int pass_fd,
-                                        void *p1, size_t l1, void *p2, size_t l2);
+sortd_status sortd__transport_send_request(sortd_conn *c, const Sortd__Wire__Request *req,
+                                           int pass_fd, void *p1, size_t l1, void *p2, size_t l2);
 
 /*
  * Receives one reply frame for request id: *out is the unpacked Reply (free it), *payload_len
  * the bytes that follow it and remain to be read.
  */
-sortd_status sortd__client_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,
-                                      uint64_t *payload_len);
+sortd_status sortd__transport_recv_reply(sortd_conn *c, uint64_t id, Sortd__Wire__Reply **out,
+                                         uint64_t *payload_len);
 
 #endif
