@@ -20,6 +20,7 @@
 #include "harness.h"
 #include "hostpool.h"
 #include "internal.h"
+#include "message.h"
 #include "suite.h"
 
 #define CAPACITY 1000
@@ -139,37 +140,6 @@ static void teardown(void)
         sortd__hostpool_close(&fx.pool);
         ck_assert_uint_eq(fx.stats.inflight_bytes, 0);
         ck_assert_int_eq(fx.writes_failed, 0);
-}
-
-/* A request message as a client packs it; what it carries is set by the case. */
-typedef struct message {
-        Sortd__Wire__Request req;
-        Sortd__Wire__Hello hello;
-        Sortd__Wire__Ping ping;
-        Sortd__Wire__Status status;
-        Sortd__Wire__Sort sort;
-        Sortd__Wire__InlineData inline_data;
-        Sortd__Wire__RegionData region;
-        Sortd__Wire__RegisterRegion reg;
-        Sortd__Wire__UnregisterRegion unreg;
-        uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES];
-        uint8_t uuid[SORTD_DEVICE_UUID_BYTES];
-} message;
-
-static void message_init(message *m, uint64_t id)
-{
-        *m = (message){
-                .req = SORTD__WIRE__REQUEST__INIT,
-                .hello = SORTD__WIRE__HELLO__INIT,
-                .ping = SORTD__WIRE__PING__INIT,
-                .status = SORTD__WIRE__STATUS__INIT,
-                .sort = SORTD__WIRE__SORT__INIT,
-                .inline_data = SORTD__WIRE__INLINE_DATA__INIT,
-                .region = SORTD__WIRE__REGION_DATA__INIT,
-                .reg = SORTD__WIRE__REGISTER_REGION__INIT,
-                .unreg = SORTD__WIRE__UNREGISTER_REGION__INIT,
-        };
-        m->req.id = id;
 }
 
 static void ping(message *m, uint64_t id, uint64_t nonce)

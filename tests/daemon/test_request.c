@@ -9,6 +9,7 @@
 
 #include "suite.h"
 #include "internal.h"
+#include "message.h"
 
 #define CAPACITY 1000
 #define MAX_REQUEST_BYTES 4096
@@ -17,35 +18,6 @@ static const sortd__request_limits limits = {
         .capacity = CAPACITY,
         .max_request_bytes = MAX_REQUEST_BYTES,
 };
-
-/* A request message as a client packs it; what it carries is set by the case. */
-typedef struct message {
-        Sortd__Wire__Request req;
-        Sortd__Wire__Hello hello;
-        Sortd__Wire__Ping ping;
-        Sortd__Wire__Status status;
-        Sortd__Wire__Sort sort;
-        Sortd__Wire__InlineData inline_data;
-        Sortd__Wire__RegionData region;
-        Sortd__Wire__RegisterRegion reg;
-        Sortd__Wire__UnregisterRegion unreg;
-} message;
-
-static void message_init(message *m, uint64_t id)
-{
-        *m = (message){
-                .req = SORTD__WIRE__REQUEST__INIT,
-                .hello = SORTD__WIRE__HELLO__INIT,
-                .ping = SORTD__WIRE__PING__INIT,
-                .status = SORTD__WIRE__STATUS__INIT,
-                .sort = SORTD__WIRE__SORT__INIT,
-                .inline_data = SORTD__WIRE__INLINE_DATA__INIT,
-                .region = SORTD__WIRE__REGION_DATA__INIT,
-                .reg = SORTD__WIRE__REGISTER_REGION__INIT,
-                .unreg = SORTD__WIRE__UNREGISTER_REGION__INIT,
-        };
-        m->req.id = id;
-}
 
 static void hello(message *m, uint32_t version)
 {
