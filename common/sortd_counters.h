@@ -42,4 +42,41 @@
         X(host_pool_peak, 35, UINT64, "host pool peak")       /* the most they have held */        \
         X(connections_refused, 36, UINT64, "connections refused") /* access, limit, memory */
 
+/*
+ * What each counter is to a monitoring system, in the list's order: X(name, kind, help). kind
+ * is COUNTER (it only grows while the daemon runs) or GAUGE (a level now); help is one line,
+ * Prometheus' HELP. sortctl status --format=prometheus prints them (a counter as
+ * sortd_NAME_total); tests/proto/test_counters.c checks that they name every counter, in order.
+ */
+#define SORTD_STATUS_COUNTER_KINDS(X)                                                              \
+        X(connections, GAUGE, "Client connections open now.")                                      \
+        X(connections_total, COUNTER, "Client connections accepted.")                              \
+        X(requests_total, COUNTER, "Requests read, of every kind.")                                \
+        X(sorts_ok, COUNTER, "Sorts answered with their result.")                                  \
+        X(sorts_failed, COUNTER, "Sorts that failed in the engine, or found no buffer.")           \
+        X(rejected, COUNTER, "Sorts refused by a limit.")                                          \
+        X(protocol_errors, COUNTER, "Malformed or unexpected frames and messages.")                \
+        X(cancelled, COUNTER, "Sorts discarded because their client left.")                        \
+        X(queued, GAUGE, "Sorts waiting for an engine now.")                                       \
+        X(inflight_bytes, GAUGE, "Request and reply buffer bytes held now.")                       \
+        X(inflight_peak, GAUGE, "The most request and reply buffer bytes held at once.")           \
+        X(bytes_in, COUNTER, "Bytes read from clients.")                                           \
+        X(bytes_out, COUNTER, "Bytes written to clients.")                                         \
+        X(keys_sorted, COUNTER, "Keys of the sorts answered with their result.")                   \
+        X(regions, GAUGE, "Shared-memory regions registered now.")                                 \
+        X(region_bytes, GAUGE, "Bytes of shared-memory regions mapped now.")                       \
+        X(host_pool_bytes, GAUGE, "Engine host memory that requests are received into.")           \
+        X(host_pool_misses, COUNTER, "Requests the host pool had no room for.")                    \
+        X(batches, COUNTER, "Engine calls that sorted several requests at once.")                  \
+        X(batched, COUNTER, "Sorts that were members of a batch.")                                 \
+        X(cpu_path_keys, GAUGE, "Sorts of up to this many keys take the CPU path (0: none).")      \
+        X(cpu_path_sorts, COUNTER, "Sorts on the CPU path.")                                       \
+        X(timed_out, COUNTER, "Connections closed by a timeout.")                                  \
+        X(engines_lost, COUNTER, "Engines that lost their device.")                                \
+        X(sort_requests, COUNTER, "Sort requests read.")                                           \
+        X(loop_sorts, COUNTER, "Sorts run on the loop thread.")                                    \
+        X(host_pool_used, GAUGE, "Host pool bytes requests hold now.")                             \
+        X(host_pool_peak, GAUGE, "The most host pool bytes requests have held at once.")           \
+        X(connections_refused, COUNTER, "Connections refused (access, a limit, memory).")
+
 #endif

@@ -6,13 +6,17 @@
 #include "args.h"
 #include "connect.h"
 #include "fail.h"
+#include "metrics.h"
 #include "sortctl.h"
 
 static const char STATUS_HELP[] =
-        "usage: sortctl status [--json] [--socket PATH] [--timeout MS]\n"
+        "usage: sortctl status [--format text|json|prometheus] [--json] [--socket PATH]\n"
+        "                      [--timeout MS]\n"
         "\n"
         "Prints the daemon's engine (and why it was chosen), its capacity, uptime and every\n"
-        "counter, one per line; with --json, one JSON object with the same fields.\n";
+        "counter, one per line; with --format json (or --json), one JSON object with the same\n"
+        "fields; with --format prometheus, Prometheus' text format (counters as\n"
+        "sortd_NAME_total), for node_exporter's textfile collector.\n";
 
 static const char PING_HELP[] =
         "usage: sortctl ping [--count N] [--socket PATH] [--timeout MS]\n"
@@ -25,13 +29,30 @@ static const char HELLO_HELP[] =
         "\n"
         "Prints the daemon's version, protocol, engine, device, capacity and limits.\n";
 
-static int json_flag(sc_args *a, const char *name, const char *pos, void *ctx)
+enum status_format { STATUS_TEXT, STATUS_JSON, STATUS_PROMETHEUS };
+
+/* --json, or --format NAME. */
+static int format_option(sc_args *a, const char *name, const char *pos, void *ctx)
 {
-        (void)a;
-        if (!name || strcmp(name, "json") != 0)
+        static const char *const names[] = {"text", "json", "prometheus"};
+        enum status_format *f = ctx;
+        const char *v;
+
+        if (name && strcmp(name, "json") == 0) {
+                *f = STATUS_JSON;
+                return 1;
+        }
+        if (!name || strcmp(name, "format") != 0)
                 return 0;
-        *(bool *)ctx = true;
-        return 1;
+        if (!(v = sc_args_value(a, name)))
+                return -1;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+                if (strcmp(v, names[i]) == 0) {
+                        *f = (enum status_format)i;
+                        return 1;
+                }
+        }
+        return sc_fail(SC_FAIL, "--format %s: give text, json or prometheus", v), -1;
 }
 
 /* A string as a JSON string's contents (the daemon's reason may hold quotes). */
@@ -60,9 +81,13 @@ static int label_width(void)
         return (int)w;
 }
 
-static void print_status(const sortd_server_status *st, bool json)
+static void print_status(const sortd_server_status *st, enum status_format f)
 {
-        if (json) {
+        if (f == STATUS_PROMETHEUS) {
+                sc_metrics_print(st);
+                return;
+        }
+        if (f == STATUS_JSON) {
                 printf("{\"engine\": \"");
                 json_str(st->engine);
                 printf("\", \"device\": \"");
@@ -93,15 +118,17 @@ int sc_cmd_status(sc_common *c, int argc, char **argv)
 {
         sortd_server_status st;
         sortd_conn *conn;
-        bool json = false, helped;
+        enum status_format format = STATUS_TEXT;
+        bool helped;
         sortd_status s;
-        int r = sc_args_parse(c, argc, argv, "status", STATUS_HELP, json_flag, &json, &helped);
+        int r = sc_args_parse(c, argc, argv, "status", STATUS_HELP, format_option, &format,
+                              &helped);
 
         if (r != SC_OK || helped || (r = sc_connect(c, &conn)) != SC_OK)
                 return r;
         s = sortd_query_status(conn, &st);
         if (s == SORTD_OK)
-                print_status(&st, json);
+                print_status(&st, format);
         else
                 r = sc_fail_conn(conn, s, "status");
         sortd_close(conn);

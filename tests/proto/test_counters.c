@@ -3,7 +3,7 @@
  * field of its wire type, numbered from 6 in the list's order (the order of the public
  * sortd_server_status too), and every integer field of StatusReply is a counter or one of the
  * two figures that are not counted (capacity, uptime_ms). A counter added to one list only
- * fails here.
+ * fails here, and so does one without its kind and help for monitoring.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -24,6 +24,23 @@ static const struct counter {
 };
 
 #define N_COUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+/* What each is to a monitoring system (SORTD_STATUS_COUNTER_KINDS). */
+static const struct kind {
+        const char *name;
+        bool counter;
+        const char *help;
+} kinds[] = {
+#define COUNTER true
+#define GAUGE false
+#define KIND(name, kind, help) {#name, kind, help},
+        SORTD_STATUS_COUNTER_KINDS(KIND)
+#undef KIND
+#undef GAUGE
+#undef COUNTER
+};
+
+#define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
 static const ProtobufCMessageDescriptor *status_reply = &sortd__wire__status_reply__descriptor;
 
@@ -68,6 +85,20 @@ START_TEST(fields_are_counters)
 }
 END_TEST
 
+/* Every counter has its kind and help, in the same order: a counter added without them is
+   missing from sortctl status --format=prometheus. */
+START_TEST(counters_have_kinds)
+{
+        ck_assert_uint_eq(N_KINDS, N_COUNTERS);
+        for (size_t i = 0; i < N_COUNTERS; i++) {
+                ck_assert_str_eq(kinds[i].name, counters[i].name);
+                /* HELP is one line of text: no newline, no backslash to escape. */
+                ck_assert_msg(kinds[i].help[0] && !strpbrk(kinds[i].help, "\\\n"), "%s: bad help",
+                              kinds[i].name);
+        }
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("status-counters");
@@ -75,6 +106,7 @@ int main(void)
 
         tcase_add_loop_test(tc, counters_are_fields, 0, (int)N_COUNTERS);
         tcase_add_test(tc, fields_are_counters);
+        tcase_add_test(tc, counters_have_kinds);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

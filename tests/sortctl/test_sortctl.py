@@ -24,6 +24,8 @@ import threading
 import time
 import unittest
 
+import prometheus_format  # beside this file
+
 SORTD = os.environ.get("SORTD_BIN")
 SORTCTL = os.environ.get("SORTCTL_BIN")
 
@@ -137,6 +139,28 @@ def read_exactly(conn, n, keep=True):
         if keep:
             data.append(got)
     return b"".join(data)
+
+
+class PrometheusFormat(unittest.TestCase):
+    """The format checker itself: it must refuse what promtool refuses, or the test of
+    sortctl's output above proves nothing."""
+
+    def test_accepts(self):
+        samples, types = prometheus_format.check(
+            '# HELP a_total Things.\n# TYPE a_total counter\na_total 3\n'
+            '# a plain comment\nb{x="q\\"z\\n",y="\\\\"} -1.5e3 1700000000\nc +Inf\n')
+        self.assertEqual(samples[("a_total", ())], 3)
+        self.assertEqual(samples[("b", (("x", 'q\\"z\\n'), ("y", "\\\\")))], -1500)
+        self.assertEqual(types, {"a_total": "counter"})
+
+    def test_refuses(self):
+        for bad in ("a 1", "1a 1\n", "a{x=y} 1\n", 'a{x="1",x="2"} 1\n', 'a{x="1"y="2"} 1\n',
+                    'a{x="\\q"} 1\n', "a one\n", "a 1\n\n", "# TYPE a frob\na 1\n",
+                    "# TYPE a gauge\n# TYPE a gauge\na 1\n", "a 1\n# HELP a late\n",
+                    "# HELP a\na 1\n", "a 1\nb 1\na 2\n", "a 1\na 1\n",
+                    "# TYPE a counter\na -1\n", "a 1 x\n", "a  1\n"):
+            with self.subTest(text=bad), self.assertRaises(ValueError):
+                prometheus_format.check(bad)
 
 
 class SlowDaemon:
@@ -937,6 +961,30 @@ class SortctlTest(unittest.TestCase):
         for good, n in (("2e0", 2), ("1.5e1", 15), ("2^1", 2)):
             self.assertIn("%d pings" % n, self.sortctl("ping", "--count", good).stdout)
         self.assert_fails(["--timeout", "soon", "ping"], "--timeout soon")
+
+    def test_status_prometheus(self):
+        """--format prometheus parses as the exposition format, every counter of --json is in
+        it (a counter as sortd_NAME_total, typed counter), and the engine is a label."""
+        st = json.loads(self.sortctl("status", "--format", "json").stdout)
+        text = self.sortctl("status", "--format", "prometheus").stdout
+        samples, types = prometheus_format.check(text)
+        values = {name: v for (name, labels), v in samples.items() if not labels}
+        for name in st:
+            if name in ("engine", "device", "engine_reason", "uptime_ms", "capacity"):
+                continue
+            total = name if name.endswith("_total") else name + "_total"
+            got = "sortd_" + total if "sortd_" + total in values else "sortd_" + name
+            with self.subTest(counter=name):
+                self.assertIn(got, values, text)
+                self.assertEqual(types[got], "counter" if got.endswith("_total") else "gauge")
+        for name, kind in types.items():
+            self.assertEqual(kind == "counter", name.endswith("_total"), name)
+        self.assertEqual(values["sortd_capacity_keys"], st["capacity"])
+        self.assertIn(("sortd_info", (("device", st["device"]), ("engine", "cpu"))), samples)
+        self.assertGreater(values["sortd_connections_total"], st["connections_total"])
+        self.assertEqual(self.sortctl("status", "--json").stdout.count("\n"), 1)
+        self.assert_fails(["status", "--format", "xml"], "--format xml: give text, json or "
+                          "prometheus")
 
     def test_stdout_write_error(self):
         """Output that cannot be written (here: to /dev/full) fails the run, with one line."""

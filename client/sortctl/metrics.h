@@ -1,0 +1,14 @@
+/*
+ * The daemon's status in Prometheus' text exposition format (metrics.c), for node_exporter's
+ * textfile collector (systemd/sortd-metrics.service) or any scraper that reads a file.
+ */
+#ifndef SORTCTL_METRICS_H
+#define SORTCTL_METRICS_H
+
+#include "sortd.h"
+
+/* Prints st to stdout: every counter of sortd_counters.h with its HELP and TYPE (a counter as
+   sortd_NAME_total), and the engine, capacity and uptime. */
+void sc_metrics_print(const sortd_server_status *st);
+
+#endif
