@@ -1,11 +1,12 @@
 #!/bin/sh
-# usage: verify-units.sh SYSTEMD-ANALYZE SERVICE SOCKET SYSUSERS TMPFILES
-# SERVICE and SOCKET are unit files under any name; they are checked as sortd.service and
-# sortd.socket, the names they reference each other by. systemd-analyze verify only warns
+# usage: verify-units.sh SYSTEMD-ANALYZE SERVICE SOCKET METRICS-SERVICE SYSUSERS TMPFILES
+#        METRICS-TIMER
+# The units are files under any name; they are checked as sortd.service, sortd.socket,
+# sortd-metrics.service and sortd-metrics.timer, the names they reference each other by. systemd-analyze verify only warns
 # about a line it cannot parse (Type=notifyy, an unknown key, a bad mode) and exits 0, so any
 # output at all fails the test.
 set -u
-analyze=$1 service=$2 socket=$3 sysusers=$4 tmpfiles=$5
+analyze=$1 service=$2 socket=$3 metrics=$4 sysusers=$5 tmpfiles=$6 timer=$7
 
 if [ -z "$analyze" ]; then
         echo "systemd-analyze not found: skipping"
@@ -13,7 +14,9 @@ if [ -z "$analyze" ]; then
 fi
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
-cp "$service" "$dir/sortd.service" && cp "$socket" "$dir/sortd.socket" || exit 1
+cp "$service" "$dir/sortd.service" && cp "$socket" "$dir/sortd.socket" &&
+        cp "$metrics" "$dir/sortd-metrics.service" && cp "$timer" "$dir/sortd-metrics.timer" ||
+        exit 1
 mkdir -p "$dir/root/etc" # sysusers writes its passwd and group here
 
 # Runs a command; fails the test if it exits non-zero or prints anything but sysusers'
@@ -29,7 +32,8 @@ check() {
 }
 failed=0
 # User=sortd need not exist here: verify does not look users up.
-check "$analyze" verify "$dir/sortd.socket" "$dir/sortd.service"
+check "$analyze" verify "$dir/sortd.socket" "$dir/sortd.service" "$dir/sortd-metrics.timer" \
+        "$dir/sortd-metrics.service"
 if command -v systemd-sysusers >/dev/null; then
         check systemd-sysusers --root="$dir/root" --dry-run "$sysusers"
         # Creating the directory needs chown, hence root; the user comes from the

@@ -1,22 +1,26 @@
 /* The subcommands that ask the daemon about itself: status, ping, hello. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "args.h"
+#include "atomic.h"
 #include "connect.h"
 #include "fail.h"
 #include "metrics.h"
 #include "sortctl.h"
 
 static const char STATUS_HELP[] =
-        "usage: sortctl status [--format text|json|prometheus] [--json] [--socket PATH]\n"
-        "                      [--timeout MS]\n"
+        "usage: sortctl status [--format text|json|prometheus] [--json] [--output FILE]\n"
+        "                      [--socket PATH] [--timeout MS]\n"
         "\n"
         "Prints the daemon's engine (and why it was chosen), its capacity, uptime and every\n"
         "counter, one per line; with --format json (or --json), one JSON object with the same\n"
         "fields; with --format prometheus, Prometheus' text format (counters as\n"
-        "sortd_NAME_total), for node_exporter's textfile collector.\n";
+        "sortd_NAME_total), for node_exporter's textfile collector. --output FILE writes\n"
+        "it to FILE, which a reader sees whole or not at all (a temporary file renamed over\n"
+        "it), rather than to the standard output.\n";
 
 static const char PING_HELP[] =
         "usage: sortctl ping [--count N] [--socket PATH] [--timeout MS]\n"
@@ -31,24 +35,33 @@ static const char HELLO_HELP[] =
 
 enum status_format { STATUS_TEXT, STATUS_JSON, STATUS_PROMETHEUS };
 
-/* --json, or --format NAME. */
-static int format_option(sc_args *a, const char *name, const char *pos, void *ctx)
+typedef struct status_options {
+        enum status_format format;
+        const char *output; /* NULL: the standard output */
+} status_options;
+
+/* --json, --format NAME, --output FILE. */
+static int status_option(sc_args *a, const char *name, const char *pos, void *ctx)
 {
         static const char *const names[] = {"text", "json", "prometheus"};
-        enum status_format *f = ctx;
+        status_options *o = ctx;
         const char *v;
 
         if (name && strcmp(name, "json") == 0) {
-                *f = STATUS_JSON;
+                o->format = STATUS_JSON;
                 return 1;
         }
-        if (!name || strcmp(name, "format") != 0)
+        if (!name || (strcmp(name, "format") != 0 && strcmp(name, "output") != 0))
                 return 0;
         if (!(v = sc_args_value(a, name)))
                 return -1;
+        if (strcmp(name, "output") == 0) {
+                o->output = v;
+                return 1;
+        }
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
                 if (strcmp(v, names[i]) == 0) {
-                        *f = (enum status_format)i;
+                        o->format = (enum status_format)i;
                         return 1;
                 }
         }
@@ -56,15 +69,15 @@ static int format_option(sc_args *a, const char *name, const char *pos, void *ct
 }
 
 /* A string as a JSON string's contents (the daemon's reason may hold quotes). */
-static void json_str(const char *s)
+static void json_str(FILE *f, const char *s)
 {
         for (; *s; s++) {
                 if (*s == '"' || *s == '\\')
-                        printf("\\%c", *s);
+                        fprintf(f, "\\%c", *s);
                 else if ((unsigned char)*s < 0x20)
-                        printf("\\u%04x", *s);
+                        fprintf(f, "\\u%04x", *s);
                 else
-                        putchar(*s);
+                        putc(*s, f);
         }
 }
 
@@ -81,56 +94,86 @@ static int label_width(void)
         return (int)w;
 }
 
-static void print_status(const sortd_server_status *st, enum status_format f)
+static void print_status(FILE *out, const sortd_server_status *st, enum status_format f)
 {
         if (f == STATUS_PROMETHEUS) {
-                sc_metrics_print(st);
+                sc_metrics_print(out, st);
                 return;
         }
         if (f == STATUS_JSON) {
-                printf("{\"engine\": \"");
-                json_str(st->engine);
-                printf("\", \"device\": \"");
-                json_str(st->device);
-                printf("\", \"engine_reason\": \"");
-                json_str(st->engine_reason);
-                printf("\", \"capacity\": %llu, \"uptime_ms\": %llu",
-                       (unsigned long long)st->capacity, (unsigned long long)st->uptime_ms);
+                fprintf(out, "{\"engine\": \"");
+                json_str(out, st->engine);
+                fprintf(out, "\", \"device\": \"");
+                json_str(out, st->device);
+                fprintf(out, "\", \"engine_reason\": \"");
+                json_str(out, st->engine_reason);
+                fprintf(out, "\", \"capacity\": %llu, \"uptime_ms\": %llu",
+                        (unsigned long long)st->capacity, (unsigned long long)st->uptime_ms);
 #define JSON(name, field, wire_type, label)                                                        \
-        printf(", \"%s\": %llu", #name, (unsigned long long)st->name);
+        fprintf(out, ", \"%s\": %llu", #name, (unsigned long long)st->name);
                 SORTD_STATUS_COUNTERS(JSON)
 #undef JSON
-                printf("}\n");
+                fprintf(out, "}\n");
                 return;
         }
         int w = label_width();
 
-        printf("%-*s %s (%s)\n%-*s %s\n%-*s %llu\n%-*s %.1f s\n", w, "engine", st->engine,
-               st->device, w, "engine chosen", st->engine_reason, w, "capacity",
-               (unsigned long long)st->capacity, w, "uptime", st->uptime_ms / 1e3);
+        fprintf(out, "%-*s %s (%s)\n%-*s %s\n%-*s %llu\n%-*s %.1f s\n", w, "engine", st->engine,
+                st->device, w, "engine chosen", st->engine_reason, w, "capacity",
+                (unsigned long long)st->capacity, w, "uptime", st->uptime_ms / 1e3);
 #define PRINT(name, field, wire_type, label)                                                       \
-        printf("%-*s %llu\n", w, label, (unsigned long long)st->name);
+        fprintf(out, "%-*s %llu\n", w, label, (unsigned long long)st->name);
         SORTD_STATUS_COUNTERS(PRINT)
 #undef PRINT
+}
+
+/* The listing into path, whole or not at all (atomic.h). */
+static int write_status(const sortd_server_status *st, enum status_format f, const char *path)
+{
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        sc_out *out = NULL;
+        int r;
+
+        if (!mem)
+                return sc_fail(SC_FAIL, "out of memory");
+        print_status(mem, st, f);
+        if (fclose(mem) != 0) {
+                free(text);
+                return sc_fail(SC_FAIL, "out of memory");
+        }
+        r = sc_out_open(path, &out);
+        if (r == SC_OK)
+                r = sc_out_write(out, text, len);
+        if (r == SC_OK)
+                r = sc_out_finish(out);
+        if (r == SC_OK)
+                r = sc_out_commit_all(&out, 1);
+        else
+                sc_out_discard(out);
+        free(text);
+        return r;
 }
 
 int sc_cmd_status(sc_common *c, int argc, char **argv)
 {
         sortd_server_status st;
         sortd_conn *conn;
-        enum status_format format = STATUS_TEXT;
+        status_options o = {.format = STATUS_TEXT};
         bool helped;
         sortd_status s;
-        int r = sc_args_parse(c, argc, argv, "status", STATUS_HELP, format_option, &format,
-                              &helped);
+        int r = sc_args_parse(c, argc, argv, "status", STATUS_HELP, status_option, &o, &helped);
 
         if (r != SC_OK || helped || (r = sc_connect(c, &conn)) != SC_OK)
                 return r;
         s = sortd_query_status(conn, &st);
-        if (s == SORTD_OK)
-                print_status(&st, format);
-        else
+        if (s != SORTD_OK)
                 r = sc_fail_conn(conn, s, "status");
+        else if (o.output)
+                r = write_status(&st, o.format, o.output);
+        else
+                print_status(stdout, &st, o.format);
         sortd_close(conn);
         return r;
 }

@@ -10,21 +10,21 @@
 #include "metrics.h"
 
 /* A label value: backslash, double quote and newline escaped, as the format requires. */
-static void label_value(const char *s)
+static void label_value(FILE *f, const char *s)
 {
         for (; *s; s++) {
                 if (*s == '\\' || *s == '"')
-                        printf("\\%c", *s);
+                        fprintf(f, "\\%c", *s);
                 else if (*s == '\n')
-                        printf("\\n");
+                        fputs("\\n", f);
                 else
-                        putchar(*s);
+                        putc(*s, f);
         }
 }
 
-static void family(const char *name, const char *type, const char *help)
+static void family(FILE *f, const char *name, const char *type, const char *help)
 {
-        printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* name, or name_total for a counter whose name does not end in _total already. */
@@ -36,30 +36,30 @@ static void metric_name(char *out, size_t len, const char *name, int counter)
         snprintf(out, len, "sortd_%s%s", name, counter && !has_total ? "_total" : "");
 }
 
-static void sample(const char *name, int counter, const char *help, unsigned long long v)
+static void sample(FILE *f, const char *name, int counter, const char *help, unsigned long long v)
 {
         char full[96];
 
         metric_name(full, sizeof(full), name, counter);
-        family(full, counter ? "counter" : "gauge", help);
-        printf("%s %llu\n", full, v);
+        family(f, full, counter ? "counter" : "gauge", help);
+        fprintf(f, "%s %llu\n", full, v);
 }
 
-void sc_metrics_print(const sortd_server_status *st)
+void sc_metrics_print(FILE *f, const sortd_server_status *st)
 {
-        family("sortd_info", "gauge", "The engine serving and its device; always 1.");
-        printf("sortd_info{engine=\"");
-        label_value(st->engine);
-        printf("\",device=\"");
-        label_value(st->device);
-        printf("\"} 1\n");
-        sample("capacity_keys", 0, "The most keys one sort may have.",
+        family(f, "sortd_info", "gauge", "The engine serving and its device; always 1.");
+        fputs("sortd_info{engine=\"", f);
+        label_value(f, st->engine);
+        fputs("\",device=\"", f);
+        label_value(f, st->device);
+        fputs("\"} 1\n", f);
+        sample(f, "capacity_keys", 0, "The most keys one sort may have.",
                (unsigned long long)st->capacity);
-        family("sortd_uptime_seconds", "gauge", "Seconds since the daemon started.");
-        printf("sortd_uptime_seconds %.3f\n", st->uptime_ms / 1e3);
+        family(f, "sortd_uptime_seconds", "gauge", "Seconds since the daemon started.");
+        fprintf(f, "sortd_uptime_seconds %.3f\n", st->uptime_ms / 1e3);
 #define COUNTER 1
 #define GAUGE 0
-#define SAMPLE(name, kind, help) sample(#name, kind, help, (unsigned long long)st->name);
+#define SAMPLE(name, kind, help) sample(f, #name, kind, help, (unsigned long long)st->name);
         SORTD_STATUS_COUNTER_KINDS(SAMPLE)
 #undef SAMPLE
 #undef GAUGE

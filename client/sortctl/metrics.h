@@ -7,8 +7,10 @@
 
 #include "sortd.h"
 
-/* Prints st to stdout: every counter of sortd_counters.h with its HELP and TYPE (a counter as
+#include <stdio.h>
+
+/* Prints st to f: every counter of sortd_counters.h with its HELP and TYPE (a counter as
    sortd_NAME_total), and the engine, capacity and uptime. */
-void sc_metrics_print(const sortd_server_status *st);
+void sc_metrics_print(FILE *f, const sortd_server_status *st);
 
 #endif

@@ -33,6 +33,7 @@ outside=$(awk -v d="$dest" '!/^#/ && $0 != d && index($0, d "/") != 1' \
 for f in "$SBINDIR/sortd" "$BINDIR/sortctl" "$LIBDIR/libsortd.so" "$LIBDIR/pkgconfig/sortd.pc" \
         "$INCLUDEDIR/sortd/sortd.h" "$INCLUDEDIR/sortd/sortd_types.h" \
         "$INCLUDEDIR/sortd/sortd_counters.h" "$UNITDIR/sortd.service" "$UNITDIR/sortd.socket" \
+        "$UNITDIR/sortd-metrics.service" "$UNITDIR/sortd-metrics.timer" \
         "$SYSUSERSDIR/sortd.conf" "$TMPFILESDIR/sortd.conf" "$SYSCONFDIR/sortd/sortd.conf" \
         "$DOCDIR/examples/hello.c"; do
         [ -f "$dest$f" ] || fail "$f is not installed"
@@ -43,6 +44,11 @@ done
 grep -qx "ExecStart=$SBINDIR/sortd --config-if-exists $SYSCONFDIR/sortd/sortd.conf" \
         "$dest$UNITDIR/sortd.service" || fail "sortd.service's ExecStart: $(grep ExecStart \
         "$dest$UNITDIR/sortd.service")"
+
+# The metrics unit runs the installed sortctl.
+grep -q "^ExecStart=$BINDIR/sortctl " "$dest$UNITDIR/sortd-metrics.service" ||
+        fail "sortd-metrics.service's ExecStart: $(grep ExecStart \
+        "$dest$UNITDIR/sortd-metrics.service")"
 
 # The example configuration changes nothing: every line is a comment or empty.
 conf=$dest$SYSCONFDIR/sortd/sortd.conf

@@ -985,6 +985,21 @@ class SortctlTest(unittest.TestCase):
         self.assertEqual(self.sortctl("status", "--json").stdout.count("\n"), 1)
         self.assert_fails(["status", "--format", "xml"], "--format xml: give text, json or "
                           "prometheus")
+        # --output: the file appears whole, replacing the last one, with nothing left beside it
+        prom = self.path("sortd.prom")
+        self.write("sortd.prom", b"stale\n")
+        self.assertEqual(self.sortctl("status", "--format", "prometheus", "--output",
+                                      prom).stdout, "")
+        with open(prom) as f:
+            written, _ = prometheus_format.check(f.read())
+        self.assertEqual(set(written), set(samples))
+        self.assertEqual(sorted(os.listdir(self.dir)).count("sortd.prom"), 1)
+        self.assertFalse([n for n in os.listdir(self.dir) if n.startswith("sortd.prom.")])
+        self.sortctl("status", "--json", "--output", self.path("st.json"))
+        with open(self.path("st.json")) as f:
+            self.assertEqual(json.load(f)["engine"], "cpu")
+        self.assert_fails(["status", "--format", "prometheus", "--output",
+                           self.path("no/such/dir/sortd.prom")], "check that the directory exists")
 
     def test_stdout_write_error(self):
         """Output that cannot be written (here: to /dev/full) fails the run, with one line."""
