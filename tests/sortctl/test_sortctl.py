@@ -1001,6 +1001,23 @@ class SortctlTest(unittest.TestCase):
         self.assert_fails(["status", "--format", "prometheus", "--output",
                            self.path("no/such/dir/sortd.prom")], "check that the directory exists")
 
+    def test_grafana_dashboard(self):
+        """docs/grafana/sortd.json is JSON, and every metric its panels query is one that
+        sortctl status --format prometheus prints."""
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                            "grafana", "sortd.json")
+        with open(path) as f:
+            dash = json.load(f)
+        _, types = prometheus_format.check(self.sortctl("status", "--format",
+                                                        "prometheus").stdout)
+        exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+        self.assertGreaterEqual(len(exprs), 5)
+        for expr in exprs:
+            names = re.findall(r"\bsortd_[a-z_]+", expr)
+            self.assertTrue(names, expr)
+            for name in names:
+                self.assertIn(name, types, expr)
+
     def test_stdout_write_error(self):
         """Output that cannot be written (here: to /dev/full) fails the run, with one line."""
         for args in (["status", "--json"], ["hello"], ["ping"], ["--version"]):
