@@ -4,6 +4,7 @@
  * room among many small ones; and the in-flight limit bounds the live buffers, so the linear
  * scans stay short.
  */
+#include <errno.h>
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,27 +39,26 @@ static void insert_extent(sortd__hostpool *p, size_t i, sortd__hostpool_extent e
         p->nfree++;
 }
 
-sortd_status sortd__hostpool_init(sortd__hostpool *p, void *base, size_t bytes, char *why,
-                                  size_t why_len)
+int sortd__hostpool_init(sortd__hostpool *p, void *base, size_t bytes, char *why, size_t why_len)
 {
         *p = (sortd__hostpool){0};
         if ((uintptr_t)base % ALIGN) {
                 snprintf(why, why_len, "the arena at %p is not %zu-byte aligned", base, ALIGN);
-                return SORTD_E_INVAL;
+                return -EINVAL;
         }
         if (bytes < ALIGN)
-                return SORTD_OK; /* off: not one buffer would fit */
+                return 0; /* off: not one buffer would fit */
         p->free = malloc(INITIAL_EXTENTS * sizeof(p->free[0]));
         if (!p->free) {
                 snprintf(why, why_len, "cannot allocate the host pool's free list");
-                return SORTD_E_NOMEM;
+                return -ENOMEM;
         }
         p->base = base;
         p->bytes = bytes;
         p->cap = INITIAL_EXTENTS;
         p->free[0] = (sortd__hostpool_extent){.off = 0, .len = arena_len(p)};
         p->nfree = 1;
-        return SORTD_OK;
+        return 0;
 }
 
 sortd_status sortd__hostpool_open(sortd__hostpool *p, sortd_engine *e, size_t bytes, char *why,
@@ -75,10 +75,10 @@ sortd_status sortd__hostpool_open(sortd__hostpool *p, sortd_engine *e, size_t by
                 snprintf(why, why_len, "%s", sortd_engine_error(e));
                 return s;
         }
-        s = sortd__hostpool_init(p, base, bytes, why, why_len);
-        if (s != SORTD_OK) {
+        /* The engine gives page-aligned memory: only the free list can fail here. */
+        if (sortd__hostpool_init(p, base, bytes, why, why_len) < 0) {
                 sortd_engine_host_free(e, base, bytes);
-                return s;
+                return SORTD_E_NOMEM;
         }
         p->engine = e;
         return SORTD_OK;

@@ -39,11 +39,10 @@ typedef struct sortd__hostpool {
 /*
  * The allocator over [base, base + bytes), which the caller owns and must keep until
  * sortd__hostpool_close. base must be SORTD__HOSTPOOL_ALIGN-aligned; bytes 0 makes a pool that
- * is off (every allocation misses). *p is written in every case; on an error it is off, and
- * why says what went wrong.
+ * is off (every allocation misses). *p is written in every case. 0, or -EINVAL (base is
+ * misaligned) or -ENOMEM (the free list), with the pool off and why saying what went wrong.
  */
-sortd_status sortd__hostpool_init(sortd__hostpool *p, void *base, size_t bytes, char *why,
-                                  size_t why_len);
+int sortd__hostpool_init(sortd__hostpool *p, void *base, size_t bytes, char *why, size_t why_len);
 /*
  * Takes bytes of e's host memory (sortd_engine_host_alloc) as the arena; the pool owns it from
  * here and gives it back in sortd__hostpool_close, which must come before e is destroyed. bytes
