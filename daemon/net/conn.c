@@ -235,7 +235,7 @@ static void parse(sortd__conn *c, size_t n)
 {
         assert(c->state == SORTD__CONN_OPEN);
         if (sortd__frame_at_boundary(&c->fr))
-                c->fr_started = c->last_byte;
+                c->fr_started = c->clock.last_byte;
         c->parsed += n;
         on_frame_event(c, sortd__frame_consumed(&c->fr, n));
         c->fds_known = uv_pipe_pending_count(&c->pipe); /* what a frame took or dropped is gone */
@@ -343,7 +343,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         }
         if (nread == 0)
                 return;
-        c->last_byte = uv_hrtime();
+        c->clock.last_byte = uv_hrtime();
         c->ctx->stats->bytes_in += (uint64_t)nread;
         if (too_many_fds(c))
                 return;
@@ -399,7 +399,8 @@ static void update_reading(sortd__conn *c)
 
         if (want && !has(c, SORTD__CONN_READING)) {
                 r = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
-                c->last_byte = uv_hrtime(); /* the timeouts count from now, not from the stop */
+                c->clock.last_byte =
+                        uv_hrtime(); /* the timeouts count from now, not from the stop */
         } else if (!want && has(c, SORTD__CONN_READING)) {
                 uv_read_stop((uv_stream_t *)&c->pipe);
         }
@@ -421,30 +422,15 @@ static bool conn_idle(const sortd__conn *c)
                c->in_engine == 0 && sortd__pipeline_idle(&c->out);
 }
 
-/* idle-timeout-ms counts from when c became idle, not from its last byte: a request that took
-   longer than the timeout must not cost the client the next one it sends. */
 static void note_idle(sortd__conn *c)
 {
-        bool idle = conn_idle(c);
-
-        if (idle && !has(c, SORTD__CONN_IDLE))
-                c->idle_since = uv_hrtime();
-        set(c, SORTD__CONN_IDLE, idle);
+        sortd__timeouts_idle(&c->clock, conn_idle(c), uv_hrtime());
 }
 
-/*
- * write-timeout-ms counts from when c's queued reply bytes last moved (or began to wait).
- * libuv's write queue grows only in sortd__pipeline_flush (in settle) and shrinks only as the
- * socket takes bytes, so looking before and after each flush, and at each check, sees every
- * move: a queue smaller than it was last seen.
- */
 static void note_writes(sortd__conn *c)
 {
-        size_t q = uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
-
-        if (q && (q < c->wq_seen || c->wq_seen == 0))
-                c->write_since = uv_hrtime();
-        c->wq_seen = q;
+        sortd__timeouts_writes(&c->clock, uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe),
+                               uv_hrtime());
 }
 
 /*
@@ -594,49 +580,21 @@ void sortd__conn_close(sortd__conn *c)
 
 /* ---- timeouts ---- */
 
-/*
- * The reaper reads the clock once for every connection, and closing one of them can wake
- * another in the same pass (the memory it frees admits a waiter, whose reads start and stamp
- * its times after now): a time after now is no time gone by, not a wrap to 584 years.
- */
-static uint64_t ms_since(uint64_t now, uint64_t t)
-{
-        return now > t ? (now - t) / 1000000 : 0;
-}
-
 /* Whether c has run past one of its timeouts at now; why says which. */
 static bool timed_out(sortd__conn *c, uint64_t now, char *why, size_t len)
 {
         const sortd__conn_limits *lim = c->ctx->limits;
-        bool mid_frame = !sortd__frame_at_boundary(&c->fr) || c->reading;
-        uint64_t ms;
+        const sortd__timeouts_limits tl = {.frame_ms = lim->frame_timeout_ms,
+                                           .idle_ms = lim->idle_timeout_ms,
+                                           .write_ms = lim->write_timeout_ms};
+        const sortd__timeouts_now seen = {
+                .reading = has(c, SORTD__CONN_READING),
+                .mid_frame = !sortd__frame_at_boundary(&c->fr) || c->reading,
+                .idle = conn_idle(c),
+        };
 
         note_writes(c);
-        ms = ms_since(now, c->write_since);
-        if (c->wq_seen && lim->write_timeout_ms && ms >= lim->write_timeout_ms) {
-                snprintf(why, len,
-                         "none of its %zu queued reply bytes taken for %llu ms (write-timeout-ms)",
-                         c->wq_seen, (unsigned long long)ms);
-                return true;
-        }
-        /* Reads the daemon stopped itself (limits, memory) are no stall of the client's. */
-        if (!has(c, SORTD__CONN_READING))
-                return false;
-        ms = ms_since(now, c->last_byte);
-        if (mid_frame && lim->frame_timeout_ms && ms >= lim->frame_timeout_ms) {
-                snprintf(why, len, "no byte of its request for %llu ms (frame-timeout-ms)",
-                         (unsigned long long)ms);
-                return true;
-        }
-        /* A request answered at once (a ping) never shows c busy to note_idle: its last byte
-           starts the count again. */
-        ms = ms_since(now, c->idle_since > c->last_byte ? c->idle_since : c->last_byte);
-        if (has(c, SORTD__CONN_IDLE) && conn_idle(c) && lim->idle_timeout_ms &&
-            ms >= lim->idle_timeout_ms) {
-                snprintf(why, len, "idle for %llu ms (idle-timeout-ms)", (unsigned long long)ms);
-                return true;
-        }
-        return false;
+        return sortd__timeouts_passed(&c->clock, &tl, &seen, now, why, len);
 }
 
 void sortd__conn_check_timeouts(sortd__conn *c, uint64_t now)

@@ -22,6 +22,7 @@
 #include "job.h"
 #include "pipeline.h"
 #include "region.h"
+#include "timeouts.h"
 
 struct sortd__conn;
 
@@ -71,7 +72,6 @@ enum {
         SORTD__CONN_READING = 1u << 0,   /* uv_read_start is on */
         SORTD__CONN_CONSUMING = 1u << 1, /* parsing the read-ahead: do not start again inside */
         SORTD__CONN_LOOP_SORT = 1u << 2, /* the read being parsed may still sort on the loop */
-        SORTD__CONN_IDLE = 1u << 3,      /* nothing in progress nor unanswered, since idle_since */
 };
 
 typedef struct sortd__conn {
@@ -92,14 +92,11 @@ typedef struct sortd__conn {
         /* Read-ahead: bytes read, not yet parsed, at ra[ra_pos, ra_len). */
         uint8_t *ra;
         size_t ra_pos, ra_len;
-        uint64_t parsed;      /* stream bytes the frame reader has taken */
-        uint64_t fd_mark;     /* stream offset of the last byte of the read pending fds came with */
-        int fds_known;        /* fds pending once the last frame part was parsed */
-        uint64_t fr_started;  /* when the current frame's first byte came */
-        uint64_t last_byte;   /* when the last byte came (or reads started again) */
-        uint64_t idle_since;  /* when it last became idle, while SORTD__CONN_IDLE */
-        uint64_t write_since; /* when its queued reply bytes last moved, while wq_seen > 0 */
-        size_t wq_seen;       /* bytes in its write queue when last looked at */
+        uint64_t parsed;     /* stream bytes the frame reader has taken */
+        uint64_t fd_mark;    /* stream offset of the last byte of the read pending fds came with */
+        int fds_known;       /* fds pending once the last frame part was parsed */
+        uint64_t fr_started; /* when the current frame's first byte came */
+        sortd__timeouts clock; /* what its timeouts measure */
 } sortd__conn;
 
 /* A connection with ctx, not yet accepted; NULL without memory. */
