@@ -25,6 +25,7 @@
 
 #include "conn.h"
 #include "fdpass.h"
+#include "intake.h"
 #include "log.h"
 
 static void settle(sortd__conn *c);
@@ -64,22 +65,6 @@ static void set(sortd__conn *c, unsigned flag, bool on)
  */
 #define MAX_PENDING_FDS 2
 
-/* Whether the fds pending on c came with the frame just parsed, not a later one read ahead. */
-static bool frame_fds(sortd__conn *c)
-{
-        return uv_pipe_pending_count(&c->pipe) > 0 && c->fd_mark < c->parsed;
-}
-
-/* dispatch's take_fd: the fd that came with the frame just parsed. */
-static int take_fd(void *arg)
-{
-        sortd__conn *c = arg;
-
-        if (!frame_fds(c))
-                return -ENOENT;
-        return sortd__fdpass_take(&c->pipe);
-}
-
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
         sortd__conn *c = h->data;
@@ -97,139 +82,6 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         *buf = (uv_buf_t){.base = (char *)base, .len = len};
 }
 
-/* The reading sort's bytes are charged: its payload goes to its buffer, or, with no buffer
-   to be had, it is dropped and the sort answered with SORTD_E_NOMEM. */
-static void read_payload(sortd__conn *c)
-{
-        sortd__job *j = c->reading;
-        size_t bytes = sortd__job_buffer_bytes(j);
-        bool moves_vals = j->work.desc.payload == SORTD_PAYLOAD_VALUES32 ||
-                          j->work.desc.payload == SORTD_PAYLOAD_VALUES64;
-
-        if (sortd__dispatch_buffer(&c->d, j, c->ctx->pool) < 0) {
-                c->reading = NULL;
-                sortd__frame_discard(&c->fr);
-                sortd__admission_uncharge(c->ctx->adm, bytes);
-                return;
-        }
-        sortd__job_charge(j, c->ctx->adm, bytes);
-        sortd__frame_sink(&c->fr, j->work.keys, (size_t)j->work.sizes.keys_bytes,
-                          moves_vals ? j->work.vals : NULL,
-                          moves_vals ? (size_t)j->work.sizes.vals_bytes : 0);
-}
-
-/* A sort that came back, or was sorted here: its regions are free again, and the counters
-   learn how it went. Each sort ends counted once: a client that left before its reply was
-   sent cancelled it, however the engine did. */
-static void sort_done(sortd__conn *c, sortd__job *j)
-{
-        sortd__stats *st = c->ctx->stats;
-
-        if (j->keys_rg)
-                sortd__region_release(j->keys_rg);
-        if (j->vals_rg)
-                sortd__region_release(j->vals_rg);
-        if (c->state != SORTD__CONN_OPEN) {
-                st->cancelled++;
-        } else if (j->work.status == SORTD_OK) {
-                st->sorts_ok++;
-                st->keys_sorted += j->work.n;
-        } else {
-                st->sorts_failed++;
-        }
-        st->cpu_path_sorts += j->cpu_path;
-        if (j->work.batch_size) {
-                st->batched++;
-                st->batches += j->work.batch_first;
-        }
-}
-
-/* j goes to the engines; one small sort of the read being parsed may be sorted here. */
-static void submit(sortd__conn *c, sortd__job *j)
-{
-        if (sortd__engines_submit(c->ctx->engines, &c->flows, j, has(c, SORTD__CONN_LOOP_SORT))) {
-                set(c, SORTD__CONN_LOOP_SORT, false);
-                c->ctx->stats->loop_sorts++;
-                sort_done(c, j);
-                return;
-        }
-        c->in_engine++;
-}
-
-/* What dispatch decided for the frame's message. */
-static void act(sortd__conn *c, sortd__dispatch_action a)
-{
-        if (a.close)
-                c->out.close_after_flush = true;
-        if (a.discard)
-                sortd__frame_discard(&c->fr);
-        if (a.todo == SORTD__DISPATCH_SUBMIT) {
-                submit(c, a.job);
-        } else if (a.todo == SORTD__DISPATCH_ADMIT) {
-                c->reading = a.job;
-                if (sortd__admission_charge(c->ctx->adm, &c->wait, sortd__job_buffer_bytes(a.job),
-                                            (uv_stream_t *)&c->pipe))
-                        read_payload(c);
-        }
-}
-
-static void on_message(sortd__conn *c)
-{
-        sortd__dispatch_frame f = {
-                .msg = c->fr.msg,
-                .len = c->fr.h.message_len,
-                .payload_len = c->fr.h.payload_len,
-                .t_frame = c->fr_started,
-                .take_fd = take_fd,
-                .take_fd_arg = c,
-        };
-
-        act(c, sortd__dispatch_message(&c->d, &f));
-}
-
-/*
- * A frame is whole and every fd that came with it has been taken: any of its own left came
- * with a frame that takes none (or more than it takes). Those of a later frame, already read
- * ahead, wait for it (frame_fds).
- */
-static void drop_stray_fds(sortd__conn *c)
-{
-        char why[128];
-        unsigned n = frame_fds(c) ? sortd__fdpass_drop_all(&c->pipe) : 0;
-
-        if (n == 0)
-                return;
-        c->ctx->stats->protocol_errors++;
-        snprintf(why, sizeof(why), "%u fd(s) came with a frame that takes none: closed", n);
-        sortd__pipeline_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
-}
-
-/* What the frame reader reported after a read. */
-static void on_frame_event(sortd__conn *c, sortd__frame_event ev)
-{
-        sortd__job *j;
-
-        switch (ev) {
-        case SORTD__FRAME_MORE:
-                break;
-        case SORTD__FRAME_MESSAGE:
-                on_message(c);
-                break;
-        case SORTD__FRAME_PAYLOAD:
-                j = c->reading;
-                c->reading = NULL;
-                if (j)
-                        submit(c, j);
-                break;
-        case SORTD__FRAME_ERROR:
-                sortd__dispatch_broken(&c->d, c->fr.status, c->fr.why);
-                c->out.close_after_flush = true;
-                break;
-        }
-        if (sortd__frame_at_boundary(&c->fr))
-                drop_stray_fds(c);
-}
-
 /* n more bytes of the stream are where sortd__frame_buffer said. */
 static void parse(sortd__conn *c, size_t n)
 {
@@ -237,7 +89,7 @@ static void parse(sortd__conn *c, size_t n)
         if (sortd__frame_at_boundary(&c->fr))
                 c->fr_started = c->clock.last_byte;
         c->parsed += n;
-        on_frame_event(c, sortd__frame_consumed(&c->fr, n));
+        sortd__intake_frame_event(c, sortd__frame_consumed(&c->fr, n));
         c->fds_known = uv_pipe_pending_count(&c->pipe); /* what a frame took or dropped is gone */
 }
 
@@ -485,7 +337,7 @@ static void on_admitted(sortd__admission_waiter *w)
         sortd__conn *c = SORTD__CONTAINER_OF(w, sortd__conn, wait);
 
         assert(c->state == SORTD__CONN_OPEN && c->reading);
-        read_payload(c);
+        sortd__intake_read_payload(c);
         settle(c);
 }
 
@@ -510,7 +362,7 @@ void sortd__conn_complete(sortd__job *j, void *arg)
         assert(c->in_engine > 0);
         c->in_engine--;
         if (sort)
-                sort_done(c, j);
+                sortd__intake_sort_done(c, j);
         if (c->state != SORTD__CONN_OPEN) {
                 sortd__job_free(j);
                 if (c->state == SORTD__CONN_CLOSED && c->in_engine == 0)
@@ -555,7 +407,7 @@ static void close_regions(sortd__conn *c)
 
         for (j = sortd__dispatch_closing(&c->d); j; j = next) {
                 next = j->qnext;
-                submit(c, j);
+                sortd__intake_submit(c, j);
         }
 }
 

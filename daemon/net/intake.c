@@ -1,0 +1,163 @@
+/*
+ * What each frame of a connection becomes (see intake.h): dispatch's decision carried out. A
+ * sort's bytes are charged (admission), its buffer taken and its payload read into it, its job
+ * handed to the engines, and its end counted; a region's fd is taken from those that came with
+ * the frame, and any fd left over refused.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "fdpass.h"
+#include "intake.h"
+#include "log.h"
+
+/* Whether the fds pending on c came with the frame just parsed, not a later one read ahead. */
+static bool frame_fds(sortd__conn *c)
+{
+        return uv_pipe_pending_count(&c->pipe) > 0 && c->fd_mark < c->parsed;
+}
+
+/* dispatch's take_fd: the fd that came with the frame just parsed. */
+static int take_fd(void *arg)
+{
+        sortd__conn *c = arg;
+
+        if (!frame_fds(c))
+                return -ENOENT;
+        return sortd__fdpass_take(&c->pipe);
+}
+
+/* The reading sort's bytes are charged: its payload goes to its buffer, or, with no buffer
+   to be had, it is dropped and the sort answered with SORTD_E_NOMEM. */
+void sortd__intake_read_payload(sortd__conn *c)
+{
+        sortd__job *j = c->reading;
+        size_t bytes = sortd__job_buffer_bytes(j);
+        bool moves_vals = j->work.desc.payload == SORTD_PAYLOAD_VALUES32 ||
+                          j->work.desc.payload == SORTD_PAYLOAD_VALUES64;
+
+        if (sortd__dispatch_buffer(&c->d, j, c->ctx->pool) < 0) {
+                c->reading = NULL;
+                sortd__frame_discard(&c->fr);
+                sortd__admission_uncharge(c->ctx->adm, bytes);
+                return;
+        }
+        sortd__job_charge(j, c->ctx->adm, bytes);
+        sortd__frame_sink(&c->fr, j->work.keys, (size_t)j->work.sizes.keys_bytes,
+                          moves_vals ? j->work.vals : NULL,
+                          moves_vals ? (size_t)j->work.sizes.vals_bytes : 0);
+}
+
+/* A sort that came back, or was sorted here: its regions are free again, and the counters
+   learn how it went. Each sort ends counted once: a client that left before its reply was
+   sent cancelled it, however the engine did. */
+void sortd__intake_sort_done(sortd__conn *c, sortd__job *j)
+{
+        sortd__stats *st = c->ctx->stats;
+
+        if (j->keys_rg)
+                sortd__region_release(j->keys_rg);
+        if (j->vals_rg)
+                sortd__region_release(j->vals_rg);
+        if (c->state != SORTD__CONN_OPEN) {
+                st->cancelled++;
+        } else if (j->work.status == SORTD_OK) {
+                st->sorts_ok++;
+                st->keys_sorted += j->work.n;
+        } else {
+                st->sorts_failed++;
+        }
+        st->cpu_path_sorts += j->cpu_path;
+        if (j->work.batch_size) {
+                st->batched++;
+                st->batches += j->work.batch_first;
+        }
+}
+
+/* j goes to the engines; one small sort of the read being parsed may be sorted here. */
+void sortd__intake_submit(sortd__conn *c, sortd__job *j)
+{
+        bool here = (c->flags & SORTD__CONN_LOOP_SORT) != 0;
+
+        if (sortd__engines_submit(c->ctx->engines, &c->flows, j, here)) {
+                c->flags &= ~SORTD__CONN_LOOP_SORT;
+                c->ctx->stats->loop_sorts++;
+                sortd__intake_sort_done(c, j);
+                return;
+        }
+        c->in_engine++;
+}
+
+/* What dispatch decided for the frame's message. */
+static void act(sortd__conn *c, sortd__dispatch_action a)
+{
+        if (a.close)
+                c->out.close_after_flush = true;
+        if (a.discard)
+                sortd__frame_discard(&c->fr);
+        if (a.todo == SORTD__DISPATCH_SUBMIT) {
+                sortd__intake_submit(c, a.job);
+        } else if (a.todo == SORTD__DISPATCH_ADMIT) {
+                c->reading = a.job;
+                if (sortd__admission_charge(c->ctx->adm, &c->wait, sortd__job_buffer_bytes(a.job),
+                                            (uv_stream_t *)&c->pipe))
+                        sortd__intake_read_payload(c);
+        }
+}
+
+static void on_message(sortd__conn *c)
+{
+        sortd__dispatch_frame f = {
+                .msg = c->fr.msg,
+                .len = c->fr.h.message_len,
+                .payload_len = c->fr.h.payload_len,
+                .t_frame = c->fr_started,
+                .take_fd = take_fd,
+                .take_fd_arg = c,
+        };
+
+        act(c, sortd__dispatch_message(&c->d, &f));
+}
+
+/*
+ * A frame is whole and every fd that came with it has been taken: any of its own left came
+ * with a frame that takes none (or more than it takes). Those of a later frame, already read
+ * ahead, wait for it (frame_fds).
+ */
+static void drop_stray_fds(sortd__conn *c)
+{
+        char why[128];
+        unsigned n = frame_fds(c) ? sortd__fdpass_drop_all(&c->pipe) : 0;
+
+        if (n == 0)
+                return;
+        c->ctx->stats->protocol_errors++;
+        snprintf(why, sizeof(why), "%u fd(s) came with a frame that takes none: closed", n);
+        sortd__pipeline_refuse(&c->out, 0, SORTD_E_PROTOCOL, why);
+}
+
+/* What the frame reader reported after a read. */
+void sortd__intake_frame_event(sortd__conn *c, sortd__frame_event ev)
+{
+        sortd__job *j;
+
+        switch (ev) {
+        case SORTD__FRAME_MORE:
+                break;
+        case SORTD__FRAME_MESSAGE:
+                on_message(c);
+                break;
+        case SORTD__FRAME_PAYLOAD:
+                j = c->reading;
+                c->reading = NULL;
+                if (j)
+                        sortd__intake_submit(c, j);
+                break;
+        case SORTD__FRAME_ERROR:
+                sortd__dispatch_broken(&c->d, c->fr.status, c->fr.why);
+                c->out.close_after_flush = true;
+                break;
+        }
+        if (sortd__frame_at_boundary(&c->fr))
+                drop_stray_fds(c);
+}
