@@ -91,8 +91,8 @@ static char *strip(char *s)
 /*
  * One setting's list into ids (uid_t and gid_t are both 32-bit on Linux): entries separated by
  * commas, blanks around each ignored ("alice, bob"). A blank list is none (everyone is
- * served), but an empty entry is an error: "allow-uid = ," or "alice,,bob" used to be taken,
- * the first as no list at all, which serves everyone. 0, or sortd__access_set's errors.
+ * served), but an empty entry is an error: taken, "allow-uid = ," would be no list at all,
+ * which serves everyone, and "alice,,bob" a typo passed over. 0, or sortd__access_set's errors.
  */
 static int parse_list(const char *list, bool group, uint32_t *ids, size_t *n, char *why,
                       size_t why_len)

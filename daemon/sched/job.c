@@ -71,11 +71,15 @@ void sortd__job_free(sortd__job *j)
                 sortd__admission_uncharge(a, charged);
 }
 
+/* Values start 8-aligned: u8 keys may leave the keys an odd length. */
+static size_t vals_offset(const sortd__job *j)
+{
+        return (size_t)((j->work.sizes.keys_bytes + 7) & ~(uint64_t)7);
+}
+
 size_t sortd__job_buffer_bytes(const sortd__job *j)
 {
-        /* Values start 8-aligned: u8 keys may leave the keys an odd length. */
-        return (size_t)((j->work.sizes.keys_bytes + 7) & ~(uint64_t)7) +
-               (size_t)j->work.sizes.vals_bytes;
+        return vals_offset(j) + (size_t)j->work.sizes.vals_bytes;
 }
 
 int sortd__job_buffer(sortd__job *j, sortd__hostpool *pool)
@@ -83,7 +87,7 @@ int sortd__job_buffer(sortd__job *j, sortd__hostpool *pool)
         size_t n = sortd__job_buffer_bytes(j);
         int missed = 0;
 
-        j->vals_off = (size_t)((j->work.sizes.keys_bytes + 7) & ~(uint64_t)7);
+        j->vals_off = vals_offset(j);
         j->buf = pool ? sortd__hostpool_alloc(pool, n) : NULL;
         j->pool = j->buf ? pool : NULL;
         if (!j->buf) {

@@ -55,9 +55,9 @@ static int load_line(sortd__config *cfg, char *line, const char *where)
 
 /*
  * A config line longer than this is refused at its line, and the rest of it is never read:
- * "sortd --config /dev/zero", or a file of one endless line, used to grow memory until the
- * load failed. The longest value is an allow-uid or allow-gid list of 1023 bytes; 64 KiB leaves
- * a hand-written comment room to spare.
+ * "sortd --config /dev/zero", or a file of one endless line, would otherwise grow memory
+ * until the load failed. The longest value is an allow-uid or allow-gid list of 1023 bytes; 64 KiB
+ * leaves a hand-written comment room to spare.
  */
 #define LINE_MAX_BYTES (64u << 10)
 
