@@ -29,6 +29,8 @@ extern "C" {
  */
 #define SORTD_CUDA_IPC_HANDLE_BYTES 64
 #define SORTD_DEVICE_UUID_BYTES 16
+/* A UUID's text, "GPU-" and 8-4-4-4-12 lower-case hex digits, with its NUL. */
+#define SORTD_DEVICE_UUID_TEXT 41
 
 typedef enum sortd_status {
         SORTD_OK = 0,
@@ -94,6 +96,15 @@ const char *sortd_payload_name(sortd_payload p);
 /* Parses a name as printed by the *_name functions; -1 if unknown. */
 int sortd_key_type_parse(const char *name);
 int sortd_payload_parse(const char *name);
+
+/* A device's UUID as nvidia-smi -L prints a GPU's: GPU-6f1c0e2a-91d4-4b8e-a0c5-3e7d2f9b1a60. */
+void sortd_device_uuid_format(const uint8_t uuid[SORTD_DEVICE_UUID_BYTES],
+                              char out[SORTD_DEVICE_UUID_TEXT]);
+/*
+ * Parses that text, either case, with the prefix GPU- or MIG- (nvidia-smi's for a MIG
+ * instance; the bytes alone name the device) or none. Returns 0, or -1 with uuid untouched.
+ */
+int sortd_device_uuid_parse(const char *text, uint8_t uuid[SORTD_DEVICE_UUID_BYTES]);
 
 /*
  * The checks every sort request passes, wherever it is made (client, daemon, engine): known
