@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "call.h"
+#include "device.h"
 #include "sortd.h"
 #include "transport.h"
 #include "wire.h"
@@ -57,7 +58,8 @@ sortd_status sortd__call_request(sortd_conn *c, Sortd__Wire__Request *req, int p
 }
 
 void sortd__call_sort_msg(Sortd__Wire__Sort *sort, sortd_key_type t, sortd_payload p,
-                          const sortd_sort_options *o, size_t n)
+                          const sortd_sort_options *o,
+                          const uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES], size_t n)
 {
         sort->key_type = sortd__wire_key_type(t);
         sort->payload = sortd__wire_payload(p);
@@ -65,6 +67,9 @@ void sortd__call_sort_msg(Sortd__Wire__Sort *sort, sortd_key_type t, sortd_paylo
         sort->begin_bit = o->begin_bit;
         sort->end_bit = o->end_bit;
         sort->n = n;
+        if (sortd__device_hinted(device_uuid))
+                sort->device_uuid = (ProtobufCBinaryData){.len = SORTD_DEVICE_UUID_BYTES,
+                                                          .data = (uint8_t *)device_uuid};
 }
 
 void sortd__call_timings(const Sortd__Wire__SortReply *r, sortd_timings *t)
@@ -77,20 +82,23 @@ void sortd__call_timings(const Sortd__Wire__SortReply *r, sortd_timings *t)
                 };
 }
 
-sortd_status sortd__call_check_sort(sortd_conn *c, const sortd_sort_desc *d, size_t n,
+sortd_status sortd__call_check_sort(sortd_conn *c, sortd_key_type t, sortd_payload p,
+                                    const sortd_sort_options *o,
+                                    const uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES], size_t n,
                                     sortd__wire_sizes *sizes)
 {
+        sortd_sort_desc d = {t, p, o->order, o->begin_bit, o->end_bit};
         char why[128];
 
-        if (sortd_sort_desc_check(d, n, why, sizeof(why)) != SORTD_OK)
+        if (sortd_sort_desc_check(&d, n, why, sizeof(why)) != SORTD_OK)
                 return sortd__transport_fail(c, SORTD_E_INVAL, "%s", why);
-        if (sortd__wire_sizes_of(d, n, sizes) != SORTD_OK)
+        if (sortd__wire_sizes_of(&d, n, sizes) != SORTD_OK)
                 return sortd__transport_fail(c, SORTD_E_INVAL, "n = %zu is too large", n);
         if (n > c->info.capacity)
                 return sortd__transport_fail(c, SORTD_E_CAPACITY,
                                              "n = %zu above the daemon's capacity %llu", n,
                                              (unsigned long long)c->info.capacity);
-        return SORTD_OK;
+        return sortd__device_check_hint(c, device_uuid);
 }
 
 sortd_status sortd__call_begin(sortd_conn *c, const void *arg, const char *what)

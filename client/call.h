@@ -34,13 +34,17 @@ sortd_status sortd__call_request(sortd_conn *c, Sortd__Wire__Request *req, int p
                                  Sortd__Wire__Reply__BodyCase want, Sortd__Wire__Reply **out);
 
 /* The checks of every sort, wherever its data lies: the descriptor, n's sizes without overflow
-   (*sizes), n within the daemon's capacity. */
-sortd_status sortd__call_check_sort(sortd_conn *c, const sortd_sort_desc *d, size_t n,
+   (*sizes), n within the daemon's capacity, the device asked for among those it serves. */
+sortd_status sortd__call_check_sort(sortd_conn *c, sortd_key_type t, sortd_payload p,
+                                    const sortd_sort_options *o,
+                                    const uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES], size_t n,
                                     sortd__wire_sizes *sizes);
 
-/* The fields of a Sort message that every data location shares. */
+/* The fields of a Sort message that every data location shares; its device_uuid points into
+   device_uuid, which must outlive sort. */
 void sortd__call_sort_msg(Sortd__Wire__Sort *sort, sortd_key_type t, sortd_payload p,
-                          const sortd_sort_options *o, size_t n);
+                          const sortd_sort_options *o,
+                          const uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES], size_t n);
 
 /* A SortReply's timings into *t (left as they are when the reply has none). */
 void sortd__call_timings(const Sortd__Wire__SortReply *r, sortd_timings *t);

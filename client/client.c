@@ -12,6 +12,7 @@
 #include <sys/un.h>
 
 #include "call.h"
+#include "device.h"
 #include "region.h"
 #include "sortd.h"
 #include "transport.h"
@@ -57,6 +58,7 @@ sortd_status sortd_hello(sortd_conn *c, sortd_info *info)
                 c->info.max_regions = h->limits->max_regions;
                 c->info.max_region_bytes = h->limits->max_region_bytes;
         }
+        sortd__device_rows(h->devices, h->n_devices, &c->info.device_count, c->info.devices);
         sortd__wire__reply__free_unpacked(r, NULL);
         if (info)
                 *info = c->info;
@@ -199,6 +201,7 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
         copy_str(st->engine, sizeof(st->engine), x->engine);
         copy_str(st->device, sizeof(st->device), x->device);
         copy_str(st->engine_reason, sizeof(st->engine_reason), x->engine_reason);
+        sortd__device_rows(x->devices, x->n_devices, &st->device_count, st->devices);
         sortd__wire__reply__free_unpacked(r, NULL);
         return SORTD_OK;
 }
@@ -213,11 +216,9 @@ static bool misaligned(const void *p, size_t align)
 /* Everything the daemon would refuse, refused here before a byte is sent. */
 static sortd_status validate(sortd_conn *c, const sortd_request *r, sortd__wire_sizes *sizes)
 {
-        const sortd_sort_options *o = &r->opts;
-        sortd_sort_desc d = {r->key_type, r->payload, o->order, o->begin_bit, o->end_bit};
         size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
-
-        sortd_status s = sortd__call_check_sort(c, &d, r->n, sizes);
+        sortd_status s = sortd__call_check_sort(c, r->key_type, r->payload, &r->opts,
+                                                r->device_uuid, r->n, sizes);
 
         if (s != SORTD_OK)
                 return s;
@@ -251,7 +252,7 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
         if (s != SORTD_OK)
                 return s;
         argsort = sortd_payload_is_argsort(r->payload);
-        sortd__call_sort_msg(&sort, r->key_type, r->payload, &r->opts, r->n);
+        sortd__call_sort_msg(&sort, r->key_type, r->payload, &r->opts, r->device_uuid, r->n);
         sort.data_case = SORTD__WIRE__SORT__DATA_INLINE_DATA;
         sort.inline_data = &inl;
         req.id = r->id = ++c->next_id;
@@ -360,7 +361,7 @@ static sortd_status sort_call(sortd_conn *c, void *keys, void *vals, size_t size
                                                  "value/index size must be 4 or 8, not %zu", size)
                          : SORTD_E_INVAL;
         r.payload = size == 0 ? SORTD_PAYLOAD_NONE : size == 4 ? p4 : p8;
-        r.opts = opts ? *opts : (sortd_sort_options){SORTD_ASCENDING, 0, 0};
+        r.opts = opts ? *opts : (sortd_sort_options){.order = SORTD_ASCENDING};
         return sortd_sort_request(c, &r);
 }
 

@@ -334,11 +334,10 @@ static const char *kind_name(const sortd_region *r)
 /* Everything the daemon would refuse, refused here before a byte is sent. */
 static sortd_status validate(sortd_conn *c, const sortd_region_sort *rs)
 {
-        const sortd_sort_options *o = &rs->opts;
-        sortd_sort_desc d = {rs->key_type, rs->payload, o->order, o->begin_bit, o->end_bit};
         size_t vs = sortd_payload_size(rs->payload);
         sortd__wire_sizes sz;
-        sortd_status s = sortd__call_check_sort(c, &d, rs->n, &sz);
+        sortd_status s = sortd__call_check_sort(c, rs->key_type, rs->payload, &rs->opts,
+                                                rs->device_uuid, rs->n, &sz);
 
         if (s == SORTD_OK)
                 s = check_span(c, "keys", rs->keys, rs->keys_offset, sz.keys_bytes,
@@ -381,7 +380,7 @@ sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
         where.keys_offset = rs->keys_offset;
         where.vals_offset = vals ? rs->vals_offset : 0;
         where.vals_region_id = vals && rs->vals != rs->keys ? rs->vals->id : 0;
-        sortd__call_sort_msg(&sort, rs->key_type, rs->payload, &rs->opts, rs->n);
+        sortd__call_sort_msg(&sort, rs->key_type, rs->payload, &rs->opts, rs->device_uuid, rs->n);
         sort.data_case = SORTD__WIRE__SORT__DATA_REGION;
         sort.region = &where;
         req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;

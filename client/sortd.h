@@ -103,6 +103,41 @@ typedef void sortd_progress_fn(void *user, sortd_progress_phase phase, uint64_t 
 
 void sortd_set_progress(sortd_conn *c, sortd_progress_fn *fn, void *user);
 
+/* Where a device the daemon was asked to serve stands. */
+typedef enum sortd_device_state {
+        SORTD_DEVICE_UNKNOWN = 0, /* a state this library does not know (from a newer daemon) */
+        SORTD_DEVICE_SERVING = 1, /* sorts */
+        SORTD_DEVICE_FAILED = 2,  /* left out at start-up: no engine, or its self-check failed */
+        SORTD_DEVICE_LOST = 3,    /* failed for good while serving, and nothing replaced it */
+} sortd_device_state;
+
+/* "serving", "failed", "lost"; "unknown" for any other value. */
+const char *sortd_device_state_name(sortd_device_state s);
+
+/*
+ * A GPU (or MIG instance) the daemon serves, or was asked to serve and left out. The counters
+ * count from the daemon's start. sortd_device_uuid_format (sortd_types.h) prints the uuid as
+ * nvidia-smi -L does.
+ */
+typedef struct sortd_device {
+        uint8_t uuid[SORTD_DEVICE_UUID_BYTES]; /* cudaDeviceProp::uuid */
+        uint32_t ordinal;                      /* its CUDA ordinal in the daemon */
+        int32_t numa_node;                     /* -1: unknown, or the machine has one node */
+        char name[128];                        /* the engine's description of it */
+        char pci_bus_id[32];                   /* domain:bus:device.function */
+        char reason[256];                      /* how it came to serve, or why it does not */
+        sortd_device_state state;
+        uint32_t streams;  /* sorts it runs at once */
+        uint64_t capacity; /* largest n; 0 when it does not serve */
+        uint64_t sorts;    /* sorts it ran, successful or not */
+        uint64_t bytes;    /* their keys and values (or indices) */
+        uint64_t busy_ns;  /* time spent sorting (two sorts at once count twice) */
+        uint64_t queued;   /* sorts waiting for it now */
+} sortd_device;
+
+/* The rows a sortd_info or sortd_server_status holds: room for 8 GPUs of 7 MIG instances each. */
+#define SORTD_MAX_DEVICES 64
+
 typedef struct sortd_info {
         unsigned protocol_version;
         char server_version[32];
@@ -115,6 +150,10 @@ typedef struct sortd_info {
         uint32_t max_connections;
         uint64_t max_regions;      /* shared-memory regions one connection may register */
         uint64_t max_region_bytes; /* mapped for all connections together */
+        /* The devices the daemon lists (none on the cpu engine): device_count of them, the
+           first SORTD_MAX_DEVICES of which are in devices. */
+        unsigned device_count;
+        sortd_device devices[SORTD_MAX_DEVICES];
 } sortd_info;
 
 /* Sends Hello again and returns the daemon's answer. */
@@ -168,6 +207,9 @@ typedef struct sortd_server_status {
 #undef SORTD_COUNTER_MEMBER_
         /* how the engine was chosen, and its self-check's outcome */
         char engine_reason[512];
+        /* as in sortd_info, with their counters as of this call */
+        unsigned device_count;
+        sortd_device devices[SORTD_MAX_DEVICES];
 } sortd_server_status;
 
 /* The daemon's counters (the call is not named sortd_status: that is the status type). */
@@ -190,11 +232,20 @@ typedef struct sortd_request {
         sortd_key_type key_type;
         sortd_payload payload;
         sortd_sort_options opts;
+        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES]; /* all zero: any (see below) */
         /* filled in */
         uint64_t id;
         sortd_timings timings;
 } sortd_request;
 
+/*
+ * device_uuid (here and in sortd_region_sort) asks for the device to sort on: the uuid of one
+ * of the last Hello's devices that is serving, else the call fails with SORTD_E_INVAL and names
+ * those that are. The daemon refuses it likewise when that device was lost since, or when a
+ * region sort's CUDA region lies on another device. All zero: the daemon chooses. It is not in
+ * sortd_sort_options, which callers fill positionally ({order, begin, end}): a member more
+ * there would fail their builds under -Wextra -Werror.
+ */
 sortd_status sortd_submit(sortd_conn *c, sortd_request *r);
 sortd_status sortd_receive(sortd_conn *c, sortd_request *r);
 
@@ -289,7 +340,8 @@ typedef struct sortd_region_sort {
         sortd_key_type key_type;
         sortd_payload payload;
         sortd_sort_options opts;
-        sortd_timings timings; /* filled in */
+        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES]; /* all zero: any (see sortd_submit) */
+        sortd_timings timings;                        /* filled in */
 } sortd_region_sort;
 
 /* Sorts as rs says and waits for it; *rs is checked before anything is sent. */

@@ -27,6 +27,11 @@ ASCENDING, DESCENDING = 0, 1
 
 CUDA_IPC_HANDLE_BYTES = 64
 DEVICE_UUID_BYTES = 16
+DEVICE_UUID_TEXT = 41
+MAX_DEVICES = 64
+
+# sortd_device_state
+DEVICE_UNKNOWN, DEVICE_SERVING, DEVICE_FAILED, DEVICE_LOST = range(4)
 
 # sortd_counters.h, in its order
 COUNTERS = (
@@ -45,6 +50,24 @@ class ConnectOptions(ctypes.Structure):
     _fields_ = [("client_name", ctypes.c_char_p), ("timeout_ms", ctypes.c_int)]
 
 
+class Device(ctypes.Structure):
+    _fields_ = [
+        ("uuid", ctypes.c_uint8 * DEVICE_UUID_BYTES),
+        ("ordinal", ctypes.c_uint32),
+        ("numa_node", ctypes.c_int32),
+        ("name", ctypes.c_char * 128),
+        ("pci_bus_id", ctypes.c_char * 32),
+        ("reason", ctypes.c_char * 256),
+        ("state", ctypes.c_int),
+        ("streams", ctypes.c_uint32),
+        ("capacity", u64),
+        ("sorts", u64),
+        ("bytes", u64),
+        ("busy_ns", u64),
+        ("queued", u64),
+    ]
+
+
 class Info(ctypes.Structure):
     _fields_ = [
         ("protocol_version", ctypes.c_uint),
@@ -58,6 +81,8 @@ class Info(ctypes.Structure):
         ("max_connections", ctypes.c_uint32),
         ("max_regions", u64),
         ("max_region_bytes", u64),
+        ("device_count", ctypes.c_uint),
+        ("devices", Device * MAX_DEVICES),
     ]
 
 
@@ -73,7 +98,8 @@ class ServerStatus(ctypes.Structure):
     _fields_ = ([("engine", ctypes.c_char * 32), ("device", ctypes.c_char * 128),
                  ("capacity", u64), ("uptime_ms", u64)]
                 + [(name, u64) for name in COUNTERS]
-                + [("engine_reason", ctypes.c_char * 512)])
+                + [("engine_reason", ctypes.c_char * 512), ("device_count", ctypes.c_uint),
+                   ("devices", Device * MAX_DEVICES)])
 
 
 class RegionSort(ctypes.Structure):
@@ -86,6 +112,7 @@ class RegionSort(ctypes.Structure):
         ("key_type", ctypes.c_int),
         ("payload", ctypes.c_int),
         ("opts", SortOptions),
+        ("device_uuid", ctypes.c_uint8 * DEVICE_UUID_BYTES),
         ("timings", Timings),
     ]
 
@@ -98,6 +125,7 @@ class Request(ctypes.Structure):
         ("key_type", ctypes.c_int),
         ("payload", ctypes.c_int),
         ("opts", SortOptions),
+        ("device_uuid", ctypes.c_uint8 * DEVICE_UUID_BYTES),
         ("id", u64),
         ("timings", Timings),
     ]
@@ -114,6 +142,9 @@ _FUNCTIONS = {
     "sortd_set_timeout": (None, [_vp, _int]),
     "sortd_interrupt": (None, [_vp]),
     "sortd_strerror": (ctypes.c_char_p, [_st]),
+    "sortd_device_state_name": (ctypes.c_char_p, [_int]),
+    "sortd_device_uuid_format": (None, [ctypes.c_char_p, ctypes.c_char_p]),
+    "sortd_device_uuid_parse": (_int, [ctypes.c_char_p, ctypes.c_char_p]),
     "sortd_hello": (_st, [_vp, _P(Info)]),
     "sortd_get_info": (None, [_vp, _P(Info)]),
     "sortd_ping": (_st, [_vp]),

@@ -41,6 +41,21 @@ static void offsets(void)
         OFF(sortd_info, max_connections);
         OFF(sortd_info, max_regions);
         OFF(sortd_info, max_region_bytes);
+        OFF(sortd_info, device_count);
+        OFF(sortd_info, devices);
+        OFF(sortd_device, uuid);
+        OFF(sortd_device, ordinal);
+        OFF(sortd_device, numa_node);
+        OFF(sortd_device, name);
+        OFF(sortd_device, pci_bus_id);
+        OFF(sortd_device, reason);
+        OFF(sortd_device, state);
+        OFF(sortd_device, streams);
+        OFF(sortd_device, capacity);
+        OFF(sortd_device, sorts);
+        OFF(sortd_device, bytes);
+        OFF(sortd_device, busy_ns);
+        OFF(sortd_device, queued);
         OFF(sortd_sort_options, order);
         OFF(sortd_sort_options, begin_bit);
         OFF(sortd_sort_options, end_bit);
@@ -55,12 +70,15 @@ static void offsets(void)
         SORTD_STATUS_COUNTERS(COUNTER_OFF_)
 #undef COUNTER_OFF_
         OFF(sortd_server_status, engine_reason);
+        OFF(sortd_server_status, device_count);
+        OFF(sortd_server_status, devices);
         OFF(sortd_request, keys);
         OFF(sortd_request, vals);
         OFF(sortd_request, n);
         OFF(sortd_request, key_type);
         OFF(sortd_request, payload);
         OFF(sortd_request, opts);
+        OFF(sortd_request, device_uuid);
         OFF(sortd_request, id);
         OFF(sortd_request, timings);
         OFF(sortd_region_sort, keys);
@@ -71,6 +89,7 @@ static void offsets(void)
         OFF(sortd_region_sort, key_type);
         OFF(sortd_region_sort, payload);
         OFF(sortd_region_sort, opts);
+        OFF(sortd_region_sort, device_uuid);
         OFF(sortd_region_sort, timings);
 }
 
@@ -78,6 +97,7 @@ static void sizes(void)
 {
         SIZE(sortd_connect_options);
         SIZE(sortd_info);
+        SIZE(sortd_device);
         SIZE(sortd_sort_options);
         SIZE(sortd_timings);
         SIZE(sortd_server_status);
@@ -87,6 +107,7 @@ static void sizes(void)
         SIZE(sortd_key_type);
         SIZE(sortd_payload);
         SIZE(sortd_order);
+        SIZE(sortd_device_state);
 }
 
 static void enums(void)
@@ -114,6 +135,12 @@ static void enums(void)
         ENUM(SORTD_DESCENDING);
         ENUM(SORTD_CUDA_IPC_HANDLE_BYTES);
         ENUM(SORTD_DEVICE_UUID_BYTES);
+        ENUM(SORTD_DEVICE_UUID_TEXT);
+        ENUM(SORTD_MAX_DEVICES);
+        ENUM(SORTD_DEVICE_UNKNOWN);
+        ENUM(SORTD_DEVICE_SERVING);
+        ENUM(SORTD_DEVICE_FAILED);
+        ENUM(SORTD_DEVICE_LOST);
 }
 
 int main(void)

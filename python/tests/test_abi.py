@@ -20,6 +20,7 @@ def abi():
 STRUCTS = {
     "sortd_connect_options": _lib.ConnectOptions,
     "sortd_info": _lib.Info,
+    "sortd_device": _lib.Device,
     "sortd_sort_options": _lib.SortOptions,
     "sortd_timings": _lib.Timings,
     "sortd_server_status": _lib.ServerStatus,
@@ -40,7 +41,8 @@ def test_struct_layout(abi, name):
 
 
 def test_enums_are_ints(abi):
-    for e in ("sortd_status", "sortd_key_type", "sortd_payload", "sortd_order"):
+    for e in ("sortd_status", "sortd_key_type", "sortd_payload", "sortd_order",
+              "sortd_device_state"):
         assert abi["sizeof"][e] == ctypes.sizeof(ctypes.c_int)
 
 
@@ -50,7 +52,8 @@ def test_constants(abi):
                  "E_UNSUPPORTED", "E_PROTOCOL", "E_IO", "E_TIMEOUT", "E_BUSY", "E_SELFCHECK", "E_DENIED",
                  "PAYLOAD_NONE", "PAYLOAD_VALUES32", "PAYLOAD_VALUES64", "PAYLOAD_ARGSORT32",
                  "PAYLOAD_ARGSORT64", "ASCENDING", "DESCENDING", "CUDA_IPC_HANDLE_BYTES",
-                 "DEVICE_UUID_BYTES"):
+                 "DEVICE_UUID_BYTES", "DEVICE_UUID_TEXT", "MAX_DEVICES", "DEVICE_UNKNOWN",
+                 "DEVICE_SERVING", "DEVICE_FAILED", "DEVICE_LOST"):
         assert getattr(_lib, name) == e["SORTD_" + name], name
     assert list(_lib.KEY_TYPES) == abi["key_types"]
     assert list(_lib.COUNTERS) == abi["counters"]

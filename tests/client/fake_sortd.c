@@ -119,7 +119,7 @@ static void send_reply(int fd, const Sortd__Wire__Reply *rep, fake_fault fault, 
 {
         /* Each byte says "more follows", so the tag is a varint without an end: no Reply. */
         static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-        uint8_t buf[SORTD__WIRE_HEADER_SIZE + 1024 + 8], *msg = buf + SORTD__WIRE_HEADER_SIZE;
+        uint8_t buf[SORTD__WIRE_HEADER_SIZE + (16 << 10) + 8], *msg = buf + SORTD__WIRE_HEADER_SIZE;
         size_t len = sortd__wire__reply__get_packed_size(rep);
         sortd__wire_header h = {.magic = SORTD__WIRE_MAGIC,
                                 .version = SORTD__WIRE_VERSION,
@@ -194,6 +194,55 @@ static void bend_reply(fake_fault fault, Sortd__Wire__Reply *rep, Sortd__Wire__S
         }
 }
 
+void fake_device_uuid(unsigned i, uint8_t uuid[SORTD_DEVICE_UUID_BYTES])
+{
+        uuid[0] = (uint8_t)(i + 1);
+        for (unsigned b = 1; b < SORTD_DEVICE_UUID_BYTES; b++)
+                uuid[b] = (uint8_t)(0xd0 + b);
+}
+
+/* The device rows of Hello and Status, as fake_device_uuid says; they live as long as it. */
+typedef struct fake_rows {
+        Sortd__Wire__Device row[FAKE_MAX_DEVICES], *ptr[FAKE_MAX_DEVICES];
+        uint8_t uuid[FAKE_MAX_DEVICES][SORTD_DEVICE_UUID_BYTES];
+        char name[FAKE_MAX_DEVICES][32], pci[FAKE_MAX_DEVICES][32];
+} fake_rows;
+
+static void make_row(fake_rows *t, unsigned i)
+{
+        Sortd__Wire__Device *d = &t->row[i];
+
+        sortd__wire__device__init(d);
+        fake_device_uuid(i, t->uuid[i]);
+        snprintf(t->name[i], sizeof(t->name[i]), "fake GPU %u", i);
+        snprintf(t->pci[i], sizeof(t->pci[i]), "0000:%02x:00.0", 0x10 + i);
+        d->ordinal = i;
+        d->uuid = (ProtobufCBinaryData){.len = SORTD_DEVICE_UUID_BYTES, .data = t->uuid[i]};
+        d->name = t->name[i];
+        d->pci_bus_id = t->pci[i];
+        d->numa_node = (int32_t)(i % 2);
+        d->capacity = (1u << 20) + i;
+        d->state = i == 1 ? SORTD__WIRE__DEVICE_STATE__DEVICE_FAILED
+                          : SORTD__WIRE__DEVICE_STATE__DEVICE_SERVING;
+        d->reason = i == 1 ? "self-check failed: the fake says so" : "self-check passed";
+        d->sorts = 10 * i + 1;
+        d->bytes = 1000 * i + 7;
+        d->busy_ns = 3000000ull * i + 5;
+        d->queued = i;
+        d->streams = 2;
+        t->ptr[i] = d;
+}
+
+static fake_rows *make_rows(unsigned n)
+{
+        fake_rows *t = calloc(1, sizeof(*t));
+
+        ck_assert_ptr_nonnull(t);
+        for (unsigned i = 0; i < n && i < FAKE_MAX_DEVICES; i++)
+                make_row(t, i);
+        return t;
+}
+
 /* Answers req; payload holds the kept bytes of its payload (payload_len of them). */
 static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int passed,
                    const uint8_t *payload, size_t payload_len)
@@ -208,6 +257,8 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
         Sortd__Wire__SortReply sort = SORTD__WIRE__SORT_REPLY__INIT;
         Sortd__Wire__StatusReply status = SORTD__WIRE__STATUS_REPLY__INIT;
         fake_fault fault = f->frames == 2 ? f->fault : FAKE_FAULT_NONE; /* Hello is frame 1 */
+        unsigned devices = f->devices < FAKE_MAX_DEVICES ? f->devices : FAKE_MAX_DEVICES;
+        fake_rows *rows = make_rows(devices);
 
         rep.id = req->id;
         switch (req->body_case) {
@@ -222,6 +273,8 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
                 limits.max_request_bytes = FAKE_MAX_REQUEST_BYTES;
                 limits.max_regions = FAKE_MAX_REGIONS;
                 hello.limits = &limits;
+                hello.n_devices = devices;
+                hello.devices = rows->ptr;
                 rep.body_case = SORTD__WIRE__REPLY__BODY_HELLO;
                 rep.hello = &hello;
                 break;
@@ -254,22 +307,34 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
                         f->vals_offset = req->sort->region->vals_offset;
                         f->vals_region_id = req->sort->region->vals_region_id;
                 }
+                f->sorts++;
+                f->sort_device_uuid_len = keep_bytes(
+                        f->sort_device_uuid, sizeof(f->sort_device_uuid), req->sort->device_uuid);
                 sort.n = req->sort->n;
                 rep.body_case = SORTD__WIRE__REPLY__BODY_SORT;
                 rep.sort = &sort;
+                break;
+        case SORTD__WIRE__REQUEST__BODY_STATUS:
+                status.engine = "fake";
+                status.capacity = 1u << 20;
+                status.n_devices = devices;
+                status.devices = rows->ptr;
+                rep.body_case = SORTD__WIRE__REPLY__BODY_STATUS_REPLY;
+                rep.status_reply = &status;
                 break;
         default:
                 rep.status = SORTD__WIRE__STATUS_CODE__E_UNSUPPORTED;
                 rep.error = "not served by the fake";
         }
-        if (fault == FAKE_FAULT_SILENT || fault == FAKE_FAULT_SLOW_SILENT)
-                return;
-        bend_reply(fault, &rep, &status);
-        if (rep.body_case != SORTD__WIRE__REPLY__BODY_SORT ||
-            req->sort->data_case != SORTD__WIRE__SORT__DATA_INLINE_DATA)
-                payload_len = 0;
-        send_reply(fd, &rep, fault, payload, payload_len);
-        atomic_fetch_add(&f->replies, 1);
+        if (fault != FAKE_FAULT_SILENT && fault != FAKE_FAULT_SLOW_SILENT) {
+                bend_reply(fault, &rep, &status);
+                if (rep.body_case != SORTD__WIRE__REPLY__BODY_SORT ||
+                    req->sort->data_case != SORTD__WIRE__SORT__DATA_INLINE_DATA)
+                        payload_len = 0;
+                send_reply(fd, &rep, fault, payload, payload_len);
+                atomic_fetch_add(&f->replies, 1);
+        }
+        free(rows);
 }
 
 /* The daemon's last word on a connection it closes: id 0, and why. */

@@ -5,8 +5,9 @@
  * CUDA region's bytes. It serves one connection on a thread and never sorts: a Sort is
  * answered with its n and, for an inline one of at most FAKE_ECHO_BYTES, its arrays as they
  * came (unsorted). Hello is answered with engine "fake", capacity 2^20, the limits below,
- * and server_version "fake hello N" for its N-th Hello. A test may script the refusal of
- * RegisterRegion, or one bad reply (a fake_fault) to see libsortd refuse it.
+ * and server_version "fake hello N" for its N-th Hello, and lists f->devices devices (see
+ * fake_device_uuid) in it and in Status. A test may script the refusal of RegisterRegion, or
+ * one bad reply (a fake_fault) to see libsortd refuse it.
  */
 #ifndef SORTD_TESTS_FAKE_SORTD_H
 #define SORTD_TESTS_FAKE_SORTD_H
@@ -52,6 +53,15 @@ typedef enum fake_fault {
 #define FAKE_MAX_REQUEST_BYTES (1ull << 30)
 #define FAKE_MAX_REGIONS 7
 #define FAKE_ECHO_BYTES (64u << 10)
+#define FAKE_MAX_DEVICES 80
+
+/*
+ * The uuid of the fake's device i: bytes i+1, 0xd1, 0xd2, ... The rows say name "fake GPU i",
+ * PCI bus id 0000:(0x10+i):00.0, NUMA node i % 2, capacity 2^20 + i, 2 streams, sorts 10i+1,
+ * bytes 1000i+7, busy_ns 3000000i+5, queued i; device 1 failed its self-check, the others
+ * serve.
+ */
+void fake_device_uuid(unsigned i, uint8_t uuid[SORTD_DEVICE_UUID_BYTES]);
 
 typedef struct fake_sortd {
         char dir[64];
@@ -76,8 +86,11 @@ typedef struct fake_sortd {
         char client_name[80]; /* Hello's */
         uint64_t region_id;   /* the id of the last sort's keys region */
         uint64_t keys_offset, vals_offset, vals_region_id;
-        uint64_t unregistered; /* the id of the last UnregisterRegion */
-        uint64_t next_id;      /* region ids handed out: 1, 2, ... */
+        uint64_t unregistered;                             /* the id of the last UnregisterRegion */
+        uint8_t sort_device_uuid[SORTD_DEVICE_UUID_BYTES]; /* the last Sort's device_uuid */
+        size_t sort_device_uuid_len;
+        unsigned sorts;   /* Sorts received */
+        uint64_t next_id; /* region ids handed out: 1, 2, ... */
         /* Set by the test: RegisterRegion is refused with this status and message (SORTD_OK:
            accepted). */
         sortd_status refuse_register;
@@ -86,6 +99,7 @@ typedef struct fake_sortd {
         fake_fault fault;
         unsigned refuse_after; /* FAKE_FAULT_REFUSE_CLOSE and FAKE_FAULT_GARBLED_CLOSE: the
                                   requests after Hello answered before the one refused */
+        unsigned devices;      /* listed in Hello and Status: FAKE_MAX_DEVICES at most */
 } fake_sortd;
 
 /* Listens on a fresh socket (f->sock) and serves the first connection until it closes. Each
