@@ -7,7 +7,9 @@
 #include "args.h"
 #include "atomic.h"
 #include "connect.h"
+#include "devices.h"
 #include "fail.h"
+#include "json.h"
 #include "metrics.h"
 #include "sortctl.h"
 
@@ -16,9 +18,13 @@ static const char STATUS_HELP[] =
         "                      [--socket PATH] [--timeout MS]\n"
         "\n"
         "Prints the daemon's engine (and why it was chosen), its capacity, uptime and every\n"
-        "counter, one per line; with --format json (or --json), one JSON object with the same\n"
-        "fields; with --format prometheus, Prometheus' text format (counters as\n"
-        "sortd_NAME_total), for node_exporter's textfile collector. --output FILE writes\n"
+        "counter, one per line, then a row for each device it serves or was asked to serve\n"
+        "(GPUs; none on the cpu engine): ordinal, name, UUID, PCI bus id, NUMA node, capacity,\n"
+        "state (serving, failed, lost), sorts, bytes, busy seconds, queued sorts and the\n"
+        "reason for its state. With --format json (or --json), one JSON object with the same\n"
+        "fields, the devices as an array; with --format prometheus, Prometheus' text format\n"
+        "(counters as sortd_NAME_total, each device's as sortd_device_NAME with labels device,\n"
+        "name and pci_bus_id), for node_exporter's textfile collector. --output FILE writes\n"
         "it to FILE, which a reader sees whole or not at all (a temporary file renamed over\n"
         "it), rather than to the standard output.\n";
 
@@ -68,19 +74,6 @@ static int status_option(sc_args *a, const char *name, const char *pos, void *ct
         return sc_fail(SC_FAIL, "--format %s: give text, json or prometheus", v), -1;
 }
 
-/* A string as a JSON string's contents (the daemon's reason may hold quotes). */
-static void json_str(FILE *f, const char *s)
-{
-        for (; *s; s++) {
-                if (*s == '"' || *s == '\\')
-                        fprintf(f, "\\%c", *s);
-                else if ((unsigned char)*s < 0x20)
-                        fprintf(f, "\\u%04x", *s);
-                else
-                        putc(*s, f);
-        }
-}
-
 /* The widest label of the listing, so that every value starts in one column. */
 static int label_width(void)
 {
@@ -102,17 +95,19 @@ static void print_status(FILE *out, const sortd_server_status *st, enum status_f
         }
         if (f == STATUS_JSON) {
                 fprintf(out, "{\"engine\": \"");
-                json_str(out, st->engine);
+                sc_json_str(out, st->engine);
                 fprintf(out, "\", \"device\": \"");
-                json_str(out, st->device);
+                sc_json_str(out, st->device);
                 fprintf(out, "\", \"engine_reason\": \"");
-                json_str(out, st->engine_reason);
+                sc_json_str(out, st->engine_reason);
                 fprintf(out, "\", \"capacity\": %llu, \"uptime_ms\": %llu",
                         (unsigned long long)st->capacity, (unsigned long long)st->uptime_ms);
 #define JSON(name, field, wire_type, label)                                                        \
         fprintf(out, ", \"%s\": %llu", #name, (unsigned long long)st->name);
                 SORTD_STATUS_COUNTERS(JSON)
 #undef JSON
+                fprintf(out, ", \"devices\": ");
+                sc_devices_json(out, st);
                 fprintf(out, "}\n");
                 return;
         }
@@ -125,6 +120,11 @@ static void print_status(FILE *out, const sortd_server_status *st, enum status_f
         fprintf(out, "%-*s %llu\n", w, label, (unsigned long long)st->name);
         SORTD_STATUS_COUNTERS(PRINT)
 #undef PRINT
+        fprintf(out, "%-*s %u", w, "devices", st->device_count);
+        if (st->device_count > sc_devices_shown(st))
+                fprintf(out, " (the first %u below)", sc_devices_shown(st));
+        fputc('\n', out);
+        sc_devices_text(out, st);
 }
 
 /* The listing into path, whole or not at all (atomic.h). */

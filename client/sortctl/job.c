@@ -114,6 +114,7 @@ static sortd_status sort_inline(sortd_conn *c, sc_job *j, sc_progress *p)
                            .opts = j->opts};
         sortd_status s;
 
+        memcpy(r.device_uuid, j->device_uuid, sizeof(r.device_uuid));
         if (p)
                 sortd_set_progress(c, on_transfer, p);
         sc_progress_phase(p, "sending", 0);
@@ -135,6 +136,7 @@ static sortd_status sort_shm(sortd_conn *c, sc_job *j, sc_progress *p)
                                 .opts = j->opts};
         sortd_status s;
 
+        memcpy(rs.device_uuid, j->device_uuid, sizeof(rs.device_uuid));
         sc_progress_phase(p, "sorting", 0);
         s = sortd_sort_in_region(c, &rs);
         j->timings = rs.timings;

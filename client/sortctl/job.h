@@ -26,6 +26,7 @@ typedef struct sc_job {
         sortd_key_type type;
         sortd_payload payload;
         sortd_sort_options opts;
+        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES]; /* all zero: the daemon chooses */
         size_t n;
         /* filled in by sc_job_alloc */
         sc_via via; /* inline or shm */

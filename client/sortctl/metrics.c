@@ -2,11 +2,16 @@
  * Prometheus' text format, version 0.0.4: each family a "# HELP" line, a "# TYPE" line, then
  * its samples. Counters end in _total, as the format's conventions ask, and so are never
  * mistaken for gauges by a rate(); the names come from sortd_counters.h, so a counter added
- * there appears here with nothing else to change.
+ * there appears here with nothing else to change. Each device's series (sortd_device_*) carry
+ * its UUID, name and PCI bus id as labels, and their families are printed, empty, even where
+ * there are no devices, so that a dashboard's queries name families that exist.
  */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "devices.h"
 #include "metrics.h"
 
 /* A label value: backslash, double quote and newline escaped, as the format requires. */
@@ -45,6 +50,71 @@ static void sample(FILE *f, const char *name, int counter, const char *help, uns
         fprintf(f, "%s %llu\n", full, v);
 }
 
+/* The labels that name device d: its UUID as nvidia-smi -L prints it, name, PCI bus id. */
+static void device_labels(FILE *f, const sortd_device *d)
+{
+        char uuid[SORTD_DEVICE_UUID_TEXT];
+
+        sortd_device_uuid_format(d->uuid, uuid);
+        fprintf(f, "device=\"%s\",name=\"", uuid);
+        label_value(f, d->name);
+        fputs("\",pci_bus_id=\"", f);
+        label_value(f, d->pci_bus_id);
+        putc('"', f);
+}
+
+/* A device's numbers, each a uint64_t of sortd_device; nanoseconds go out as seconds, the
+   format's base unit, to the digit. */
+static const struct device_metric {
+        const char *name, *type, *help;
+        size_t offset;
+        bool ns;
+} DEVICE_METRICS[] = {
+        {"sortd_device_capacity_keys", "gauge", "The most keys one sort on the device may have.",
+         offsetof(sortd_device, capacity), false},
+        {"sortd_device_sorts_total", "counter", "Sorts the device ran, successful or not.",
+         offsetof(sortd_device, sorts), false},
+        {"sortd_device_bytes_total", "counter",
+         "Bytes of keys and values (or indices) the device sorted.", offsetof(sortd_device, bytes),
+         false},
+        {"sortd_device_busy_seconds_total", "counter",
+         "Seconds the device spent sorting (two sorts at once count twice).",
+         offsetof(sortd_device, busy_ns), true},
+        {"sortd_device_queued", "gauge", "Sorts waiting for the device now.",
+         offsetof(sortd_device, queued), false},
+};
+
+static void device_metrics(FILE *f, const sortd_server_status *st)
+{
+        unsigned n = sc_devices_shown(st);
+
+        family(f, "sortd_device_up", "gauge",
+               "1 while the device serves; 0 when it failed its start or was lost (see state).");
+        for (unsigned i = 0; i < n; i++) {
+                fputs("sortd_device_up{", f);
+                device_labels(f, &st->devices[i]);
+                fprintf(f, ",state=\"%s\"} %d\n", sortd_device_state_name(st->devices[i].state),
+                        st->devices[i].state == SORTD_DEVICE_SERVING);
+        }
+        for (size_t m = 0; m < sizeof(DEVICE_METRICS) / sizeof(DEVICE_METRICS[0]); m++) {
+                const struct device_metric *dm = &DEVICE_METRICS[m];
+
+                family(f, dm->name, dm->type, dm->help);
+                for (unsigned i = 0; i < n; i++) {
+                        uint64_t v;
+
+                        memcpy(&v, (const char *)&st->devices[i] + dm->offset, sizeof(v));
+                        fprintf(f, "%s{", dm->name);
+                        device_labels(f, &st->devices[i]);
+                        if (dm->ns)
+                                fprintf(f, "} %llu.%09llu\n", (unsigned long long)(v / 1000000000),
+                                        (unsigned long long)(v % 1000000000));
+                        else
+                                fprintf(f, "} %llu\n", (unsigned long long)v);
+                }
+        }
+}
+
 void sc_metrics_print(FILE *f, const sortd_server_status *st)
 {
         family(f, "sortd_info", "gauge", "The engine serving and its device; always 1.");
@@ -64,4 +134,5 @@ void sc_metrics_print(FILE *f, const sortd_server_status *st)
 #undef SAMPLE
 #undef GAUGE
 #undef COUNTER
+        device_metrics(f, st);
 }

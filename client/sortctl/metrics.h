@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 /* Prints st to f: every counter of sortd_counters.h with its HELP and TYPE (a counter as
-   sortd_NAME_total), and the engine, capacity and uptime. */
+   sortd_NAME_total), the engine, capacity and uptime, and each device's (sortd_device_*). */
 void sc_metrics_print(FILE *f, const sortd_server_status *st);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "args.h"
 #include "connect.h"
+#include "devices.h"
 #include "fail.h"
 #include "formats.h"
 #include "job.h"
@@ -22,7 +23,8 @@
 static const char HELP[] =
         "usage: sortctl sort IN -o OUT [--type T] [--desc] [--bits B:E]\n"
         "                   [--values FILE --values-out FILE [--values-type T] | --argsort FILE]\n"
-        "                   [--via auto|inline|shm] [--format npy|raw|text] [--quiet]\n"
+        "                   [--via auto|inline|shm] [--format npy|raw|text] [--device D]\n"
+        "                   [--quiet]\n"
         "                   [--socket PATH] [--timeout MS]\n"
         "\n"
         "Sorts the keys in IN through sortd and writes them to OUT. The sort is stable; floats\n"
@@ -43,6 +45,10 @@ static const char HELP[] =
         "                     reach 1 MiB, the socket below; inline: through the socket;\n"
         "                     shm: a shared-memory region the daemon sorts in place\n"
         "  --format F         the format of IN and of every output, whatever their names\n"
+        "  --device D         sort on this GPU: its UUID (GPU-..., as sortctl status and\n"
+        "                     nvidia-smi -L print it) or its ordinal in sortctl status;\n"
+        "                     refused when the daemon does not serve it. Default: the\n"
+        "                     daemon chooses\n"
         "  --quiet            no progress line\n"
         "\n"
         "Formats, by extension unless --format says: .npy (NumPy; 1-d, little- or\n"
@@ -68,7 +74,7 @@ static const char HELP[] =
         "Exit status: 0 sorted; 1 bad input, usage or refused by sortd; 2 sortd unreachable.\n";
 
 typedef struct sort_args {
-        const char *in, *out, *values, *values_out, *argsort;
+        const char *in, *out, *values, *values_out, *argsort, *device;
         int type, values_type, fmt;
         sortd_sort_options opts;
         sc_via via;
@@ -136,6 +142,10 @@ static int option(sc_args *a, const char *name, const char *pos, void *ctx)
         if (!strcmp(name, "quiet")) {
                 s->quiet = true;
                 return 1;
+        }
+        if (!strcmp(name, "device")) {
+                s->device = sc_args_value(a, name);
+                return s->device && sc_device_check_arg(s->device) == 0 ? 1 : -1;
         }
         path = !strcmp(name, "out")          ? &s->out
                : !strcmp(name, "values")     ? &s->values
@@ -290,6 +300,8 @@ static int sort_file(sc_common *c, const sort_args *s, sc_progress *p)
                 r = open_values(s, &in, &vals, &j.payload, p);
         if (r == SC_OK)
                 r = sc_connect(c, &conn);
+        if (r == SC_OK && s->device)
+                r = sc_device_resolve(conn, s->device, j.device_uuid);
         j.type = in.type;
         j.n = (size_t)in.n;
         if (r == SC_OK)
