@@ -20,7 +20,7 @@ import time
 import weakref
 from collections import namedtuple
 
-from . import _arrays, _cuda, _errors, _lib, _regions, _waiter
+from . import _arrays, _cuda, _devices, _errors, _lib, _regions, _waiter
 
 Timings = namedtuple("Timings", "queued transfer sort")
 Timings.__doc__ = "The daemon's account of the last sort, in seconds."
@@ -115,6 +115,7 @@ class Client:
         self._pid, self._forked = os.getpid(), False
         self._lock = threading.Lock()  # one call at a time on the connection
         self._regions = _regions.Regions()
+        self._info = _lib.Info()  # the last Hello's, read in a call (32 KiB: kept, not remade)
         self.last_timings = None
         self.socket = socket if socket is not None else default_socket()
         self._timeout = _timeout_seconds(timeout)
@@ -233,18 +234,27 @@ class Client:
         return False
 
     def info(self):
-        """The daemon's version, engine, device and limits, as a dict."""
+        """The daemon's version, engine, device and limits, as a dict; "devices" lists the
+        GPUs it serves or was asked to serve (none on the cpu engine), each a dict with the
+        keys of sortctl status --json's rows (the uuid as GPU-...) and uuid_bytes."""
         info = _lib.Info()
         with self._call():
             self._check(self._io("sortd_hello", ctypes.byref(info)))
-        return {name: _plain(getattr(info, name)) for name, _ in _lib.Info._fields_}
+        return self._as_dict(info)
 
     def status(self):
-        """The daemon's counters (requests, sorts, bytes, regions, ...), as a dict."""
+        """The daemon's counters (requests, sorts, bytes, regions, ...), as a dict, with its
+        devices as info() lists them and their counters now."""
         st = _lib.ServerStatus()
         with self._call():
             self._check(self._io("sortd_query_status", ctypes.byref(st)))
-        return {name: _plain(getattr(st, name)) for name, _ in _lib.ServerStatus._fields_}
+        return self._as_dict(st)
+
+    def _as_dict(self, holder):
+        out = {name: _plain(getattr(holder, name)) for name, _ in holder._fields_
+               if name not in ("device_count", "devices")}
+        out["devices"] = _devices.rows(self._lib, holder)
+        return out
 
     def ping(self):
         """A round trip to the daemon; returns its time in seconds."""
@@ -312,17 +322,21 @@ class Client:
 
     # ---- sorting ----
 
-    def sort(self, a, *, descending=False, bits=None, values=None, out=None):
+    def sort(self, a, *, descending=False, bits=None, values=None, out=None, device=None):
         """Sorts a in place (stable) and returns it; with out, a is left as it was and the
         sorted keys go to out. values (same length, 4- or 8-byte elements) are moved with
         their keys, in place. bits=(begin, end) sorts by those bits of the key only. a may be
-        a numpy array, a CuPy array or a PyTorch CUDA tensor."""
+        a numpy array, a CuPy array or a PyTorch CUDA tensor. device asks for the GPU to sort
+        on: its UUID ("GPU-..." as info() lists it, or its 16 bytes) or its ordinal in
+        info()'s devices; a device the daemon does not serve is refused (InvalidRequest).
+        None: the daemon chooses."""
+        device = _devices.check(self._lib, device)
         cuda = _cuda.describe(a, "a")
         if cuda is not None:
             if out is not None:
                 raise ValueError("out= is for numpy arrays: to keep a CUDA array, sort a copy "
                                  "(a.copy() for CuPy, a.clone() for PyTorch)")
-            return self._sort_cuda(cuda, values, _lib.PAYLOAD_NONE, descending, bits)
+            return self._sort_cuda(cuda, values, _lib.PAYLOAD_NONE, descending, bits, device)
         _arrays.check_vector(a, "a", writable=out is None)
         key_type = _arrays.key_type(a.dtype)
         opts = _options(descending, bits)
@@ -345,14 +359,15 @@ class Client:
         if out is not None:
             _arrays._np().copyto(out, a)
         if target.size:
-            self._sort_host(target, key_type, values, payload, opts)
+            self._sort_host(target, key_type, values, payload, opts, device)
         return target
 
-    def argsort(self, a, *, descending=False, bits=None, index_dtype=None):
+    def argsort(self, a, *, descending=False, bits=None, index_dtype=None, device=None):
         """The stable permutation that sorts a: a new array of index_dtype (np.uint32, the
         default, for n up to 2^32; np.uint64 or np.int64), with idx[i] the position in a of
-        the i-th key in order. a is left as it was."""
+        the i-th key in order. a is left as it was. device: as for sort()."""
         np = _arrays._np()
+        device = _devices.check(self._lib, device)
         index_dtype = np.dtype(np.uint32 if index_dtype is None else index_dtype)
         payload = _arrays.index_payload(index_dtype)
         cuda = _cuda.describe(a, "a", writable=False)  # the daemon sorts a copy of a
@@ -360,7 +375,7 @@ class Client:
             _arrays.key_type(np.dtype(cuda.typestr))  # refused before anything is allocated
             idx = _cuda.empty_like_indices(cuda, index_dtype)
             keys = _cuda.describe(_cuda.copy_of(cuda), "a copy of a")
-            self._sort_cuda(keys, idx, payload, descending, bits)
+            self._sort_cuda(keys, idx, payload, descending, bits, device)
             return idx
         _arrays.check_vector(a, "a", writable=False)
         key_type = _arrays.key_type(a.dtype)
@@ -369,26 +384,28 @@ class Client:
         if not a.size:
             return idx
         with self._call():
+            device = self._device_uuid(device)
             if self._fits_inline(a.nbytes + idx.nbytes):
                 keys = a.copy()  # the daemon sorts the keys it is sent; a stays as it was
-                self._inline(keys, idx, key_type, payload, opts)
+                self._inline(keys, idx, key_type, payload, opts, device)
                 return idx
             lease = self._regions.lease(_round_up(a.nbytes) + idx.nbytes, self._create_region)
             try:
                 np.copyto(lease.view(0, a.dtype, a.size), a)
                 self._in_regions((lease, 0), (lease, _round_up(a.nbytes)), a.size, key_type,
-                                 payload, opts)
+                                 payload, opts, device)
                 np.copyto(idx, lease.view(_round_up(a.nbytes), index_dtype, a.size))
             finally:
                 self._regions.give_back(self._io, lease)
         return idx
 
-    def _sort_host(self, keys, key_type, vals, payload, opts):
+    def _sort_host(self, keys, key_type, vals, payload, opts, device):
         np = _arrays._np()
         with self._call():
+            device = self._device_uuid(device)
             kspan, vspan = self._regions.span(keys), self._regions.span(vals)
             if kspan and (vals is None or vspan):
-                self._in_regions(kspan, vspan, keys.size, key_type, payload, opts)
+                self._in_regions(kspan, vspan, keys.size, key_type, payload, opts, device)
                 return
             vbytes = vals.nbytes if vals is not None else 0
             if self._fits_inline(keys.nbytes + vbytes):
@@ -398,8 +415,8 @@ class Client:
                 kbuf = keys.copy()
                 vbuf = vals.copy() if vals is not None else None
                 copies = [(keys, kbuf)] + ([(vals, vbuf)] if vals is not None else [])
-                self._sort_copies(lambda: self._inline(kbuf, vbuf, key_type, payload, opts),
-                                  copies)
+                self._sort_copies(
+                    lambda: self._inline(kbuf, vbuf, key_type, payload, opts, device), copies)
                 return
             # Copy what is not in a region already into one lease: keys first, values after.
             size = (0 if kspan else _round_up(keys.nbytes)) + (0 if vspan else vbytes)
@@ -418,7 +435,8 @@ class Client:
                     spans.append((lease, at))
                     at += _round_up(arr.nbytes)
                 self._sort_copies(lambda: self._in_regions(spans[0], spans[1], keys.size,
-                                                           key_type, payload, opts), copied)
+                                                           key_type, payload, opts, device),
+                                  copied)
             finally:
                 self._regions.give_back(self._io, lease)
 
@@ -448,15 +466,26 @@ class Client:
         held to. Called in a call."""
         if nbytes > self.inline_max_bytes:
             return False
-        info = _lib.Info()
-        self._lib.sortd_get_info(self._conn, ctypes.byref(info))  # the last Hello: no round trip
+        info = self._last_hello()
         return not info.max_request_bytes or nbytes <= info.max_request_bytes  # 0: no limit
 
-    def _inline(self, keys, vals, key_type, payload, opts):
+    def _last_hello(self):
+        """The last Hello's answer, kept by libsortd: no round trip. Called in a call."""
+        self._lib.sortd_get_info(self._conn, ctypes.byref(self._info))
+        return self._info
+
+    def _device_uuid(self, device):
+        """device= (as _devices.check left it) as libsortd's device_uuid. Called in a
+        call."""
+        if isinstance(device, int):
+            return _devices.resolve(self._lib, self._last_hello(), device)
+        return _devices.resolve(self._lib, None, device)
+
+    def _inline(self, keys, vals, key_type, payload, opts, device):
         """Sorts keys and vals, the client's own buffers (a failure may leave them
-        half-written), through the socket."""
+        half-written), through the socket, on device (libsortd's device_uuid)."""
         req = _lib.Request(keys.ctypes.data, vals.ctypes.data if vals is not None else None,
-                           keys.size, key_type, payload, opts)
+                           keys.size, key_type, payload, opts, _uuid_array(device))
         # One call, for one deadline over sending and waiting (sortd_submit and sortd_receive
         # have one each: twice the timeout), and for no moment between them where a signal
         # handler's exception would leave the request outstanding. It reports the timings,
@@ -464,9 +493,10 @@ class Client:
         self._check(self._io("sortd_sort_request", ctypes.byref(req)))
         self._record(req.timings)
 
-    def _in_regions(self, kspan, vspan, n, key_type, payload, opts):
+    def _in_regions(self, kspan, vspan, n, key_type, payload, opts, device):
         rs = _lib.RegionSort(kspan[0].handle, kspan[1], vspan[0].handle if vspan else None,
-                             vspan[1] if vspan else 0, n, key_type, payload, opts)
+                             vspan[1] if vspan else 0, n, key_type, payload, opts,
+                             _uuid_array(device))
         self._check(self._io("sortd_sort_in_region", ctypes.byref(rs)))
         self._record(rs.timings)
 
@@ -475,8 +505,9 @@ class Client:
 
     # ---- CUDA arrays ----
 
-    def _sort_cuda(self, keys, vals, payload, descending, bits):
-        """Sorts a CUDA array where it is; vals is a CUDA array of values or indices."""
+    def _sort_cuda(self, keys, vals, payload, descending, bits, device):
+        """Sorts a CUDA array where it is, on device (as _devices.check left it); vals is a
+        CUDA array of values or indices."""
         np = _arrays._np()
         key_type = _arrays.key_type(np.dtype(keys.typestr))
         opts = _options(descending, bits)
@@ -499,9 +530,10 @@ class Client:
             if arr is not None:
                 drv.synchronize(arr)
         with self._call():
+            device = self._device_uuid(device)
             kspan = self._cuda_span(drv, keys, ())
             vspan = self._cuda_span(drv, vdesc, (kspan[0],)) if vdesc is not None else None
-            self._in_regions(kspan, vspan, keys.n, key_type, payload, opts)
+            self._in_regions(kspan, vspan, keys.n, key_type, payload, opts, device)
         return keys.obj
 
     def _cuda_span(self, drv, arr, busy):
@@ -525,6 +557,10 @@ class Client:
 def _options(descending, bits):
     begin, end = _arrays.bit_range(bits)
     return _lib.SortOptions(_lib.DESCENDING if descending else _lib.ASCENDING, begin, end)
+
+
+def _uuid_array(uuid):
+    return (ctypes.c_uint8 * _lib.DEVICE_UUID_BYTES).from_buffer_copy(uuid)
 
 
 def _same_length(a, b, what):
