@@ -51,6 +51,13 @@ static void check_row(const sortd_device *d, unsigned i, int with_counters)
         ck_assert_uint_eq(d->queued, i);
 }
 
+/* The fake's last Sort named uuid. */
+static void sent(const fake_sortd *f, const uint8_t uuid[SORTD_DEVICE_UUID_BYTES])
+{
+        ck_assert_uint_eq(f->sort_device_uuid_len, SORTD_DEVICE_UUID_BYTES);
+        ck_assert_mem_eq(f->sort_device_uuid, uuid, SORTD_DEVICE_UUID_BYTES);
+}
+
 START_TEST(hello_and_status_list_the_devices)
 {
         fake_sortd f;
@@ -111,8 +118,7 @@ START_TEST(more_devices_than_rows)
         check_row(&info->devices[SORTD_MAX_DEVICES - 1], SORTD_MAX_DEVICES - 1, 1);
         fake_device_uuid(FAKE_MAX_DEVICES - 1, r.device_uuid);
         ck_assert_msg(sortd_sort_request(c, &r) == SORTD_OK, "%s", sortd_error_message(c));
-        ck_assert_uint_eq(f.sort_device_uuid_len, SORTD_DEVICE_UUID_BYTES);
-        ck_assert_mem_eq(f.sort_device_uuid, r.device_uuid, SORTD_DEVICE_UUID_BYTES);
+        sent(&f, r.device_uuid);
         free(info);
         sortd_close(c);
         fake_stop(&f);
@@ -133,14 +139,12 @@ START_TEST(hint_is_sent)
         ck_assert_uint_eq(f.sort_device_uuid_len, 0);
         fake_device_uuid(2, r.device_uuid);
         ck_assert_msg(sortd_sort_request(c, &r) == SORTD_OK, "%s", sortd_error_message(c));
-        ck_assert_uint_eq(f.sort_device_uuid_len, SORTD_DEVICE_UUID_BYTES);
-        ck_assert_mem_eq(f.sort_device_uuid, r.device_uuid, SORTD_DEVICE_UUID_BYTES);
+        sent(&f, r.device_uuid);
         ck_assert_int_eq(sortd_region_create(c, 4096, &region), SORTD_OK);
         rs.keys = region;
         fake_device_uuid(0, rs.device_uuid);
         ck_assert_msg(sortd_sort_in_region(c, &rs) == SORTD_OK, "%s", sortd_error_message(c));
-        ck_assert_uint_eq(f.sort_device_uuid_len, SORTD_DEVICE_UUID_BYTES);
-        ck_assert_mem_eq(f.sort_device_uuid, rs.device_uuid, SORTD_DEVICE_UUID_BYTES);
+        sent(&f, rs.device_uuid);
         ck_assert_uint_eq(f.sorts, 3);
         ck_assert_int_eq(sortd_region_destroy(c, region), SORTD_OK);
         sortd_close(c);
