@@ -219,6 +219,37 @@ sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *de
 /* Accepts NULL. */
 void sortd_engine_destroy(sortd_engine *e);
 
+/*
+ * Devices
+ *   The CUDA devices this process sees, for a caller that makes one engine per device
+ *   (sortd_engine_config.device is the ordinal). Ordinals are as CUDA numbers them after
+ *   CUDA_VISIBLE_DEVICES, which the driver applies; the UUID names a device across processes.
+ */
+typedef struct sortd_device_info {
+        int ordinal;                           /* CUDA ordinal in this process */
+        uint8_t uuid[SORTD_DEVICE_UUID_BYTES]; /* cudaDeviceProp::uuid */
+        char name[256];                        /* cudaDeviceProp::name */
+        char pci_bus_id[32];                   /* cudaDeviceGetPCIBusId's text, "" if unknown */
+        size_t total_bytes, free_bytes;        /* cudaMemGetInfo on that device; see below */
+        int major, minor;                      /* compute capability */
+} sortd_device_info;
+
+/*
+ * Up to max of the devices into out (out may be NULL when max is 0), and how many there are
+ * into *count, which may exceed max. SORTD_OK with *count 0 when there is no driver, no device,
+ * or the build has no CUDA. Another status, with why, only for a failure that is not just "no
+ * device" (a driver that fails to start, say): SORTD_E_DEVICE, or SORTD_E_INVAL for NULL
+ * count; *count is then untouched and out's entries undefined.
+ *
+ * The free memory needs each device's context: the call makes it (as cudaSetDevice does, the
+ * primary context, which an engine on the device would make anyway) and gives the calling
+ * thread back its current device. A device whose context cannot be made now (held exclusively
+ * by another process, or lost) is listed all the same, with total_bytes from its properties
+ * and free_bytes 0. Safe to call while engines sort on other threads.
+ */
+sortd_status sortd_devices_list(sortd_device_info *out, size_t max, size_t *count, char *why,
+                                size_t why_len);
+
 #ifdef __cplusplus
 }
 #endif

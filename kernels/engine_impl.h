@@ -103,6 +103,10 @@ extern const sortd__engine_ops sortd__cpu_engine_ops;
 #ifdef SORTD_HAVE_CUDA
 extern const sortd__engine_ops sortd__cuda_engine_ops; /* kernels/cuda/cuda_engine.cu */
 extern const sortd__engine_ops sortd__cub_engine_ops;  /* kernels/cuda/cub_engine.cu */
+
+/* sortd_devices_list from the CUDA runtime (kernels/cuda/devices.cu), its arguments checked. */
+sortd_status sortd__cuda_devices_list(sortd_device_info *out, size_t max, size_t *count, char *why,
+                                      size_t why_len);
 #endif
 
 #ifdef __cplusplus

@@ -333,7 +333,7 @@ START_TEST(device_info)
                 uint8_t uuid[SORTD_DEVICE_UUID_BYTES];
                 std::string want = "kernels for sm_" + std::to_string(ptx);
 
-                ck_assert_msg(strstr(sortd_engine_device(cuda), "SIMT emulator (sm_90, 3 SMs") &&
+                ck_assert_msg(strstr(sortd_engine_device(cuda), "SIMT emulator 0 (sm_90, 3 SMs") &&
                                       strstr(sortd_engine_device(cuda), want.c_str()),
                               "device: %s", sortd_engine_device(cuda));
                 ck_assert_int_eq(sortd_engine_device_uuid(cuda, uuid), SORTD_OK);

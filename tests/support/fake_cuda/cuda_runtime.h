@@ -1,9 +1,9 @@
 /*
  * A stand-in for the CUDA runtime, so that the cuda engine's host code
- * (kernels/cuda/cuda_backend.cuh, memory_ops.cuh, cuda_engine.cu) runs here,
- * with its kernels on the SIMT emulator (tests/support/simt). Only what that
- * code calls, with the runtime's documented behaviour where our code depends
- * on it:
+ * (kernels/cuda/cuda_backend.cuh, memory_ops.cuh, cuda_engine.cu, devices.cu)
+ * runs here, with its kernels on the SIMT emulator (tests/support/simt). Only
+ * what that code calls, with the runtime's documented behaviour where our
+ * code depends on it:
  *   - device memory is host memory the runtime tracks; a copy whose pointers
  *     are not of the kind its direction says fails with cudaErrorInvalidValue,
  *     as a host pointer handed to the device would fault;
@@ -16,9 +16,44 @@
  *   - CUDA IPC handles name memory of another process (device memory is a
  *     memfd); opening one of the same process fails as the driver's does, and
  *     one opened again returns the same pointer, counted;
- *   - a kernel that faults (control().fail_launch_at, or while the file that
- *     $FAKE_CUDA_FAULT_FILE names exists) leaves a sticky error: every call
- *     fails from then on, in this process, as the context is lost.
+ *   - a kernel that faults leaves a sticky error on its device: every call
+ *     on that device fails from then on, in this process, as its context is
+ *     lost; the other devices work on.
+ *
+ * Devices, as a process on a server of several GPUs sees them:
+ *   - control().devices physical devices, $FAKE_CUDA_DEVICES (default 1).
+ *     Physical device k has its own UUID (device_uuid(k): fake_device_uuid
+ *     with its last two characters k + 1 in two digits, "simt-fake-cuda01",
+ *     "simt-fake-cuda02", ...), name ("SIMT emulator k"), PCI address
+ *     ("0000:<k + 1, two hex digits>:00.0") and memory: 1 GiB, or
+ *     $FAKE_CUDA_DEVICE_MEMORY bytes (one size for all, or a comma list, the
+ *     last size holding for the devices after it). cudaMalloc takes from it
+ *     and fails when it is used up; cudaMemGetInfo says what is left.
+ *   - $CUDA_VISIBLE_DEVICES as the driver reads it: a comma list of physical
+ *     ordinals or UUIDs as nvidia-smi prints them ("GPU-73696d74-2d66-...",
+ *     device_uuid_text(k), or a prefix of it that one device alone has),
+ *     which become visible ordinals 0, 1, ... in that order; the list ends
+ *     at its first entry that names no device, or one named before. Unset:
+ *     every device. Every call takes visible ordinals.
+ *   - the current device is per host thread, as in CUDA, and each
+ *     allocation, stream and event belongs to the device current when it was
+ *     made: a launch on a stream of another device fails
+ *     (cudaErrorInvalidResourceHandle), cudaPointerGetAttributes names the
+ *     allocation's device, and cudaMemGetInfo counts its bytes there.
+ *   - $FAKE_CUDA_FAULT_FILE names a file whose existence makes launches
+ *     fault (read at every launch, so a test can fault a running process):
+ *     every launch when the file is empty (or holds no list of numbers),
+ *     else only those on the physical ordinals it lists (comma or blank
+ *     separated). control().fail_launch_at
+ *     faults one launch on whatever device.
+ *   - $FAKE_CUDA_BAD_DEVICES, a list of physical ordinals: those devices
+ *     compute wrongly; every device-to-host copy from their memory comes back
+ *     with bit 0 of its first byte flipped, so an engine's self-check fails.
+ *   - engines on different devices may run at once on different host
+ *     threads: launches take turns on the emulator (whose state is global),
+ *     and the counters of control() count under a lock.
+ * The environment is read once, at the first call (control() included);
+ * reset_devices() reads it again for an in-process test that changed it.
  *
  * Include simt.h first; -I this directory ahead of CUDA's. The functions are
  * C++ in namespace fake_cuda, so a binary that also links libcudart keeps
@@ -30,6 +65,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "simt.h" /* dim3, and the kernels' keywords */
 
@@ -41,6 +77,7 @@ enum cudaError_t {
         cudaErrorInvalidValue = 1,
         cudaErrorMemoryAllocation = 2,
         cudaErrorInitializationError = 3,
+        cudaErrorInsufficientDriver = 35,
         cudaErrorLaunchFailure = 719,
         cudaErrorLaunchTimeout = 702,
         cudaErrorHardwareStackError = 714,
@@ -112,6 +149,7 @@ struct cudaDeviceProp {
         size_t totalGlobalMem;
         int major, minor;
         int multiProcessorCount;
+        int pciBusID, pciDeviceID, pciDomainID;
 };
 
 struct cudaFuncAttributes {
@@ -128,6 +166,9 @@ struct cudaPointerAttributes {
 
 cudaError_t cudaGetDeviceCount(int *count);
 cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int *device);
+cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device);
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device);
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device);
 cudaError_t cudaGetLastError();
@@ -182,7 +223,7 @@ template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, F *)
 
 /* What a test sets before it creates an engine, and what the runtime counted. */
 struct controls {
-        int devices = 1;
+        int devices = 1; /* physical devices, 64 at most; $FAKE_CUDA_DEVICES */
         int major = 9, minor = 0;
         int ptx_version = 90;
         unsigned sms = 3;
@@ -204,8 +245,20 @@ controls &control();
 void reset_counts();
 /* Bytes of device and pinned memory allocated now, and how many allocations. */
 size_t live_allocations();
-/* The device UUID every fake device reports. */
+/* The UUID of physical device 0. */
 extern const cudaUUID_t fake_device_uuid;
+/* The UUID of physical device k, and its text as nvidia-smi and CUDA_VISIBLE_DEVICES write it
+   ("GPU-73696d74-2d66-616b-652d-637564613031" for device 0). */
+cudaUUID_t device_uuid(int physical);
+std::string device_uuid_text(int physical);
+/*
+ * Reads the environment again ($FAKE_CUDA_DEVICES, $FAKE_CUDA_DEVICE_MEMORY, $CUDA_VISIBLE_DEVICES,
+ * $FAKE_CUDA_BAD_DEVICES, $FAKE_CUDA_FAULT_FILE), as a process starting now would:
+ * control().devices from it (1 when unset), every device's sticky error cleared, the calling
+ * thread's current device 0. For in-process tests, with no other thread in the runtime; what is
+ * allocated stays so.
+ */
+void reset_devices();
 
 } /* namespace fake_cuda */
 

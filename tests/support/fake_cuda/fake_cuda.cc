@@ -13,12 +13,10 @@
 #include <unistd.h>
 
 #include "cudaTypedefs.h"
+#include "fake_devices.h"
 
 namespace fake_cuda
 {
-
-const cudaUUID_t fake_device_uuid = {
-        {'s', 'i', 'm', 't', '-', 'f', 'a', 'k', 'e', '-', 'c', 'u', 'd', 'a', '0', '1'}};
 
 namespace
 {
@@ -28,7 +26,8 @@ enum class Kind { device, ipc, pinned, registered };
 struct Allocation {
         size_t bytes;
         Kind kind;
-        int fd; /* device memory's memfd, for IPC handles; -1 otherwise */
+        int fd;     /* device memory's memfd, for IPC handles; -1 otherwise */
+        int device; /* physical: the one current when it was made */
 };
 
 /* Written into a cudaIpcMemHandle_t: where another process finds the memory. The Python
@@ -41,8 +40,8 @@ struct Handle {
 constexpr char HANDLE_MAGIC[8] = {'f', 'a', 'k', 'e', 'i', 'p', 'c', '1'};
 static_assert(sizeof(Handle) <= sizeof(cudaIpcMemHandle_t), "a handle fits");
 
-controls g_controls;
-std::mutex g_lock; /* guards g_allocs and g_opened */
+/* Guards g_allocs and g_opened; fake_devices.h's calls may be made with it held. */
+std::mutex g_lock;
 std::map<uintptr_t, Allocation> g_allocs;
 /* IPC handles open here, by (pid, fd): a handle opened again returns the same pointer and
    counts one more open, as the runtime documents ("the reference count on the handle is
@@ -52,10 +51,10 @@ struct Opened {
         unsigned refs;
 };
 std::map<std::pair<int32_t, int32_t>, Opened> g_opened;
-/* A sticky error ends the context: every call returns it from then on. */
-cudaError_t g_sticky = cudaSuccess;
 thread_local cudaError_t t_last = cudaSuccess;
-int g_current_device = 0;
+/* The SIMT emulator runs one grid at a time (its scheduler's state is global): engines on
+   several devices, on several host threads, take turns for their launches. */
+std::mutex g_launch_lock;
 
 cudaError_t fail(cudaError_t rc)
 {
@@ -79,12 +78,16 @@ const Allocation *find_locked(const void *p, size_t bytes, uintptr_t *base)
         return &it->second;
 }
 
-bool is_device(const void *p, size_t bytes)
+bool is_device(const void *p, size_t bytes, int *device = nullptr)
 {
         std::lock_guard<std::mutex> g(g_lock);
         const Allocation *a = find_locked(p, bytes ? bytes : 1, nullptr);
 
-        return a && (a->kind == Kind::device || a->kind == Kind::ipc);
+        if (!a || (a->kind != Kind::device && a->kind != Kind::ipc))
+                return false;
+        if (device)
+                *device = a->device;
+        return true;
 }
 
 bool is_page_locked(const void *p, size_t bytes)
@@ -108,11 +111,11 @@ bool is_pageable(const void *p, size_t bytes)
         return it->first + it->second.bytes <= a;
 }
 
-void track(void *p, size_t bytes, Kind kind, int fd)
+void track(void *p, size_t bytes, Kind kind, int fd, int device)
 {
         std::lock_guard<std::mutex> g(g_lock);
 
-        g_allocs[(uintptr_t)p] = Allocation{bytes, kind, fd};
+        g_allocs[(uintptr_t)p] = Allocation{bytes, kind, fd, device};
 }
 
 /* Removes the allocation of kind that starts at p; false if there is none. */
@@ -137,10 +140,12 @@ size_t page_round(size_t bytes)
 
 } /* namespace */
 
-/* A stream: work queued, run in order when the host waits. */
+/* A stream: work queued, run in order when the host waits; on the device (physical) current
+   when it was made. */
 struct CUstream_st {
         std::deque<std::function<void()>> queue;
         uint64_t queued = 0, done = 0;
+        int device = 0;
 };
 
 /* An event: done once its stream ran up to seq. */
@@ -148,6 +153,7 @@ struct CUevent_st {
         CUstream_st *stream = nullptr;
         uint64_t seq = 0;
         bool timing = true;
+        int device = 0;
 };
 
 namespace
@@ -169,7 +175,9 @@ cudaError_t run_until(cudaStream_t s, uint64_t seq)
                 op();
                 s->done++;
         }
-        return g_sticky == cudaSuccess ? cudaSuccess : fail(g_sticky);
+        cudaError_t rc = devices::sticky(s->device);
+
+        return rc == cudaSuccess ? cudaSuccess : fail(rc);
 }
 
 CUresult get_address_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
@@ -187,28 +195,15 @@ CUresult get_address_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 
 } /* namespace */
 
-#define STICKY()                                                                                   \
+/* Declares int dev, the physical device the calling thread works on, or returns the error a
+   call there meets: no device, or the device's sticky error (its context is lost). */
+#define CONTEXT(dev)                                                                               \
+        int dev = -1;                                                                              \
         do {                                                                                       \
-                if (g_sticky != cudaSuccess)                                                       \
-                        return fail(g_sticky);                                                     \
+                cudaError_t rc_ = devices::context(&dev);                                          \
+                if (rc_ != cudaSuccess)                                                            \
+                        return fail(rc_);                                                          \
         } while (0)
-
-controls &control()
-{
-        return g_controls;
-}
-
-void reset_counts()
-{
-        controls c = g_controls;
-
-        g_controls = controls();
-        g_controls.devices = c.devices;
-        g_controls.major = c.major;
-        g_controls.minor = c.minor;
-        g_controls.ptx_version = c.ptx_version;
-        g_controls.sms = c.sms;
-}
 
 size_t live_allocations()
 {
@@ -217,43 +212,73 @@ size_t live_allocations()
         return g_allocs.size();
 }
 
-int ptx_version()
-{
-        return g_controls.ptx_version;
-}
-
 cudaError_t cudaGetDeviceCount(int *count)
 {
-        *count = g_controls.devices;
-        return g_controls.devices ? cudaSuccess : fail(cudaErrorNoDevice);
+        *count = devices::visible_count();
+        return *count ? cudaSuccess : fail(cudaErrorNoDevice);
 }
 
+/* As CUDA 12's, it makes the device's context: one lost earlier fails it, current all the same. */
 cudaError_t cudaSetDevice(int device)
 {
-        STICKY();
-        if (device < 0 || device >= g_controls.devices)
-                return fail(cudaErrorInvalidDevice);
-        g_current_device = device;
+        int k = devices::physical(device);
+
+        if (k < 0)
+                return fail(devices::visible_count() ? cudaErrorInvalidDevice : cudaErrorNoDevice);
+        devices::set_current(device);
+        cudaError_t rc = devices::sticky(k);
+
+        return rc == cudaSuccess ? cudaSuccess : fail(rc);
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+        if (!devices::visible_count())
+                return fail(cudaErrorNoDevice);
+        *device = devices::current();
         return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
 {
-        if (device < 0 || device >= g_controls.devices)
+        int k = devices::physical(device);
+        size_t free_bytes = 0;
+
+        if (k < 0)
                 return fail(cudaErrorInvalidDevice);
         memset(prop, 0, sizeof(*prop));
-        snprintf(prop->name, sizeof(prop->name), "SIMT emulator");
-        prop->uuid = fake_device_uuid;
-        prop->totalGlobalMem = (size_t)1 << 30;
-        prop->major = g_controls.major;
-        prop->minor = g_controls.minor;
-        prop->multiProcessorCount = (int)g_controls.sms;
+        snprintf(prop->name, sizeof(prop->name), "SIMT emulator %d", k);
+        prop->uuid = device_uuid(k);
+        devices::memory(k, &free_bytes, &prop->totalGlobalMem);
+        prop->major = control().major;
+        prop->minor = control().minor;
+        prop->multiProcessorCount = (int)control().sms;
+        prop->pciBusID = devices::pci_bus(k);
+        return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int device)
+{
+        int k = devices::physical(device);
+
+        if (k < 0)
+                return fail(cudaErrorInvalidDevice);
+        if (!id || len < 13)
+                return fail(cudaErrorInvalidValue);
+        snprintf(id, (size_t)len, "%04x:%02x:%02x.0", 0, devices::pci_bus(k), 0);
+        return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+        CONTEXT(dev);
+        devices::memory(dev, free_bytes, total_bytes);
         return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
 {
-        if (device < 0 || device >= g_controls.devices)
+        if (devices::physical(device) < 0)
                 return fail(cudaErrorInvalidDevice);
         switch (attr) {
         case cudaDevAttrMemoryClockRate:
@@ -266,17 +291,23 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
         return fail(cudaErrorInvalidValue);
 }
 
-cudaError_t cudaGetLastError()
-{
-        cudaError_t rc = t_last;
-
-        t_last = g_sticky;
-        return rc;
-}
-
+/* The calling thread's last error, or else the sticky error of its current device: a sticky
+   error is its context's, so it outlives every cudaGetLastError but stays with its device. */
 cudaError_t cudaPeekAtLastError()
 {
-        return t_last;
+        int dev = devices::physical(devices::current());
+
+        if (t_last != cudaSuccess || dev < 0)
+                return t_last;
+        return devices::sticky(dev);
+}
+
+cudaError_t cudaGetLastError()
+{
+        cudaError_t rc = cudaPeekAtLastError();
+
+        t_last = cudaSuccess;
+        return rc;
 }
 
 const char *cudaGetErrorName(cudaError_t rc)
@@ -289,6 +320,7 @@ const char *cudaGetErrorName(cudaError_t rc)
                 NAME(cudaErrorInvalidValue)
                 NAME(cudaErrorMemoryAllocation)
                 NAME(cudaErrorInitializationError)
+                NAME(cudaErrorInsufficientDriver)
                 NAME(cudaErrorLaunchFailure)
                 NAME(cudaErrorLaunchTimeout)
                 NAME(cudaErrorHardwareStackError)
@@ -333,21 +365,23 @@ const char *cudaGetErrorString(cudaError_t rc)
 /* Device memory is a memfd, mapped shared, so a handle can name it to another process. */
 cudaError_t cudaMalloc(void **p, size_t bytes)
 {
-        STICKY();
-        if (g_controls.fail_malloc_at && --g_controls.fail_malloc_at == 0)
+        CONTEXT(dev);
+        if (devices::malloc_fails())
                 return fail(cudaErrorMemoryAllocation);
         size_t len = page_round(bytes ? bytes : 1);
+        if (!devices::reserve(dev, bytes ? bytes : 1))
+                return fail(cudaErrorMemoryAllocation);
         int fd = memfd_create("fake-cuda-device", MFD_CLOEXEC);
         void *m;
 
-        if (fd < 0)
-                return fail(cudaErrorMemoryAllocation);
-        if (ftruncate(fd, (off_t)len) != 0 ||
+        if (fd < 0 || ftruncate(fd, (off_t)len) != 0 ||
             (m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-                close(fd);
+                if (fd >= 0)
+                        close(fd);
+                devices::release(dev, bytes ? bytes : 1);
                 return fail(cudaErrorMemoryAllocation);
         }
-        track(m, bytes ? bytes : 1, Kind::device, fd);
+        track(m, bytes ? bytes : 1, Kind::device, fd, dev);
         *p = m;
         return cudaSuccess;
 }
@@ -362,18 +396,19 @@ cudaError_t cudaFree(void *p)
                 return fail(cudaErrorInvalidValue);
         munmap(p, page_round(a.bytes));
         close(a.fd);
+        devices::release(a.device, a.bytes);
         return cudaSuccess;
 }
 
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned)
 {
-        STICKY();
+        CONTEXT(dev);
         size_t len = page_round(bytes ? bytes : 1);
         void *m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
         if (m == MAP_FAILED)
                 return fail(cudaErrorMemoryAllocation);
-        track(m, bytes ? bytes : 1, Kind::pinned, -1);
+        track(m, bytes ? bytes : 1, Kind::pinned, -1, dev);
         *p = m;
         return cudaSuccess;
 }
@@ -397,12 +432,12 @@ cudaError_t cudaFreeHost(void *p)
 
 cudaError_t cudaHostRegister(void *p, size_t bytes, unsigned)
 {
-        STICKY();
+        CONTEXT(dev);
         if (!p || !bytes)
                 return fail(cudaErrorInvalidValue);
         if (!is_pageable(p, bytes))
                 return fail(cudaErrorHostMemoryAlreadyRegistered);
-        track(p, bytes, Kind::registered, -1);
+        track(p, bytes, Kind::registered, -1, dev);
         return cudaSuccess;
 }
 
@@ -410,26 +445,37 @@ cudaError_t cudaHostUnregister(void *p)
 {
         Allocation a;
 
-        STICKY();
+        CONTEXT(dev);
         return untrack(p, Kind::registered, &a) ? cudaSuccess
                                                 : fail(cudaErrorHostMemoryNotRegistered);
 }
 
+/* The device of an allocation is the one it was made on; of other memory, the current one. */
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p)
 {
-        STICKY();
+        CONTEXT(dev);
         memset(a, 0, sizeof(*a));
-        a->type = is_device(p, 1)        ? cudaMemoryTypeDevice
-                  : is_page_locked(p, 1) ? cudaMemoryTypeHost
-                                         : cudaMemoryTypeUnregistered;
-        a->device = g_current_device;
+        a->type = cudaMemoryTypeUnregistered;
+        a->device = devices::current();
+        {
+                std::lock_guard<std::mutex> g(g_lock);
+                const Allocation *al = find_locked(p, 1, nullptr);
+
+                if (al) {
+                        a->type = al->kind == Kind::device || al->kind == Kind::ipc
+                                          ? cudaMemoryTypeDevice
+                                          : cudaMemoryTypeHost;
+                        a->device = devices::visible_of(al->device);
+                }
+        }
         return cudaSuccess;
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
 {
-        STICKY();
+        CONTEXT(dev);
         *s = new CUstream_st();
+        (*s)->device = dev;
         return cudaSuccess;
 }
 
@@ -453,9 +499,10 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *ev, unsigned flags)
 {
-        STICKY();
+        CONTEXT(dev);
         *ev = new CUevent_st();
         (*ev)->timing = !(flags & cudaEventDisableTiming);
+        (*ev)->device = dev;
         return cudaSuccess;
 }
 
@@ -470,9 +517,12 @@ cudaError_t cudaEventDestroy(cudaEvent_t ev)
         return cudaSuccess;
 }
 
+/* The runtime refuses an event and a stream of different devices. */
 cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 {
-        STICKY();
+        CONTEXT(dev);
+        if (ev->device != s->device)
+                return fail(cudaErrorInvalidResourceHandle);
         enqueue(s, [] {});
         ev->stream = s;
         ev->seq = s->queued;
@@ -481,13 +531,19 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 
 cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 {
-        STICKY();
+        cudaError_t rc = devices::sticky(ev->device);
+
+        if (rc != cudaSuccess)
+                return fail(rc);
         return ev->stream ? run_until(ev->stream, ev->seq) : cudaSuccess;
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
-        STICKY();
+        cudaError_t rc = devices::sticky(start->device);
+
+        if (rc != cudaSuccess)
+                return fail(rc);
         if (!start->timing || !end->timing)
                 return fail(cudaErrorInvalidResourceHandle);
         if (!start->stream || !end->stream || start->stream->done < start->seq ||
@@ -497,10 +553,20 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
         return cudaSuccess;
 }
 
+/* A copy out of a bad device's memory ($FAKE_CUDA_BAD_DEVICES) comes back wrong. */
+void copy_out(void *dst, const void *src, size_t bytes, bool corrupt)
+{
+        memcpy(dst, src, bytes);
+        if (corrupt)
+                *(unsigned char *)dst ^= 1;
+}
+
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t s)
 {
-        STICKY();
+        CONTEXT(dev);
+        if (devices::sticky(s->device) != cudaSuccess)
+                return fail(devices::sticky(s->device));
         if (!bytes)
                 return cudaSuccess;
         bool host_dst = kind == cudaMemcpyDeviceToHost, host_src = kind == cudaMemcpyHostToDevice;
@@ -508,60 +574,56 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
         if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost &&
             kind != cudaMemcpyDeviceToDevice)
                 return fail(cudaErrorInvalidValue);
-        if ((!host_dst && !is_device(dst, bytes)) || (!host_src && !is_device(src, bytes)) ||
-            (host_dst && is_device(dst, 1)) || (host_src && is_device(src, 1)))
+        int src_dev = -1;
+
+        if ((!host_dst && !is_device(dst, bytes)) ||
+            (!host_src && !is_device(src, bytes, &src_dev)) || (host_dst && is_device(dst, 1)) ||
+            (host_src && is_device(src, 1)))
                 return fail(cudaErrorInvalidValue);
         const void *host = host_dst ? dst : host_src ? src : nullptr;
+        bool corrupt = host_dst && devices::bad(src_dev);
 
         if (host && !is_page_locked(host, bytes)) {
                 /* Pageable: the runtime copies it through a buffer of its own, in stream order,
                    before it returns. */
-                g_controls.pageable_copies++;
+                devices::count(&controls::pageable_copies);
                 run_until(s, s->queued);
-                memcpy(dst, src, bytes);
+                copy_out(dst, src, bytes, corrupt);
                 return cudaSuccess;
         }
-        if (host)
-                g_controls.pinned_copies++;
-        else
-                g_controls.device_copies++;
-        enqueue(s, [=] { memcpy(dst, src, bytes); });
+        devices::count(host ? &controls::pinned_copies : &controls::device_copies);
+        enqueue(s, [=] { copy_out(dst, src, bytes, corrupt); });
         return cudaSuccess;
 }
 
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s)
 {
-        STICKY();
+        CONTEXT(dev);
         if (bytes && !is_device(p, bytes))
                 return fail(cudaErrorInvalidValue);
         enqueue(s, [=] { memset(p, value, bytes); });
         return cudaSuccess;
 }
 
-/* FAKE_CUDA_FAULT_FILE names a file whose existence makes every launch fault: how a test
-   makes a device fail under a daemon it runs in another process. */
-static bool fault_file_exists()
-{
-        static const char *path = getenv("FAKE_CUDA_FAULT_FILE");
-
-        return path && *path && access(path, F_OK) == 0;
-}
-
+/* A kernel runs on its stream's device, which must be the current one, as the runtime checks. */
 cudaError_t launch(cudaStream_t s, dim3 grid, dim3 block, std::function<void()> body)
 {
-        STICKY();
+        CONTEXT(dev);
+        if (s->device != dev)
+                return fail(cudaErrorInvalidResourceHandle);
         if (!grid.x || !grid.y || !grid.z || !block.x)
                 return fail(cudaErrorInvalidValue);
-        g_controls.launches++;
-        bool faults = (g_controls.fail_launch_at && --g_controls.fail_launch_at == 0) ||
-                      fault_file_exists();
+        devices::count(&controls::launches);
+        bool faults = devices::launch_faults(dev);
 
         enqueue(s, [=] {
-                if (faults || g_sticky != cudaSuccess) {
-                        /* The kernel faults: the context is lost from here on. */
-                        g_sticky = cudaErrorIllegalAddress;
+                if (faults || devices::sticky(dev) != cudaSuccess) {
+                        /* The kernel faults: the device's context is lost from here on. */
+                        devices::lose(dev, cudaErrorIllegalAddress);
                         return;
                 }
+                std::lock_guard<std::mutex> g(g_launch_lock);
+
                 simt::launch(grid, block, body);
         });
         return cudaSuccess;
@@ -572,7 +634,7 @@ cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p)
         Allocation a;
         Handle hd;
 
-        STICKY();
+        CONTEXT(dev);
         {
                 std::lock_guard<std::mutex> g(g_lock);
                 auto it = g_allocs.find((uintptr_t)p);
@@ -598,7 +660,7 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned)
         void *m;
         int fd;
 
-        STICKY();
+        CONTEXT(dev);
         memcpy(&hd, h.reserved, sizeof(hd));
         if (memcmp(hd.magic, HANDLE_MAGIC, sizeof(hd.magic)) != 0 || hd.bytes == 0)
                 return fail(cudaErrorInvalidValue);
@@ -610,7 +672,7 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned)
 
                 if (it != g_opened.end()) {
                         it->second.refs++;
-                        g_controls.ipc_opened++;
+                        devices::count(&controls::ipc_opened);
                         *p = it->second.p;
                         return cudaSuccess;
                 }
@@ -626,13 +688,13 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned)
                 return fail(cudaErrorMapBufferObjectFailed);
         }
         close(fd);
-        track(m, hd.bytes, Kind::ipc, -1);
+        track(m, hd.bytes, Kind::ipc, -1, dev);
         {
                 std::lock_guard<std::mutex> g(g_lock);
 
                 g_opened[{hd.pid, hd.fd}] = Opened{m, 1};
         }
-        g_controls.ipc_opened++;
+        devices::count(&controls::ipc_opened);
         *p = m;
         return cudaSuccess;
 }
@@ -641,7 +703,7 @@ cudaError_t cudaIpcCloseMemHandle(void *p)
 {
         Allocation a;
 
-        STICKY();
+        CONTEXT(dev);
         {
                 std::lock_guard<std::mutex> g(g_lock);
                 auto it = g_opened.begin();
@@ -650,7 +712,7 @@ cudaError_t cudaIpcCloseMemHandle(void *p)
                         ++it;
                 if (it == g_opened.end())
                         return fail(cudaErrorInvalidValue);
-                g_controls.ipc_closed++;
+                devices::count(&controls::ipc_closed);
                 if (--it->second.refs > 0)
                         return cudaSuccess;
                 g_opened.erase(it);

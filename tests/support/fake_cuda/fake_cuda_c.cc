@@ -50,8 +50,12 @@ int fake_cuda_c_get_device_count(int *count)
 
 int fake_cuda_c_get_device(int *device)
 {
-        *device = 0;
-        return cudaSuccess;
+        return fake_cuda::cudaGetDevice(device);
+}
+
+int fake_cuda_c_set_device(int device)
+{
+        return fake_cuda::cudaSetDevice(device);
 }
 
 int fake_cuda_c_get_device_properties(c_api::cudaDeviceProp *prop, int device)

@@ -37,10 +37,12 @@ struct cudaDeviceProp {
         size_t totalGlobalMem;
         int major, minor;
         int multiProcessorCount;
+        int pciBusID, pciDeviceID, pciDomainID;
 };
 
 cudaError_t fake_cuda_c_get_device_count(int *count);
 cudaError_t fake_cuda_c_get_device(int *device);
+cudaError_t fake_cuda_c_set_device(int device);
 cudaError_t fake_cuda_c_get_device_properties(struct cudaDeviceProp *prop, int device);
 cudaError_t fake_cuda_c_malloc(void **p, size_t bytes);
 cudaError_t fake_cuda_c_free(void *p);
@@ -52,6 +54,7 @@ const char *fake_cuda_c_get_error_string(cudaError_t rc);
 
 #define cudaGetDeviceCount fake_cuda_c_get_device_count
 #define cudaGetDevice fake_cuda_c_get_device
+#define cudaSetDevice fake_cuda_c_set_device
 #define cudaGetDeviceProperties fake_cuda_c_get_device_properties
 #define cudaMalloc fake_cuda_c_malloc
 #define cudaFree fake_cuda_c_free
