@@ -76,13 +76,67 @@ static sortd__job *sort_job(const sortd__dispatch_ctx *d, const sortd__request *
         return j;
 }
 
+/* The UUIDs of the devices that serve now, for a refusal that names them. */
+static void served_devices(sortd__engines *e, char *out, size_t len)
+{
+        char uuid[SORTD__REGION_UUID_TEXT];
+        size_t used = 0;
+
+        snprintf(out, len, "none");
+        for (unsigned i = 0; i < e->n_devices; i++) {
+                if (!sortd__engines_device_serving(e, i))
+                        continue;
+                sortd__region_uuid_format(e->devices[i].uuid, uuid);
+                used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s",
+                                         used ? ", " : "", uuid);
+        }
+}
+
+/* The device of uuid, if it serves now: its index, or -EINVAL with why naming those that do. */
+static int served_device(const sortd__dispatch_env *env, const uint8_t *uuid, const char *what,
+                         char *why, size_t len)
+{
+        char theirs[SORTD__REGION_UUID_TEXT], served[4 * SORTD__REGION_UUID_TEXT];
+        int d = sortd__engines_find_device(env->engines, uuid);
+
+        if (d >= 0 && sortd__engines_device_serving(env->engines, (unsigned)d))
+                return d;
+        sortd__region_uuid_format(uuid, theirs);
+        served_devices(env->engines, served, sizeof(served));
+        snprintf(why, len, "%s is on device %s, which this daemon %s; it serves %s", what, theirs,
+                 d >= 0 ? "has lost" : "does not serve", served);
+        return -EINVAL;
+}
+
+/* The device a sort asked for, into j->device: 0, or -EINVAL with why (the job's). */
+static int chosen_device(const sortd__dispatch_ctx *d, const sortd__request *rq, sortd__job *j)
+{
+        int dev;
+
+        if (!rq->has_device)
+                return 0;
+        dev = served_device(d->env, rq->device_uuid, "the sort's chosen device", j->work.why,
+                            sizeof(j->work.why));
+        if (dev < 0)
+                return dev;
+        j->device = dev;
+        return 0;
+}
+
 static sortd__dispatch_action start_sort(const sortd__dispatch_ctx *d, const sortd__request *rq,
                                          uint64_t t_frame)
 {
         sortd__job *j = sort_job(d, rq, t_frame);
+        sortd__dispatch_action a = nothing;
 
         if (!j)
                 return no_memory(d);
+        if (chosen_device(d, rq, j) < 0) {
+                d->stats->sorts_failed++;
+                j->work.status = SORTD_E_INVAL;
+                skip_payload(d, rq->sizes.request_len, &a);
+                return a; /* done: its error is the reply */
+        }
         if (rq->n == 0) {
                 d->stats->sorts_ok++;
                 return nothing; /* done: nothing to read or sort */
@@ -120,6 +174,22 @@ static int region_spans(const sortd__dispatch_ctx *d, const sortd__request *rq, 
                                   len);
 }
 
+/* A CUDA region's sort runs on its device, which a chosen one must be. */
+static int region_device(const sortd__dispatch_ctx *d, const sortd__request *rq, sortd__job *j,
+                         const sortd__region *kr)
+{
+        char ours[SORTD__REGION_UUID_TEXT], theirs[SORTD__REGION_UUID_TEXT];
+        int r = chosen_device(d, rq, j);
+
+        if (r < 0 || kr->kind != SORTD__REGION_CUDA || j->device < 0 || j->device == kr->device)
+                return r;
+        sortd__region_uuid_format(rq->device_uuid, theirs);
+        sortd__region_uuid_format(d->env->engines->devices[kr->device].uuid, ours);
+        snprintf(j->work.why, sizeof(j->work.why),
+                 "the sort chose device %s, but its CUDA region is on %s", theirs, ours);
+        return -EINVAL;
+}
+
 /* A job holds its regions until the engine gives it back (the connection releases them). */
 static sortd__dispatch_action start_region_sort(const sortd__dispatch_ctx *d,
                                                 const sortd__request *rq, uint64_t t_frame)
@@ -130,6 +200,8 @@ static sortd__dispatch_action start_region_sort(const sortd__dispatch_ctx *d,
         if (!j)
                 return no_memory(d);
         j->work.status = sortd__reply_status_of(region_spans(d, rq, j, &kr, &vr));
+        if (j->work.status == SORTD_OK)
+                j->work.status = sortd__reply_status_of(region_device(d, rq, j, kr));
         if (j->work.status != SORTD_OK) {
                 d->stats->sorts_failed++;
                 return nothing; /* done: its error is the reply */
@@ -217,11 +289,12 @@ static sortd__dispatch_action register_memfd(const sortd__dispatch_ctx *d, const
 static sortd__dispatch_action register_cuda(const sortd__dispatch_ctx *d, const sortd__request *rq)
 {
         const sortd__dispatch_env *env = d->env;
-        char why[256], theirs[SORTD__REGION_UUID_TEXT], ours[SORTD__REGION_UUID_TEXT];
+        sortd__dispatch_action a;
+        char why[512];
         sortd__region *r;
-        int err;
+        int dev, err;
 
-        if (!env->has_device) {
+        if (env->engines->n_devices == 0) {
                 snprintf(why, sizeof(why),
                          "this daemon's engine (%s) sorts in host memory: CUDA IPC regions need "
                          "a GPU engine (sortd --engine cuda)",
@@ -229,11 +302,8 @@ static sortd__dispatch_action register_cuda(const sortd__dispatch_ctx *d, const 
                 sortd__pipeline_refuse(d->out, rq->id, SORTD_E_UNSUPPORTED, why);
                 return nothing;
         }
-        if (memcmp(rq->device_uuid, env->device_uuid, SORTD_DEVICE_UUID_BYTES) != 0) {
-                sortd__region_uuid_format(rq->device_uuid, theirs);
-                sortd__region_uuid_format(env->device_uuid, ours);
-                snprintf(why, sizeof(why),
-                         "the CUDA region is on device %s; this daemon sorts on %s", theirs, ours);
+        dev = served_device(env, rq->device_uuid, "the CUDA region", why, sizeof(why));
+        if (dev < 0) {
                 sortd__pipeline_refuse(d->out, rq->id, SORTD_E_INVAL, why);
                 return nothing;
         }
@@ -243,7 +313,11 @@ static sortd__dispatch_action register_cuda(const sortd__dispatch_ctx *d, const 
                 sortd__pipeline_refuse(d->out, rq->id, sortd__reply_status_of(err), why);
                 return nothing;
         }
-        return open_region(d, rq->id, r);
+        r->device = dev;
+        a = open_region(d, rq->id, r);
+        if (a.job)
+                a.job->device = dev;
+        return a;
 }
 
 /* A region that no sort holds goes to the engine thread to be closed; the reply comes after.

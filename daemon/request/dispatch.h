@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engines.h"
 #include "job.h"
 #include "pipeline.h"
 #include "region.h"
@@ -25,8 +26,7 @@ typedef struct sortd__dispatch_env {
         uint64_t max_request_bytes; /* keys + values (or indices) of one sort */
         uint64_t max_drain_bytes;   /* a refused payload up to this size is read and dropped */
         const char *engine_kind;    /* for a refused CUDA region: what this daemon sorts on */
-        bool has_device;            /* the engine sorts device memory: CUDA regions */
-        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];
+        sortd__engines *engines;    /* the devices served, by UUID: a CUDA region's, a sort's */
         /* Fills f with what Hello and Status report now. */
         void (*facts)(void *arg, sortd__reply_facts *f);
         void *facts_arg;

@@ -11,6 +11,33 @@ static void reply_init(sortd__reply *m, uint64_t id)
         m->r.id = id;
 }
 
+/* f's device rows into m: their count, and m->device_ptrs. */
+static size_t devices_of(sortd__reply *m, const sortd__reply_facts *f)
+{
+        for (unsigned i = 0; i < f->n_devices; i++) {
+                const sortd__reply_device *d = &f->devices[i];
+                Sortd__Wire__Device *w = &m->devices[i];
+
+                *w = (Sortd__Wire__Device)SORTD__WIRE__DEVICE__INIT;
+                w->ordinal = d->ordinal;
+                w->uuid.data = (uint8_t *)d->uuid;
+                w->uuid.len = SORTD_DEVICE_UUID_BYTES;
+                w->name = (char *)d->name;
+                w->pci_bus_id = (char *)d->pci_bus_id;
+                w->numa_node = d->numa_node;
+                w->capacity = d->capacity;
+                w->state = d->state;
+                w->reason = (char *)d->reason;
+                w->sorts = d->sorts;
+                w->bytes = d->bytes;
+                w->busy_ns = d->busy_ns;
+                w->queued = d->queued;
+                w->streams = d->streams;
+                m->device_ptrs[i] = w;
+        }
+        return f->n_devices;
+}
+
 void sortd__reply_hello(sortd__reply *m, uint64_t id, const sortd__reply_facts *f)
 {
         Sortd__Wire__HelloReply *hr = &m->body.hello;
@@ -24,6 +51,8 @@ void sortd__reply_hello(sortd__reply *m, uint64_t id, const sortd__reply_facts *
         hr->device = (char *)f->device;
         hr->capacity = f->capacity;
         hr->limits = &m->limits;
+        hr->n_devices = devices_of(m, f);
+        hr->devices = m->device_ptrs;
         m->r.body_case = SORTD__WIRE__REPLY__BODY_HELLO;
         m->r.hello = hr;
 }
@@ -45,6 +74,8 @@ void sortd__reply_status(sortd__reply *m, uint64_t id, const sortd__reply_facts 
         SORTD_STATUS_COUNTERS(FILL)
 #undef FILL
         r->limits = &m->limits;
+        r->n_devices = devices_of(m, f);
+        r->devices = m->device_ptrs;
         m->r.body_case = SORTD__WIRE__REPLY__BODY_STATUS_REPLY;
         m->r.status_reply = r;
 }

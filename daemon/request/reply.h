@@ -10,6 +10,20 @@
 #include "job.h"
 #include "stats.h"
 
+/* The most devices a reply lists. */
+#define SORTD__REPLY_MAX_DEVICES 16
+
+/* A device's row (proto's Device); its strings must outlive the reply. */
+typedef struct sortd__reply_device {
+        unsigned ordinal;
+        uint8_t uuid[SORTD_DEVICE_UUID_BYTES];
+        const char *name, *pci_bus_id, *reason;
+        int numa_node;
+        Sortd__Wire__DeviceState state;
+        uint64_t capacity, sorts, bytes, busy_ns, queued;
+        unsigned streams;
+} sortd__reply_device;
+
 /* What Hello and Status report of the server, as it stands when asked (server.c). */
 typedef struct sortd__reply_facts {
         const char *engine, *device; /* the engine serving now */
@@ -18,6 +32,8 @@ typedef struct sortd__reply_facts {
         uint64_t uptime_ms;
         sortd__stats stats; /* the counters, those read from elsewhere filled in */
         Sortd__Wire__Limits limits;
+        sortd__reply_device devices[SORTD__REPLY_MAX_DEVICES];
+        unsigned n_devices;
 } sortd__reply_facts;
 
 /*
@@ -34,6 +50,8 @@ typedef struct sortd__reply {
                 Sortd__Wire__UnregisterRegionReply unregistered;
         } body;
         Sortd__Wire__Limits limits;
+        Sortd__Wire__Device devices[SORTD__REPLY_MAX_DEVICES];
+        Sortd__Wire__Device *device_ptrs[SORTD__REPLY_MAX_DEVICES];
 } sortd__reply;
 
 /* f must outlive m. */

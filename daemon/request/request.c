@@ -122,6 +122,10 @@ static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
         if (st != SORTD_OK) {
                 stats->sorts_failed++;
                 refuse(rq, st, "%s", why);
+        } else if (s->device_uuid.len && s->device_uuid.len != SORTD_DEVICE_UUID_BYTES) {
+                stats->sorts_failed++;
+                refuse(rq, SORTD_E_INVAL, "device_uuid has %zu bytes, a device UUID %d",
+                       s->device_uuid.len, SORTD_DEVICE_UUID_BYTES);
         } else if (s->n > lim->capacity) {
                 stats->rejected++;
                 refuse(rq, SORTD_E_CAPACITY, "n = %llu above the engine's capacity %llu",
@@ -145,6 +149,9 @@ static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
                 rq->kind = SORTD__REQUEST_SORT;
         }
         rq->n = s->n;
+        rq->has_device = s->device_uuid.len == SORTD_DEVICE_UUID_BYTES;
+        if (rq->has_device)
+                memcpy(rq->device_uuid, s->device_uuid.data, SORTD_DEVICE_UUID_BYTES);
 }
 
 static void check_body(const Sortd__Wire__Request *req, uint64_t payload_len,

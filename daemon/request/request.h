@@ -6,6 +6,7 @@
 #ifndef SORTD_DAEMON_REQUEST_H
 #define SORTD_DAEMON_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,7 +53,9 @@ typedef struct sortd__request {
         uint64_t region_size;                              /* REGISTER, REGISTER_CUDA */
         uint64_t region_offset;                            /* REGISTER_CUDA */
         uint8_t ipc_handle[SORTD_CUDA_IPC_HANDLE_BYTES];   /* REGISTER_CUDA */
-        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];      /* REGISTER_CUDA */
+        uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES];      /* REGISTER_CUDA; SORT and
+                                                              REGION_SORT with has_device */
+        bool has_device; /* SORT, REGION_SORT: the client chose the device */
 } sortd__request;
 
 /*

@@ -48,6 +48,7 @@ sortd__job *sortd__job_new(uint64_t id)
                 return NULL;
         j->id = id;
         j->state = SORTD__JOB_DONE;
+        j->lane = j->device = -1;
         return j;
 }
 

@@ -27,6 +27,7 @@
 #define SORTD__CONTAINER_OF(p, type, m) ((type *)(void *)((char *)(p)-offsetof(type, m)))
 
 struct sortd__admission;
+struct sortd__engines_flows;
 struct sortd__hostpool;
 struct sortd__region;
 struct sortd__turns;
@@ -63,6 +64,7 @@ typedef struct sortd__job_work {
         uint64_t t_sort, t_done;
         uint16_t batch_size; /* members of its batch (0: sorted alone) */
         bool batch_first;    /* the batch's first member, which counts the batch */
+        bool bounced;        /* not run: its engine thread has stopped sorting (worker.h) */
 } sortd__job_work;
 
 typedef struct sortd__job {
@@ -82,6 +84,11 @@ typedef struct sortd__job {
         struct sortd__region *keys_rg, *vals_rg; /* a region sort's regions, held until done */
         uint64_t t_frame, t_read;
         bool cpu_path; /* queued for the CPU path, not the engine */
+        /* Where the engines queued it (engines.c): a lane, or -1 (the CPU path, or not yet);
+           the device it must run on (a CUDA region's, or the client's choice), or -1 for any;
+           and the flows of its connection, for a move to another lane. */
+        int lane, device;
+        struct sortd__engines_flows *flows;
         /* the reply: its packed header and message (the payload is buf; none from regions) */
         uint8_t *out;
         size_t out_len;

@@ -97,7 +97,12 @@ static int link_new(sortd__regions *t, sortd__region_kind kind, uint64_t bytes, 
                 snprintf(why, why_len, "out of memory for a region");
                 return -ENOMEM;
         }
-        *r = (sortd__region){.next = t->head, .id = t->next_id++, .kind = kind, .bytes = bytes};
+        *r = (sortd__region){.next = t->head,
+                             .id = t->next_id++,
+                             .kind = kind,
+                             .bytes = bytes,
+                             .lane = -1,
+                             .device = -1};
         t->head = r;
         t->count++;
         t->limits->regions++;

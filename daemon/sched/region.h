@@ -56,6 +56,8 @@ typedef struct sortd__region {
         uint8_t *base;             /* the buffer (memfd: the mapping; CUDA: once opened) */
         uint64_t bytes;
         uint64_t users; /* sorts holding it */
+        int lane;       /* the engine thread that opened it (engines.c), which closes it; -1 */
+        int device;     /* CUDA: the device it is on (engines.c's index), set by dispatch */
         /* Its close job for the connection's end, made with the region (dispatch.c), so
            that closing a connection never needs memory; freed with the region if unused. */
         struct sortd__job *close_job;

@@ -1,18 +1,18 @@
 /*
  * Turns (see turns.h). A turn ends on whichever thread ran it, and wakes the engine threads
- * of both queues the connection's sorts may wait in.
+ * of every queue the connection's sorts may wait in.
  */
 #include <pthread.h>
 
 #include "queue.h"
 #include "turns.h"
 
-void sortd__turns_take(sortd__turns *t, sortd__job *j, sortd__queue *a, sortd__queue *b)
+void sortd__turns_take(sortd__turns *t, sortd__job *j, sortd__queue *const *wake, unsigned n)
 {
         /* Set before the first turn's job is queued: the queues' locks publish it. */
         if (t->given == 0) {
-                t->wake[0] = a;
-                t->wake[1] = b;
+                t->wake = wake;
+                t->n_wake = n;
         }
         j->work.turns = t;
         j->work.turn = t->given++;
@@ -23,8 +23,8 @@ bool sortd__turns_now(const sortd__job *j)
         return !j->work.turns || atomic_load(&j->work.turns->done) == j->work.turn;
 }
 
-/* The next turn's job may wait in either queue, its engine thread asleep for want of work
-   that may start: each is woken under its lock, so none misses the turn. */
+/* The next turn's job may wait in any of the queues, its engine thread asleep for want of
+   work that may start: each is woken under its lock, so none misses the turn. */
 void sortd__turns_end(sortd__job *j)
 {
         sortd__turns *t = j->work.turns;
@@ -32,9 +32,7 @@ void sortd__turns_end(sortd__job *j)
         if (!t)
                 return;
         atomic_fetch_add(&t->done, 1);
-        for (int i = 0; i < 2; i++) {
-                if (!t->wake[i])
-                        continue;
+        for (unsigned i = 0; i < t->n_wake; i++) {
                 pthread_mutex_lock(&t->wake[i]->mu);
                 pthread_cond_broadcast(&t->wake[i]->cv);
                 pthread_mutex_unlock(&t->wake[i]->mu);

@@ -17,14 +17,16 @@ struct sortd__queue;
  * path's, the loop). One whose turn has not come waits at the head of its flow.
  */
 typedef struct sortd__turns {
-        uint64_t given;               /* loop thread: turns handed out */
-        atomic_uint_fast64_t done;    /* turns finished: written by whichever thread ran them */
-        struct sortd__queue *wake[2]; /* where its sorts wait, woken as each finishes */
+        uint64_t given;                   /* loop thread: turns handed out */
+        atomic_uint_fast64_t done;        /* turns finished: written by whichever thread ran them */
+        struct sortd__queue *const *wake; /* where its sorts may wait, woken as each finishes */
+        unsigned n_wake;
 } sortd__turns;
 
-/* Gives j, a sort in regions, the next of t's turns; a or b is the queue it waits in. */
-void sortd__turns_take(sortd__turns *t, sortd__job *j, struct sortd__queue *a,
-                       struct sortd__queue *b);
+/* Gives j, a sort in regions, the next of t's turns; it waits in one of the n queues of wake,
+   which must outlive t. */
+void sortd__turns_take(sortd__turns *t, sortd__job *j, struct sortd__queue *const *wake,
+                       unsigned n);
 /* Whether j may start now: it has no turn, or its turn has come. Any thread. */
 bool sortd__turns_now(const sortd__job *j);
 /* j, sorted (or failed), ends its turn: the next may start. Any thread, no queue's lock held. */

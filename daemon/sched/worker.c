@@ -51,6 +51,7 @@ static void run_job(sortd__worker *w, sortd__job *j)
         case SORTD__JOB_OP_REGION_CLOSE:
                 j->work.status = sortd__region_engine_close(j->work.region, j->work.why,
                                                             sizeof(j->work.why));
+                sortd__turns_end(j);
                 break;
         case SORTD__JOB_OP_NONE:
                 break;
@@ -108,13 +109,28 @@ static void replace(sortd__worker *w)
 {
         sortd_engine *next;
 
-        if (!w->replace || w->replace_failed)
+        if (!w->loss.replace || w->replace_failed)
                 return;
-        next = w->replace(w->engine, w->replace_arg);
-        if (next)
+        next = w->loss.replace(w->engine, w->loss.arg);
+        if (next) {
                 w->engine = next;
-        else
-                w->replace_failed = true;
+                return;
+        }
+        w->replace_failed = true;
+        if (w->loss.drop)
+                atomic_store(&w->dropped, true);
+}
+
+/* A dropped thread's jobs go back unrun, but for a region's close: the lost engine that opened
+   the region releases it without its device, and no other engine may. */
+static void bounce(sortd__worker *w, sortd__job *list)
+{
+        for (sortd__job *j = list; j; j = j->qnext) {
+                if (j->work.op == SORTD__JOB_OP_REGION_CLOSE)
+                        run_job(w, j);
+                else
+                        j->work.bounced = true;
+        }
 }
 
 bool sortd__worker_run_here(sortd__worker *w, sortd__job *j)
@@ -141,7 +157,11 @@ static void *thread_main(void *arg)
         size_t count;
 
         while ((list = sortd__queue_pop_batch(w->queue, &w->limits, &count))) {
-                if (count == 1)
+                if (w->loss.stale && !w->replace_failed && w->loss.stale(w->engine, w->loss.arg))
+                        replace(w);
+                if (atomic_load(&w->dropped))
+                        bounce(w, list);
+                else if (count == 1)
                         run_job(w, list);
                 else
                         run_batch(w, list, count);
@@ -178,12 +198,9 @@ int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sort
 {
         int r;
 
-        *w = (sortd__worker){.engine = e,
-                             .queue = q,
-                             .complete = complete,
-                             .arg = arg,
-                             .replace = w->replace,
-                             .replace_arg = w->replace_arg};
+        *w = (sortd__worker){
+                .engine = e, .queue = q, .complete = complete, .arg = arg, .loss = w->loss};
+        atomic_init(&w->dropped, false);
         if (lim && lim->member_keys && lim->max_jobs > 1) {
                 w->limits = *lim;
                 if (w->limits.max_jobs > SORTD__WORKER_BATCH_MAX_JOBS)
@@ -216,10 +233,9 @@ int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sort
         return 0;
 }
 
-void sortd__worker_on_loss(sortd__worker *w, sortd__worker_replace_fn fn, void *arg)
+void sortd__worker_on_loss(sortd__worker *w, const sortd__worker_loss *loss)
 {
-        w->replace = fn;
-        w->replace_arg = arg;
+        w->loss = *loss;
 }
 
 void sortd__worker_stop(sortd__worker *w)

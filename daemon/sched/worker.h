@@ -3,6 +3,7 @@
 #define SORTD_DAEMON_WORKER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include <uv.h>
@@ -14,6 +15,23 @@
 typedef void (*sortd__worker_complete_fn)(sortd__job *j, void *arg);
 /* The engine thread's call when its engine is lost: the one to use now, or NULL for none. */
 typedef sortd_engine *(*sortd__worker_replace_fn)(sortd_engine *lost, void *arg);
+
+/*
+ * What the engine thread does when its engine is lost (engine.h). replace gives another, or
+ * NULL for none (NULL: the lost engine stays). stale, asked before each job, says whether the
+ * engine is lost though it has not failed yet (another engine on its device failed for good):
+ * then it is replaced before it fails a sort. When replace has none: without drop the lost
+ * engine stays, and fails every sort fast with its message; with drop the thread stops
+ * sorting (dropped, for the loop to read) and hands every job back unrun, work.bounced set,
+ * for another engine thread to take; only a region's close still runs, which a lost engine
+ * can do.
+ */
+typedef struct sortd__worker_loss {
+        sortd__worker_replace_fn replace;
+        bool (*stale)(const sortd_engine *e, void *arg);
+        void *arg;
+        bool drop;
+} sortd__worker_loss;
 
 /* The most sorts one batch holds: the engine thread's items array is this long. */
 #define SORTD__WORKER_BATCH_MAX_JOBS 256
@@ -32,9 +50,9 @@ typedef struct sortd__worker {
         sortd__job *done_head, *done_tail;
         sortd__worker_complete_fn complete;
         void *arg;
-        sortd__worker_replace_fn replace; /* NULL: a lost engine stays */
-        void *replace_arg;
+        sortd__worker_loss loss;
         bool replace_failed; /* asked once, got none: not asked again */
+        atomic_bool dropped; /* loss.drop, and it did: every job but a close comes back unrun */
 } sortd__worker;
 
 /* lim: how the engine thread batches small sorts (lim->max_jobs is capped at
@@ -42,8 +60,8 @@ typedef struct sortd__worker {
 int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sortd__queue *q,
                         const sortd__queue_batch_limits *lim, sortd__worker_complete_fn complete,
                         void *arg);
-/* Before start: on a lost engine (engine.h), the engine thread asks fn for another. */
-void sortd__worker_on_loss(sortd__worker *w, sortd__worker_replace_fn fn, void *arg);
+/* Before start: what happens when the engine is lost (see sortd__worker_loss). */
+void sortd__worker_on_loss(sortd__worker *w, const sortd__worker_loss *loss);
 /*
  * On the loop thread: runs j there, on the engine, if the engine is a CPU one, nothing is
  * queued, the engine thread is between jobs and j's turn (queue.h) has come; false (j

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "devices.h"
 #include "config_doc.h"
 #include "config_file.h"
 #include "config_table.h"
@@ -43,6 +44,19 @@ static const sortd__config_option *cli_option(int argc, char **argv, int *i, con
 /* The checks across settings, and the default socket: 0, -EINVAL or -ENAMETOOLONG (logged). */
 static int check(sortd__config *cfg)
 {
+        char why[256];
+
+        if (sortd__devices_check(cfg->devices, why, sizeof(why)) < 0) {
+                sortd__log(SORTD__LOG_ERR, "%s", why);
+                return -EINVAL;
+        }
+        if (strcmp(cfg->engine, "cpu") == 0 && !sortd__devices_auto(cfg->devices)) {
+                sortd__log(SORTD__LOG_ERR,
+                           "devices = '%s' with engine cpu: the cpu engine "
+                           "serves no device",
+                           cfg->devices);
+                return -EINVAL;
+        }
         if (cfg->max_request_bytes > cfg->max_inflight_bytes) {
                 sortd__log(SORTD__LOG_ERR,
                            "max-request-bytes (%llu) must not exceed "

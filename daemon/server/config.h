@@ -17,6 +17,8 @@ typedef struct sortd__config {
         char allow_gid[1024];
         sortd__access access; /* allow-uid and allow-gid, resolved as they were read */
         char engine[16];
+        char devices[1024];      /* devices.h */
+        uint64_t device_streams; /* sorts in flight on one device */
         uint64_t capacity;
         uint64_t threads;
         uint64_t max_request_bytes;

@@ -35,11 +35,19 @@ const sortd__config_option sortd__config_table_options[] = {
         {"engine", CHOICE(engine, engine_names), "auto", 0, 0, "name",
          "what sorts: auto = cuda where it can serve (a GPU, and its self-check passes), else "
          "cpu; cuda = our kernels on the GPU; cub = CUB's radix sort on the GPU"},
+        {"devices", STR(OPT_STRING, devices), "auto", 0, 0, "list",
+         "the GPUs a GPU engine serves: auto = every CUDA device this process sees (after "
+         "CUDA_VISIBLE_DEVICES) whose engine passes its self-check, or a comma-separated list of "
+         "CUDA ordinals and UUIDs as nvidia-smi -L prints them (GPU-..., MIG-...)"},
+        {"device-streams", NUM(OPT_COUNT, device_streams), "2", 1, 4, "sorts",
+         "sorts one device runs at once, each with an engine of its own (its stream and its "
+         "temporary storage), so that one's copies overlap another's kernels"},
         {"on-device-loss", CHOICE(on_device_loss, sortd__recovery_policy_names), "recreate", 0, 0,
          "policy",
          "when the engine's device fails for good (a sticky CUDA error): recreate = a new "
          "engine of the same kind, or the cpu engine if that cannot serve; cpu = the cpu "
-         "engine"},
+         "engine. With several devices a device that cannot be made again is dropped, and the "
+         "others serve"},
         {"allow-uid", STR(OPT_USERS, allow_uid), "", 0, 0, "users",
          "comma-separated user names or uids the daemon serves (checked when a client "
          "connects); with allow-gid empty too, everyone who can open the socket"},

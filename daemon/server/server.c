@@ -317,8 +317,7 @@ static int serve(sortd__server *srv)
                 .max_jobs = SORTD__WORKER_BATCH_MAX_JOBS,
         };
 
-        r = sortd__engines_start(&srv->engines, srv->loop, srv->engine, &lim, sortd__conn_complete,
-                                 sortd__recovery_replace, &srv->recovery);
+        r = sortd__engines_start(&srv->engines, srv->loop, &lim, sortd__conn_complete, NULL);
         if (r < 0) {
                 sortd__server_fail(srv, 1, "cannot start the engine thread: %s", uv_strerror(r));
                 return r;
@@ -339,10 +338,11 @@ static int serve(sortd__server *srv)
                 uv_run(srv->loop, UV_RUN_DEFAULT);
                 return r;
         }
-        sortd__log(SORTD__LOG_NOTICE, "serving on %s with engine %s (%s), capacity %zu",
+        sortd__log(SORTD__LOG_NOTICE,
+                   "serving on %s with engine %s (%s), capacity %zu, on %u device(s)",
                    srv->listener.activated ? "the socket passed by systemd" : srv->cfg.socket,
                    sortd_engine_kind(srv->engine), sortd_engine_device(srv->engine),
-                   sortd_engine_capacity(srv->engine));
+                   sortd_engine_capacity(srv->engine), srv->n_serving);
         sd_notifyf(0, "READY=1\nSTATUS=serving with engine %s (%s), capacity %zu",
                    sortd_engine_kind(srv->engine), sortd_engine_device(srv->engine),
                    sortd_engine_capacity(srv->engine));
@@ -362,11 +362,67 @@ static void limits_of(const sortd__server *srv, Sortd__Wire__Limits *l)
         l->max_region_bytes = srv->cfg.max_region_bytes;
 }
 
+/* The recovery whose engine Hello and Status name: the first lane's, unless another lane
+   counted a loss (its replacement serves now, and its reason says what happened). */
+static sortd__recovery *named_recovery(sortd__server *srv)
+{
+        for (unsigned i = 0; i < srv->n_lanes; i++)
+                if (atomic_load(&srv->recovery[i].losses))
+                        return &srv->recovery[i];
+        return &srv->recovery[0];
+}
+
+/* A device is lost once none of its lanes sorts on it: each gave up, or serves on the cpu. */
+static bool device_lost(sortd__server *srv, const sortd__server_device *d, const char **why)
+{
+        for (unsigned k = d->first_lane; k < d->first_lane + d->lanes; k++) {
+                sortd__recovery *r = &srv->recovery[k];
+                const sortd__recovery_serving *now = sortd__recovery_current(r);
+
+                if (atomic_load(&r->gave_up))
+                        *why = r->gave_up_reason;
+                else if (strcmp(sortd_engine_kind(now->engine), "cpu") == 0)
+                        *why = now->reason;
+                else
+                        return false;
+        }
+        return true;
+}
+
+static void device_row(sortd__server *srv, const sortd__server_device *d, sortd__reply_device *row)
+{
+        const sortd__engines_device *ed = d->index >= 0 ? &srv->engines.devices[d->index] : NULL;
+
+        *row = (sortd__reply_device){
+                .ordinal = (unsigned)d->info.ordinal,
+                .name = d->info.name,
+                .pci_bus_id = d->info.pci_bus_id,
+                .reason = d->reason,
+                .numa_node = d->numa_node,
+                .state = SORTD__WIRE__DEVICE_STATE__DEVICE_FAILED,
+                .streams = d->lanes,
+        };
+        memcpy(row->uuid, d->info.uuid, sizeof(row->uuid));
+        if (!ed)
+                return;
+        row->sorts = ed->sorts;
+        row->bytes = ed->bytes;
+        row->busy_ns = ed->busy_ns;
+        row->queued = sortd__engines_device_queued(&srv->engines, (unsigned)d->index);
+        if (device_lost(srv, d, &row->reason)) {
+                row->state = SORTD__WIRE__DEVICE_STATE__DEVICE_LOST;
+                return;
+        }
+        row->state = SORTD__WIRE__DEVICE_STATE__DEVICE_SERVING;
+        row->capacity = sortd_engine_capacity(srv->lane_engines[d->first_lane]);
+        row->reason = sortd__recovery_current(&srv->recovery[d->first_lane])->reason;
+}
+
 /* dispatch's facts: what Hello and Status report, as it stands now. */
 static void facts(void *arg, sortd__reply_facts *f)
 {
         sortd__server *srv = arg;
-        const sortd__recovery_serving *serving = sortd__recovery_current(&srv->recovery);
+        const sortd__recovery_serving *serving = sortd__recovery_current(named_recovery(srv));
 
         *f = (sortd__reply_facts){
                 .engine = sortd_engine_kind(serving->engine),
@@ -378,13 +434,16 @@ static void facts(void *arg, sortd__reply_facts *f)
         };
         f->stats.queued = sortd__engines_queued(&srv->engines);
         f->stats.cpu_path_keys = srv->engines.route.cpu_path_keys; /* 0 without a CPU path */
-        f->stats.engines_lost = atomic_load(&srv->recovery.losses);
+        for (unsigned i = 0; i < srv->n_lanes; i++)
+                f->stats.engines_lost += atomic_load(&srv->recovery[i].losses);
         f->stats.regions = srv->regions.regions;
         f->stats.region_bytes = srv->regions.mapped_bytes;
         f->stats.host_pool_bytes = srv->pool.bytes;
         f->stats.host_pool_used = srv->pool.used;
         f->stats.host_pool_peak = srv->pool.peak;
         limits_of(srv, &f->limits);
+        for (unsigned i = 0; i < srv->n_devices; i++)
+                device_row(srv, &srv->devices[i], &f->devices[f->n_devices++]);
 }
 
 /* What the connections see of the server: its limits, counters and stages. */
@@ -404,6 +463,7 @@ static void wire_connections(sortd__server *srv)
         srv->env.max_request_bytes = cfg->max_request_bytes;
         srv->env.max_drain_bytes = cfg->max_drain_bytes;
         srv->env.engine_kind = sortd_engine_kind(srv->engine);
+        srv->env.engines = &srv->engines;
         srv->env.facts = facts;
         srv->env.facts_arg = srv;
         srv->conn_ctx = (sortd__conn_ctx){
@@ -422,6 +482,34 @@ static void wire_connections(sortd__server *srv)
         };
 }
 
+/* The lanes and their devices, for the engines to route to. With several devices a lane that
+   loses its device and cannot make it again stops, and its jobs go to the others. */
+static int add_lanes(sortd__server *srv)
+{
+        sortd__worker_loss loss = {.replace = sortd__recovery_replace,
+                                   .stale = sortd__recovery_stale,
+                                   .drop = srv->n_serving > 1};
+        int r = 0;
+
+        if (srv->n_serving == 0) {
+                loss.arg = &srv->recovery[0];
+                return sortd__engines_add_lane(&srv->engines, -1, srv->lane_engines[0], &loss);
+        }
+        for (unsigned i = 0; i < srv->n_devices && r >= 0; i++) {
+                const sortd__server_device *d = &srv->devices[i];
+
+                if (d->index < 0)
+                        continue;
+                r = sortd__engines_add_device(&srv->engines, d->info.uuid);
+                for (unsigned k = d->first_lane; r >= 0 && k < d->first_lane + d->lanes; k++) {
+                        loss.arg = &srv->recovery[k];
+                        r = sortd__engines_add_lane(&srv->engines, d->index, srv->lane_engines[k],
+                                                    &loss);
+                }
+        }
+        return r < 0 ? r : 0;
+}
+
 /* Everything between the engine and its destruction: queues, loop, serving. */
 static int run_loop(sortd__server *srv)
 {
@@ -432,6 +520,8 @@ static int run_loop(sortd__server *srv)
         srv->regions = (sortd__region_limits){.max_per_conn = srv->cfg.max_regions,
                                               .max_bytes = srv->cfg.max_region_bytes};
         r = sortd__engines_init(&srv->engines, srv->cfg.loop_sort_keys);
+        if (r == 0)
+                r = add_lanes(srv);
         if (r < 0) {
                 sortd__server_fail(srv, 1, "cannot initialise the queues: %s", strerror(-r));
                 return r;
@@ -461,8 +551,10 @@ static void server_release(sortd__server *srv)
         sortd__listener_close(&srv->listener);
         sortd__hostpool_close(&srv->pool);
         sortd__route_close(&srv->engines.route);
-        sortd__recovery_close(&srv->recovery);
-        sortd_engine_destroy(srv->engine);
+        for (unsigned i = 0; i < srv->n_lanes; i++) {
+                sortd__recovery_close(&srv->recovery[i]);
+                sortd_engine_destroy(srv->lane_engines[i]);
+        }
 }
 
 int sortd__server_run(int argc, char **argv)

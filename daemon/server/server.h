@@ -18,19 +18,35 @@
 #include "hostpool.h"
 #include "listener.h"
 #include "conn.h"
+#include "devices.h"
 #include "engines.h"
 #include "log.h"
 #include "recovery.h"
 #include "region.h"
 #include "stats.h"
 
+/* A device the daemon was asked to serve: what the driver says of it, and how it went. */
+typedef struct sortd__server_device {
+        sortd_device_info info;
+        int numa_node;              /* -1: unknown */
+        int index;                  /* in srv->engines.devices; -1: left out at start-up */
+        unsigned first_lane, lanes; /* its lanes' engines and recoveries in srv */
+        char reason[512];           /* its self-check's account, or why it was left out */
+        sortd__recovery_device recovery;
+} sortd__server_device;
+
 typedef struct sortd__server {
         uv_loop_t *loop;
         sortd__config cfg;
-        sortd_engine *engine;
-        char engine_reason[1024]; /* how it was chosen and its self-check: logs, Status */
-        sortd__recovery recovery; /* the engine serving now, when the first lost its device */
-        sortd__engines engines;   /* the engine's queue and thread, the CPU path beside it */
+        sortd_engine *engine;     /* the first lane's: capacity, the host pool, the CPU path */
+        char engine_reason[1024]; /* how the engines were chosen, their self-checks: logs, Status */
+        /* Every lane's first engine, and what replaces it when its device is lost. */
+        sortd_engine *lane_engines[SORTD__ENGINES_MAX_LANES];
+        sortd__recovery recovery[SORTD__ENGINES_MAX_LANES];
+        unsigned n_lanes;
+        sortd__server_device devices[SORTD__DEVICES_MAX];
+        unsigned n_devices, n_serving;
+        sortd__engines engines; /* the lanes' queues and threads, the CPU path beside them */
         sortd__admission adm;
         sortd__hostpool pool; /* request buffers' memory, for admission; off on cpu by default */
         sortd__region_limits regions; /* every connection's regions together */

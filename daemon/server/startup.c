@@ -10,33 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices.h"
 #include "log.h"
 #include "region.h"
 #include "route.h"
 #include "startup.h"
-
-/* auto: cuda where it is present and passes its self-check, else cpu, saying why. */
-static sortd_status create_auto(sortd__server *srv, const sortd_engine_config *ec)
-{
-        char report[256], cpu_report[256];
-        sortd_status s =
-                sortd__recovery_engine_open("cuda", ec, &srv->engine, report, sizeof(report));
-
-        if (s == SORTD_OK) {
-                snprintf(srv->engine_reason, sizeof(srv->engine_reason), "auto chose cuda: %s",
-                         report);
-                return s;
-        }
-        s = sortd__recovery_engine_open("cpu", ec, &srv->engine, cpu_report, sizeof(cpu_report));
-        if (s == SORTD_OK)
-                snprintf(srv->engine_reason, sizeof(srv->engine_reason),
-                         "auto chose cpu: cuda cannot serve (%s)", report);
-        else
-                snprintf(srv->engine_reason, sizeof(srv->engine_reason),
-                         "cuda cannot serve (%s), nor cpu (%s: %s)", report, sortd_strerror(s),
-                         cpu_report);
-        return s;
-}
 
 /*
  * SORTD_TEST_FAULT=KIND:EVERY, for tests only: the engine's every EVERY-th sort fails, as a
@@ -76,27 +54,206 @@ bad:
         return -EINVAL;
 }
 
+/* ---- engines ---- */
+
+/* An engine of kind for lane srv->n_lanes, self-checked if check: the lane is srv's then. */
+static sortd_status open_lane(sortd__server *srv, const char *kind, const sortd_engine_config *ec,
+                              bool check, char *report, size_t len)
+{
+        sortd_engine *e;
+        sortd_status s = check ? sortd__recovery_engine_open(kind, ec, &e, report, len)
+                               : sortd_engine_create(kind, ec, &e, report, len);
+
+        if (s == SORTD_OK)
+                srv->lane_engines[srv->n_lanes++] = e;
+        return s;
+}
+
+/* Lets the lanes from first on go: their engines never served. */
+static void close_lanes(sortd__server *srv, unsigned first)
+{
+        while (srv->n_lanes > first)
+                sortd_engine_destroy(srv->lane_engines[--srv->n_lanes]);
+}
+
+/* The device's NUMA node, from sysfs by its PCI address; -1 when unknown. */
+static int numa_node_of(const char *pci_bus_id)
+{
+        char path[128], id[32];
+        size_t i;
+        int node = -1;
+        FILE *f;
+
+        for (i = 0; pci_bus_id[i] && i + 1 < sizeof(id); i++)
+                id[i] = (char)tolower((unsigned char)pci_bus_id[i]);
+        id[i] = '\0';
+        if (!*id)
+                return -1;
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", id);
+        f = fopen(path, "r");
+        if (!f)
+                return -1;
+        if (fscanf(f, "%d", &node) != 1)
+                node = -1;
+        fclose(f);
+        return node;
+}
+
+/*
+ * device-streams engines of kind on d, the first self-checked: the others run the same kernels
+ * on the same device, and a self-check each would only add seconds to the start. On a failure
+ * none stays, and d->reason says why.
+ */
+static bool open_device(sortd__server *srv, const char *kind, const sortd_engine_config *base,
+                        sortd__server_device *d)
+{
+        sortd_engine_config ec = *base;
+        unsigned first = srv->n_lanes;
+        char report[256];
+        sortd_status s = SORTD_OK;
+
+        ec.device = d->info.ordinal;
+        d->first_lane = first;
+        for (unsigned k = 0; k < srv->cfg.device_streams && s == SORTD_OK; k++)
+                s = open_lane(srv, kind, &ec, k == 0, k == 0 ? d->reason : report,
+                              k == 0 ? sizeof(d->reason) : sizeof(report));
+        if (s == SORTD_OK) {
+                d->lanes = srv->n_lanes - first;
+                return true;
+        }
+        if (srv->n_lanes > first) /* the self-check passed: a later engine failed */
+                snprintf(d->reason, sizeof(d->reason), "engine %u of %llu: %s",
+                         srv->n_lanes - first + 1, (unsigned long long)srv->cfg.device_streams,
+                         report);
+        close_lanes(srv, first);
+        sortd__log(SORTD__LOG_WARNING, "device %d (%s, %s) left out: %s", d->info.ordinal,
+                   d->info.name, d->info.pci_bus_id, d->reason);
+        return false;
+}
+
+/* One line of what happened to each device, for the log and Status. */
+static void devices_summary(const sortd__server *srv, const char *kind, char *out, size_t len)
+{
+        size_t used = (size_t)snprintf(out, len, "%s on %u of %u device(s)", kind, srv->n_serving,
+                                       srv->n_devices);
+
+        for (unsigned i = 0; i < srv->n_devices && used < len; i++) {
+                const sortd__server_device *d = &srv->devices[i];
+
+                used += (size_t)snprintf(out + used, len - used, "; %d %s: %s", d->info.ordinal,
+                                         d->index >= 0 ? "serves" : "left out", d->reason);
+        }
+}
+
+/*
+ * The GPU engines of kind on the devices the devices setting names: SORTD_OK when at least one
+ * serves; else why none can serve, with *bad set when the setting names no device.
+ */
+static sortd_status open_gpus(sortd__server *srv, const char *kind, const sortd_engine_config *ec,
+                              bool *bad, char *why, size_t len)
+{
+        sortd_device_info list[SORTD__DEVICES_MAX];
+        unsigned idx[SORTD__DEVICES_MAX];
+        size_t count = 0;
+        sortd_status s = sortd_devices_list(list, SORTD__DEVICES_MAX, &count, why, len);
+        int n;
+
+        if (s != SORTD_OK)
+                return s;
+        if (count == 0 && sortd__devices_auto(srv->cfg.devices)) {
+                /* The engine says why there is none, as it always has. */
+                s = open_lane(srv, kind, ec, true, why, len);
+                close_lanes(srv, 0);
+                return s == SORTD_OK ? SORTD_E_NODEV : s;
+        }
+        n = sortd__devices_resolve(srv->cfg.devices, list,
+                                   count < SORTD__DEVICES_MAX ? count : SORTD__DEVICES_MAX, idx,
+                                   why, len);
+        *bad = n < 0;
+        if (n < 0)
+                return SORTD_E_INVAL;
+        for (int i = 0; i < n; i++) {
+                sortd__server_device *d = &srv->devices[srv->n_devices++];
+
+                *d = (sortd__server_device){.info = list[idx[i]], .index = -1};
+                d->numa_node = numa_node_of(d->info.pci_bus_id);
+                atomic_init(&d->recovery.epoch, 0);
+                if (open_device(srv, kind, ec, d))
+                        d->index = (int)srv->n_serving++;
+        }
+        devices_summary(srv, kind, why, len);
+        return srv->n_serving ? SORTD_OK : SORTD_E_NODEV;
+}
+
+/* The lanes' recoveries, once it is known how many devices serve: with several, a lost one
+   that cannot be made again is dropped rather than replaced by the cpu engine. */
+static void init_recovery(sortd__server *srv, const sortd_engine_config *ec,
+                          enum sortd__recovery_policy policy)
+{
+        for (unsigned i = 0; i < srv->n_devices; i++) {
+                sortd__server_device *d = &srv->devices[i];
+                sortd_engine_config dec = *ec;
+
+                dec.device = d->info.ordinal;
+                for (unsigned k = d->first_lane; d->index >= 0 && k < d->first_lane + d->lanes;
+                     k++) {
+                        sortd__recovery_init(&srv->recovery[k], policy, &dec, srv->lane_engines[k],
+                                             d->reason);
+                        sortd__recovery_share(&srv->recovery[k], &d->recovery, srv->n_serving == 1);
+                }
+        }
+        if (srv->n_serving == 0) /* the cpu engine, one lane */
+                sortd__recovery_init(&srv->recovery[0], policy, ec, srv->lane_engines[0],
+                                     srv->engine_reason);
+}
+
+/* A GPU engine kind on the devices, or for auto the cpu engine when none serves. */
+static sortd_status open_engines(sortd__server *srv, const sortd_engine_config *ec)
+{
+        bool is_auto = strcmp(srv->cfg.engine, "auto") == 0;
+        const char *kind = is_auto ? "cuda" : srv->cfg.engine;
+        char report[768], cpu_report[256];
+        bool bad = false;
+        sortd_status s;
+
+        if (strcmp(kind, "cpu") == 0) {
+                s = open_lane(srv, "cpu", ec, true, report, sizeof(report));
+                snprintf(srv->engine_reason, sizeof(srv->engine_reason), "%s cpu: %s",
+                         s == SORTD_OK ? "configured" : "cannot create engine", report);
+                return s;
+        }
+        s = open_gpus(srv, kind, ec, &bad, report, sizeof(report));
+        if (s == SORTD_OK || !is_auto || bad) {
+                if (s == SORTD_OK)
+                        snprintf(srv->engine_reason, sizeof(srv->engine_reason), "%s %s",
+                                 is_auto ? "auto chose" : "configured", report);
+                else if (bad)
+                        snprintf(srv->engine_reason, sizeof(srv->engine_reason), "%s", report);
+                else
+                        snprintf(srv->engine_reason, sizeof(srv->engine_reason),
+                                 "cannot create engine %s: %s", kind, report);
+                return s;
+        }
+        s = open_lane(srv, "cpu", ec, true, cpu_report, sizeof(cpu_report));
+        if (s == SORTD_OK)
+                snprintf(srv->engine_reason, sizeof(srv->engine_reason),
+                         "auto chose cpu: cuda cannot serve (%s)", report);
+        else
+                snprintf(srv->engine_reason, sizeof(srv->engine_reason),
+                         "cuda cannot serve (%.600s), nor cpu (%s: %.200s)", report,
+                         sortd_strerror(s), cpu_report);
+        return s;
+}
+
 sortd_status sortd__startup_engine(sortd__server *srv, const sortd_engine_config *ec,
                                    enum sortd__recovery_policy policy)
 {
-        char report[256];
-        sortd_status s;
+        sortd_status s = open_engines(srv, ec);
 
-        if (strcmp(srv->cfg.engine, "auto") == 0) {
-                s = create_auto(srv, ec);
-        } else {
-                s = sortd__recovery_engine_open(srv->cfg.engine, ec, &srv->engine, report,
-                                                sizeof(report));
-                snprintf(srv->engine_reason, sizeof(srv->engine_reason), "%s %s: %s",
-                         s == SORTD_OK ? "configured" : "cannot create engine", srv->cfg.engine,
-                         report);
-        }
         if (s != SORTD_OK)
                 return s;
-        sortd__recovery_init(&srv->recovery, policy, ec, srv->engine, srv->engine_reason);
-        /* Asked now, while no other thread calls the engine; CUDA regions need it. */
-        srv->env.has_device =
-                sortd_engine_device_uuid(srv->engine, srv->env.device_uuid) == SORTD_OK;
+        srv->engine = srv->lane_engines[0];
+        init_recovery(srv, ec, policy);
         sortd__log(SORTD__LOG_NOTICE, "engine %s (%s): %s", sortd_engine_kind(srv->engine),
                    sortd_engine_device(srv->engine), srv->engine_reason);
         return s;
@@ -129,7 +286,7 @@ static uint64_t host_pool_bytes(const sortd__server *srv)
         uint64_t want = srv->cfg.host_pool;
 
         if (want == SORTD__CONFIG_AUTO) {
-                if (!srv->env.has_device) /* host memory is all it sorts in: nothing to pin */
+                if (!srv->n_serving) /* host memory is all it sorts in: nothing to pin */
                         return 0;
                 return limit < HOST_POOL_AUTO_MAX ? limit : HOST_POOL_AUTO_MAX;
         }

@@ -121,9 +121,9 @@ static void setup(void)
         ck_assert_int_eq(sortd__engines_init(&srv.engines, 0), 0); /* no sort on the loop */
         ck_assert_int_eq(sortd_engine_create("cpu", &ec, &srv.engine, why, sizeof(why)), SORTD_OK);
         ck_assert_int_eq(uv_loop_init(&srv.loop), 0);
-        ck_assert_int_eq(sortd__engines_start(&srv.engines, &srv.loop, srv.engine, NULL,
-                                              sortd__conn_complete, NULL, NULL),
-                         0);
+        ck_assert_int_eq(sortd__engines_add_lane(&srv.engines, -1, srv.engine, NULL), 0);
+        ck_assert_int_eq(
+                sortd__engines_start(&srv.engines, &srv.loop, NULL, sortd__conn_complete, NULL), 0);
         ck_assert_int_eq(uv_pipe_init(&srv.loop, &srv.listener, 0), 0);
         ck_assert_int_eq(uv_pipe_bind(&srv.listener, srv.path), 0);
         ck_assert_int_eq(uv_listen((uv_stream_t *)&srv.listener, 8, on_connection), 0);

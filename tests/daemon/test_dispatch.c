@@ -49,6 +49,7 @@ static struct {
         sortd__regions regions;
         sortd__hostpool pool; /* off: every buffer from the heap */
         sortd__dispatch_env env;
+        sortd__engines engines; /* devices, and no engine thread: nothing is run */
         sortd__dispatch_ctx d;
         int facts_calls;
         int fd_result; /* what take_fd gives */
@@ -110,7 +111,8 @@ static void setup(void)
                 .facts = facts,
                 .facts_arg = &fx,
         };
-        memcpy(fx.env.device_uuid, our_uuid, sizeof(our_uuid));
+        ck_assert_int_eq(sortd__engines_init(&fx.engines, 0), 0);
+        fx.env.engines = &fx.engines;
         fx.d = (sortd__dispatch_ctx){
                 .env = &fx.env,
                 .stats = &fx.stats,
@@ -138,8 +140,16 @@ static void teardown(void)
         ck_assert_uint_eq(fx.rlim.regions, 0);
         ck_assert_uint_eq(fx.rlim.mapped_bytes, 0);
         sortd__hostpool_close(&fx.pool);
+        sortd__engines_destroy(&fx.engines);
         ck_assert_uint_eq(fx.stats.inflight_bytes, 0);
         ck_assert_int_eq(fx.writes_failed, 0);
+}
+
+/* The daemon serves our device, with one lane that never runs. */
+static void serve_our_device(void)
+{
+        ck_assert_int_eq(sortd__engines_add_device(&fx.engines, our_uuid), 0);
+        ck_assert_int_eq(sortd__engines_add_lane(&fx.engines, 0, NULL, NULL), 0);
 }
 
 static void ping(message *m, uint64_t id, uint64_t nonce)
@@ -641,7 +651,7 @@ END_TEST
 /*
  * A CUDA region: refused by a daemon that sorts in host memory (naming what it sorts on), and
  * by one on another device (naming both); on this daemon's device it goes to the engines,
- * with no fd asked for.
+ * bound to that device, with no fd asked for.
  */
 START_TEST(cuda_region_device)
 {
@@ -653,14 +663,18 @@ START_TEST(cuda_region_device)
         dispatch_answered(&m, 0);
         expect(1, SORTD_E_UNSUPPORTED, "(test-kind)");
 
-        fx.env.has_device = true;
+        serve_our_device();
         register_cuda(&m, 2, other, PAGE);
         dispatch_answered(&m, 0);
-        expect(2, SORTD_E_INVAL, "this daemon sorts on " OUR_UUID_TEXT);
+        expect(2, SORTD_E_INVAL,
+               "on device GPU-ff000000-0000-0000-0000-000000000000, which this daemon does not "
+               "serve; it serves " OUR_UUID_TEXT);
         ck_assert_uint_eq(fx.regions.count, 0);
 
         register_cuda(&m, 3, our_uuid, PAGE);
         j = dispatch_submitted(&m, SORTD__JOB_OP_REGION_OPEN);
+        ck_assert_int_eq(j->device, 0);
+        ck_assert_int_eq(j->work.region->device, 0);
         ck_assert_int_eq(j->work.region->kind, SORTD__REGION_CUDA);
         ck_assert_uint_eq(j->work.region->bytes, PAGE);
         ck_assert_mem_eq(j->work.region->ipc_handle, m.handle, sizeof(m.handle));
@@ -668,6 +682,45 @@ START_TEST(cuda_region_device)
         expect(3, SORTD_E_DEVICE, "no such allocation");
         ck_assert_uint_eq(fx.regions.count, 0);
         ck_assert_int_eq(fx.fd_calls, 0);
+}
+END_TEST
+
+/*
+ * A sort that chooses its device: one the daemon serves is where it goes; one it does not is
+ * refused naming both, its payload dropped, the sort failed; a UUID of the wrong length is a
+ * bad request.
+ */
+START_TEST(sort_chooses_device)
+{
+        static const uint8_t other[SORTD_DEVICE_UUID_BYTES] = {0xee};
+        sortd__dispatch_action a;
+        message m;
+
+        serve_our_device();
+        sort(&m, 1, U32, 10);
+        m.sort.device_uuid.data = (uint8_t *)our_uuid;
+        m.sort.device_uuid.len = sizeof(our_uuid);
+        a = dispatch(&m, 40);
+        ck_assert_int_eq(a.todo, SORTD__DISPATCH_ADMIT);
+        ck_assert_int_eq(a.job->device, 0);
+        engine_gives_back(a.job, SORTD_E_DEVICE, "given back");
+
+        sort(&m, 2, U32, 10);
+        m.sort.device_uuid.data = (uint8_t *)other;
+        m.sort.device_uuid.len = sizeof(other);
+        a = dispatch(&m, 40);
+        ck_assert_int_eq(a.todo, SORTD__DISPATCH_NOTHING);
+        ck_assert(a.discard && !a.close);
+        expect(1, SORTD_E_DEVICE, "given back");
+        expect(2, SORTD_E_INVAL, "which this daemon does not serve; it serves " OUR_UUID_TEXT);
+
+        sort(&m, 3, U32, 10);
+        m.sort.device_uuid.data = (uint8_t *)other;
+        m.sort.device_uuid.len = 3;
+        a = dispatch(&m, 40);
+        ck_assert(a.discard);
+        expect(3, SORTD_E_INVAL, "device_uuid has 3 bytes");
+        ck_assert_uint_eq(fx.stats.sorts_failed, 2);
 }
 END_TEST
 
@@ -733,6 +786,7 @@ int main(void)
         tcase_add_test(tc, unregister_after_its_sorts);
         tcase_add_test(tc, cuda_region_device);
         tcase_add_test(tc, region_sort_unknown_region);
+        tcase_add_test(tc, sort_chooses_device);
         tcase_add_test(tc, buffer_unavailable);
         tcase_add_test(tc, broken_stream);
         suite_add_tcase(s, tc);

@@ -222,12 +222,12 @@ START_TEST(batches)
 END_TEST
 
 /* Region sort tag of connection turns, on flow f of q. */
-static sortd__job *push_turn(sortd__turns *t, sortd__queue *q, sortd__queue *other,
+static sortd__job *push_turn(sortd__turns *t, sortd__queue *q, sortd__queue *const *wake,
                              sortd__queue_flow *f, int tag, sortd__region *rg)
 {
         sortd__job *j = region_job(tag, 10, rg);
 
-        sortd__turns_take(t, j, q, other);
+        sortd__turns_take(t, j, wake, 2);
         sortd__queue_push(q, f, j);
         return j;
 }
@@ -254,11 +254,13 @@ START_TEST(turns_across_queues)
         pthread_t th;
         void *got;
 
+        sortd__queue *const wake[2] = {&engine, &cpu};
+
         ck_assert_int_eq(sortd__queue_init(&engine), 0);
         ck_assert_int_eq(sortd__queue_init(&cpu), 0);
-        r[0] = push_turn(&turns, &engine, &cpu, &ef, 0, &rg);
-        r[1] = push_turn(&turns, &cpu, &engine, &cf, 1, &rg);
-        r[2] = push_turn(&turns, &engine, &cpu, &ef, 2, &rg);
+        r[0] = push_turn(&turns, &engine, wake, &ef, 0, &rg);
+        r[1] = push_turn(&turns, &cpu, wake, &cf, 1, &rg);
+        r[2] = push_turn(&turns, &engine, wake, &ef, 2, &rg);
         sortd__queue_push(&cpu, &other, sort_job(90, 10)); /* another connection's */
         ck_assert(sortd__turns_now(r[0]) && !sortd__turns_now(r[1]) && !sortd__turns_now(r[2]));
         /* The CPU path passes over turn 1 and takes the other connection's sort. */

@@ -1,0 +1,35 @@
+/*
+ * The devices setting (devices.c): which of the CUDA devices the process sees the daemon
+ * serves. auto: all of them. Else a comma-separated list of CUDA ordinals and UUIDs as
+ * nvidia-smi -L prints them (GPU-..., MIG-... for a MIG instance; a unique prefix will do, as
+ * the driver takes in CUDA_VISIBLE_DEVICES). The driver applies CUDA_VISIBLE_DEVICES before
+ * the daemon sees a device, so ordinals count the visible devices only.
+ */
+#ifndef SORTD_DAEMON_DEVICES_H
+#define SORTD_DAEMON_DEVICES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine.h"
+
+/* The most entries a list may have: the daemon serves at most this many devices. */
+#define SORTD__DEVICES_MAX 16
+
+/* Whether spec is auto (every device, none an error). */
+bool sortd__devices_auto(const char *spec);
+
+/* spec's form, before any device is known: 0, or -EINVAL with why (an empty list or entry, an
+   entry that is neither an ordinal nor a UUID, one written twice, too many). */
+int sortd__devices_check(const char *spec, char *why, size_t why_len);
+
+/*
+ * The devices of list (count of them, as sortd_devices_list gives them) that spec names, in
+ * its order (auto: all, in order), as indices into list in out (room for SORTD__DEVICES_MAX):
+ * their number, or -EINVAL with why naming the entry that names no device or more than one, or
+ * two entries that name the same device.
+ */
+int sortd__devices_resolve(const char *spec, const sortd_device_info *list, size_t count,
+                           unsigned out[SORTD__DEVICES_MAX], char *why, size_t why_len);
+
+#endif
