@@ -12,6 +12,7 @@ namespace c_api
 #undef cudaSuccess
 #undef cudaGetDeviceCount
 #undef cudaGetDevice
+#undef cudaSetDevice
 #undef cudaGetDeviceProperties
 #undef cudaMalloc
 #undef cudaFree
