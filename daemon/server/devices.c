@@ -62,7 +62,7 @@ static bool is_uuid(const char *e)
 
 int sortd__devices_check(const char *spec, char *why, size_t why_len)
 {
-        char seen[SORTD__DEVICES_MAX][ENTRY_MAX], e[ENTRY_MAX + 1];
+        char seen[SORTD__DEVICES_MAX][ENTRY_MAX + 1], e[ENTRY_MAX + 1];
         const char *p = spec;
         size_t n = 0, len;
 
@@ -90,7 +90,7 @@ int sortd__devices_check(const char *spec, char *why, size_t why_len)
                         snprintf(why, why_len, "devices: more than %d entries", SORTD__DEVICES_MAX);
                         return -EINVAL;
                 }
-                snprintf(seen[n++], ENTRY_MAX, "%s", e);
+                snprintf(seen[n++], sizeof(seen[0]), "%s", e);
         }
         if (n == 0) {
                 snprintf(why, why_len, "devices is empty: name at least one device, or auto");
