@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "datagen.h"
@@ -46,6 +47,8 @@ static daemon_proc g_daemon;
 static char g_fault_file[64];
 static uint8_t g_uuid[DEVICES][SORTD_DEVICE_UUID_BYTES];
 
+/* Batches off: a batch is one engine call of many small sorts (at most batch-max-keys), and
+   with them the fairness test would measure how many of its 4096-key sorts fit in one. */
 static void start(void)
 {
         const char *const extra[] = {"--engine",
@@ -55,6 +58,8 @@ static void start(void)
                                      "--cpu-path-keys",
                                      "0",
                                      "--loop-sort-keys",
+                                     "0",
+                                     "--batch-member-keys",
                                      "0",
                                      "--host-pool",
                                      "8M",
@@ -413,10 +418,93 @@ START_TEST(device_lost_under_load)
 }
 END_TEST
 
+/* sortd with args, on the socket of a fresh directory, to its end: its exit status and, in
+   err, what it wrote. */
+static int run_sortd(const char *const *args, char *err, size_t len)
+{
+        const char *argv[32] = {getenv("SORTD_BIN"), "--socket", "/tmp/sortd-multi-never.sock"};
+        int n = 3, status, fd[2];
+        size_t got = 0;
+        ssize_t r;
+        pid_t pid;
+
+        for (; *args; args++)
+                argv[n++] = *args;
+        ck_assert_int_eq(pipe(fd), 0);
+        pid = fork();
+        if (pid == 0) {
+                dup2(fd[1], 2);
+                execv(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+        close(fd[1]);
+        while (got + 1 < len && (r = read(fd[0], err + got, len - 1 - got)) > 0)
+                got += (size_t)r;
+        err[got] = '\0';
+        close(fd[0]);
+        waitpid(pid, &status, 0);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A devices setting that names no device, or one device twice, stops the start with exit 2
+   and says which entry; the daemon never serves. */
+START_TEST(bad_devices_refused)
+{
+        static const struct {
+                const char *devices, *words;
+        } cases[] = {
+                {"5", "no CUDA device 5 (3 visible)"},
+                {"0,GPU-73696d74-2d66-616b-652d-637564613031", "name the same device"},
+                {"GPU-ffff", "no visible CUDA device is GPU-ffff"},
+                {"1,1", "'1' is named twice"},
+                {"", "devices is empty"},
+        };
+        char err[4096];
+
+        setenv("FAKE_CUDA_DEVICES", "3", 1);
+        unsetenv("FAKE_CUDA_BAD_DEVICES");
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const char *args[] = {"--engine", "cuda", "--devices", cases[i].devices, NULL};
+                int code = run_sortd(args, err, sizeof(err));
+
+                ck_assert_msg(code == 2 && strstr(err, cases[i].words),
+                              "devices '%s': exit %d, '%s' not in: %s", cases[i].devices, code,
+                              cases[i].words, err);
+        }
+}
+END_TEST
+
+/* CUDA_VISIBLE_DEVICES as the driver applies it: the daemon's ordinal 1 is physical device 0
+   when only 2 and 0 are visible, and it serves that one alone. */
+START_TEST(visible_devices_honoured)
+{
+        const char *const extra[] = {"--engine",         "cuda", "--devices",  "1",
+                                     "--device-streams", "1",    "--capacity", "512",
+                                     "--cpu-path-keys",  "0",    NULL};
+        daemon_proc d = {0};
+        sortd_server_status st;
+        cudaUUID_t want;
+
+        setenv("FAKE_CUDA_DEVICES", "3", 1);
+        unsetenv("FAKE_CUDA_BAD_DEVICES");
+        setenv("CUDA_VISIBLE_DEVICES", "2,0", 1);
+        daemon_start(&d, extra);
+        unsetenv("CUDA_VISIBLE_DEVICES");
+        st = status_of(&d);
+        ck_assert_uint_eq(st.device_count, 1);
+        ck_assert_uint_eq(st.devices[0].ordinal, 1);
+        ck_assert_int_eq(st.devices[0].state, SORTD_DEVICE_SERVING);
+        ck_assert_uint_eq(st.devices[0].streams, 1);
+        memcpy(want.bytes, "simt-fake-cuda01", 16); /* physical device 0 */
+        ck_assert_mem_eq(st.devices[0].uuid, want.bytes, 16);
+        ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
+}
+END_TEST
+
 static Suite *multi_gpu_suite(void)
 {
         Suite *s = suite_create("multi_gpu");
-        TCase *tc = tcase_create("four devices");
+        TCase *tc = tcase_create("four devices"), *starts = tcase_create("starts");
 
         tcase_set_timeout(tc, 600);
         tcase_add_unchecked_fixture(tc, start, stop);
@@ -428,6 +516,10 @@ static Suite *multi_gpu_suite(void)
         tcase_add_test(tc, two_in_flight_on_one_device);
         tcase_add_test(tc, device_lost_under_load);
         suite_add_tcase(s, tc);
+        tcase_set_timeout(starts, 300);
+        tcase_add_test(starts, bad_devices_refused);
+        tcase_add_test(starts, visible_devices_honoured);
+        suite_add_tcase(s, starts);
         return s;
 }
 

@@ -7,6 +7,7 @@
 #include <deque>
 #include <fcntl.h>
 #include <map>
+#include <condition_variable>
 #include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -53,8 +54,33 @@ struct Opened {
 std::map<std::pair<int32_t, int32_t>, Opened> g_opened;
 thread_local cudaError_t t_last = cudaSuccess;
 /* The SIMT emulator runs one grid at a time (its scheduler's state is global): engines on
-   several devices, on several host threads, take turns for their launches. */
-std::mutex g_launch_lock;
+   several devices, on several host threads, take turns for their launches, in the order they
+   came, as a GPU shares itself among streams. A plain mutex would let the thread that just
+   let it go take it back at once, and one engine's sorts would starve the others'. */
+class TurnLock
+{
+      public:
+        void lock()
+        {
+                std::unique_lock<std::mutex> l(mu_);
+                uint64_t mine = next_++;
+
+                cv_.wait(l, [&] { return serving_ == mine; });
+        }
+        void unlock()
+        {
+                std::lock_guard<std::mutex> l(mu_);
+
+                serving_++;
+                cv_.notify_all();
+        }
+
+      private:
+        std::mutex mu_;
+        std::condition_variable cv_;
+        uint64_t next_ = 0, serving_ = 0;
+};
+TurnLock g_launch_lock;
 
 cudaError_t fail(cudaError_t rc)
 {
@@ -622,7 +648,7 @@ cudaError_t launch(cudaStream_t s, dim3 grid, dim3 block, std::function<void()> 
                         devices::lose(dev, cudaErrorIllegalAddress);
                         return;
                 }
-                std::lock_guard<std::mutex> g(g_launch_lock);
+                std::lock_guard<TurnLock> g(g_launch_lock);
 
                 simt::launch(grid, block, body);
         });
