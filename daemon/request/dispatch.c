@@ -79,14 +79,14 @@ static sortd__job *sort_job(const sortd__dispatch_ctx *d, const sortd__request *
 /* The UUIDs of the devices that serve now, for a refusal that names them. */
 static void served_devices(sortd__engines *e, char *out, size_t len)
 {
-        char uuid[SORTD__REGION_UUID_TEXT];
+        char uuid[SORTD_DEVICE_UUID_TEXT];
         size_t used = 0;
 
         snprintf(out, len, "none");
         for (unsigned i = 0; i < e->n_devices; i++) {
                 if (!sortd__engines_device_serving(e, i))
                         continue;
-                sortd__region_uuid_format(e->devices[i].uuid, uuid);
+                sortd_device_uuid_format(e->devices[i].uuid, uuid);
                 used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s",
                                          used ? ", " : "", uuid);
         }
@@ -96,12 +96,12 @@ static void served_devices(sortd__engines *e, char *out, size_t len)
 static int served_device(const sortd__dispatch_env *env, const uint8_t *uuid, const char *what,
                          char *why, size_t len)
 {
-        char theirs[SORTD__REGION_UUID_TEXT], served[4 * SORTD__REGION_UUID_TEXT];
+        char theirs[SORTD_DEVICE_UUID_TEXT], served[4 * SORTD_DEVICE_UUID_TEXT];
         int d = sortd__engines_find_device(env->engines, uuid);
 
         if (d >= 0 && sortd__engines_device_serving(env->engines, (unsigned)d))
                 return d;
-        sortd__region_uuid_format(uuid, theirs);
+        sortd_device_uuid_format(uuid, theirs);
         served_devices(env->engines, served, sizeof(served));
         snprintf(why, len, "%s is on device %s, which this daemon %s; it serves %s", what, theirs,
                  d >= 0 ? "has lost" : "does not serve", served);
@@ -178,13 +178,13 @@ static int region_spans(const sortd__dispatch_ctx *d, const sortd__request *rq, 
 static int region_device(const sortd__dispatch_ctx *d, const sortd__request *rq, sortd__job *j,
                          const sortd__region *kr)
 {
-        char ours[SORTD__REGION_UUID_TEXT], theirs[SORTD__REGION_UUID_TEXT];
+        char ours[SORTD_DEVICE_UUID_TEXT], theirs[SORTD_DEVICE_UUID_TEXT];
         int r = chosen_device(d, rq, j);
 
         if (r < 0 || kr->kind != SORTD__REGION_CUDA || j->device < 0 || j->device == kr->device)
                 return r;
-        sortd__region_uuid_format(rq->device_uuid, theirs);
-        sortd__region_uuid_format(d->env->engines->devices[kr->device].uuid, ours);
+        sortd_device_uuid_format(rq->device_uuid, theirs);
+        sortd_device_uuid_format(d->env->engines->devices[kr->device].uuid, ours);
         snprintf(j->work.why, sizeof(j->work.why),
                  "the sort chose device %s, but its CUDA region is on %s", theirs, ours);
         return -EINVAL;

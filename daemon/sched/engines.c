@@ -187,7 +187,7 @@ static void settle(sortd__engines *e, const sortd__job *j)
  */
 static bool move(sortd__engines *e, sortd__job *j)
 {
-        char uuid[SORTD__REGION_UUID_TEXT];
+        char uuid[SORTD_DEVICE_UUID_TEXT];
         int from = j->lane, to;
 
         j->work.bounced = false;
@@ -200,7 +200,7 @@ static bool move(sortd__engines *e, sortd__job *j)
         }
         j->work.status = SORTD_E_DEVICE;
         if (e->lanes[from].device >= 0) {
-                sortd__region_uuid_format(e->devices[e->lanes[from].device].uuid, uuid);
+                sortd_device_uuid_format(e->devices[e->lanes[from].device].uuid, uuid);
                 snprintf(j->work.why, sizeof(j->work.why), "device %s was lost%s", uuid,
                          j->work.op == SORTD__JOB_OP_SORT
                                  ? ", and no other device this sort may run on serves"

@@ -221,22 +221,6 @@ sortd_status sortd__region_engine_close(sortd__region *r, char *why, size_t why_
         return s;
 }
 
-/* Dashes before bytes 4, 6, 8 and 10, where the UUID's fields begin. */
-void sortd__region_uuid_format(const uint8_t *u, char out[SORTD__REGION_UUID_TEXT])
-{
-        static const char hex[] = "0123456789abcdef";
-        char *p = out + 3;
-
-        memcpy(out, "GPU", 3);
-        for (unsigned i = 0; i < SORTD_DEVICE_UUID_BYTES; i++) {
-                if (i == 0 || i == 4 || i == 6 || i == 8 || i == 10)
-                        *p++ = '-';
-                *p++ = hex[u[i] >> 4];
-                *p++ = hex[u[i] & 15];
-        }
-        *p = '\0';
-}
-
 void sortd__region_ready(sortd__region *r)
 {
         r->state = SORTD__REGION_READY;

@@ -110,10 +110,6 @@ sortd_status sortd__region_engine_open(sortd__region *r, sortd_engine *e, char *
  */
 sortd_status sortd__region_engine_close(sortd__region *r, char *why, size_t why_len);
 
-/* A device UUID as nvidia-smi -L shows it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx. */
-#define SORTD__REGION_UUID_TEXT 41
-void sortd__region_uuid_format(const uint8_t *uuid, char out[SORTD__REGION_UUID_TEXT]);
-
 /* The engine thread has opened r: sorts may find it. */
 void sortd__region_ready(sortd__region *r);
 

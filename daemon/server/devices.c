@@ -10,7 +10,7 @@
 #include "region.h"
 
 /* An entry's longest form: a UUID's text. */
-#define ENTRY_MAX SORTD__REGION_UUID_TEXT
+#define ENTRY_MAX SORTD_DEVICE_UUID_TEXT
 
 bool sortd__devices_auto(const char *spec)
 {
@@ -102,9 +102,9 @@ int sortd__devices_check(const char *spec, char *why, size_t why_len)
 /* Whether the UUID entry e names d: the UUID's digits start with e's (after GPU- or MIG-). */
 static bool names(const char *e, const sortd_device_info *d)
 {
-        char text[SORTD__REGION_UUID_TEXT];
+        char text[SORTD_DEVICE_UUID_TEXT];
 
-        sortd__region_uuid_format(d->uuid, text);
+        sortd_device_uuid_format(d->uuid, text);
         return strncasecmp(text + 4, e + 4, strlen(e + 4)) == 0;
 }
 

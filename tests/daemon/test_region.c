@@ -371,11 +371,11 @@ END_TEST
 START_TEST(uuid_text)
 {
         uint8_t u[SORTD_DEVICE_UUID_BYTES];
-        char text[SORTD__REGION_UUID_TEXT];
+        char text[SORTD_DEVICE_UUID_TEXT];
 
         for (unsigned i = 0; i < sizeof(u); i++)
                 u[i] = (uint8_t)(i * 17 + 0x0f);
-        sortd__region_uuid_format(u, text);
+        sortd_device_uuid_format(u, text);
         ck_assert_str_eq(text, "GPU-0f203142-5364-7586-97a8-b9cadbecfd0e");
 }
 END_TEST
