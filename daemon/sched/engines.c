@@ -59,6 +59,7 @@ int sortd__engines_add_lane(sortd__engines *e, int device, sortd_engine *engine,
                 return r;
         l->engine = engine;
         l->device = device;
+        l->capacity = engine ? sortd_engine_capacity(engine) : UINT64_MAX;
         if (loss)
                 sortd__worker_on_loss(&l->worker, loss);
         if (d) {
@@ -110,7 +111,8 @@ static int least_busy(sortd__engines *e, const sortd__job *j, int device)
                 const sortd__lane *l = &e->lanes[i];
                 double cost;
 
-                if ((device >= 0 && l->device != device) || !lane_serving(e, (int)i))
+                if ((device >= 0 && l->device != device) || l->capacity < j->work.n ||
+                    !lane_serving(e, (int)i))
                         continue;
                 cost = (double)(l->queued_bytes + bytes) * rate_of(e, l);
                 if (best < 0 || cost < best_cost) {

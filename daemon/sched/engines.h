@@ -49,6 +49,7 @@ typedef struct sortd__lane {
         sortd__worker worker;
         sortd_engine *engine; /* the one it started with */
         int device;           /* its device's index; -1: an engine without one (cpu) */
+        uint64_t capacity;    /* the largest n its engine sorts */
         /* loop thread */
         uint64_t queued_bytes; /* of the jobs handed to it and not yet back */
         double ns_per_byte;    /* its sorts' measured time per byte; 0 until it has one */

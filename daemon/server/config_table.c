@@ -54,8 +54,10 @@ const sortd__config_option sortd__config_table_options[] = {
         {"allow-gid", STR(OPT_GROUPS, allow_gid), "", 0, 0, "groups",
          "comma-separated group names or gids whose members (by primary or supplementary "
          "group) the daemon serves"},
-        {"capacity", NUM(OPT_SIZE, capacity), "16M", 1, 1ull << 40, "keys",
-         "largest n one sort may have"},
+        {"capacity", NUM(OPT_SIZE_AUTO, capacity), "16M", 1, 1ull << 40, "keys",
+         "largest n one sort may have; auto = each GPU's from its free memory at start-up (half "
+         "of it, shared by its device-streams engines, at most what max-request-bytes lets one "
+         "sort have), 16M on cpu"},
         {"threads", NUM(OPT_COUNT, threads), "0", 0, 1024, "threads",
          "engine threads: the cpu engine's workers, a GPU engine's host copy threads (16 at most); "
          "0 = online CPUs"},

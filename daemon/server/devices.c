@@ -171,3 +171,13 @@ int sortd__devices_resolve(const char *spec, const sortd_device_info *list, size
         }
         return n;
 }
+
+uint64_t sortd__devices_auto_capacity(uint64_t free_bytes, unsigned streams,
+                                      uint64_t max_request_bytes)
+{
+        uint64_t n = free_bytes / 2 / SORTD__DEVICES_BYTES_PER_KEY / (streams ? streams : 1);
+
+        if (n > max_request_bytes)
+                n = max_request_bytes;
+        return n < (1ull << 40) ? n : 1ull << 40;
+}

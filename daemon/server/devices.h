@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine.h"
 
@@ -31,5 +32,15 @@ int sortd__devices_check(const char *spec, char *why, size_t why_len);
  */
 int sortd__devices_resolve(const char *spec, const sortd_device_info *list, size_t count,
                            unsigned out[SORTD__DEVICES_MAX], char *why, size_t why_len);
+
+/*
+ * capacity=auto for a device with free_bytes free and streams engines: half its free memory
+ * (the rest for CUDA IPC buffers and other processes) over the engines, each key costing
+ * SORTD__DEVICES_BYTES_PER_KEY; no more than max_request_bytes lets one sort have (1-byte
+ * keys) nor 2^40. 0 when not even one key fits.
+ */
+#define SORTD__DEVICES_BYTES_PER_KEY 32 /* 64-bit keys and values, in and out */
+uint64_t sortd__devices_auto_capacity(uint64_t free_bytes, unsigned streams,
+                                      uint64_t max_request_bytes);
 
 #endif

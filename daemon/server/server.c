@@ -45,6 +45,18 @@ static int exit_status_of(sortd_status s)
         return s == SORTD_E_INVAL ? 2 : 1;
 }
 
+/* The largest n any lane sorts: what a request is checked against (the engines send it to a
+   lane that can take it). */
+static uint64_t capacity_of(const sortd__server *srv)
+{
+        uint64_t max = 0;
+
+        for (unsigned i = 0; i < srv->n_lanes; i++)
+                if (sortd_engine_capacity(srv->lane_engines[i]) > max)
+                        max = sortd_engine_capacity(srv->lane_engines[i]);
+        return max;
+}
+
 /* STOPPING=1 for systemd, with why when sortd__server_fail said it; the exit status. */
 static int notify_stopping(const sortd__server *srv)
 {
@@ -342,10 +354,10 @@ static int serve(sortd__server *srv)
                    "serving on %s with engine %s (%s), capacity %zu, on %u device(s)",
                    srv->listener.activated ? "the socket passed by systemd" : srv->cfg.socket,
                    sortd_engine_kind(srv->engine), sortd_engine_device(srv->engine),
-                   sortd_engine_capacity(srv->engine), srv->n_serving);
+                   (size_t)capacity_of(srv), srv->n_serving);
         sd_notifyf(0, "READY=1\nSTATUS=serving with engine %s (%s), capacity %zu",
                    sortd_engine_kind(srv->engine), sortd_engine_device(srv->engine),
-                   sortd_engine_capacity(srv->engine));
+                   (size_t)capacity_of(srv));
         uv_run(srv->loop, UV_RUN_DEFAULT);
         return 0;
 }
@@ -428,7 +440,7 @@ static void facts(void *arg, sortd__reply_facts *f)
                 .engine = sortd_engine_kind(serving->engine),
                 .device = sortd_engine_device(serving->engine),
                 .engine_reason = serving->reason,
-                .capacity = sortd_engine_capacity(srv->engine),
+                .capacity = capacity_of(srv),
                 .uptime_ms = (uv_hrtime() - srv->started_ns) / 1000000,
                 .stats = srv->stats,
         };
@@ -459,7 +471,7 @@ static void wire_connections(sortd__server *srv)
                 .idle_timeout_ms = cfg->idle_timeout_ms,
                 .write_timeout_ms = cfg->write_timeout_ms,
         };
-        srv->env.capacity = sortd_engine_capacity(srv->engine);
+        srv->env.capacity = capacity_of(srv);
         srv->env.max_request_bytes = cfg->max_request_bytes;
         srv->env.max_drain_bytes = cfg->max_drain_bytes;
         srv->env.engine_kind = sortd_engine_kind(srv->engine);
@@ -580,7 +592,9 @@ int sortd__server_run(int argc, char **argv)
            follows the bytes in flight instead of their high-water mark. */
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
         srv.started_ns = uv_hrtime();
-        ec.capacity = srv.cfg.capacity;
+        /* auto: each GPU's own (startup.c); the cpu engine takes the default. */
+        ec.capacity = srv.cfg.capacity == SORTD__CONFIG_AUTO ? SORTD__SERVER_CPU_CAPACITY
+                                                             : srv.cfg.capacity;
         ec.threads = (unsigned)srv.cfg.threads;
         if (sortd__startup_test_faults(&ec.faults) < 0)
                 return 2;

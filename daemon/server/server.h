@@ -25,6 +25,9 @@
 #include "region.h"
 #include "stats.h"
 
+/* capacity=auto on the cpu engine, which has no device memory to size it by. */
+#define SORTD__SERVER_CPU_CAPACITY (16u << 20)
+
 /* A device the daemon was asked to serve: what the driver says of it, and how it went. */
 typedef struct sortd__server_device {
         sortd_device_info info;

@@ -113,6 +113,10 @@ static bool open_device(sortd__server *srv, const char *kind, const sortd_engine
         sortd_status s = SORTD_OK;
 
         ec.device = d->info.ordinal;
+        if (srv->cfg.capacity == SORTD__CONFIG_AUTO)
+                ec.capacity = (size_t)sortd__devices_auto_capacity(
+                        d->info.free_bytes, (unsigned)srv->cfg.device_streams,
+                        srv->cfg.max_request_bytes);
         d->first_lane = first;
         for (unsigned k = 0; k < srv->cfg.device_streams && s == SORTD_OK; k++)
                 s = open_lane(srv, kind, &ec, k == 0, k == 0 ? d->reason : report,
@@ -262,7 +266,7 @@ sortd_status sortd__startup_engine(sortd__server *srv, const sortd_engine_config
 sortd_status sortd__startup_cpu_path(sortd__server *srv, char *why, size_t why_len)
 {
         sortd__route_settings rs = {.cpu_path_keys = srv->cfg.cpu_path_keys,
-                                    .capacity = srv->cfg.capacity,
+                                    .capacity = sortd_engine_capacity(srv->engine),
                                     .threads = (unsigned)srv->cfg.threads};
 
         return sortd__route_open(&srv->engines.route, srv->engine, &rs, why, why_len);

@@ -117,6 +117,18 @@ START_TEST(visible_devices_named)
 }
 END_TEST
 
+/* capacity=auto: half the free memory over the engines, at 32 bytes a key, within bounds. */
+START_TEST(auto_capacity)
+{
+        ck_assert_uint_eq(sortd__devices_auto_capacity(64ull << 30, 2, 1ull << 40), 512u << 20);
+        ck_assert_uint_eq(sortd__devices_auto_capacity(64ull << 30, 1, 1ull << 40), 1u << 30);
+        ck_assert_uint_eq(sortd__devices_auto_capacity(64ull << 30, 2, 256u << 20), 256u << 20);
+        ck_assert_uint_eq(sortd__devices_auto_capacity(64ull << 30, 2, 100u << 20), 100u << 20);
+        ck_assert_uint_eq(sortd__devices_auto_capacity(1ull << 62, 1, UINT64_MAX), 1ull << 40);
+        ck_assert_uint_eq(sortd__devices_auto_capacity(63, 1, 1ull << 40), 0);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("devices");
@@ -128,6 +140,7 @@ int main(void)
         tcase_add_test(tc, bad_entries);
         tcase_add_test(tc, form_checked_early);
         tcase_add_test(tc, visible_devices_named);
+        tcase_add_test(tc, auto_capacity);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -1,10 +1,10 @@
 /*
  * daemon/sched/engines.c with its engine threads, on cpu engines standing in for two devices
  * of two lanes each: host sorts spread over every lane of both devices; a sort that chooses
- * its device runs there alone; a device whose engines are lost for good, with nothing to
- * replace them, hands its queued sorts to the other device, and each sort comes back sorted
- * right or failed saying the device was lost. Also run under ThreadSanitizer (scripts/test):
- * the loop hands jobs to four engine threads and takes them back.
+ * its device runs there alone; a sort goes only where it fits; a device whose engines are lost for
+ * good, with nothing to replace them, hands its queued sorts to the other device, and each sort
+ * comes back sorted right or failed saying the device was lost. Also run under ThreadSanitizer
+ * (scripts/test): the loop hands jobs to four engine threads and takes them back.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -27,6 +27,7 @@ static sortd_engine *engines[LANES];
 static uint32_t *keys[JOBS];
 static sortd__job *jobs[JOBS];
 static unsigned done;
+static size_t dev1_capacity = N; /* start's */
 
 static const uint8_t uuid[DEVICES][SORTD_DEVICE_UUID_BYTES] = {{0xd0}, {0xd1}};
 
@@ -55,7 +56,8 @@ static void start(unsigned lose_at)
         for (int d = 0; d < DEVICES; d++) {
                 ck_assert_int_eq(sortd__engines_add_device(&e, uuid[d]), d);
                 for (int k = 0; k < STREAMS; k++) {
-                        sortd_engine_config ec = {.capacity = N, .threads = 1};
+                        sortd_engine_config ec = {.capacity = d == 1 ? dev1_capacity : N,
+                                                  .threads = 1};
                         sortd_engine **out = &engines[d * STREAMS + k];
 
                         if (d == 1 && lose_at)
@@ -158,6 +160,21 @@ START_TEST(chosen_device_only)
 }
 END_TEST
 
+/* Device 1's engines take fewer keys than these sorts have: every sort goes to device 0. */
+START_TEST(sorts_go_where_they_fit)
+{
+        dev1_capacity = N / 2;
+        start(0);
+        dev1_capacity = N;
+        run(-1);
+        for (int i = 0; i < JOBS; i++)
+                ck_assert(jobs[i]->work.status == SORTD_OK && sorted(i));
+        ck_assert_uint_eq(e.devices[0].sorts, JOBS);
+        ck_assert_uint_eq(e.devices[1].sorts, 0);
+        stop();
+}
+END_TEST
+
 /*
  * Device 1's engines are lost on their second sort and nothing replaces them: the sorts
  * running then fail saying so, the rest that were queued there move to device 0, and device 1
@@ -193,6 +210,7 @@ int main(void)
 
         tcase_add_test(tc, host_sorts_spread);
         tcase_add_test(tc, chosen_device_only);
+        tcase_add_test(tc, sorts_go_where_they_fit);
         tcase_add_test(tc, lost_device_hands_its_sorts_over);
         suite_add_tcase(s, tc);
         return run_suite(s);

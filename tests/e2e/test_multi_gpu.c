@@ -475,11 +475,12 @@ START_TEST(bad_devices_refused)
 END_TEST
 
 /* CUDA_VISIBLE_DEVICES as the driver applies it: the daemon's ordinal 1 is physical device 0
-   when only 2 and 0 are visible, and it serves that one alone. */
+   when only 2 and 0 are visible, and it serves that one alone; capacity=auto sizes its engine
+   from its free memory (64 KiB: half of it at 32 bytes a key). */
 START_TEST(visible_devices_honoured)
 {
         const char *const extra[] = {"--engine",         "cuda", "--devices",  "1",
-                                     "--device-streams", "1",    "--capacity", "512",
+                                     "--device-streams", "1",    "--capacity", "auto",
                                      "--cpu-path-keys",  "0",    NULL};
         daemon_proc d = {0};
         sortd_server_status st;
@@ -488,13 +489,17 @@ START_TEST(visible_devices_honoured)
         setenv("FAKE_CUDA_DEVICES", "3", 1);
         unsetenv("FAKE_CUDA_BAD_DEVICES");
         setenv("CUDA_VISIBLE_DEVICES", "2,0", 1);
+        setenv("FAKE_CUDA_DEVICE_MEMORY", "65536", 1);
         daemon_start(&d, extra);
         unsetenv("CUDA_VISIBLE_DEVICES");
+        unsetenv("FAKE_CUDA_DEVICE_MEMORY");
         st = status_of(&d);
         ck_assert_uint_eq(st.device_count, 1);
         ck_assert_uint_eq(st.devices[0].ordinal, 1);
         ck_assert_int_eq(st.devices[0].state, SORTD_DEVICE_SERVING);
         ck_assert_uint_eq(st.devices[0].streams, 1);
+        ck_assert_uint_eq(st.devices[0].capacity, 1024);
+        ck_assert_uint_eq(st.capacity, 1024);
         memcpy(want.bytes, "simt-fake-cuda01", 16); /* physical device 0 */
         ck_assert_mem_eq(st.devices[0].uuid, want.bytes, 16);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
