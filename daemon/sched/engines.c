@@ -71,6 +71,14 @@ int sortd__engines_add_lane(sortd__engines *e, int device, sortd_engine *engine,
         return 0;
 }
 
+void sortd__engines_pin_device(sortd__engines *e, unsigned device, const cpu_set_t *cpus)
+{
+        const sortd__engines_device *d = &e->devices[device];
+
+        for (unsigned i = d->first_lane; i < d->first_lane + d->lanes; i++)
+                sortd__worker_on_cpus(&e->lanes[i].worker, cpus);
+}
+
 /* The bytes a job moves: what routing weighs and the device counts. */
 static uint64_t job_bytes(const sortd__job *j)
 {

@@ -156,6 +156,9 @@ static void *thread_main(void *arg)
         sortd__job *list;
         size_t count;
 
+        /* Best effort: a CPU set the kernel refuses (taken offline since) leaves it anywhere. */
+        if (w->pinned)
+                (void)pthread_setaffinity_np(pthread_self(), sizeof(w->cpus), &w->cpus);
         while ((list = sortd__queue_pop_batch(w->queue, &w->limits, &count))) {
                 if (w->loss.stale && !w->replace_failed && w->loss.stale(w->engine, w->loss.arg))
                         replace(w);
@@ -231,6 +234,12 @@ int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sort
         }
         w->started = true;
         return 0;
+}
+
+void sortd__worker_on_cpus(sortd__worker *w, const cpu_set_t *cpus)
+{
+        w->cpus = *cpus;
+        w->pinned = true;
 }
 
 void sortd__worker_on_loss(sortd__worker *w, const sortd__worker_loss *loss)

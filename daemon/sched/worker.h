@@ -3,6 +3,7 @@
 #define SORTD_DAEMON_WORKER_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -53,6 +54,8 @@ typedef struct sortd__worker {
         sortd__worker_loss loss;
         bool replace_failed; /* asked once, got none: not asked again */
         atomic_bool dropped; /* loss.drop, and it did: every job but a close comes back unrun */
+        bool pinned;         /* the thread runs on cpus only (its device's NUMA node) */
+        cpu_set_t cpus;
 } sortd__worker;
 
 /* lim: how the engine thread batches small sorts (lim->max_jobs is capped at
@@ -60,6 +63,8 @@ typedef struct sortd__worker {
 int sortd__worker_start(sortd__worker *w, uv_loop_t *loop, sortd_engine *e, sortd__queue *q,
                         const sortd__queue_batch_limits *lim, sortd__worker_complete_fn complete,
                         void *arg);
+/* Before start: the engine thread runs on cpus only (its device's NUMA node's). */
+void sortd__worker_on_cpus(sortd__worker *w, const cpu_set_t *cpus);
 /* Before start: what happens when the engine is lost (see sortd__worker_loss). */
 void sortd__worker_on_loss(sortd__worker *w, const sortd__worker_loss *loss);
 /*

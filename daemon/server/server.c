@@ -518,6 +518,8 @@ static int add_lanes(sortd__server *srv)
                         r = sortd__engines_add_lane(&srv->engines, d->index, srv->lane_engines[k],
                                                     &loss);
                 }
+                if (r >= 0 && d->pinned)
+                        sortd__engines_pin_device(&srv->engines, (unsigned)d->index, &d->cpus);
         }
         return r < 0 ? r : 0;
 }

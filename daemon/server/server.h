@@ -6,6 +6,7 @@
 #ifndef SORTD_DAEMON_SERVER_H
 #define SORTD_DAEMON_SERVER_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,6 +33,8 @@
 typedef struct sortd__server_device {
         sortd_device_info info;
         int numa_node;              /* -1: unknown */
+        bool pinned;                /* its engines were made, and its threads run, on cpus */
+        cpu_set_t cpus;
         int index;                  /* in srv->engines.devices; -1: left out at start-up */
         unsigned first_lane, lanes; /* its lanes' engines and recoveries in srv */
         char reason[512];           /* its self-check's account, or why it was left out */

@@ -12,6 +12,7 @@
 
 #include "devices.h"
 #include "log.h"
+#include "numa.h"
 #include "region.h"
 #include "route.h"
 #include "startup.h"
@@ -76,27 +77,31 @@ static void close_lanes(sortd__server *srv, unsigned first)
                 sortd_engine_destroy(srv->lane_engines[--srv->n_lanes]);
 }
 
-/* The device's NUMA node, from sysfs by its PCI address; -1 when unknown. */
-static int numa_node_of(const char *pci_bus_id)
+/*
+ * Where the machine has several NUMA nodes and d's is known: d's engines are made on its
+ * node's CPUs (their pinned staging is first touched there; their copy threads start there)
+ * and its engine threads will run there. *saved: the affinity to go back to.
+ */
+static bool place_on_node(sortd__server_device *d, cpu_set_t *saved)
 {
-        char path[128], id[32];
-        size_t i;
-        int node = -1;
-        FILE *f;
+        const char *root = sortd__numa_root();
+        char list[64] = "";
+        int nodes = sortd__numa_nodes(root);
 
-        for (i = 0; pci_bus_id[i] && i + 1 < sizeof(id); i++)
-                id[i] = (char)tolower((unsigned char)pci_bus_id[i]);
-        id[i] = '\0';
-        if (!*id)
-                return -1;
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", id);
-        f = fopen(path, "r");
-        if (!f)
-                return -1;
-        if (fscanf(f, "%d", &node) != 1)
-                node = -1;
-        fclose(f);
-        return node;
+        d->numa_node = sortd__numa_node_of(root, d->info.pci_bus_id);
+        if (nodes < 2 || d->numa_node < 0 || !sortd__numa_cpus(root, d->numa_node, &d->cpus) ||
+            sched_getaffinity(0, sizeof(*saved), saved) != 0 ||
+            sched_setaffinity(0, sizeof(d->cpus), &d->cpus) != 0)
+                return false;
+        for (int c = 0, n = 0; c < CPU_SETSIZE && n < 8; c++)
+                if (CPU_ISSET(c, &d->cpus))
+                        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
+                                 n++ ? "," : "", c);
+        sortd__log(SORTD__LOG_INFO, "device %d is on NUMA node %d of %d: its engines on CPUs %s%s",
+                   d->info.ordinal, d->numa_node, nodes, list,
+                   CPU_COUNT(&d->cpus) > 8 ? ",..." : "");
+        d->pinned = true;
+        return true;
 }
 
 /*
@@ -111,6 +116,8 @@ static bool open_device(sortd__server *srv, const char *kind, const sortd_engine
         unsigned first = srv->n_lanes;
         char report[256];
         sortd_status s = SORTD_OK;
+        cpu_set_t saved;
+        bool placed = place_on_node(d, &saved);
 
         ec.device = d->info.ordinal;
         if (srv->cfg.capacity == SORTD__CONFIG_AUTO)
@@ -121,6 +128,8 @@ static bool open_device(sortd__server *srv, const char *kind, const sortd_engine
         for (unsigned k = 0; k < srv->cfg.device_streams && s == SORTD_OK; k++)
                 s = open_lane(srv, kind, &ec, k == 0, k == 0 ? d->reason : report,
                               k == 0 ? sizeof(d->reason) : sizeof(report));
+        if (placed)
+                (void)sched_setaffinity(0, sizeof(saved), &saved);
         if (s == SORTD_OK) {
                 d->lanes = srv->n_lanes - first;
                 return true;
@@ -180,7 +189,6 @@ static sortd_status open_gpus(sortd__server *srv, const char *kind, const sortd_
                 sortd__server_device *d = &srv->devices[srv->n_devices++];
 
                 *d = (sortd__server_device){.info = list[idx[i]], .index = -1};
-                d->numa_node = numa_node_of(d->info.pci_bus_id);
                 atomic_init(&d->recovery.epoch, 0);
                 if (open_device(srv, kind, ec, d))
                         d->index = (int)srv->n_serving++;

@@ -474,25 +474,66 @@ START_TEST(bad_devices_refused)
 }
 END_TEST
 
+/* A sysfs of two NUMA nodes, physical device 0 (PCI bus 01) on node 1, whose CPU is CPU 0. */
+static void two_node_sysfs(char *root)
+{
+        static const char *const files[][2] = {
+                {"devices/system/node/online", "0-1"},
+                {"devices/system/node/node1/cpulist", "0"},
+                {"bus/pci/devices/0000:01:00.0/numa_node", "1"},
+        };
+        char cmd[512];
+
+        strcpy(root, "/tmp/sortd-sysfs-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(root));
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname %s/%s)\" && echo %s > %s/%s", root,
+                         files[i][0], files[i][1], root, files[i][0]);
+                ck_assert_int_eq(system(cmd), 0);
+        }
+}
+
+/* How many of pid's threads may run only on CPU 0. */
+static int threads_on_cpu0(pid_t pid)
+{
+        char cmd[160], out[32] = "";
+        FILE *p;
+
+        snprintf(cmd, sizeof(cmd),
+                 "grep -h '^Cpus_allowed_list:' /proc/%d/task/*/status | grep -cw '0$'", (int)pid);
+        p = popen(cmd, "r");
+        ck_assert_ptr_nonnull(p);
+        if (!fgets(out, sizeof(out), p))
+                out[0] = '\0';
+        pclose(p);
+        return atoi(out);
+}
+
 /* CUDA_VISIBLE_DEVICES as the driver applies it: the daemon's ordinal 1 is physical device 0
    when only 2 and 0 are visible, and it serves that one alone; capacity=auto sizes its engine
-   from its free memory (64 KiB: half of it at 32 bytes a key). */
+   from its free memory (64 KiB: half of it at 32 bytes a key); on a two-node machine its
+   engine thread runs on its node's CPUs. */
 START_TEST(visible_devices_honoured)
 {
-        const char *const extra[] = {"--engine",         "cuda", "--devices",  "1",
-                                     "--device-streams", "1",    "--capacity", "auto",
-                                     "--cpu-path-keys",  "0",    NULL};
+        const char *const extra[] = {
+                "--engine",   "cuda", "--devices",       "1", "--device-streams", "1",
+                "--capacity", "auto", "--cpu-path-keys", "0", "--log-level",      "info",
+                NULL};
         daemon_proc d = {0};
         sortd_server_status st;
         cudaUUID_t want;
+        char sysfs[64], log[16384], cmd[128];
 
         setenv("FAKE_CUDA_DEVICES", "3", 1);
         unsetenv("FAKE_CUDA_BAD_DEVICES");
         setenv("CUDA_VISIBLE_DEVICES", "2,0", 1);
         setenv("FAKE_CUDA_DEVICE_MEMORY", "65536", 1);
+        two_node_sysfs(sysfs);
+        setenv("SORTD_TEST_SYSFS", sysfs, 1);
         daemon_start(&d, extra);
         unsetenv("CUDA_VISIBLE_DEVICES");
         unsetenv("FAKE_CUDA_DEVICE_MEMORY");
+        unsetenv("SORTD_TEST_SYSFS");
         st = status_of(&d);
         ck_assert_uint_eq(st.device_count, 1);
         ck_assert_uint_eq(st.devices[0].ordinal, 1);
@@ -500,6 +541,13 @@ START_TEST(visible_devices_honoured)
         ck_assert_uint_eq(st.devices[0].streams, 1);
         ck_assert_uint_eq(st.devices[0].capacity, 1024);
         ck_assert_uint_eq(st.capacity, 1024);
+        ck_assert_int_eq(st.devices[0].numa_node, 1);
+        daemon_log(&d, log, sizeof(log));
+        ck_assert_msg(strstr(log, "device 1 is on NUMA node 1 of 2: its engines on CPUs 0"), "%s",
+                      log);
+        ck_assert_int_ge(threads_on_cpu0(d.pid), 1); /* its engine thread at least */
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", sysfs);
+        ck_assert_int_eq(system(cmd), 0);
         memcpy(want.bytes, "simt-fake-cuda01", 16); /* physical device 0 */
         ck_assert_mem_eq(st.devices[0].uuid, want.bytes, 16);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
