@@ -62,16 +62,6 @@ static double socket_floor(size_t bytes)
         return done == BENCH_RUNS ? bench_median(t, BENCH_RUNS) : -1;
 }
 
-/* "2^K" for a power of two, else the number. */
-static const char *count_name(size_t n, char *buf, size_t len)
-{
-        if (n && !(n & (n - 1)))
-                snprintf(buf, len, "2^%d", __builtin_ctzll(n));
-        else
-                snprintf(buf, len, "%zu", n);
-        return buf;
-}
-
 /*
  * The paths' common set-up (paths_begin): an in-process CPU engine for n keys, a connection,
  * n random u32 keys in input (from seed) and in want the engine's sort of them, which every
@@ -174,7 +164,7 @@ static void print_path(const char *title, size_t n, unsigned threads, double l, 
         char name[32];
 
         printf("%s, %s u32 keys, %u engine threads (median of %d, verified):\n", title,
-               count_name(n, name, sizeof(name)), threads, PATH_RUNS);
+               bench_count_name(n, name, sizeof(name)), threads, PATH_RUNS);
         printf("  in-process engine  %8.1f ms  %7.1f Mkeys/s\n", l * 1e3, n / l * 1e-6);
         printf("  through sortd      %8.1f ms  %7.1f Mkeys/s  (daemon's sort %.1f ms)\n", rm * 1e3,
                n / rm * 1e-6, so * 1e3);

@@ -25,6 +25,16 @@
  * `sortd-bench --device [--n N] [SORTD]` measures the GPU's device path instead
  * (device_path.c), at N keys (2 to 2^28; default 2^28, the data-paths issue's size): exit 77
  * where there is no GPU or no CUDA engine.
+ *
+ * `sortd-bench --clients K [--n N] [--sorts C | --seconds S] [--device-streams A[,B]]
+ * [--rounds R] [--engine E] [SORTD]` measures K clients at once, each sorting N u32 keys (2 to
+ * 2^26, default 2^26) in a host region, on a daemon of engine E (auto by default: every GPU,
+ * else the cpu engine), for C sorts a client or S seconds (default 3) a phase: the aggregate
+ * rate and each device's share (clients.c). R rounds of phases (default 1); with A,B each
+ * round has a phase on a daemon of device-streams A and one of B (R default 2), and the gain
+ * of A over B ends it.
+ *
+ * Every daemon it starts must answer within 60 s, or $SORTD_TEST_START_SECONDS.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -74,7 +84,16 @@ static int cmp_double(const void *a, const void *b)
 double bench_median(double *v, size_t n)
 {
         qsort(v, n, sizeof(*v), cmp_double);
-        return v[n / 2];
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+const char *bench_count_name(size_t n, char *buf, size_t len)
+{
+        if (n && !(n & (n - 1)))
+                snprintf(buf, len, "2^%d", __builtin_ctzll(n));
+        else
+                snprintf(buf, len, "%zu", n);
+        return buf;
 }
 
 static char sock_path[128], sock_dir[64];
@@ -83,47 +102,70 @@ static pid_t daemon_pid;
 /* --cpu-path-keys N: passed on to the daemon ("auto" when not given). */
 static const char *cpu_path_keys = "auto";
 
-static void stop_daemon(void);
+/* How long a daemon may take to answer: 60 s, or $SORTD_TEST_START_SECONDS as the tests' harness
+   reads it (an emulated GPU's self-check takes tens of seconds on a busy machine). */
+static double start_seconds(void)
+{
+        const char *s = getenv("SORTD_TEST_START_SECONDS");
+        double v = s ? atof(s) : 0;
 
-static int start_daemon(const char *bin, const char *threads, const char *engine, size_t capacity)
+        return v > 0 ? v : 60;
+}
+
+const char *bench_start_daemon(const char *bin, const char *threads, const char *engine,
+                               size_t capacity, const char *device_streams)
 {
         char cap[32];
+        const char *argv[] = {bin,
+                              "--socket",
+                              sock_path,
+                              "--engine",
+                              engine,
+                              "--capacity",
+                              cap,
+                              "--threads",
+                              threads,
+                              "--cpu-path-keys",
+                              cpu_path_keys,
+                              "--log-level",
+                              "warning",
+                              device_streams ? "--device-streams" : NULL,
+                              device_streams,
+                              NULL};
 
         snprintf(sock_dir, sizeof(sock_dir), "/tmp/sortd-bench-XXXXXX");
         if (!mkdtemp(sock_dir))
-                return -1;
+                return NULL;
         snprintf(sock_path, sizeof(sock_path), "%s/sortd.sock", sock_dir);
         snprintf(cap, sizeof(cap), "%zu", capacity);
         daemon_pid = fork();
         if (daemon_pid == 0) {
-                execl(bin, bin, "--socket", sock_path, "--engine", engine, "--capacity", cap,
-                      "--threads", threads, "--cpu-path-keys", cpu_path_keys, "--log-level",
-                      "warning", (char *)NULL);
+                execv(bin, (char *const *)argv);
                 perror(bin);
                 _exit(127);
         }
         /* A large capacity's buffers are faulted in at start-up: seconds on a busy machine. */
-        for (int i = 0; i < 6000; i++) {
+        for (double end = bench_now() + start_seconds(); bench_now() < end;) {
                 sortd_conn *c;
                 char err[256];
                 int status;
 
                 if (sortd_connect(sock_path, NULL, &c, err, sizeof(err)) == SORTD_OK) {
                         sortd_close(c);
-                        return 0;
+                        return sock_path;
                 }
                 if (waitpid(daemon_pid, &status, WNOHANG) == daemon_pid) {
                         fprintf(stderr, "sortd-bench: sortd exited during start-up\n");
-                        return -1;
+                        return NULL;
                 }
                 usleep(10000);
         }
-        fprintf(stderr, "sortd-bench: sortd did not start within 60 s\n");
-        stop_daemon(); /* it would hold the output of whoever runs this */
-        return -1;
+        fprintf(stderr, "sortd-bench: sortd did not start within %.0f s\n", start_seconds());
+        bench_stop_daemon(); /* it would hold the output of whoever runs this */
+        return NULL;
 }
 
-static void stop_daemon(void)
+void bench_stop_daemon(void)
 {
         int status;
 
@@ -398,10 +440,10 @@ static int device_main(const char *bin, size_t n)
                 printf("SKIP: no CUDA device: the device path needs a GPU\n");
                 return 77;
         }
-        if (start_daemon(bin, "0", "cuda", n) < 0)
+        if (!bench_start_daemon(bin, "0", "cuda", n, NULL))
                 return 1;
         r = bench_device_path(sock_path, n);
-        stop_daemon();
+        bench_stop_daemon();
         return r ? 1 : 0;
 #else
         (void)bin;
@@ -428,12 +470,104 @@ static size_t parse_count(const char *s)
         return v >= 2 && v <= DEVICE_N ? (size_t)v : 0;
 }
 
+/* A whole decimal number in [lo, hi] for an option's value; -1 when it is not one. */
+static long parse_long(const char *s, long lo, long hi)
+{
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(s, &end, 10);
+        return !errno && end != s && *end == '\0' && v >= lo && v <= hi ? v : -1;
+}
+
+/* --device-streams S or S,T: each given to a daemon of its own, as the daemon checks it. */
+static int parse_streams(bench_clients_config *cc, char *list)
+{
+        char *comma = strchr(list, ',');
+
+        cc->streams[0] = list;
+        cc->nstreams = 1;
+        if (comma) {
+                *comma = '\0';
+                cc->streams[1] = comma + 1;
+                cc->nstreams = 2;
+        }
+        if (!*cc->streams[0] || (comma && (!*cc->streams[1] || strchr(comma + 1, ',')))) {
+                fprintf(stderr, "sortd-bench: --device-streams: give one setting, or two to "
+                                "compare (2,1)\n");
+                return -1;
+        }
+        return 1;
+}
+
+#define XSTR(x) STR_(x)
+#define STR_(x) #x
+
+/* The options of --clients alone: 1 when opt is one and has taken val, 0 when opt is none of
+   them, -1 after saying what is wrong with val. */
+static int clients_option(bench_clients_config *cc, const char *opt, char *val)
+{
+        const char *want;
+        char *end;
+        bool ok;
+
+        if (strcmp(opt, "--clients") == 0) {
+                ok = (cc->clients = (int)parse_long(val, 1, BENCH_MAX_CLIENTS)) > 0;
+                want = "1 to " XSTR(BENCH_MAX_CLIENTS) " clients";
+        } else if (strcmp(opt, "--sorts") == 0) {
+                ok = (cc->sorts = parse_long(val, 1, 1000000)) > 0;
+                want = "1 to 1000000 sorts a client";
+        } else if (strcmp(opt, "--rounds") == 0) {
+                ok = (cc->rounds = (int)parse_long(val, 1, BENCH_MAX_ROUNDS)) > 0;
+                want = "1 to " XSTR(BENCH_MAX_ROUNDS) " rounds";
+        } else if (strcmp(opt, "--seconds") == 0) {
+                cc->seconds = strtod(val, &end);
+                ok = end != val && *end == '\0' && cc->seconds > 0 && cc->seconds <= 3600;
+                want = "more than 0 and up to 3600 seconds";
+        } else if (strcmp(opt, "--device-streams") == 0) {
+                return parse_streams(cc, val);
+        } else {
+                return 0;
+        }
+        if (ok)
+                return 1;
+        fprintf(stderr, "sortd-bench: %s %s: give %s\n", opt, val, want);
+        return -1;
+}
+
+/* --clients: alone, with its own defaults (2^26 keys, the auto engine, 3 s a phase). */
+static int clients_main(bench_clients_config *cc, bool other_part, size_t n)
+{
+        if (other_part) {
+                fprintf(stderr, "sortd-bench: --clients runs alone: without --paths, --small "
+                                "and --device\n");
+                return 2;
+        }
+        if (n > HUGE_N) {
+                fprintf(stderr, "sortd-bench: --n %zu: --clients sorts 2 to 2^26 keys\n", n);
+                return 2;
+        }
+        if (cc->sorts && cc->seconds) {
+                fprintf(stderr, "sortd-bench: --sorts and --seconds each end a phase: give "
+                                "one\n");
+                return 2;
+        }
+        cc->n = n ? n : HUGE_N;
+        cc->engine = cc->engine ? cc->engine : "auto";
+        cc->seconds = cc->sorts || cc->seconds ? cc->seconds : 3.0;
+        cc->rounds = cc->rounds ? cc->rounds : cc->nstreams == 2 ? 2 : 1;
+        printf("sortd on the %s engine, cpu-path-keys %s\n", cc->engine, cpu_path_keys);
+        return bench_clients(cc) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-        const char *bin = SORTD_BIN, *threads = "0", *engine = "cpu";
+        const char *bin = SORTD_BIN, *threads = "0", *engine = NULL;
         bool device = false, small_only = false, paths_only = false;
+        bench_clients_config cc = {0};
         size_t n = 0; /* --n: the paths' one size (0 = 2^24 and 2^26), or the device path's */
-        int r = 0;
+        int r = 0, took;
 
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
@@ -456,14 +590,29 @@ int main(int argc, char **argv)
                         cpu_path_keys = argv[++i];
                 else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
                         engine = argv[++i];
-                else
+                else if (i + 1 < argc && (took = clients_option(&cc, argv[i], argv[i + 1]))) {
+                        if (took < 0)
+                                return 2;
+                        i++;
+                } else
                         bin = argv[i];
+        }
+        if (cc.clients) {
+                cc.bin = bin;
+                cc.threads = threads;
+                cc.engine = engine;
+                return clients_main(&cc, device || small_only || paths_only, n);
+        }
+        if (cc.sorts || cc.seconds || cc.rounds || cc.nstreams) {
+                fprintf(stderr, "sortd-bench: --sorts, --seconds, --rounds and --device-streams "
+                                "are for --clients\n");
+                return 2;
         }
         if (device)
                 return device_main(bin, n ? n : DEVICE_N);
         if (n && !paths_only) {
-                fprintf(stderr, "sortd-bench: --n is for --paths and --device: part 3's sizes "
-                                "are fixed\n");
+                fprintf(stderr, "sortd-bench: --n is for --paths, --device and --clients: part "
+                                "3's sizes are fixed\n");
                 return 2;
         }
         if (n > HUGE_N) {
@@ -475,17 +624,18 @@ int main(int argc, char **argv)
                                 "or neither for both\n");
                 return 2;
         }
-        if (!small_only && strcmp(engine, "cpu") != 0) {
-                fprintf(stderr, "sortd-bench: --engine is for --small: parts 1 and 2 compare "
-                                "the daemon with the CPU engine in-process\n");
+        if (engine && !small_only && strcmp(engine, "cpu") != 0) {
+                fprintf(stderr, "sortd-bench: --engine is for --small and --clients: parts 1 "
+                                "and 2 compare the daemon with the CPU engine in-process\n");
                 return 2;
         }
+        engine = engine ? engine : "cpu";
         /* The largest sort the run makes: a smaller capacity starts the daemon sooner. */
         size_t capacity = small_only ? BIG_N : n ? n : HUGE_N;
 
         if (!paths_only && capacity < BIG_N)
                 capacity = BIG_N;
-        if (start_daemon(bin, threads, engine, capacity) < 0)
+        if (!bench_start_daemon(bin, threads, engine, capacity, NULL))
                 return 1;
         printf("sortd on the %s engine, cpu-path-keys %s\n", engine, cpu_path_keys);
         if (!small_only) {
@@ -496,6 +646,6 @@ int main(int argc, char **argv)
         }
         if (!paths_only)
                 r |= small_part();
-        stop_daemon();
+        bench_stop_daemon();
         return r ? 1 : 0;
 }

@@ -1,4 +1,4 @@
-/* What sortd-bench's parts share (sortd_bench.c, host_paths.c, small_floor.c, and
+/* What sortd-bench's parts share (sortd_bench.c, host_paths.c, small_floor.c, clients.c, and
    device_path.c where CUDA is built). */
 #ifndef SORTD_BENCH_H
 #define SORTD_BENCH_H
@@ -11,8 +11,21 @@
 
 /* Seconds on the monotonic clock. */
 double bench_now(void);
-/* The median of v[0..n), which it sorts. */
+/* The median of v[0..n), which it sorts: the mean of the middle two when n is even. */
 double bench_median(double *v, size_t n);
+
+/* "2^K" for a power of two, else the number, in buf. */
+const char *bench_count_name(size_t n, char *buf, size_t len);
+
+/*
+ * The sortd a part sorts through (sortd_bench.c): bin on a private socket, with the engine,
+ * capacity and --threads given, the run's --cpu-path-keys, and device_streams sorts at once on
+ * a device (NULL: the daemon's default). Returns its socket's path once it answers, or NULL
+ * after saying why; bench_stop_daemon ends it. One at a time.
+ */
+const char *bench_start_daemon(const char *bin, const char *threads, const char *engine,
+                               size_t capacity, const char *device_streams);
+void bench_stop_daemon(void);
 
 /* Moves len bytes through a socket, in (out false) or out (send() without SIGPIPE should the
    peer be gone): 0, or -1. */
@@ -48,5 +61,27 @@ int bench_small_floor(int clients, bool sort, double seconds, bench_rate *out);
  * capacity n or more (device_path.c): prints its table; 0, or -1 after saying what failed.
  */
 int bench_device_path(const char *sock, size_t n);
+
+/* --clients (clients.c): what the command line asked for. */
+typedef struct bench_clients_config {
+        const char *bin, *threads, *engine; /* the daemons' */
+        int clients;                        /* 1 to BENCH_MAX_CLIENTS */
+        size_t n;                           /* keys per sort */
+        long sorts;                         /* per client and phase; 0: for seconds instead */
+        double seconds;
+        const char *streams[2]; /* device-streams of the phases (NULL: the default), ... */
+        int nstreams;           /* ... one setting, or two compared */
+        int rounds;
+} bench_clients_config;
+
+#define BENCH_MAX_CLIENTS 64
+#define BENCH_MAX_ROUNDS 100
+
+/*
+ * Runs cfg's phases, each on a daemon of its own (bench_start_daemon), and prints a line per
+ * phase with a row per device, then the medians and, for two settings, the gain of the first
+ * over the second: 0, or -1 after saying what failed (a wrong result included).
+ */
+int bench_clients(const bench_clients_config *cfg);
 
 #endif
