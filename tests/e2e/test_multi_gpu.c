@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "datagen.h"
@@ -312,12 +313,18 @@ START_TEST(two_in_flight_on_one_device)
         enum { ROUNDS = 6 };
         static uint32_t keys[2][ROUNDS][N], want[2][ROUNDS][N];
         sortd_conn *c[2] = {client_open(&g_daemon), client_open(&g_daemon)};
-        sortd_server_status before = status_of(&g_daemon), after;
+        sortd_server_status before, after;
         sortd_request r[2][ROUNDS];
+        struct timespec t0, t1;
+        uint64_t wall_ns, busy_ns;
 
+        for (int j = 0; j < ROUNDS; j++)
+                for (int i = 0; i < 2; i++)
+                        keys_of(keys[i][j], want[i][j], 3000 + (uint64_t)(i * ROUNDS + j));
+        before = status_of(&g_daemon);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int j = 0; j < ROUNDS; j++) {
                 for (int i = 0; i < 2; i++) {
-                        keys_of(keys[i][j], want[i][j], 3000 + (uint64_t)(i * ROUNDS + j));
                         r[i][j] = (sortd_request){
                                 .keys = keys[i][j], .n = N, .key_type = SORTD_KEY_U32};
                         memcpy(r[i][j].device_uuid, g_uuid[0], SORTD_DEVICE_UUID_BYTES);
@@ -331,8 +338,16 @@ START_TEST(two_in_flight_on_one_device)
                         ck_assert(memcmp(keys[1 - i][j], want[1 - i][j], N * 4) == 0);
                 }
         }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
         after = status_of(&g_daemon);
         ck_assert_uint_eq(sorts_on(&after, 0), sorts_on(&before, 0) + 2 * ROUNDS);
+        /* In flight together: the device's engines sorted for longer, added up, than the
+           whole run took; one at a time they could not have. */
+        wall_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec -
+                  (uint64_t)t0.tv_nsec;
+        busy_ns = row(&after, 0)->busy_ns - row(&before, 0)->busy_ns;
+        ck_assert_msg(busy_ns * 10 > wall_ns * 12, "busy %llu us in %llu us",
+                      (unsigned long long)(busy_ns / 1000), (unsigned long long)(wall_ns / 1000));
         sortd_close(c[0]);
         sortd_close(c[1]);
 }
