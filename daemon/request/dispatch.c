@@ -215,6 +215,8 @@ static sortd__dispatch_action start_region_sort(const sortd__dispatch_ctx *d,
         j->keys_rg = kr;
         j->vals_rg = vr;
         j->work.shared = true; /* the client may write them meanwhile */
+        if (kr->kind == SORTD__REGION_MEMFD)
+                j->numa_node = sortd__region_numa_node(j->work.keys);
         sortd__region_hold(kr);
         if (vr)
                 sortd__region_hold(vr);

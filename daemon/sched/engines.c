@@ -35,7 +35,7 @@ int sortd__engines_add_device(sortd__engines *e, const uint8_t uuid[SORTD_DEVICE
         if (e->n_devices == SORTD__ENGINES_MAX_DEVICES)
                 return -ENOSPC;
         d = &e->devices[e->n_devices];
-        *d = (sortd__engines_device){0};
+        *d = (sortd__engines_device){.numa_node = -1};
         memcpy(d->uuid, uuid, SORTD_DEVICE_UUID_BYTES);
         d->first_lane = e->n_lanes;
         return (int)e->n_devices++;
@@ -71,10 +71,11 @@ int sortd__engines_add_lane(sortd__engines *e, int device, sortd_engine *engine,
         return 0;
 }
 
-void sortd__engines_pin_device(sortd__engines *e, unsigned device, const cpu_set_t *cpus)
+void sortd__engines_pin_device(sortd__engines *e, unsigned device, int node, const cpu_set_t *cpus)
 {
-        const sortd__engines_device *d = &e->devices[device];
+        sortd__engines_device *d = &e->devices[device];
 
+        d->numa_node = node;
         for (unsigned i = d->first_lane; i < d->first_lane + d->lanes; i++)
                 sortd__worker_on_cpus(&e->lanes[i].worker, cpus);
 }
@@ -107,7 +108,16 @@ static double rate_of(const sortd__engines *e, const sortd__lane *l)
         return n ? sum / n : 1;
 }
 
-/* The serving lane, of device (or any: -1), expected to finish j first; ties go round. -1. */
+/* Whether lane i's device is on the NUMA node j's memory lies on. */
+static bool near(const sortd__engines *e, unsigned i, const sortd__job *j)
+{
+        int d = e->lanes[i].device;
+
+        return j->numa_node >= 0 && d >= 0 && e->devices[d].numa_node == j->numa_node;
+}
+
+/* The serving lane, of device (or any: -1), expected to finish j first; a tie goes to a lane
+   near j's memory, else round the lanes. -1. */
 static int least_busy(sortd__engines *e, const sortd__job *j, int device)
 {
         uint64_t bytes = job_bytes(j);
@@ -123,7 +133,8 @@ static int least_busy(sortd__engines *e, const sortd__job *j, int device)
                     !lane_serving(e, (int)i))
                         continue;
                 cost = (double)(l->queued_bytes + bytes) * rate_of(e, l);
-                if (best < 0 || cost < best_cost) {
+                if (best < 0 || cost < best_cost ||
+                    (cost == best_cost && near(e, i, j) && !near(e, (unsigned)best, j))) {
                         best = (int)i;
                         best_cost = cost;
                 }

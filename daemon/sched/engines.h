@@ -40,6 +40,7 @@
 typedef struct sortd__engines_device {
         uint8_t uuid[SORTD_DEVICE_UUID_BYTES];
         unsigned first_lane, lanes;
+        int numa_node; /* -1: unknown; what breaks a tie for a sort whose memory lies there */
         uint64_t sorts, bytes, busy_ns;
 } sortd__engines_device;
 
@@ -93,8 +94,9 @@ int sortd__engines_add_device(sortd__engines *e, const uint8_t uuid[SORTD_DEVICE
  */
 int sortd__engines_add_lane(sortd__engines *e, int device, sortd_engine *engine,
                             const sortd__worker_loss *loss);
-/* Before start: the device's engine threads run on cpus only (its NUMA node's). */
-void sortd__engines_pin_device(sortd__engines *e, unsigned device, const cpu_set_t *cpus);
+/* Before start: the device is on NUMA node, and its engine threads run on cpus only (that
+   node's). */
+void sortd__engines_pin_device(sortd__engines *e, unsigned device, int node, const cpu_set_t *cpus);
 /*
  * Starts every lane's engine thread, and the CPU path's on e->route.cpu if there is one: each
  * finished job comes back to complete(j, arg) on loop. lim: how small sorts are batched. 0 or

@@ -48,7 +48,7 @@ sortd__job *sortd__job_new(uint64_t id)
                 return NULL;
         j->id = id;
         j->state = SORTD__JOB_DONE;
-        j->lane = j->device = -1;
+        j->lane = j->device = j->numa_node = -1;
         return j;
 }
 

@@ -89,6 +89,7 @@ typedef struct sortd__job {
            and the flows of its connection, for a move to another lane. */
         int lane, device;
         struct sortd__engines_flows *flows;
+        int numa_node; /* where its keys lie (a memfd region's pages), or -1: unknown */
         /* the reply: its packed header and message (the payload is buf; none from regions) */
         uint8_t *out;
         size_t out_len;

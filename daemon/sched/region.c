@@ -6,6 +6,8 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -219,6 +221,16 @@ sortd_status sortd__region_engine_close(sortd__region *r, char *why, size_t why_
                 snprintf(why, why_len, "the engine could not release region %" PRIu64 ": %s", r->id,
                          sortd_engine_error(e));
         return s;
+}
+
+int sortd__region_numa_node(const void *p)
+{
+        int node = -1;
+
+        /* get_mempolicy(2) with MPOL_F_NODE | MPOL_F_ADDR (3): no libnuma for one call. */
+        if (syscall(SYS_get_mempolicy, &node, NULL, 0UL, p, 3UL) != 0)
+                return -1;
+        return node;
 }
 
 void sortd__region_ready(sortd__region *r)

@@ -124,6 +124,10 @@ sortd__region *sortd__regions_find(sortd__regions *t, uint64_t id, char *why, si
 int sortd__region_span(const sortd__region *r, const char *what, uint64_t offset, uint64_t count,
                        size_t elem, uint8_t **p, char *why, size_t why_len);
 
+/* The NUMA node of the page at p in a memfd region's mapping (where the client's pages are),
+   or -1 when the kernel does not say. */
+int sortd__region_numa_node(const void *p);
+
 /* A sort starts or stops using r. */
 void sortd__region_hold(sortd__region *r);
 void sortd__region_release(sortd__region *r);

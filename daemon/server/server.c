@@ -519,7 +519,8 @@ static int add_lanes(sortd__server *srv)
                                                     &loss);
                 }
                 if (r >= 0 && d->pinned)
-                        sortd__engines_pin_device(&srv->engines, (unsigned)d->index, &d->cpus);
+                        sortd__engines_pin_device(&srv->engines, (unsigned)d->index, d->numa_node,
+                                                  &d->cpus);
         }
         return r < 0 ? r : 0;
 }

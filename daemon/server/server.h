@@ -32,8 +32,8 @@
 /* A device the daemon was asked to serve: what the driver says of it, and how it went. */
 typedef struct sortd__server_device {
         sortd_device_info info;
-        int numa_node;              /* -1: unknown */
-        bool pinned;                /* its engines were made, and its threads run, on cpus */
+        int numa_node; /* -1: unknown */
+        bool pinned;   /* its engines were made, and its threads run, on cpus */
         cpu_set_t cpus;
         int index;                  /* in srv->engines.devices; -1: left out at start-up */
         unsigned first_lane, lanes; /* its lanes' engines and recoveries in srv */

@@ -7,6 +7,7 @@
  * (scripts/test): the loop hands jobs to four engine threads and takes them back.
  */
 #include <check.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +161,39 @@ START_TEST(chosen_device_only)
 }
 END_TEST
 
+/* Idle lanes tie: a sort whose memory lies on device 1's node goes there, one on device 0's
+   there, one whose node is unknown takes turns. */
+START_TEST(tie_goes_near_the_memory)
+{
+        static const int nodes[] = {1, 0, -1};
+        cpu_set_t cpus;
+
+        ck_assert_int_eq(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+        start(0);
+        sortd__engines_pin_device(&e, 0, 0, &cpus);
+        sortd__engines_pin_device(&e, 1, 1, &cpus);
+        for (int k = 0; k < 3; k++) {
+                uint64_t before[DEVICES] = {e.devices[0].sorts, e.devices[1].sorts};
+
+                for (int i = k * 8; i < k * 8 + 8; i++) { /* one at a time: every lane idle */
+                        jobs[i] = sort_job(i, -1);
+                        jobs[i]->numa_node = nodes[k];
+                        ck_assert(!sortd__engines_submit(&e, &flows[0], jobs[i], false));
+                        while (done < (unsigned)i + 1)
+                                uv_run(&loop, UV_RUN_ONCE);
+                        ck_assert(jobs[i]->work.status == SORTD_OK && sorted(i));
+                }
+                if (nodes[k] >= 0) {
+                        ck_assert_uint_eq(e.devices[nodes[k]].sorts, before[nodes[k]] + 8);
+                } else {
+                        ck_assert_uint_gt(e.devices[0].sorts, before[0]);
+                        ck_assert_uint_gt(e.devices[1].sorts, before[1]);
+                }
+        }
+        stop();
+}
+END_TEST
+
 /* Device 1's engines take fewer keys than these sorts have: every sort goes to device 0. */
 START_TEST(sorts_go_where_they_fit)
 {
@@ -211,6 +245,7 @@ int main(void)
         tcase_add_test(tc, host_sorts_spread);
         tcase_add_test(tc, chosen_device_only);
         tcase_add_test(tc, sorts_go_where_they_fit);
+        tcase_add_test(tc, tie_goes_near_the_memory);
         tcase_add_test(tc, lost_device_hands_its_sorts_over);
         suite_add_tcase(s, tc);
         return run_suite(s);

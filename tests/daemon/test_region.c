@@ -119,6 +119,10 @@ START_TEST(register_and_share)
         v = 0x01020304;
         ck_assert_int_eq(pwrite(fd, &v, 4, 12), 4);
         ck_assert_int_eq(memcmp(p + 4, &v, 4), 0);
+        /* The page the client wrote is on one of the machine's nodes; a bad address on none. */
+        ck_assert_int_ge(sortd__region_numa_node(p), 0);
+        ck_assert_int_lt(sortd__region_numa_node(p), 1024);
+        ck_assert_int_eq(sortd__region_numa_node((void *)8), -1);
         close(fd);
 }
 END_TEST
