@@ -50,13 +50,15 @@ static void sample(FILE *f, const char *name, int counter, const char *help, uns
         fprintf(f, "%s %llu\n", full, v);
 }
 
-/* The labels that name device d: its UUID as nvidia-smi -L prints it, name, PCI bus id. */
+/* The labels that name device d: its ordinal in the daemon, as nvidia-smi counts GPUs and
+   DCGM's exporter labels them, its UUID as nvidia-smi -L prints it (which survives a
+   renumbering), name, PCI bus id. */
 static void device_labels(FILE *f, const sortd_device *d)
 {
         char uuid[SORTD_DEVICE_UUID_TEXT];
 
         sortd_device_uuid_format(d->uuid, uuid);
-        fprintf(f, "device=\"%s\",name=\"", uuid);
+        fprintf(f, "device=\"%u\",uuid=\"%s\",name=\"", (unsigned)d->ordinal, uuid);
         label_value(f, d->name);
         fputs("\",pci_bus_id=\"", f);
         label_value(f, d->pci_bus_id);

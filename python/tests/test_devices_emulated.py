@@ -131,8 +131,9 @@ def test_sortctl_status_rows(gpus, client):
     assert [(d["uuid"], d["state"]) for d in st["devices"]] == [(u, "serving") for u in uuids]
     samples, _ = prometheus_format.check(sortctl(gpus, "status", "--format",
                                                  "prometheus").stdout)
-    up = {dict(k[1])["device"]: v for k, v in samples.items() if k[0] == "sortd_device_up"}
-    assert up == {u: 1 for u in uuids}
+    up = {(dict(k[1])["device"], dict(k[1])["uuid"]): v
+          for k, v in samples.items() if k[0] == "sortd_device_up"}
+    assert up == {(str(i), u): 1 for i, u in enumerate(uuids)}
 
 
 def test_sortctl_sort_on_a_device(gpus, client, tmp_path):

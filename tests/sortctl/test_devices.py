@@ -99,7 +99,8 @@ class Devices(unittest.TestCase):
         for name, kind in FAMILIES.items():
             self.assertEqual(types[name], kind, name)
             self.assertEqual(len([k for k in samples if k[0] == name]), 3, name)
-        labels = [{"device": UUIDS[i], "name": n, "pci_bus_id": DEVICES[i].pci_bus_id}
+        labels = [{"device": str(DEVICES[i].ordinal), "uuid": UUIDS[i], "name": n,
+                   "pci_bus_id": DEVICES[i].pci_bus_id}
                   for i, n in enumerate(["NVIDIA H200", 'Fake \\"GPU\\" \\\\ 1', "NVIDIA H200"])]
 
         def value(name, i, **extra):
