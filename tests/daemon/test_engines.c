@@ -44,8 +44,8 @@ static sortd_engine *no_replacement(sortd_engine *lost, void *arg)
 }
 
 /* Two devices of STREAMS lanes; device 1's engines lose their device on their lose_at-th sort
-   (0: never). */
-static void start(unsigned lose_at)
+   (0: never). Devices are pinned to CPU sets before their threads start: cpus[d], where given. */
+static void start_pinned(unsigned lose_at, const cpu_set_t *cpus)
 {
         const sortd__worker_loss loss = {.replace = no_replacement, .drop = true};
         char why[256];
@@ -71,8 +71,15 @@ static void start(unsigned lose_at)
                 }
         }
         ck_assert_int_eq(sortd__engines_add_lane(&e, 0, engines[0], &loss), -EINVAL);
+        for (int d = 0; cpus && d < DEVICES; d++)
+                sortd__engines_pin_device(&e, (unsigned)d, d, cpus);
         ck_assert_int_eq(sortd__engines_start(&e, &loop, NULL, complete, NULL), 0);
         done = 0;
+}
+
+static void start(unsigned lose_at)
+{
+        start_pinned(lose_at, NULL);
 }
 
 static void stop(void)
@@ -169,9 +176,7 @@ START_TEST(tie_goes_near_the_memory)
         cpu_set_t cpus;
 
         ck_assert_int_eq(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
-        start(0);
-        sortd__engines_pin_device(&e, 0, 0, &cpus);
-        sortd__engines_pin_device(&e, 1, 1, &cpus);
+        start_pinned(0, &cpus);
         for (int k = 0; k < 3; k++) {
                 uint64_t before[DEVICES] = {e.devices[0].sorts, e.devices[1].sorts};
 
