@@ -193,6 +193,25 @@ sortd_status sortd_sort_pairs(sortd_conn *c, void *keys, void *vals, size_t val_
 sortd_status sortd_argsort(sortd_conn *c, void *keys, void *idx, size_t idx_size, size_t n,
                            sortd_key_type t, const sortd_sort_options *opts);
 
+/*
+ * Sorts each segment of keys (and vals, as payload says: SORTD_PAYLOAD_NONE, values moved, or
+ * argsort indices within each segment written) on its own, in one request: rows of a 2-D
+ * array, or CSR offsets (sortd_types.h). seg is checked before anything is sent.
+ */
+sortd_status sortd_sort_segments(sortd_conn *c, void *keys, void *vals, size_t n, sortd_key_type t,
+                                 sortd_payload payload, const sortd_segments *seg,
+                                 const sortd_sort_options *opts);
+
+/*
+ * The k first keys of each segment of keys (seg NULL: of all n), in order, with their values
+ * (vals read) or indices (argsort): sortd_topk_results(seg, n, k) of them into out_keys and,
+ * with a payload, out_vals, packed as sortd_types.h says. keys and vals are only read.
+ * k >= a segment's length sorts it whole.
+ */
+sortd_status sortd_topk(sortd_conn *c, const void *keys, const void *vals, size_t n,
+                        sortd_key_type t, sortd_payload payload, const sortd_segments *seg,
+                        uint64_t k, void *out_keys, void *out_vals, const sortd_sort_options *opts);
+
 /* Round trip with the daemon. */
 sortd_status sortd_ping(sortd_conn *c);
 
@@ -233,6 +252,9 @@ typedef struct sortd_request {
         sortd_payload payload;
         sortd_sort_options opts;
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES]; /* all zero: any (see below) */
+        const sortd_segments *segments; /* NULL: one array of n keys (see sortd_sort_segments) */
+        uint64_t k;                     /* top-k (see sortd_topk); 0: sort */
+        void *out_keys, *out_vals;      /* top-k only: its results */
         /* filled in */
         uint64_t id;
         sortd_timings timings;
@@ -341,7 +363,19 @@ typedef struct sortd_region_sort {
         sortd_payload payload;
         sortd_sort_options opts;
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES]; /* all zero: any (see sortd_submit) */
-        sortd_timings timings;                        /* filled in */
+        /* Segments (sortd_sort_segments), their offsets in host memory: sent with the request,
+           or, with offsets_region, read by the daemon at offsets_offset in that memfd region
+           (segments->offsets is then ignored, and may be NULL) */
+        const sortd_segments *segments;
+        sortd_region *offsets_region;
+        size_t offsets_offset;
+        /* Top-k (sortd_topk): k, and where its results go, in regions of the inputs' kind */
+        uint64_t k;
+        sortd_region *out_keys;
+        size_t out_keys_offset;
+        sortd_region *out_vals;
+        size_t out_vals_offset;
+        sortd_timings timings; /* filled in */
 } sortd_region_sort;
 
 /* Sorts as rs says and waits for it; *rs is checked before anything is sent. */

@@ -115,6 +115,45 @@ int sortd_device_uuid_parse(const char *text, uint8_t uuid[SORTD_DEVICE_UUID_BYT
 sortd_status sortd_sort_desc_check(const sortd_sort_desc *desc, uint64_t n, char *why,
                                    size_t why_len);
 
+/*
+ * Segments: many independent sorts laid end to end in one buffer of n keys (and values), each
+ * sorted on its own, as np.sort(axis=-1) sorts the rows of a 2-D array. Either
+ *  - uniform rows (offsets NULL): count rows of row_len keys each, count x row_len = n; or
+ *  - CSR offsets: count + 1 offsets of offset_bytes (4 or 8) each; segment i is
+ *    [offsets[i], offsets[i + 1]). They cover the keys: offsets[0] = 0, offsets[count] = n,
+ *    and never decrease (empty segments are allowed). row_len is 0.
+ * An argsort's indices count within their segment, as np.argsort(axis=-1) gives them.
+ */
+typedef struct sortd_segments {
+        uint64_t count;        /* segments */
+        uint64_t row_len;      /* uniform rows: keys in each; 0 with offsets */
+        const void *offsets;   /* NULL: uniform rows; else count + 1 offsets, aligned to */
+        unsigned offset_bytes; /* 4 (u32) or 8 (u64) with offsets; 0 for rows */
+} sortd_segments;
+
+/* Segment i's first key and its length; s checked (sortd_segments_check). */
+uint64_t sortd_segment_begin(const sortd_segments *s, uint64_t i);
+uint64_t sortd_segment_length(const sortd_segments *s, uint64_t i);
+
+/*
+ * The checks of segments over n keys: the form (rows or offsets, one of them), the offset
+ * width and alignment, count x row_len = n without overflow, and every offset (first 0, last
+ * n, never decreasing). Reads all count + 1 offsets, so memory another process may write must
+ * be copied first. Returns SORTD_OK, or SORTD_E_INVAL naming the first fault in why.
+ */
+sortd_status sortd_segments_check(const sortd_segments *s, uint64_t n, char *why, size_t why_len);
+
+/*
+ * Top-k: the k first keys of each segment in the sort's order (ascending: the smallest,
+ * descending: the largest; ties go to the lower index, so the result is what a stable sort
+ * puts first), with their values or their indices within the segment. A segment of len keys
+ * gives min(k, len) results, packed one segment after another: segment i's start at the sum
+ * of the results of those before it (i x min(k, row_len) for uniform rows, the layout of
+ * torch.topk). sortd_topk_results is how many results n keys in segments s (NULL: one segment
+ * of n keys; else checked) give: 0 for k = 0.
+ */
+uint64_t sortd_topk_results(const sortd_segments *s, uint64_t n, uint64_t k);
+
 #ifdef __cplusplus
 }
 #endif

@@ -98,6 +98,43 @@ typedef struct sortd_engine_batch_item {
 sortd_status sortd_engine_sort_batch(sortd_engine *e, sortd_engine_batch_item *items, size_t count);
 
 /*
+ * Segments and top-k
+ *   Where a call's keys and values lie: ordinary host memory (as sortd_engine_sort), host
+ *   memory another process may write meanwhile (as sortd_engine_sort_shared), or the engine's
+ *   device memory (as sortd_engine_sort_device, GPU engines only).
+ */
+typedef enum sortd_memory {
+        SORTD_MEMORY_HOST,
+        SORTD_MEMORY_SHARED,
+        SORTD_MEMORY_DEVICE,
+        SORTD_MEMORY_COUNT
+} sortd_memory;
+
+/*
+ * Sorts each segment of keys (and vals) on its own, as desc says (sortd_types.h: segments,
+ * argsort indices within their segment), in one call whatever the number of segments. seg
+ * lies in host memory that nobody writes meanwhile, even for device keys (a caller copies
+ * shared offsets first), and is checked here (sortd_segments_check). Fails as
+ * sortd_engine_sort does, and with SORTD_E_UNSUPPORTED on an engine that has no segmented
+ * sort for that memory.
+ */
+sortd_status sortd_engine_sort_segments(sortd_engine *e, const sortd_sort_desc *desc,
+                                        const sortd_segments *seg, sortd_memory where, void *keys,
+                                        void *vals, size_t n);
+
+/*
+ * Top-k of each segment (seg NULL: the whole array), sortd_types.h says which keys and how
+ * they are laid out: out_keys receives sortd_topk_results(seg, n, k) keys and, with a payload,
+ * out_vals as many values (vals read) or indices within the segment (argsort: vals unused, may
+ * be NULL). keys and vals are only read. k >= a segment's length sorts it whole; k = 0 gives
+ * nothing. The outputs lie in the same memory as the inputs, and overlap none of them.
+ */
+sortd_status sortd_engine_topk(sortd_engine *e, const sortd_sort_desc *desc,
+                               const sortd_segments *seg, uint64_t k, sortd_memory where,
+                               const void *keys, const void *vals, void *out_keys, void *out_vals,
+                               size_t n);
+
+/*
  * Nonzero once the engine's device has failed in a way it does not recover from (a sticky CUDA
  * error: an illegal address, a kernel that died): every sorting call fails from then on, fast,
  * with SORTD_E_DEVICE. What it still holds can be released (host_free, host_unregister,

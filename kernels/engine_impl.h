@@ -71,6 +71,18 @@ typedef struct sortd__engine_ops {
          * engine.c sorts them one at a time with sort.
          */
         void (*sort_batch)(sortd_engine *e, sortd__batch_job *jobs, size_t count);
+        /*
+         * Segments and top-k (engine.h), called with everything checked: seg valid for n,
+         * n <= capacity, buffers aligned and apart, where a memory the engine has (device
+         * only with device_uuid). NULL: SORTD_E_UNSUPPORTED. sort_segments sorts in place;
+         * topk (k >= 1) reads keys (and vals) and writes out_keys (and out_vals).
+         */
+        sortd_status (*sort_segments)(sortd_engine *e, const sortd__plan *plan,
+                                      const sortd_segments *seg, sortd_memory where, void *keys,
+                                      void *vals, size_t n);
+        sortd_status (*topk)(sortd_engine *e, const sortd__plan *plan, const sortd_segments *seg,
+                             uint64_t k, sortd_memory where, const void *keys, const void *vals,
+                             void *out_keys, void *out_vals, size_t n);
 } sortd__engine_ops;
 
 /* Every engine struct starts with this. */

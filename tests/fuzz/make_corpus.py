@@ -4,7 +4,7 @@ fuzzer found are added beside them). npy entries start with the 8 bytes fuzz_npy
 the extra file size (zero: the file is the rest); text entries with the key-type byte; request
 entries are the messages of tests/daemon/corpus's frames behind fuzz_request.c's limits byte
 and payload length; region entries are fuzz_region.c's programs; engine entries
-fuzz_engine.c's 8-byte request head and the bytes keys are made of."""
+fuzz_engine.c's 8-byte request head and the bytes keys are made of; segments entries fuzz_segments.c's head and offsets."""
 import os
 import struct
 
@@ -167,6 +167,24 @@ ENGINE = {
 }
 
 
+def segments(form, count, n, row_len, k, offsets=(), width=4):
+    head = bytes([form]) + struct.pack("<H", count) + struct.pack("<I", n)[:3] + \
+        struct.pack("<HH", row_len, k)
+    return head + b"".join(struct.pack("<I" if width == 4 else "<Q", o) for o in offsets)
+
+
+SEGMENTS = {
+    "rows": segments(8, 100, 0, 7, 3),
+    "rows_not_n": segments(0, 4, 13, 3, 1),
+    "offsets32": segments(3, 4, 9, 0, 2, (0, 0, 3, 3, 9)),
+    "offsets64": segments(2, 3, 8, 0, 5, (0, 5, 5, 8), width=8),
+    "offsets_down": segments(3, 3, 8, 0, 1, (0, 5, 4, 8)),
+    "offsets_past": segments(3, 2, 8, 0, 1, (0, 9, 8)),
+    "offsets_with_row_len": segments(7, 2, 8, 4, 1, (0, 4, 8)),
+    "width_for_rows": segments(5, 2, 8, 4, 1),
+}
+
+
 def write(kind, entries):
     os.makedirs(os.path.join(HERE, "corpus", kind), exist_ok=True)
     for name, data in entries:
@@ -178,6 +196,7 @@ def main():
     write("request", requests())
     write("region", REGION.items())
     write("engine", ENGINE.items())
+    write("segments", SEGMENTS.items())
     for name, data in NPY.items():
         with open(os.path.join(HERE, "corpus", "npy", name), "wb") as f:
             f.write(b"\0" * 8 + data)
