@@ -31,12 +31,12 @@ sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt
         return s;
 }
 
-static int misaligned(const void *p, size_t align)
+int sortd__misaligned(const void *p, size_t align)
 {
         return align && (uintptr_t)p % align != 0;
 }
 
-static int overlap(const void *a, size_t alen, const void *b, size_t blen)
+int sortd__overlap(const void *a, size_t alen, const void *b, size_t blen)
 {
         uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
 
@@ -48,7 +48,7 @@ static sortd_status check_buffers(sortd_engine *e, const sortd__plan *p, const v
 {
         if (!keys)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "keys is NULL");
-        if (misaligned(keys, p->key_bytes))
+        if (sortd__misaligned(keys, p->key_bytes))
                 return sortd__engine_fail(e, SORTD_E_INVAL, "keys not aligned to %u bytes",
                                           p->key_bytes);
         if (!p->val_bytes)
@@ -56,10 +56,10 @@ static sortd_status check_buffers(sortd_engine *e, const sortd__plan *p, const v
         if (!vals)
                 return sortd__engine_fail(e, SORTD_E_INVAL,
                                           "vals is NULL but the payload needs it");
-        if (misaligned(vals, p->val_bytes))
+        if (sortd__misaligned(vals, p->val_bytes))
                 return sortd__engine_fail(e, SORTD_E_INVAL, "vals not aligned to %u bytes",
                                           p->val_bytes);
-        if (overlap(keys, n * p->key_bytes, vals, n * p->val_bytes))
+        if (sortd__overlap(keys, n * p->key_bytes, vals, n * p->val_bytes))
                 return sortd__engine_fail(e, SORTD_E_INVAL, "keys and vals overlap");
         return SORTD_OK;
 }
@@ -91,7 +91,7 @@ static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t 
 }
 
 /* What the device-memory calls say on an engine without a device. */
-static sortd_status no_device(sortd_engine *e)
+sortd_status sortd__engine_no_device(sortd_engine *e)
 {
         return sortd__engine_fail(e, SORTD_E_UNSUPPORTED,
                                   "the %s engine sorts in host memory and has no device: CUDA "
@@ -100,8 +100,8 @@ static sortd_status no_device(sortd_engine *e)
 }
 
 /* The checks both sorts share; SORTD_OK with *p when the engine has work to do (n >= 2). */
-static sortd_status sort_begin(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
-                               size_t n, sortd__plan *p)
+sortd_status sortd__engine_begin(sortd_engine *e, const sortd_sort_desc *desc, const void *keys,
+                                 const void *vals, size_t n, sortd__plan *p)
 {
         sortd_status s;
 
@@ -125,7 +125,7 @@ void sortd__engine_lose(sortd_engine *e)
  * Every call that reaches an engine's sort passes here: a lost engine fails it, and the test
  * faults (engine.h) are counted and injected.
  */
-static sortd_status sorting_call(sortd_engine *e)
+sortd_status sortd__engine_sorting_call(sortd_engine *e)
 {
         const sortd_engine_faults *f = &e->faults;
 
@@ -147,7 +147,7 @@ static sortd_status sorting_call(sortd_engine *e)
 }
 
 /* A sort of one key: only an argsort has anything to write. */
-static void sort_one(const sortd__plan *p, void *vals)
+void sortd__engine_sort_one(const sortd__plan *p, void *vals)
 {
         if (p->argsort)
                 memset(vals, 0, p->val_bytes); /* index 0, in either width */
@@ -161,15 +161,15 @@ static sortd_status sort_host(sortd_engine *e, const sortd_sort_desc *desc, void
 
         if (!e)
                 return SORTD_E_INVAL;
-        s = sort_begin(e, desc, keys, vals, n, &p);
+        s = sortd__engine_begin(e, desc, keys, vals, n, &p);
         if (s != SORTD_OK || n == 0)
                 return s;
         p.shared = shared;
         if (n == 1) {
-                sort_one(&p, vals);
+                sortd__engine_sort_one(&p, vals);
                 return SORTD_OK;
         }
-        s = sorting_call(e);
+        s = sortd__engine_sorting_call(e);
         return s == SORTD_OK ? e->ops->sort(e, &p, keys, vals, n) : s;
 }
 
@@ -193,7 +193,7 @@ static void finish_item(sortd_engine *e, sortd_engine_batch_item *it, sortd_stat
                         const sortd__plan *p)
 {
         if (s == SORTD_OK && it->n == 1)
-                sort_one(p, it->vals);
+                sortd__engine_sort_one(p, it->vals);
         it->status = s;
         snprintf(it->why, sizeof(it->why), "%s", s == SORTD_OK ? "" : e->why);
 }
@@ -233,14 +233,15 @@ sortd_status sortd_engine_sort_batch(sortd_engine *e, sortd_engine_batch_item *i
                 for (; at < count && nj < BATCH_CHUNK; at++) {
                         sortd_engine_batch_item *it = &items[at];
                         sortd__plan p;
-                        sortd_status s = sort_begin(e, &it->desc, it->keys, it->vals, it->n, &p);
+                        sortd_status s =
+                                sortd__engine_begin(e, &it->desc, it->keys, it->vals, it->n, &p);
 
                         if (s == SORTD_OK && it->n >= 2)
                                 jobs[nj++] = (sortd__batch_job){p, it->keys, it->vals, it->n, it};
                         else
                                 finish_item(e, it, s, &p);
                 }
-                sortd_status s = nj ? sorting_call(e) : SORTD_OK;
+                sortd_status s = nj ? sortd__engine_sorting_call(e) : SORTD_OK;
 
                 if (s != SORTD_OK)
                         fail_each(e, jobs, nj, s);
@@ -267,12 +268,12 @@ sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *de
         if (!e)
                 return SORTD_E_INVAL;
         if (!e->ops->sort_device)
-                return no_device(e);
-        s = sort_begin(e, desc, keys, vals, n, &p);
+                return sortd__engine_no_device(e);
+        s = sortd__engine_begin(e, desc, keys, vals, n, &p);
         if (s != SORTD_OK || n == 0)
                 return s;
         /* n == 1 too: an argsort's index 0 must be written on the device */
-        s = sorting_call(e);
+        s = sortd__engine_sorting_call(e);
         return s == SORTD_OK ? e->ops->sort_device(e, &p, keys, vals, n) : s;
 }
 
@@ -458,7 +459,7 @@ sortd_status sortd_engine_device_uuid(sortd_engine *e, uint8_t uuid[SORTD_DEVICE
                 return SORTD_E_INVAL;
         e->why[0] = '\0';
         if (!e->ops->device_uuid)
-                return no_device(e);
+                return sortd__engine_no_device(e);
         if (!uuid)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "uuid is NULL");
         return e->ops->device_uuid(e, uuid);
@@ -472,7 +473,7 @@ sortd_status sortd_engine_ipc_open(sortd_engine *e,
                 return SORTD_E_INVAL;
         e->why[0] = '\0';
         if (!e->ops->ipc_open)
-                return no_device(e);
+                return sortd__engine_no_device(e);
         if (!handle || !base || !bytes)
                 return sortd__engine_fail(e, SORTD_E_INVAL,
                                           "handle, base and bytes must not be NULL");
@@ -485,7 +486,7 @@ sortd_status sortd_engine_ipc_close(sortd_engine *e, void *base)
                 return SORTD_E_INVAL;
         e->why[0] = '\0';
         if (!e->ops->ipc_close)
-                return no_device(e);
+                return sortd__engine_no_device(e);
         if (!base)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "base is NULL");
         return release(e, e->ops->ipc_close(e, base));

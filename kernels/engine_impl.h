@@ -99,6 +99,22 @@ struct sortd_engine {
         unsigned long long calls;   /* sorting calls so far, for the faults */
 };
 
+/*
+ * The checks and steps every sorting entry shares (engine.c), for the entries in other files
+ * (engine_segments.c): sortd__engine_begin clears the message and checks the descriptor, the
+ * capacity and, for n >= 1, keys and (with a payload) vals as one sort's buffers;
+ * sortd__engine_sorting_call fails a lost engine's call and injects the test faults;
+ * sortd__engine_sort_one writes a one-key argsort's index; sortd__engine_no_device is the
+ * refusal of device memory by an engine without a device.
+ */
+sortd_status sortd__engine_begin(sortd_engine *e, const sortd_sort_desc *desc, const void *keys,
+                                 const void *vals, size_t n, sortd__plan *p);
+sortd_status sortd__engine_sorting_call(sortd_engine *e);
+void sortd__engine_sort_one(const sortd__plan *p, void *vals);
+sortd_status sortd__engine_no_device(sortd_engine *e);
+int sortd__misaligned(const void *p, size_t align);
+int sortd__overlap(const void *a, size_t alen, const void *b, size_t blen);
+
 /* Marks e lost with its current message (engine.h: sortd_engine_lost). */
 void sortd__engine_lose(sortd_engine *e);
 
