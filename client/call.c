@@ -24,6 +24,14 @@ sortd_status sortd__call_reply_status(sortd_conn *c, const Sortd__Wire__Reply *r
 sortd_status sortd__call_request(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,
                                  Sortd__Wire__Reply__BodyCase want, Sortd__Wire__Reply **out)
 {
+        return sortd__call_request_payload(c, req, pass_fd, NULL, 0, want, out);
+}
+
+sortd_status sortd__call_request_payload(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,
+                                         const sortd__transport_piece *pieces, int count,
+                                         Sortd__Wire__Reply__BodyCase want,
+                                         Sortd__Wire__Reply **out)
+{
         uint64_t plen;
         sortd_status s;
 
@@ -35,7 +43,7 @@ sortd_status sortd__call_request(sortd_conn *c, Sortd__Wire__Request *req, int p
                                              (unsigned long long)c->outstanding);
         sortd__transport_start_call(c);
         req->id = ++c->next_id;
-        s = sortd__transport_send_request(c, req, pass_fd, NULL, 0, NULL, 0);
+        s = sortd__transport_send_request(c, req, pass_fd, pieces, count);
         if (s == SORTD_OK)
                 s = sortd__transport_recv_reply(c, req->id, out, &plen);
         if (s != SORTD_OK)

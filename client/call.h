@@ -33,6 +33,13 @@ sortd_status sortd__call_reply_status(sortd_conn *c, const Sortd__Wire__Reply *r
 sortd_status sortd__call_request(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,
                                  Sortd__Wire__Reply__BodyCase want, Sortd__Wire__Reply **out);
 
+/* The same, with count payload pieces after the request (a region sort's segment offsets);
+   the reply still carries none. */
+sortd_status sortd__call_request_payload(sortd_conn *c, Sortd__Wire__Request *req, int pass_fd,
+                                         const sortd__transport_piece *pieces, int count,
+                                         Sortd__Wire__Reply__BodyCase want,
+                                         Sortd__Wire__Reply **out);
+
 /* The checks of every sort, wherever its data lies: the descriptor, n's sizes without overflow
    (*sizes), n within the daemon's capacity, the device asked for among those it serves. */
 sortd_status sortd__call_check_sort(sortd_conn *c, sortd_key_type t, sortd_payload p,

@@ -14,6 +14,7 @@
 #include "call.h"
 #include "device.h"
 #include "region.h"
+#include "segmented.h"
 #include "sortd.h"
 #include "transport.h"
 #include "wire.h"
@@ -213,26 +214,92 @@ static bool misaligned(const void *p, size_t align)
         return (uintptr_t)p % align != 0;
 }
 
-/* Everything the daemon would refuse, refused here before a byte is sent. */
-static sortd_status validate(sortd_conn *c, const sortd_request *r, sortd__wire_sizes *sizes)
+/* What an inline sort sends and gets back: the arrays' sizes, its segments and results, and
+   where the reply's keys and values (or indices) land. */
+typedef struct inline_plan {
+        sortd__wire_sizes sizes; /* of the n keys and their values */
+        sortd__segmented seg;
+        void *keys_dst, *vals_dst;
+        uint64_t keys_len, vals_len; /* the reply's */
+} inline_plan;
+
+static void plan_reply(const sortd_request *r, inline_plan *p)
 {
         size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
-        sortd_status s = sortd__call_check_sort(c, r->key_type, r->payload, &r->opts,
-                                                r->device_uuid, r->n, sizes);
 
-        if (s != SORTD_OK)
-                return s;
+        if (r->k) {
+                p->keys_dst = r->out_keys;
+                p->vals_dst = r->out_vals;
+                p->keys_len = p->seg.results * ks;
+                p->vals_len = p->seg.results * vs;
+                return;
+        }
+        p->keys_dst = r->keys;
+        p->vals_dst = r->vals;
+        p->keys_len = p->sizes.keys_bytes;
+        p->vals_len = p->sizes.vals_bytes;
+}
+
+/* Two buffers of the caller's, both written by the reply, must not share a byte. */
+static bool overlap(const void *a, uint64_t alen, const void *b, uint64_t blen)
+{
+        uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+        return alen && blen && x < y + blen && y < x + alen;
+}
+
+/* A top-k's outputs: non-NULL and aligned where results go, and apart. */
+static sortd_status check_outputs(sortd_conn *c, const sortd_request *r, const inline_plan *p)
+{
+        size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
+
+        if (p->keys_len && (!r->out_keys || misaligned(r->out_keys, ks)))
+                return sortd__transport_fail(
+                        c, SORTD_E_INVAL, "out_keys must be non-NULL and aligned to %zu bytes", ks);
+        if (p->vals_len && (!r->out_vals || misaligned(r->out_vals, vs)))
+                return sortd__transport_fail(
+                        c, SORTD_E_INVAL, "out_vals must be non-NULL and aligned to %zu bytes", vs);
+        if (overlap(r->out_keys, p->keys_len, r->out_vals, p->vals_len))
+                return sortd__transport_fail(c, SORTD_E_INVAL, "out_keys and out_vals overlap");
+        return SORTD_OK;
+}
+
+/* The inputs: keys, and the values a sort moves or a top-k reads (an argsort's top-k has no
+   input values: the indices are made). */
+static sortd_status check_inputs(sortd_conn *c, const sortd_request *r)
+{
+        size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
+        bool vals = vs && !(r->k && sortd_payload_is_argsort(r->payload));
+
         if (r->n && (!r->keys || misaligned(r->keys, ks)))
                 return sortd__transport_fail(c, SORTD_E_INVAL,
                                              "keys must be non-NULL and aligned to %zu bytes", ks);
-        if (r->n && vs && (!r->vals || misaligned(r->vals, vs)))
+        if (r->n && vals && (!r->vals || misaligned(r->vals, vs)))
                 return sortd__transport_fail(c, SORTD_E_INVAL,
                                              "vals must be non-NULL and aligned to %zu bytes", vs);
-        if (c->info.max_request_bytes && sizes->reply_len > c->info.max_request_bytes)
+        return SORTD_OK;
+}
+
+/* Everything the daemon would refuse, refused here before a byte is sent. */
+static sortd_status validate(sortd_conn *c, const sortd_request *r, inline_plan *p)
+{
+        sortd_status s = sortd__call_check_sort(c, r->key_type, r->payload, &r->opts,
+                                                r->device_uuid, r->n, &p->sizes);
+
+        if (s == SORTD_OK)
+                s = sortd__segmented_check(c, r->segments, r->n, r->k, &p->seg);
+        if (s == SORTD_OK)
+                s = check_inputs(c, r);
+        if (s != SORTD_OK)
+                return s;
+        plan_reply(r, p);
+        if (r->k && (s = check_outputs(c, r, p)) != SORTD_OK)
+                return s;
+        if (c->info.max_request_bytes && p->sizes.reply_len > c->info.max_request_bytes)
                 return sortd__transport_fail(
                         c, SORTD_E_CAPACITY,
                         "request of %llu bytes above the daemon's max-request-bytes %llu",
-                        (unsigned long long)sizes->reply_len,
+                        (unsigned long long)p->sizes.reply_len,
                         (unsigned long long)c->info.max_request_bytes);
         return SORTD_OK;
 }
@@ -242,25 +309,31 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
         Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
         Sortd__Wire__Sort sort = SORTD__WIRE__SORT__INIT;
         Sortd__Wire__InlineData inl = SORTD__WIRE__INLINE_DATA__INIT;
+        Sortd__Wire__Segments seg = SORTD__WIRE__SEGMENTS__INIT;
         bool argsort;
-        sortd__wire_sizes sizes;
+        inline_plan p;
         sortd_status s;
 
         s = sortd__call_begin(c, r, "request");
         if (s == SORTD_OK)
-                s = validate(c, r, &sizes);
+                s = validate(c, r, &p);
         if (s != SORTD_OK)
                 return s;
         argsort = sortd_payload_is_argsort(r->payload);
         sortd__call_sort_msg(&sort, r->key_type, r->payload, &r->opts, r->device_uuid, r->n);
+        sortd__segmented_msg(&sort, &seg, r->segments, r->k);
         sort.data_case = SORTD__WIRE__SORT__DATA_INLINE_DATA;
         sort.inline_data = &inl;
         req.id = r->id = ++c->next_id;
         req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
         req.sort = &sort;
-        s = sortd__transport_send_request(c, &req, -1, r->keys, (size_t)sizes.keys_bytes,
-                                          argsort ? NULL : r->vals,
-                                          argsort ? 0 : (size_t)sizes.vals_bytes);
+        /* The payload is the keys, the values unless the sort makes them, then the offsets. */
+        sortd__transport_piece pieces[] = {
+                {r->keys, (size_t)p.sizes.keys_bytes},
+                {r->vals, argsort ? 0 : (size_t)p.sizes.vals_bytes},
+                {r->segments ? r->segments->offsets : NULL, (size_t)p.seg.offsets_bytes},
+        };
+        s = sortd__transport_send_request(c, &req, -1, pieces, 3);
         if (s == SORTD_OK)
                 c->outstanding++;
         return s;
@@ -279,21 +352,26 @@ static sortd_status result_cut(sortd_conn *c, sortd_status s)
                                      why);
 }
 
-/* sortd_receive within the deadline of the call in progress. */
-static sortd_status receive(sortd_conn *c, sortd_request *r)
+/* What the reply to r carries, worked out again from r as it was submitted. */
+static sortd_status replan(sortd_conn *c, const sortd_request *r, inline_plan *p)
+{
+        sortd_sort_desc d = {r->key_type, r->payload, r->opts.order, 0, 0};
+
+        if (sortd__wire_sizes_of(&d, r->n, &p->sizes) != SORTD_OK ||
+            sortd__segmented_check(c, r->segments, r->n, r->k, &p->seg) != SORTD_OK)
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "not the request that was submitted");
+        plan_reply(r, p);
+        return SORTD_OK;
+}
+
+/* The reply's header for r, checked against what it must carry; its payload follows. */
+static sortd_status reply_header(sortd_conn *c, sortd_request *r, const inline_plan *p)
 {
         Sortd__Wire__Reply *rep;
-        sortd__wire_sizes sizes;
         uint64_t plen;
         sortd_status s;
 
-        if (!c->outstanding)
-                return sortd__transport_fail(c, SORTD_E_INVAL, "no submitted request to receive");
-        sortd_sort_desc d = {r->key_type, r->payload, r->opts.order, 0, 0};
-
-        if (sortd__wire_sizes_of(&d, r->n, &sizes) != SORTD_OK)
-                return sortd__transport_fail(c, SORTD_E_INVAL,
-                                             "not the request that was submitted");
         s = sortd__transport_recv_reply(c, r->id, &rep, &plen);
         if (s != SORTD_OK)
                 return s;
@@ -302,7 +380,7 @@ static sortd_status receive(sortd_conn *c, sortd_request *r)
                 c->replies_left--;
         s = sortd__call_reply_status(c, rep);
         if (s == SORTD_OK && (rep->body_case != SORTD__WIRE__REPLY__BODY_SORT ||
-                              rep->sort->n != r->n || plen != sizes.reply_len)) {
+                              rep->sort->n != r->n || plen != p->keys_len + p->vals_len)) {
                 s = sortd__transport_breaks(
                         c, sortd__transport_fail(c, SORTD_E_PROTOCOL,
                                                  "sort reply does not match the request"));
@@ -313,12 +391,26 @@ static sortd_status receive(sortd_conn *c, sortd_request *r)
         if (s == SORTD_OK)
                 sortd__call_timings(rep->sort, &r->timings);
         sortd__wire__reply__free_unpacked(rep, NULL);
+        return s;
+}
+
+/* sortd_receive within the deadline of the call in progress. */
+static sortd_status receive(sortd_conn *c, sortd_request *r)
+{
+        inline_plan p;
+        sortd_status s;
+
+        if (!c->outstanding)
+                return sortd__transport_fail(c, SORTD_E_INVAL, "no submitted request to receive");
+        s = replan(c, r, &p);
+        if (s == SORTD_OK)
+                s = reply_header(c, r, &p);
         if (s != SORTD_OK)
                 return s;
-        sortd__transport_progress_begin(c, SORTD_PROGRESS_RECEIVING, 0, sizes.reply_len);
-        s = sortd__transport_read_all(c, r->keys, (size_t)sizes.keys_bytes);
-        if (s == SORTD_OK && sizes.vals_bytes)
-                s = sortd__transport_read_all(c, r->vals, (size_t)sizes.vals_bytes);
+        sortd__transport_progress_begin(c, SORTD_PROGRESS_RECEIVING, 0, p.keys_len + p.vals_len);
+        s = sortd__transport_read_all(c, p.keys_dst, (size_t)p.keys_len);
+        if (s == SORTD_OK && p.vals_len)
+                s = sortd__transport_read_all(c, p.vals_dst, (size_t)p.vals_len);
         c->progress.total = 0;
         return s == SORTD_OK ? s : result_cut(c, s);
 }
@@ -349,6 +441,12 @@ sortd_status sortd_sort_request(sortd_conn *c, sortd_request *r)
         return s == SORTD_OK ? receive(c, r) : s;
 }
 
+/* What NULL options mean: ascending, the key's full width. */
+static sortd_sort_options options_or_default(const sortd_sort_options *opts)
+{
+        return opts ? *opts : (sortd_sort_options){.order = SORTD_ASCENDING};
+}
+
 /* One call for every payload: the 4-byte or the 8-byte form of it, by size (0 = none). */
 static sortd_status sort_call(sortd_conn *c, void *keys, void *vals, size_t size, size_t n,
                               sortd_key_type t, const sortd_sort_options *opts, sortd_payload p4,
@@ -361,7 +459,7 @@ static sortd_status sort_call(sortd_conn *c, void *keys, void *vals, size_t size
                                                  "value/index size must be 4 or 8, not %zu", size)
                          : SORTD_E_INVAL;
         r.payload = size == 0 ? SORTD_PAYLOAD_NONE : size == 4 ? p4 : p8;
-        r.opts = opts ? *opts : (sortd_sort_options){.order = SORTD_ASCENDING};
+        r.opts = options_or_default(opts);
         return sortd_sort_request(c, &r);
 }
 
@@ -389,4 +487,42 @@ sortd_status sortd_argsort(sortd_conn *c, void *keys, void *idx, size_t idx_size
                          : SORTD_E_INVAL;
         return sort_call(c, keys, idx, idx_size, n, t, opts, SORTD_PAYLOAD_ARGSORT32,
                          SORTD_PAYLOAD_ARGSORT64);
+}
+
+sortd_status sortd_sort_segments(sortd_conn *c, void *keys, void *vals, size_t n, sortd_key_type t,
+                                 sortd_payload payload, const sortd_segments *seg,
+                                 const sortd_sort_options *opts)
+{
+        sortd_request r = {.keys = keys, .vals = vals, .n = n, .key_type = t, .payload = payload};
+
+        if (!seg)
+                return c ? sortd__transport_fail(c, SORTD_E_INVAL, "seg must not be NULL")
+                         : SORTD_E_INVAL;
+        r.segments = seg;
+        r.opts = options_or_default(opts);
+        return sortd_sort_request(c, &r);
+}
+
+sortd_status sortd_topk(sortd_conn *c, const void *keys, const void *vals, size_t n,
+                        sortd_key_type t, sortd_payload payload, const sortd_segments *seg,
+                        uint64_t k, void *out_keys, void *out_vals, const sortd_sort_options *opts)
+{
+        /* A request only reads its inputs when it has a k: they stay the caller's const. */
+        sortd_request r = {.keys = (void *)keys,
+                           .vals = (void *)vals,
+                           .n = n,
+                           .key_type = t,
+                           .payload = payload,
+                           .segments = seg,
+                           .k = k,
+                           .out_keys = out_keys,
+                           .out_vals = out_vals};
+
+        /* On the wire k = 0 asks for a whole sort, which would write the inputs. */
+        if (!k)
+                return c ? sortd__transport_fail(c, SORTD_E_INVAL,
+                                                 "k must be at least 1 (k = 0 selects nothing)")
+                         : SORTD_E_INVAL;
+        r.opts = options_or_default(opts);
+        return sortd_sort_request(c, &r);
 }

@@ -1,5 +1,6 @@
 /*
- * libsortd's regions and the sorts that run in place in them. A region is one of two kinds:
+ * libsortd's regions (the sorts that run in place in them are region_sort.c's). A region is one
+ * of two kinds:
  *  - a sealed memfd, mapped here and registered with the daemon (the fd travels with the
  *    RegisterRegion frame): host memory shared with the daemon, so the sorted data is in the
  *    mapping when the reply arrives and no array crosses the socket;
@@ -26,18 +27,6 @@
 #include "sortd.h"
 #include "transport.h"
 #include "wire.h"
-
-struct sortd_region {
-        sortd_conn *conn;                   /* NULL once the connection was closed */
-        struct sortd_region *next, **pprev; /* in conn->regions */
-        uint64_t id;                        /* the daemon's name for it; never 0 */
-        bool device;                        /* CUDA IPC: no fd, no mapping here */
-        int fd;
-        void *data;
-        size_t size;
-        uint64_t offset; /* in its CUDA allocation, whose base CUDA aligns to 256 bytes; 0 for a
-                            memfd, mapped page-aligned */
-};
 
 /* A region holds at most 2^63 - 1 bytes, which a size_t must hold. */
 _Static_assert(SIZE_MAX >= INT64_MAX, "a region's size is a size_t");
@@ -292,108 +281,5 @@ sortd_status sortd_region_destroy(sortd_conn *c, sortd_region *r)
                 unlink_region(r);
         }
         release(r);
-        return s;
-}
-
-/* ---- sorts in regions ---- */
-
-/* One span of a region sort: the region is c's, aligned, and [off, off + bytes) inside it. */
-static sortd_status check_span(sortd_conn *c, const char *what, const sortd_region *r, size_t off,
-                               uint64_t bytes, size_t elem)
-{
-        if (!r)
-                return sortd__transport_fail(c, SORTD_E_INVAL, "the %s region must not be NULL",
-                                             what);
-        if (r->conn != c)
-                return sortd__transport_fail(c, SORTD_E_INVAL,
-                                             "the %s region is not registered on this connection",
-                                             what);
-        if (off % elem)
-                return sortd__transport_fail(
-                        c, SORTD_E_INVAL, "%s_offset %zu is not a multiple of the %zu-byte element",
-                        what, off, elem);
-        /* The device sorts at base + offset + off: a misaligned element would fault there. */
-        if (r->offset % elem)
-                return sortd__transport_fail(c, SORTD_E_INVAL,
-                                             "the %s region starts at offset %llu of its CUDA "
-                                             "allocation, not a multiple of the %zu-byte element",
-                                             what, (unsigned long long)r->offset, elem);
-        if (off > r->size || bytes > r->size - off)
-                return sortd__transport_fail(
-                        c, SORTD_E_INVAL,
-                        "%s: %llu bytes at offset %zu run past the end of the %zu-byte region",
-                        what, (unsigned long long)bytes, off, r->size);
-        return SORTD_OK;
-}
-
-static const char *kind_name(const sortd_region *r)
-{
-        return r->device ? "device memory (CUDA IPC)" : "host memory (memfd)";
-}
-
-/* Everything the daemon would refuse, refused here before a byte is sent. */
-static sortd_status validate(sortd_conn *c, const sortd_region_sort *rs)
-{
-        size_t vs = sortd_payload_size(rs->payload);
-        sortd__wire_sizes sz;
-        sortd_status s = sortd__call_check_sort(c, rs->key_type, rs->payload, &rs->opts,
-                                                rs->device_uuid, rs->n, &sz);
-
-        if (s == SORTD_OK)
-                s = check_span(c, "keys", rs->keys, rs->keys_offset, sz.keys_bytes,
-                               sortd_key_size(rs->key_type));
-        if (s == SORTD_OK && vs)
-                s = check_span(c, "vals", rs->vals, rs->vals_offset, sz.vals_bytes, vs);
-        if (s != SORTD_OK)
-                return s;
-        /* The engine sorts on the device or in host memory, never across the two. */
-        if (vs && rs->vals->device != rs->keys->device)
-                return sortd__transport_fail(c, SORTD_E_INVAL,
-                                             "the keys region is %s and the vals region %s: both "
-                                             "must be of one kind",
-                                             kind_name(rs->keys), kind_name(rs->vals));
-        /* Both spans are inside one region here, so the sums cannot overflow. */
-        if (vs && rs->vals == rs->keys && rs->n &&
-            rs->keys_offset < rs->vals_offset + sz.vals_bytes &&
-            rs->vals_offset < rs->keys_offset + sz.keys_bytes)
-                return sortd__transport_fail(c, SORTD_E_INVAL,
-                                             "the keys and vals spans overlap in the region");
-        return SORTD_OK;
-}
-
-sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
-{
-        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
-        Sortd__Wire__Sort sort = SORTD__WIRE__SORT__INIT;
-        Sortd__Wire__RegionData where = SORTD__WIRE__REGION_DATA__INIT;
-        Sortd__Wire__Reply *rep;
-        bool vals;
-        sortd_status s;
-
-        s = sortd__call_begin(c, rs, "rs");
-        if (s == SORTD_OK)
-                s = validate(c, rs);
-        if (s != SORTD_OK)
-                return s;
-        vals = sortd_payload_size(rs->payload) != 0;
-        where.region_id = rs->keys->id;
-        where.keys_offset = rs->keys_offset;
-        where.vals_offset = vals ? rs->vals_offset : 0;
-        where.vals_region_id = vals && rs->vals != rs->keys ? rs->vals->id : 0;
-        sortd__call_sort_msg(&sort, rs->key_type, rs->payload, &rs->opts, rs->device_uuid, rs->n);
-        sort.data_case = SORTD__WIRE__SORT__DATA_REGION;
-        sort.region = &where;
-        req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
-        req.sort = &sort;
-        s = sortd__call_request(c, &req, -1, SORTD__WIRE__REPLY__BODY_SORT, &rep);
-        if (s != SORTD_OK)
-                return s;
-        if (rep->sort->n != rs->n)
-                s = sortd__transport_breaks(
-                        c, sortd__transport_fail(c, SORTD_E_PROTOCOL,
-                                                 "sort reply does not match the request"));
-        else
-                sortd__call_timings(rep->sort, &rs->timings);
-        sortd__wire__reply__free_unpacked(rep, NULL);
         return s;
 }

@@ -206,7 +206,7 @@ sortd_status sortd_sort_segments(sortd_conn *c, void *keys, void *vals, size_t n
  * The k first keys of each segment of keys (seg NULL: of all n), in order, with their values
  * (vals read) or indices (argsort): sortd_topk_results(seg, n, k) of them into out_keys and,
  * with a payload, out_vals, packed as sortd_types.h says. keys and vals are only read.
- * k >= a segment's length sorts it whole.
+ * k >= a segment's length sorts it whole; k = 0 is refused (SORTD_E_INVAL).
  */
 sortd_status sortd_topk(sortd_conn *c, const void *keys, const void *vals, size_t n,
                         sortd_key_type t, sortd_payload payload, const sortd_segments *seg,

@@ -396,7 +396,8 @@ sortd_status sortd__transport_read_all(sortd_conn *c, void *buf, size_t len)
 }
 
 sortd_status sortd__transport_send_request(sortd_conn *c, const Sortd__Wire__Request *req,
-                                           int pass_fd, void *p1, size_t l1, void *p2, size_t l2)
+                                           int pass_fd, const sortd__transport_piece *pieces,
+                                           int count)
 {
         size_t len = sortd__wire__request__get_packed_size(req);
         uint8_t hdr[SORTD__WIRE_HEADER_SIZE];
@@ -404,24 +405,25 @@ sortd_status sortd__transport_send_request(sortd_conn *c, const Sortd__Wire__Req
                 .magic = SORTD__WIRE_MAGIC,
                 .version = SORTD__WIRE_VERSION,
                 .message_len = (uint32_t)len,
-                .payload_len = (uint64_t)l1 + l2,
         };
-        struct iovec iov[4];
+        struct iovec iov[2 + SORTD__TRANSPORT_MAX_PIECES];
         int n = 0;
         sortd_status s;
 
         if (len > SORTD__WIRE_MAX_MESSAGE)
                 return sortd__transport_fail(c, SORTD_E_INVAL, "request message too large");
         sortd__wire__request__pack(req, c->msg);
-        sortd__wire_header_pack(&h, hdr);
         iov[n++] = (struct iovec){hdr, sizeof(hdr)};
         iov[n++] = (struct iovec){c->msg, len};
-        if (l1)
-                iov[n++] = (struct iovec){p1, l1};
-        if (l2)
-                iov[n++] = (struct iovec){p2, l2};
+        /* sendmsg only reads the pieces: iovec's base is not const, but nothing writes it. */
+        for (int i = 0; i < count && i < SORTD__TRANSPORT_MAX_PIECES; i++) {
+                h.payload_len += pieces[i].len;
+                if (pieces[i].len)
+                        iov[n++] = (struct iovec){(void *)pieces[i].data, pieces[i].len};
+        }
+        sortd__wire_header_pack(&h, hdr);
         sortd__transport_progress_begin(c, SORTD_PROGRESS_SENDING, sizeof(hdr) + len,
-                                        (uint64_t)l1 + l2);
+                                        h.payload_len);
         s = write_all(c, iov, n, pass_fd, req->id);
         c->progress.total = 0; /* a failed send counts no further */
         return s;

@@ -81,12 +81,23 @@ void sortd__transport_progress_begin(sortd_conn *c, sortd_progress_phase phase, 
 /* A reply's payload lands straight in the caller's buffer, so a reply is read in two steps. */
 sortd_status sortd__transport_read_all(sortd_conn *c, void *buf, size_t len);
 
+/* The most pieces a request's payload has: keys, values, segment offsets. */
+#define SORTD__TRANSPORT_MAX_PIECES 3
+
+/* One piece of a request's payload; a piece of len 0 is skipped. */
+typedef struct sortd__transport_piece {
+        const void *data;
+        size_t len;
+} sortd__transport_piece;
+
 /*
- * Sends one request frame: header, the packed Request, then the payload pieces. pass_fd >= 0
- * (a region's memfd) goes with the frame's first bytes as SCM_RIGHTS; -1 sends none.
+ * Sends one request frame: header, the packed Request, then the count payload pieces
+ * (SORTD__TRANSPORT_MAX_PIECES at most). pass_fd >= 0 (a region's memfd) goes with the frame's
+ * first bytes as SCM_RIGHTS; -1 sends none.
  */
 sortd_status sortd__transport_send_request(sortd_conn *c, const Sortd__Wire__Request *req,
-                                           int pass_fd, void *p1, size_t l1, void *p2, size_t l2);
+                                           int pass_fd, const sortd__transport_piece *pieces,
+                                           int count);
 
 /*
  * Receives one reply frame for request id: *out is the unpacked Reply (free it), *payload_len

@@ -102,6 +102,15 @@ class ServerStatus(ctypes.Structure):
                    ("devices", Device * MAX_DEVICES)])
 
 
+class Segments(ctypes.Structure):
+    _fields_ = [
+        ("count", u64),
+        ("row_len", u64),
+        ("offsets", ctypes.c_void_p),
+        ("offset_bytes", ctypes.c_uint),
+    ]
+
+
 class RegionSort(ctypes.Structure):
     _fields_ = [
         ("keys", ctypes.c_void_p),
@@ -113,6 +122,14 @@ class RegionSort(ctypes.Structure):
         ("payload", ctypes.c_int),
         ("opts", SortOptions),
         ("device_uuid", ctypes.c_uint8 * DEVICE_UUID_BYTES),
+        ("segments", ctypes.POINTER(Segments)),
+        ("offsets_region", ctypes.c_void_p),
+        ("offsets_offset", ctypes.c_size_t),
+        ("k", u64),
+        ("out_keys", ctypes.c_void_p),
+        ("out_keys_offset", ctypes.c_size_t),
+        ("out_vals", ctypes.c_void_p),
+        ("out_vals_offset", ctypes.c_size_t),
         ("timings", Timings),
     ]
 
@@ -126,6 +143,10 @@ class Request(ctypes.Structure):
         ("payload", ctypes.c_int),
         ("opts", SortOptions),
         ("device_uuid", ctypes.c_uint8 * DEVICE_UUID_BYTES),
+        ("segments", ctypes.POINTER(Segments)),
+        ("k", u64),
+        ("out_keys", ctypes.c_void_p),
+        ("out_vals", ctypes.c_void_p),
         ("id", u64),
         ("timings", Timings),
     ]

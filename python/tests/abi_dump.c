@@ -79,6 +79,10 @@ static void offsets(void)
         OFF(sortd_request, payload);
         OFF(sortd_request, opts);
         OFF(sortd_request, device_uuid);
+        OFF(sortd_request, segments);
+        OFF(sortd_request, k);
+        OFF(sortd_request, out_keys);
+        OFF(sortd_request, out_vals);
         OFF(sortd_request, id);
         OFF(sortd_request, timings);
         OFF(sortd_region_sort, keys);
@@ -90,7 +94,19 @@ static void offsets(void)
         OFF(sortd_region_sort, payload);
         OFF(sortd_region_sort, opts);
         OFF(sortd_region_sort, device_uuid);
+        OFF(sortd_region_sort, segments);
+        OFF(sortd_region_sort, offsets_region);
+        OFF(sortd_region_sort, offsets_offset);
+        OFF(sortd_region_sort, k);
+        OFF(sortd_region_sort, out_keys);
+        OFF(sortd_region_sort, out_keys_offset);
+        OFF(sortd_region_sort, out_vals);
+        OFF(sortd_region_sort, out_vals_offset);
         OFF(sortd_region_sort, timings);
+        OFF(sortd_segments, count);
+        OFF(sortd_segments, row_len);
+        OFF(sortd_segments, offsets);
+        OFF(sortd_segments, offset_bytes);
 }
 
 static void sizes(void)
@@ -103,6 +119,7 @@ static void sizes(void)
         SIZE(sortd_server_status);
         SIZE(sortd_request);
         SIZE(sortd_region_sort);
+        SIZE(sortd_segments);
         SIZE(sortd_status);
         SIZE(sortd_key_type);
         SIZE(sortd_payload);

@@ -26,6 +26,7 @@ STRUCTS = {
     "sortd_server_status": _lib.ServerStatus,
     "sortd_request": _lib.Request,
     "sortd_region_sort": _lib.RegionSort,
+    "sortd_segments": _lib.Segments,
 }
 
 

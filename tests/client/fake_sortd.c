@@ -243,10 +243,84 @@ static fake_rows *make_rows(unsigned n)
         return t;
 }
 
-/* Answers req; payload holds the kept bytes of its payload (payload_len of them). */
-static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int passed,
-                   const uint8_t *payload, size_t payload_len)
+/* What the last Sort said of segments and top-k, and its payload's first bytes. */
+static void note_sort(fake_sortd *f, const Sortd__Wire__Sort *s, const uint8_t *payload,
+                      size_t kept, uint64_t total)
 {
+        const Sortd__Wire__Segments *seg = s->segments;
+        const Sortd__Wire__TopkOut *out = s->topk_out;
+
+        f->has_segments = seg != NULL;
+        f->seg_count = seg ? seg->count : 0;
+        f->seg_row_len = seg ? seg->row_len : 0;
+        f->seg_offset_type = seg ? (int)seg->offset_type : -1;
+        f->seg_offsets_region_id = seg ? seg->offsets_region_id : 0;
+        f->seg_offsets_offset = seg ? seg->offsets_offset : 0;
+        f->k = s->k;
+        f->has_topk_out = out != NULL;
+        f->out_keys_region_id = out ? out->keys_region_id : 0;
+        f->out_keys_offset = out ? out->keys_offset : 0;
+        f->out_vals_region_id = out ? out->vals_region_id : 0;
+        f->out_vals_offset = out ? out->vals_offset : 0;
+        f->sort_payload_len = total;
+        memcpy(f->sort_payload, payload, kept < FAKE_KEPT_BYTES ? kept : FAKE_KEPT_BYTES);
+}
+
+/* The results of an inline top-k: sortd_topk_results over its segments, whose offsets (if
+   any) follow the keys and values at sent in the payload. 0 for offsets that do not check. */
+static uint64_t topk_results(const Sortd__Wire__Sort *s, const uint8_t *payload, size_t len,
+                             size_t sent)
+{
+        static uint64_t offsets[FAKE_ECHO_BYTES / 8];
+        const Sortd__Wire__Segments *seg = s->segments;
+        sortd_segments view;
+
+        if (!seg)
+                return sortd_topk_results(NULL, s->n, s->k);
+        view = (sortd_segments){.count = seg->count, .row_len = seg->row_len};
+        if (seg->offset_type != SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_NONE) {
+                view.offset_bytes =
+                        seg->offset_type == SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_U32 ? 4 : 8;
+                if (seg->count >= FAKE_ECHO_BYTES ||
+                    (seg->count + 1) * view.offset_bytes != len - sent)
+                        return 0;
+                /* The offsets follow keys of any width: copied to where they are aligned. */
+                memcpy(offsets, payload + sent, len - sent);
+                view.offsets = offsets;
+        }
+        if (sortd_segments_check(&view, s->n, NULL, 0) != SORTD_OK)
+                return 0;
+        return sortd_topk_results(&view, s->n, s->k);
+}
+
+/*
+ * The payload of the reply to an inline Sort (fake_sortd.h) into out (cap bytes): its length,
+ * 0 when the request's payload was not kept whole or the reply would not fit.
+ */
+static size_t sort_result(const Sortd__Wire__Sort *s, const uint8_t *payload, size_t len,
+                          uint8_t *out, size_t cap)
+{
+        sortd_payload p = (sortd_payload)(s->payload - 1);
+        uint64_t ks = sortd_key_size((sortd_key_type)(s->key_type - 1)), vs = sortd_payload_size(p);
+        uint64_t sent = s->n * ks + (sortd_payload_is_argsort(p) ? 0 : s->n * vs);
+        uint64_t rlen = s->k ? 0 : s->n * (ks + vs);
+
+        if (len < sent || s->n > FAKE_ECHO_BYTES)
+                return 0;
+        if (s->k)
+                rlen = topk_results(s, payload, len, (size_t)sent) * (ks + vs);
+        if (rlen > cap)
+                return 0;
+        for (uint64_t i = 0; i < rlen; i++)
+                out[i] = !s->k && i < sent ? payload[i] : fake_result_byte(i);
+        return (size_t)rlen;
+}
+
+/* Answers req; payload holds the kept bytes of its payload (payload_len of them, of total). */
+static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int passed,
+                   const uint8_t *payload, size_t payload_len, uint64_t total)
+{
+        static uint8_t result[16 * FAKE_ECHO_BYTES];
         Sortd__Wire__Reply rep = SORTD__WIRE__REPLY__INIT;
         Sortd__Wire__HelloReply hello = SORTD__WIRE__HELLO_REPLY__INIT;
         Sortd__Wire__Limits limits = SORTD__WIRE__LIMITS__INIT;
@@ -308,6 +382,12 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
                         f->vals_region_id = req->sort->region->vals_region_id;
                 }
                 f->sorts++;
+                note_sort(f, req->sort, payload, payload_len, total);
+                if (req->sort->data_case == SORTD__WIRE__SORT__DATA_INLINE_DATA) {
+                        payload_len = sort_result(req->sort, payload, payload_len, result,
+                                                  sizeof(result));
+                        payload = result;
+                }
                 f->sort_device_uuid_len = keep_bytes(
                         f->sort_device_uuid, sizeof(f->sort_device_uuid), req->sort->device_uuid);
                 sort.n = req->sort->n;
@@ -422,7 +502,7 @@ static void *serve(void *arg)
                 req = sortd__wire__request__unpack(NULL, h.message_len, msg);
                 f->frames++;
                 if (req)
-                        answer(f, fd, req, passed, echo, kept);
+                        answer(f, fd, req, passed, echo, kept, h.payload_len);
                 sortd__wire__request__free_unpacked(req, NULL);
                 if (passed >= 0)
                         close(passed);

@@ -8,6 +8,13 @@
  * and server_version "fake hello N" for its N-th Hello, and lists f->devices devices (see
  * fake_device_uuid) in it and in Status. A test may script the refusal of RegisterRegion, or
  * one bad reply (a fake_fault) to see libsortd refuse it.
+ *
+ * Segmented sorts and top-k: the fake keeps what the last Sort said of them (Segments, k,
+ * TopkOut) and the first bytes of its payload. An inline segmented sort is answered with its
+ * keys and values as they came (not the offsets that followed them), an argsort's indices as
+ * fake_result_byte says; an inline top-k with as many results as the request asks for
+ * (sortd_topk_results over its segments, offsets read from the payload), every byte of them
+ * fake_result_byte's: no sort, but the bytes a client must land in its buffers, in order.
  */
 #ifndef SORTD_TESTS_FAKE_SORTD_H
 #define SORTD_TESTS_FAKE_SORTD_H
@@ -54,6 +61,13 @@ typedef enum fake_fault {
 #define FAKE_MAX_REGIONS 7
 #define FAKE_ECHO_BYTES (64u << 10)
 #define FAKE_MAX_DEVICES 80
+#define FAKE_KEPT_BYTES 4096
+
+/* Byte i of a reply's payload that the fake makes up (a top-k's results, argsort indices). */
+static inline uint8_t fake_result_byte(uint64_t i)
+{
+        return (uint8_t)(0x80 ^ (i * 13));
+}
 
 /*
  * The uuid of the fake's device i: bytes i+1, 0xd1, 0xd2, ... The rows say name "fake GPU i",
@@ -89,7 +103,17 @@ typedef struct fake_sortd {
         uint64_t unregistered;                             /* the id of the last UnregisterRegion */
         uint8_t sort_device_uuid[SORTD_DEVICE_UUID_BYTES]; /* the last Sort's device_uuid */
         size_t sort_device_uuid_len;
-        unsigned sorts;   /* Sorts received */
+        unsigned sorts; /* Sorts received */
+        /* The last Sort's segments (has_segments: it had some), k and TopkOut (has_topk_out),
+           and its payload: how many bytes, the first FAKE_KEPT_BYTES of them. */
+        int has_segments;
+        uint64_t seg_count, seg_row_len, seg_offsets_region_id, seg_offsets_offset;
+        int seg_offset_type; /* the wire's enum value */
+        uint64_t k;
+        int has_topk_out;
+        uint64_t out_keys_region_id, out_keys_offset, out_vals_region_id, out_vals_offset;
+        uint64_t sort_payload_len;
+        uint8_t sort_payload[FAKE_KEPT_BYTES];
         uint64_t next_id; /* region ids handed out: 1, 2, ... */
         /* Set by the test: RegisterRegion is refused with this status and message (SORTD_OK:
            accepted). */

@@ -1,0 +1,58 @@
+/*
+ * Segments and top-k on the client's side (segmented.h): checked here before a byte is sent,
+ * as the daemon would check them, so that a bad request fails with its reason and leaves the
+ * connection as it was. Below client.c and region_sort.c, on transport.c.
+ */
+#include <stdint.h>
+
+#include "segmented.h"
+#include "sortd.h"
+#include "transport.h"
+#include "wire.h"
+
+sortd_status sortd__segmented_offsets_size(sortd_conn *c, uint64_t count, unsigned width,
+                                           uint64_t *bytes)
+{
+        if (width != 4 && width != 8)
+                return sortd__transport_fail(c, SORTD_E_INVAL,
+                                             "segments: offsets of %u bytes: 4 (u32) or 8 (u64)",
+                                             width);
+        /* No address space holds more: the bound keeps (count + 1) x width from wrapping. */
+        if (count >= UINT64_MAX / 16)
+                return sortd__transport_fail(c, SORTD_E_INVAL, "segments: %llu segments: too many",
+                                             (unsigned long long)count);
+        *bytes = (count + 1) * width;
+        return SORTD_OK;
+}
+
+sortd_status sortd__segmented_check(sortd_conn *c, const sortd_segments *seg, uint64_t n,
+                                    uint64_t k, sortd__segmented *out)
+{
+        char why[160];
+
+        *out = (sortd__segmented){0};
+        if (seg && seg->offsets &&
+            sortd__segmented_offsets_size(c, seg->count, seg->offset_bytes, &out->offsets_bytes) !=
+                    SORTD_OK)
+                return SORTD_E_INVAL;
+        if (seg && sortd_segments_check(seg, n, why, sizeof(why)) != SORTD_OK)
+                return sortd__transport_fail(c, SORTD_E_INVAL, "segments: %s", why);
+        if (k)
+                out->results = sortd_topk_results(seg, n, k);
+        return SORTD_OK;
+}
+
+void sortd__segmented_msg(Sortd__Wire__Sort *sort, Sortd__Wire__Segments *msg,
+                          const sortd_segments *seg, uint64_t k)
+{
+        sort->k = k;
+        if (!seg)
+                return;
+        msg->count = seg->count;
+        msg->row_len = seg->row_len;
+        msg->offset_type = seg->offset_bytes == 4 ? SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_U32
+                           : seg->offset_bytes == 8
+                                   ? SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_U64
+                                   : SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_NONE;
+        sort->segments = msg;
+}
