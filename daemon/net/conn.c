@@ -420,6 +420,9 @@ void sortd__conn_close(sortd__conn *c)
         if (has(c, SORTD__CONN_READING))
                 uv_read_stop((uv_stream_t *)&c->pipe);
         c->flags = 0;
+        /* A region sort whose offsets were still coming holds its regions, which close now. */
+        if (c->reading)
+                sortd__job_release_regions(c->reading);
         cancel_queued(c);
         close_regions(c);
         c->state = SORTD__CONN_CLOSING;

@@ -82,7 +82,7 @@ static sortd__frame_event payload_consumed(sortd__frame_reader *fr, size_t n)
         if (fr->state == SORTD__FRAME_SINK) {
                 fr->seg[fr->cur].base += n;
                 fr->seg[fr->cur].len -= n;
-                if (fr->seg[fr->cur].len == 0)
+                while (fr->cur < SORTD__FRAME_MAX_PARTS && fr->seg[fr->cur].len == 0)
                         fr->cur++;
         }
         if (fr->left)
@@ -114,14 +114,21 @@ sortd__frame_event sortd__frame_consumed(sortd__frame_reader *fr, size_t n)
         return fail(fr);
 }
 
+void sortd__frame_sink_parts(sortd__frame_reader *fr, const sortd__frame_part *parts, unsigned n)
+{
+        for (unsigned i = 0; i < SORTD__FRAME_MAX_PARTS; i++)
+                fr->seg[i] = i < n ? parts[i] : (sortd__frame_part){0};
+        fr->cur = 0;
+        while (fr->cur < SORTD__FRAME_MAX_PARTS && fr->seg[fr->cur].len == 0)
+                fr->cur++;
+        fr->state = SORTD__FRAME_SINK;
+}
+
 void sortd__frame_sink(sortd__frame_reader *fr, void *a, size_t alen, void *b, size_t blen)
 {
-        fr->seg[0].base = a;
-        fr->seg[0].len = alen;
-        fr->seg[1].base = b;
-        fr->seg[1].len = blen;
-        fr->cur = alen ? 0 : 1;
-        fr->state = SORTD__FRAME_SINK;
+        const sortd__frame_part parts[2] = {{a, alen}, {b, blen}};
+
+        sortd__frame_sink_parts(fr, parts, 2);
 }
 
 void sortd__frame_discard(sortd__frame_reader *fr)

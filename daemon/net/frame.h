@@ -16,6 +16,13 @@ typedef enum sortd__frame_event {
         SORTD__FRAME_ERROR,   /* the stream cannot be trusted any more; see status and why */
 } sortd__frame_event;
 
+/* Where a piece of a payload goes: an inline sort's keys, its values, its segments' offsets. */
+#define SORTD__FRAME_MAX_PARTS 3
+typedef struct sortd__frame_part {
+        uint8_t *base;
+        size_t len;
+} sortd__frame_part;
+
 typedef struct sortd__frame_reader {
         enum {
                 SORTD__FRAME_HEADER,
@@ -30,10 +37,7 @@ typedef struct sortd__frame_reader {
         sortd__wire_header h;
         uint8_t *msg; /* max_message bytes; also the scratch of a discarded payload */
         size_t got;   /* bytes of the current header or message */
-        struct {
-                uint8_t *base;
-                size_t len;
-        } seg[2];
+        sortd__frame_part seg[SORTD__FRAME_MAX_PARTS];
         unsigned cur;  /* segment being filled */
         uint64_t left; /* payload bytes still to come */
         sortd_status status;
@@ -48,6 +52,8 @@ void sortd__frame_buffer(sortd__frame_reader *fr, uint8_t **base, size_t *len);
 sortd__frame_event sortd__frame_consumed(sortd__frame_reader *fr, size_t n);
 /* After SORTD__FRAME_MESSAGE with a payload: it goes to a then b (lengths must add up to it). */
 void sortd__frame_sink(sortd__frame_reader *fr, void *a, size_t alen, void *b, size_t blen);
+/* The same into n parts (at most SORTD__FRAME_MAX_PARTS), in order; empty ones are skipped. */
+void sortd__frame_sink_parts(sortd__frame_reader *fr, const sortd__frame_part *parts, unsigned n);
 /* After SORTD__FRAME_MESSAGE with a payload: read it and drop it. */
 void sortd__frame_discard(sortd__frame_reader *fr);
 /* Between frames (nothing of the next one read yet). */

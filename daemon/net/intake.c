@@ -27,25 +27,37 @@ static int take_fd(void *arg)
         return sortd__fdpass_take(&c->pipe);
 }
 
+/* What follows j's frame: an inline sort's keys and the values it moves, then the offsets
+   that do not lie in a region (a region sort's are the whole payload). */
+static void sink(sortd__conn *c, sortd__job *j)
+{
+        bool moves_vals = j->work.desc.payload == SORTD_PAYLOAD_VALUES32 ||
+                          j->work.desc.payload == SORTD_PAYLOAD_VALUES64;
+        const sortd__frame_part parts[] = {
+                {j->work.keys, (size_t)j->parts.keys},
+                {j->work.vals, moves_vals ? (size_t)j->parts.vals : 0},
+                {(uint8_t *)j->work.seg.offsets, j->offsets_rg ? 0 : (size_t)j->parts.offsets},
+        };
+
+        sortd__frame_sink_parts(&c->fr, parts, 3);
+}
+
 /* The reading sort's bytes are charged: its payload goes to its buffer, or, with no buffer
    to be had, it is dropped and the sort answered with SORTD_E_NOMEM. */
 void sortd__intake_read_payload(sortd__conn *c)
 {
         sortd__job *j = c->reading;
         size_t bytes = sortd__job_buffer_bytes(j);
-        bool moves_vals = j->work.desc.payload == SORTD_PAYLOAD_VALUES32 ||
-                          j->work.desc.payload == SORTD_PAYLOAD_VALUES64;
 
         if (sortd__dispatch_buffer(&c->d, j, c->ctx->pool) < 0) {
                 c->reading = NULL;
+                sortd__job_release_regions(j);
                 sortd__frame_discard(&c->fr);
                 sortd__admission_uncharge(c->ctx->adm, bytes);
                 return;
         }
         sortd__job_charge(j, c->ctx->adm, bytes);
-        sortd__frame_sink(&c->fr, j->work.keys, (size_t)j->work.sizes.keys_bytes,
-                          moves_vals ? j->work.vals : NULL,
-                          moves_vals ? (size_t)j->work.sizes.vals_bytes : 0);
+        sink(c, j);
 }
 
 /* A sort that came back, or was sorted here: its regions are free again, and the counters
@@ -55,10 +67,7 @@ void sortd__intake_sort_done(sortd__conn *c, sortd__job *j)
 {
         sortd__stats *st = c->ctx->stats;
 
-        if (j->keys_rg)
-                sortd__region_release(j->keys_rg);
-        if (j->vals_rg)
-                sortd__region_release(j->vals_rg);
+        sortd__job_release_regions(j);
         if (c->state != SORTD__CONN_OPEN) {
                 st->cancelled++;
         } else if (j->work.status == SORTD_OK) {
@@ -86,6 +95,18 @@ void sortd__intake_submit(sortd__conn *c, sortd__job *j)
                 return;
         }
         c->in_engine++;
+}
+
+/* j's payload is in: its offsets are checked, and it goes to the engines, or is refused. */
+static void payload_read(sortd__conn *c, sortd__job *j)
+{
+        if (sortd__dispatch_segments_ready(j) == 0) {
+                sortd__intake_submit(c, j);
+                return;
+        }
+        j->work.status = SORTD_E_INVAL;
+        j->state = SORTD__JOB_DONE;
+        sortd__intake_sort_done(c, j);
 }
 
 /* What dispatch decided for the frame's message. */
@@ -151,7 +172,7 @@ void sortd__intake_frame_event(sortd__conn *c, sortd__frame_event ev)
                 j = c->reading;
                 c->reading = NULL;
                 if (j)
-                        sortd__intake_submit(c, j);
+                        payload_read(c, j);
                 break;
         case SORTD__FRAME_ERROR:
                 sortd__dispatch_broken(&c->d, c->fr.status, c->fr.why);

@@ -72,8 +72,18 @@ static sortd__job *sort_job(const sortd__dispatch_ctx *d, const sortd__request *
         j->work.desc = rq->desc;
         j->work.n = rq->n;
         j->work.sizes = rq->sizes;
+        j->parts = (sortd__job_parts){.keys = rq->sizes.keys_bytes, .vals = rq->sizes.vals_bytes};
         j->t_frame = t_frame;
         return j;
+}
+
+/* A sort refused for the reason in its why: done, holding nothing. */
+static sortd__dispatch_action refused(const sortd__dispatch_ctx *d, sortd__job *j, int err)
+{
+        d->stats->sorts_failed++;
+        j->work.status = sortd__reply_status_of(err);
+        sortd__job_release_regions(j);
+        return nothing; /* done: its error is the reply */
 }
 
 /* The UUIDs of the devices that serve now, for a refusal that names them. */
@@ -127,16 +137,15 @@ static sortd__dispatch_action start_sort(const sortd__dispatch_ctx *d, const sor
                                          uint64_t t_frame)
 {
         sortd__job *j = sort_job(d, rq, t_frame);
-        sortd__dispatch_action a = nothing;
+        int r;
 
         if (!j)
                 return no_memory(d);
-        if (chosen_device(d, rq, j) < 0) {
-                d->stats->sorts_failed++;
-                j->work.status = SORTD_E_INVAL;
-                skip_payload(d, rq->sizes.request_len, &a);
-                return a; /* done: its error is the reply */
-        }
+        r = chosen_device(d, rq, j);
+        if (r == 0 && rq->n)
+                r = sortd__dispatch_segments(d, rq, j);
+        if (r < 0)
+                return refused(d, j, r);
         if (rq->n == 0) {
                 d->stats->sorts_ok++;
                 return nothing; /* done: nothing to read or sort */
@@ -159,7 +168,8 @@ static int region_spans(const sortd__dispatch_ctx *d, const sortd__request *rq, 
         if (!*kr)
                 return -EINVAL;
         r = sortd__region_span(*kr, "keys", rq->keys_offset, rq->n, ks, &j->work.keys, why, len);
-        if (r < 0 || !vs)
+        /* a top-k's indices are results, which go where topk_out says */
+        if (r < 0 || !vs || (rq->seg.k && sortd_payload_is_argsort(rq->desc.payload)))
                 return r;
         *vr = sortd__regions_find(d->regions, rq->vals_region_id, why, len);
         if (!*vr)
@@ -190,22 +200,45 @@ static int region_device(const sortd__dispatch_ctx *d, const sortd__request *rq,
         return -EINVAL;
 }
 
+/* A region sort's segments: their offsets copied from the payload once it is read (ADMIT), or
+   now from their region, into the daemon's memory, where they are checked. */
+static sortd__dispatch_action region_segments(const sortd__dispatch_ctx *d,
+                                              const sortd__request *rq, sortd__job *j)
+{
+        int r = sortd__dispatch_segments(d, rq, j);
+
+        if (r == 0 && sortd__request_segments_payload(&rq->seg)) {
+                j->state = SORTD__JOB_READING;
+                return (sortd__dispatch_action){.todo = SORTD__DISPATCH_ADMIT, .job = j};
+        }
+        /* a few bytes: from the heap, as a region's bookkeeping is, not charged */
+        if (r == 0 && j->parts.offsets && sortd__dispatch_buffer(d, j, NULL) < 0) {
+                sortd__job_release_regions(j);
+                return nothing; /* done: no memory, counted */
+        }
+        if (r == 0)
+                r = sortd__dispatch_segments_ready(j);
+        if (r < 0)
+                return refused(d, j, r);
+        return (sortd__dispatch_action){.todo = SORTD__DISPATCH_SUBMIT, .job = j};
+}
+
 /* A job holds its regions until the engine gives it back (the connection releases them). */
 static sortd__dispatch_action start_region_sort(const sortd__dispatch_ctx *d,
                                                 const sortd__request *rq, uint64_t t_frame)
 {
         sortd__job *j = sort_job(d, rq, t_frame);
         sortd__region *kr, *vr;
+        int r;
 
         if (!j)
                 return no_memory(d);
-        j->work.status = sortd__reply_status_of(region_spans(d, rq, j, &kr, &vr));
-        if (j->work.status == SORTD_OK)
-                j->work.status = sortd__reply_status_of(region_device(d, rq, j, kr));
-        if (j->work.status != SORTD_OK) {
-                d->stats->sorts_failed++;
-                return nothing; /* done: its error is the reply */
-        }
+        j->parts = (sortd__job_parts){0}; /* its keys and values are the client's */
+        r = region_spans(d, rq, j, &kr, &vr);
+        if (r == 0)
+                r = region_device(d, rq, j, kr);
+        if (r < 0)
+                return refused(d, j, r);
         if (rq->n == 0) {
                 d->stats->sorts_ok++;
                 return nothing; /* done: nothing to sort, nothing held */
@@ -220,7 +253,7 @@ static sortd__dispatch_action start_region_sort(const sortd__dispatch_ctx *d,
         sortd__region_hold(kr);
         if (vr)
                 sortd__region_hold(vr);
-        return (sortd__dispatch_action){.todo = SORTD__DISPATCH_SUBMIT, .job = j};
+        return region_segments(d, rq, j);
 }
 
 /* j becomes the engine thread's job op on region r. */
@@ -430,7 +463,8 @@ sortd__dispatch_action sortd__dispatch_message(const sortd__dispatch_ctx *d,
         a = answer(d, &rq, f);
         for (unsigned i = 0; i < rq.refusals; i++)
                 sortd__pipeline_refuse(d->out, rq.id, rq.refusal[i].status, rq.refusal[i].why);
-        if (rq.kind != SORTD__REQUEST_SORT)
+        /* A payload nothing reads (refused, or of an empty sort) is dropped. */
+        if (a.todo != SORTD__DISPATCH_ADMIT)
                 skip_payload(d, f->payload_len, &a);
         return a;
 }

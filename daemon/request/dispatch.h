@@ -18,6 +18,7 @@
 #include "pipeline.h"
 #include "region.h"
 #include "reply.h"
+#include "request.h"
 #include "stats.h"
 
 /* What dispatch knows of the server: fixed once it serves, but for the facts, asked for. */
@@ -79,6 +80,18 @@ void sortd__dispatch_broken(const sortd__dispatch_ctx *d, sortd_status s, const 
  */
 int sortd__dispatch_buffer(const sortd__dispatch_ctx *d, sortd__job *j,
                            struct sortd__hostpool *pool);
+/*
+ * A sort's segments and top-k (dispatch_segments.c), from its request into j: its fields, its
+ * buffer's parts, the regions of its offsets and of a region top-k's results, found and held.
+ * 0, or -EINVAL with j's why.
+ */
+int sortd__dispatch_segments(const sortd__dispatch_ctx *d, const sortd__request *rq, sortd__job *j);
+/*
+ * j's offsets are in its buffer, or now copied there from their region: checked, the top-k's
+ * results counted and a region top-k's spans found. 0, or -EINVAL with j's why: j is then
+ * refused before any engine saw it.
+ */
+int sortd__dispatch_segments_ready(sortd__job *j);
 /* The engine thread opened or closed a region for j (RegisterRegion, UnregisterRegion): the
    region is ready, or gone, and j holds its reply. */
 void sortd__dispatch_region_done(const sortd__dispatch_ctx *d, sortd__job *j);

@@ -67,10 +67,11 @@ void sortd__pipeline_refuse(sortd__pipeline *p, uint64_t id, sortd_status s, con
 /* The reply's bytes written so far (status 0) or not (status < 0): counted, job freed. */
 static void reply_gone(sortd__pipeline *p, sortd__job *j, int status)
 {
+        uv_buf_t parts[2];
+        unsigned n;
+
         if (status == 0)
-                p->stats->bytes_out +=
-                        j->out_len +
-                        (j->work.status == SORTD_OK && j->buf ? j->work.sizes.reply_len : 0);
+                p->stats->bytes_out += j->out_len + sortd__job_reply_payload(j, parts, &n);
         sortd__job_free(j);
 }
 
@@ -111,7 +112,7 @@ static bool write_now(sortd__pipeline *p, uv_buf_t *bufs, unsigned *nbufs)
 static void write_job(sortd__pipeline *p, sortd__job *j)
 {
         uv_buf_t bufs[3];
-        unsigned nbufs = 0;
+        unsigned nbufs = 0, n;
         int r;
 
         if (sortd__job_is_sort(j) && sortd__reply_pack_sort(j) < 0)
@@ -122,14 +123,9 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
                 return;
         }
         bufs[nbufs++] = (uv_buf_t){.base = (char *)j->out, .len = j->out_len};
-        /* An inline sort's result goes back from its request buffer; a region's stays put. */
-        if (sortd__job_is_sort(j) && j->work.status == SORTD_OK && j->work.n && j->buf) {
-                bufs[nbufs++] =
-                        (uv_buf_t){.base = (char *)j->work.keys, .len = j->work.sizes.keys_bytes};
-                if (j->work.sizes.vals_bytes)
-                        bufs[nbufs++] = (uv_buf_t){.base = (char *)j->work.vals,
-                                                   .len = j->work.sizes.vals_bytes};
-        }
+        /* An inline sort's result goes back from its buffer; a region's stays put. */
+        sortd__job_reply_payload(j, bufs + nbufs, &n);
+        nbufs += n;
         if (write_now(p, bufs, &nbufs)) {
                 reply_gone(p, j, 0);
                 return;

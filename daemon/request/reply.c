@@ -156,6 +156,8 @@ int sortd__reply_pack_sort(sortd__job *j)
         Sortd__Wire__SortReply sr = SORTD__WIRE__SORT_REPLY__INIT;
         Sortd__Wire__Timings t = SORTD__WIRE__TIMINGS__INIT;
         bool ok = j->work.status == SORTD_OK;
+        uv_buf_t parts[2];
+        unsigned n;
 
         r.id = j->id;
         r.status = sortd__wire_status(j->work.status);
@@ -171,6 +173,5 @@ int sortd__reply_pack_sort(sortd__job *j)
                 r.body_case = SORTD__WIRE__REPLY__BODY_SORT;
                 r.sort = &sr;
         }
-        /* A region sort's result is in the client's mapping already. */
-        return sortd__reply_pack(j, &r, ok && j->buf ? j->work.sizes.reply_len : 0);
+        return sortd__reply_pack(j, &r, sortd__job_reply_payload(j, parts, &n));
 }

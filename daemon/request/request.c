@@ -47,15 +47,34 @@ static void check_hello(const Sortd__Wire__Hello *hello, sortd__request *rq)
         rq->kind = SORTD__REQUEST_HELLO;
 }
 
-/* Region sorts take no payload and no request buffer: max-request-bytes is not theirs. */
+/* Region sorts take no request buffer but their offsets' copy, and no payload but offsets. */
 static void check_region_sort(const Sortd__Wire__RegionData *r, uint64_t payload_len,
-                              sortd__stats *stats, sortd__request *rq)
+                              const sortd__request_limits *lim, sortd__stats *stats,
+                              sortd__request *rq)
 {
-        if (payload_len) {
+        const sortd__request_segments *g = &rq->seg;
+
+        if (g->buffer_bytes > lim->max_request_bytes) {
+                stats->rejected++;
+                refuse(rq, SORTD_E_CAPACITY, "offsets of %llu bytes above max-request-bytes %llu",
+                       (unsigned long long)g->buffer_bytes,
+                       (unsigned long long)lim->max_request_bytes);
+                return;
+        }
+        if (payload_len != g->payload_bytes) {
                 stats->protocol_errors++;
                 stats->sorts_failed++; /* a sort request too: it ends here, refused */
-                refuse(rq, SORTD_E_PROTOCOL, "a region sort takes no payload (%llu bytes came)",
-                       (unsigned long long)payload_len);
+                if (g->payload_bytes)
+                        refuse(rq, SORTD_E_PROTOCOL,
+                               "a region sort's payload is its %llu offsets of %u bytes, %llu "
+                               "bytes (%llu came)",
+                               (unsigned long long)g->count + 1, g->offset_bytes,
+                               (unsigned long long)g->payload_bytes,
+                               (unsigned long long)payload_len);
+                else
+                        refuse(rq, SORTD_E_PROTOCOL,
+                               "a region sort takes no payload (%llu bytes came)",
+                               (unsigned long long)payload_len);
                 return;
         }
         rq->kind = SORTD__REQUEST_REGION_SORT;
@@ -63,6 +82,25 @@ static void check_region_sort(const Sortd__Wire__RegionData *r, uint64_t payload
         rq->vals_region_id = r->vals_region_id ? r->vals_region_id : r->region_id;
         rq->keys_offset = r->keys_offset;
         rq->vals_offset = r->vals_offset;
+}
+
+/* An inline sort's payload: keys, values unless argsort, then any offsets. */
+static void refuse_payload(const Sortd__Wire__Sort *s, uint64_t payload_len, sortd__stats *stats,
+                           sortd__request *rq)
+{
+        const sortd__request_segments *g = &rq->seg;
+        char offsets[64] = "";
+
+        stats->protocol_errors++;
+        stats->sorts_failed++; /* a sort request too: it ends here, refused */
+        if (sortd__request_segments_payload(g))
+                snprintf(offsets, sizeof(offsets), " and %llu offsets of %u bytes",
+                         (unsigned long long)g->count + 1, g->offset_bytes);
+        refuse(rq, SORTD_E_INVAL,
+               "payload of %llu bytes, but %llu %s keys with payload %s%s need %llu",
+               (unsigned long long)payload_len, (unsigned long long)s->n,
+               sortd_key_type_name(rq->desc.key_type), sortd_payload_name(rq->desc.payload),
+               offsets, (unsigned long long)g->payload_bytes);
 }
 
 /* The CUDA IPC fields are bytes of fixed lengths; the buffer must not wrap the address space. */
@@ -130,21 +168,18 @@ static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
                 stats->rejected++;
                 refuse(rq, SORTD_E_CAPACITY, "n = %llu above the engine's capacity %llu",
                        (unsigned long long)s->n, (unsigned long long)lim->capacity);
+        } else if ((st = sortd__request_segments_check(s, rq, why, sizeof(why))) != SORTD_OK) {
+                stats->sorts_failed++;
+                refuse(rq, st, "%s", why);
         } else if (s->data_case == SORTD__WIRE__SORT__DATA_REGION) {
-                check_region_sort(s->region, payload_len, stats, rq);
-        } else if (rq->sizes.reply_len > lim->max_request_bytes) {
+                check_region_sort(s->region, payload_len, lim, stats, rq);
+        } else if (rq->seg.buffer_bytes > lim->max_request_bytes) {
                 stats->rejected++;
                 refuse(rq, SORTD_E_CAPACITY, "request of %llu bytes above max-request-bytes %llu",
-                       (unsigned long long)rq->sizes.reply_len,
+                       (unsigned long long)rq->seg.buffer_bytes,
                        (unsigned long long)lim->max_request_bytes);
-        } else if (payload_len != rq->sizes.request_len) {
-                stats->protocol_errors++;
-                stats->sorts_failed++; /* a sort request too: it ends here, refused */
-                refuse(rq, SORTD_E_INVAL,
-                       "payload of %llu bytes, but %llu %s keys with payload %s need %llu",
-                       (unsigned long long)payload_len, (unsigned long long)s->n,
-                       sortd_key_type_name(rq->desc.key_type), sortd_payload_name(rq->desc.payload),
-                       (unsigned long long)rq->sizes.request_len);
+        } else if (payload_len != rq->seg.payload_bytes) {
+                refuse_payload(s, payload_len, stats, rq);
         } else {
                 rq->kind = SORTD__REQUEST_SORT;
         }
@@ -202,9 +237,10 @@ void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,
         }
         rq->id = req->id;
         check_body(req, payload_len, lim, stats, rq);
-        /* Only an inline sort takes a payload; one sent with anything else is refused too. */
-        if (rq->kind != SORTD__REQUEST_SORT && payload_len &&
-            !(req->body_case == SORTD__WIRE__REQUEST__BODY_SORT && rq->refusals)) {
+        /* Only a sort takes a payload (a region sort, its offsets alone: checked above); one
+           sent with anything else is refused too. */
+        if (rq->kind != SORTD__REQUEST_SORT && rq->kind != SORTD__REQUEST_REGION_SORT &&
+            payload_len && !(req->body_case == SORTD__WIRE__REQUEST__BODY_SORT && rq->refusals)) {
                 stats->protocol_errors++;
                 refuse(rq, SORTD_E_PROTOCOL, "unexpected payload of %llu bytes",
                        (unsigned long long)payload_len);

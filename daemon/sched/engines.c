@@ -187,7 +187,7 @@ static void settle(sortd__engines *e, const sortd__job *j)
         sortd__engines_device *d;
 
         l->queued_bytes -= bytes < l->queued_bytes ? bytes : l->queued_bytes;
-        if (j->work.bounced || !sortd__job_is_sort(j))
+        if (j->work.bounced || j->work.unsupported || !sortd__job_is_sort(j))
                 return;
         if (!j->work.batch_size && j->work.status == SORTD_OK && bytes >= MEASURE_MIN_BYTES)
                 l->ns_per_byte = l->ns_per_byte > 0 ? 0.75 * l->ns_per_byte + 0.25 * ns / bytes
@@ -234,6 +234,29 @@ static bool move(sortd__engines *e, sortd__job *j)
         return false;
 }
 
+/* Whether j, segments or a top-k in host memory, may go to the CPU path should its lane's
+   engine lack that sort (a GPU engine without the kernels). */
+static bool may_fall_back(const sortd__engines *e, const sortd__job *j)
+{
+        return !sortd__job_plain(j) && e->route.cpu && !j->cpu_path &&
+               j->work.op == SORTD__JOB_OP_SORT && j->work.n <= sortd_engine_capacity(e->route.cpu);
+}
+
+/* A lane's engine had no such sort: the CPU path runs it, in the turn it still holds. */
+static bool fall_back(sortd__engines *e, sortd__job *j)
+{
+        if (e->stopping || j->cancelled)
+                return false;
+        j->work.unsupported = false;
+        j->work.cpu_fallback = false;
+        j->work.status = SORTD_OK;
+        j->work.why[0] = '\0';
+        j->cpu_path = true;
+        j->lane = -1;
+        sortd__queue_push(&e->cpu_queue, &j->flows->cpu_flow, j);
+        return true;
+}
+
 /* Every lane's completion, on the loop thread, before the connection's. */
 static void on_done(sortd__job *j, void *arg)
 {
@@ -243,6 +266,12 @@ static void on_done(sortd__job *j, void *arg)
                 settle(e, j);
                 if (j->work.bounced && move(e, j))
                         return;
+                if (j->work.unsupported && fall_back(e, j))
+                        return;
+        }
+        if (j->work.unsupported) { /* not run after all: its turn ends here */
+                j->work.unsupported = false;
+                sortd__turns_end(j);
         }
         e->complete(j, e->complete_arg);
 }
@@ -282,7 +311,8 @@ void sortd__engines_stop(sortd__engines *e)
 /* A small sort that waits for nobody, sorted here on the loop thread (loop-sort-keys). */
 static bool sort_here(sortd__engines *e, sortd__job *j, int lane)
 {
-        return j->work.op == SORTD__JOB_OP_SORT && j->work.n <= e->loop_sort_keys &&
+        return j->work.op == SORTD__JOB_OP_SORT && sortd__job_plain(j) &&
+               j->work.n <= e->loop_sort_keys &&
                sortd__worker_run_here(j->cpu_path ? &e->cpu_worker : &e->lanes[lane].worker, j);
 }
 
@@ -296,6 +326,7 @@ bool sortd__engines_submit(sortd__engines *e, sortd__engines_flows *f, sortd__jo
         j->t_read = uv_hrtime();
         j->flows = f;
         j->cpu_path = j->device < 0 && sortd__route_cpu_path(&e->route, j);
+        j->work.cpu_fallback = may_fall_back(e, j);
         if (!j->cpu_path) {
                 lane = pick(e, j);
                 if (lane < 0)

@@ -14,6 +14,7 @@
 #include "admission.h"
 #include "hostpool.h"
 #include "job.h"
+#include "region.h"
 
 #define MAPPED_MIN (4u << 20)
 
@@ -72,15 +73,47 @@ void sortd__job_free(sortd__job *j)
                 sortd__admission_uncharge(a, charged);
 }
 
-/* Values start 8-aligned: u8 keys may leave the keys an odd length. */
-static size_t vals_offset(const sortd__job *j)
+static uint64_t align8(uint64_t n)
 {
-        return (size_t)((j->work.sizes.keys_bytes + 7) & ~(uint64_t)7);
+        return (n + 7) & ~(uint64_t)7;
+}
+
+uint64_t sortd__job_parts_bytes(const sortd__job_parts *p)
+{
+        const uint64_t part[] = {p->keys, p->vals, p->offsets, p->out_keys, p->out_vals};
+        uint64_t sum = 0;
+
+        /* Each part is a request's, under 2^59 bytes (wire.c): no sum of five can wrap. */
+        for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+                sum += align8(part[i]);
+        return sum;
 }
 
 size_t sortd__job_buffer_bytes(const sortd__job *j)
 {
-        return vals_offset(j) + (size_t)j->work.sizes.vals_bytes;
+        return (size_t)sortd__job_parts_bytes(&j->parts);
+}
+
+/* Points each part j has into its buffer; parts it lacks leave their pointers (a region's). */
+static void lay_out(sortd__job *j)
+{
+        const sortd__job_parts *p = &j->parts;
+        uint8_t *at = j->buf;
+
+        if (p->keys)
+                j->work.keys = at;
+        at += align8(p->keys);
+        if (p->vals)
+                j->work.vals = at;
+        at += align8(p->vals);
+        if (p->offsets)
+                j->work.seg.offsets = at;
+        at += align8(p->offsets);
+        if (p->out_keys)
+                j->work.out_keys = at;
+        at += align8(p->out_keys);
+        if (p->out_vals)
+                j->work.out_vals = at;
 }
 
 int sortd__job_buffer(sortd__job *j, sortd__hostpool *pool)
@@ -88,7 +121,6 @@ int sortd__job_buffer(sortd__job *j, sortd__hostpool *pool)
         size_t n = sortd__job_buffer_bytes(j);
         int missed = 0;
 
-        j->vals_off = vals_offset(j);
         j->buf = pool ? sortd__hostpool_alloc(pool, n) : NULL;
         j->pool = j->buf ? pool : NULL;
         if (!j->buf) {
@@ -98,9 +130,42 @@ int sortd__job_buffer(sortd__job *j, sortd__hostpool *pool)
         if (!j->buf)
                 return -ENOMEM;
         j->buf_bytes = n;
-        j->work.keys = j->buf;
-        j->work.vals = j->work.desc.payload == SORTD_PAYLOAD_NONE ? NULL : j->buf + j->vals_off;
+        lay_out(j);
         return missed;
+}
+
+void sortd__job_release_regions(sortd__job *j)
+{
+        sortd__region **held[] = {&j->keys_rg, &j->vals_rg, &j->out_rg[0], &j->out_rg[1],
+                                  &j->offsets_rg};
+
+        for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
+                if (*held[i])
+                        sortd__region_release(*held[i]);
+                *held[i] = NULL;
+        }
+}
+
+uint64_t sortd__job_reply_payload(const sortd__job *j, uv_buf_t parts[2], unsigned *count)
+{
+        const uint8_t *keys = j->work.keys, *vals = j->work.vals;
+        uint64_t kb = j->parts.keys, vb = j->parts.vals;
+
+        *count = 0;
+        /* A region sort's result is in the client's memory; an empty one has no buffer. */
+        if (!sortd__job_is_sort(j) || j->work.status != SORTD_OK || !j->parts.keys)
+                return 0;
+        if (j->work.k) {
+                keys = j->work.out_keys;
+                vals = j->work.out_vals;
+                kb = j->work.results * sortd_key_size(j->work.desc.key_type);
+                vb = j->work.results * sortd_payload_size(j->work.desc.payload);
+        }
+        if (kb)
+                parts[(*count)++] = (uv_buf_t){.base = (char *)keys, .len = (size_t)kb};
+        if (vb)
+                parts[(*count)++] = (uv_buf_t){.base = (char *)vals, .len = (size_t)vb};
+        return kb + vb;
 }
 
 void sortd__job_charge(sortd__job *j, sortd__admission *a, size_t bytes)

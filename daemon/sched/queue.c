@@ -133,11 +133,13 @@ sortd__job *sortd__queue_pop(sortd__queue *q)
         return j;
 }
 
-/* Only an inline sort joins a batch: its members run at once on different threads, and two
-   sorts in one region would write the same memory (and its client expects them one by one). */
+/* Only an inline sort of a plain array (no segments, no top-k) joins a batch: its members run at
+   once on different threads, and two sorts in one region would write the same memory (and its
+   client expects them one by one). */
 static bool small_sort(const sortd__job *j, const sortd__queue_batch_limits *lim)
 {
-        return j->work.op == SORTD__JOB_OP_SORT && !j->work.shared && j->work.n <= lim->member_keys;
+        return j->work.op == SORTD__JOB_OP_SORT && !j->work.shared && sortd__job_plain(j) &&
+               j->work.n <= lim->member_keys;
 }
 
 sortd__job *sortd__queue_pop_batch(sortd__queue *q, const sortd__queue_batch_limits *lim,

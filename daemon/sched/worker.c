@@ -17,12 +17,27 @@
 #include "region.h"
 #include "worker.h"
 
+/* Segments and top-k: their offsets are the daemon's copy, checked (dispatch). */
+static sortd_status sort_segments(sortd__worker *w, sortd__job *j)
+{
+        const sortd__job_work *k = &j->work;
+        const sortd_segments *seg = k->segmented ? &k->seg : NULL;
+
+        if (k->k)
+                return sortd_engine_topk(w->engine, &k->desc, seg, k->k, sortd__job_memory(j),
+                                         k->keys, k->vals, k->out_keys, k->out_vals, (size_t)k->n);
+        return sortd_engine_sort_segments(w->engine, &k->desc, seg, sortd__job_memory(j), k->keys,
+                                          k->vals, (size_t)k->n);
+}
+
 static sortd_status sort(sortd__worker *w, sortd__job *j)
 {
         size_t n = (size_t)j->work.n;
         sortd_status s;
 
-        if (j->work.op == SORTD__JOB_OP_SORT_DEVICE)
+        if (!sortd__job_plain(j))
+                s = sort_segments(w, j);
+        else if (j->work.op == SORTD__JOB_OP_SORT_DEVICE)
                 s = sortd_engine_sort_device(w->engine, &j->work.desc, j->work.keys, j->work.vals,
                                              n);
         else if (j->work.shared) /* the client may write them meanwhile */
@@ -30,6 +45,8 @@ static sortd_status sort(sortd__worker *w, sortd__job *j)
                                              n);
         else
                 s = sortd_engine_sort(w->engine, &j->work.desc, j->work.keys, j->work.vals, n);
+        /* An engine without it touched nothing: the CPU path may run it (engines.c). */
+        j->work.unsupported = s == SORTD_E_UNSUPPORTED && j->work.cpu_fallback;
         if (s != SORTD_OK)
                 snprintf(j->work.why, sizeof(j->work.why), "%s", sortd_engine_error(w->engine));
         return s;
@@ -42,7 +59,8 @@ static void run_job(sortd__worker *w, sortd__job *j)
         case SORTD__JOB_OP_SORT:
         case SORTD__JOB_OP_SORT_DEVICE:
                 j->work.status = sort(w, j);
-                sortd__turns_end(j);
+                if (!j->work.unsupported) /* else its turn goes with it to the CPU path */
+                        sortd__turns_end(j);
                 break;
         case SORTD__JOB_OP_REGION_OPEN:
                 j->work.status = sortd__region_engine_open(j->work.region, w->engine, j->work.why,

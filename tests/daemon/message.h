@@ -19,6 +19,8 @@ typedef struct message {
         Sortd__Wire__Sort sort;
         Sortd__Wire__InlineData inline_data;
         Sortd__Wire__RegionData region;
+        Sortd__Wire__Segments segments;
+        Sortd__Wire__TopkOut topk_out;
         Sortd__Wire__RegisterRegion reg;
         Sortd__Wire__UnregisterRegion unreg;
         uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES]; /* a CUDA region's, when one is named */
@@ -36,6 +38,8 @@ static inline void message_init(message *m, uint64_t id)
                 .sort = SORTD__WIRE__SORT__INIT,
                 .inline_data = SORTD__WIRE__INLINE_DATA__INIT,
                 .region = SORTD__WIRE__REGION_DATA__INIT,
+                .segments = SORTD__WIRE__SEGMENTS__INIT,
+                .topk_out = SORTD__WIRE__TOPK_OUT__INIT,
                 .reg = SORTD__WIRE__REGISTER_REGION__INIT,
                 .unreg = SORTD__WIRE__UNREGISTER_REGION__INIT,
         };

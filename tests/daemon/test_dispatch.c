@@ -269,10 +269,7 @@ static void engine_gives_back(sortd__job *j, sortd_status s, const char *why)
         j->work.status = s;
         snprintf(j->work.why, sizeof(j->work.why), "%s", why);
         if (sortd__job_is_sort(j)) {
-                if (j->keys_rg)
-                        sortd__region_release(j->keys_rg);
-                if (j->vals_rg)
-                        sortd__region_release(j->vals_rg);
+                sortd__job_release_regions(j);
         } else {
                 sortd__dispatch_region_done(&fx.d, j);
         }
@@ -747,7 +744,7 @@ START_TEST(buffer_unavailable)
         sort(&m, 6, U32, 10);
         a = dispatch(&m, 40);
         ck_assert_int_eq(a.todo, SORTD__DISPATCH_ADMIT);
-        a.job->work.sizes.keys_bytes = (uint64_t)1 << 60; /* more than any system gives */
+        a.job->parts.keys = (uint64_t)1 << 60; /* more than any system gives */
         ck_assert_int_eq(sortd__dispatch_buffer(&fx.d, a.job, &fx.pool), -ENOMEM);
         ck_assert_int_eq(a.job->state, SORTD__JOB_DONE);
         ck_assert_int_eq(a.job->work.status, SORTD_E_NOMEM);
@@ -765,6 +762,236 @@ START_TEST(broken_stream)
         sortd__pipeline_flush(&fx.out);
         ck_assert_uint_eq(fx.stats.protocol_errors, 1);
         expect(0, SORTD_E_PROTOCOL, "bad frame magic from the test");
+}
+END_TEST
+
+/* ---- segments and top-k (dispatch_segments.c) ---- */
+
+#define OFF32 SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_U32
+#define OFF64 SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_U64
+
+static void with_offsets(message *m, Sortd__Wire__Segments__OffsetType t, uint64_t count,
+                         uint64_t region_id, uint64_t offset)
+{
+        m->sort.segments = &m->segments;
+        m->segments.offset_type = t;
+        m->segments.count = count;
+        m->segments.offsets_region_id = region_id;
+        m->segments.offsets_offset = offset;
+}
+
+/* The sort's reply is written once its job is done: status s. */
+static void finish(sortd__job *j, sortd_status s)
+{
+        j->work.status = s;
+        j->state = SORTD__JOB_DONE;
+        sortd__pipeline_flush(&fx.out);
+}
+
+/* An inline sort's offsets follow its keys into the daemon's buffer, and are checked there. */
+START_TEST(inline_offsets_checked_in_the_buffer)
+{
+        static const uint32_t good[3] = {0, 3, 8}, bad[3] = {0, 9, 8};
+        sortd__dispatch_action a;
+        message m;
+
+        sort(&m, 1, U32, 8);
+        with_offsets(&m, OFF32, 2, 0, 0);
+        a = dispatch(&m, 32 + 12);
+        ck_assert_int_eq(a.todo, SORTD__DISPATCH_ADMIT);
+        ck_assert(a.job->work.segmented);
+        ck_assert_uint_eq(a.job->parts.keys, 32);
+        ck_assert_uint_eq(a.job->parts.offsets, 12);
+        ck_assert_uint_eq(sortd__job_buffer_bytes(a.job), 32 + 16);
+        ck_assert_int_eq(sortd__dispatch_buffer(&fx.d, a.job, &fx.pool), 0);
+        ck_assert_ptr_eq(a.job->work.seg.offsets, a.job->buf + 32);
+        memcpy((void *)a.job->work.seg.offsets, good, sizeof(good));
+        ck_assert_int_eq(sortd__dispatch_segments_ready(a.job), 0);
+        memcpy((void *)a.job->work.seg.offsets, bad, sizeof(bad));
+        ck_assert_int_eq(sortd__dispatch_segments_ready(a.job), -EINVAL);
+        ck_assert_msg(strstr(a.job->work.why, "offsets[1] = 9 past n = 8"), "%s", a.job->work.why);
+        finish(a.job, SORTD_E_INVAL);
+        expect(1, SORTD_E_INVAL, "offsets[1] = 9 past n = 8");
+}
+END_TEST
+
+/* An inline top-k's reply is its results: k keys of each segment, no more. */
+START_TEST(inline_topk_replies_its_results)
+{
+        static const uint32_t results[2] = {3, 4};
+        sortd__dispatch_action a;
+        uint32_t got[2];
+        message m;
+
+        sort(&m, 2, U32, 8);
+        m.sort.k = 2;
+        a = dispatch(&m, 32);
+        ck_assert_int_eq(a.todo, SORTD__DISPATCH_ADMIT);
+        ck_assert_int_eq(sortd__dispatch_buffer(&fx.d, a.job, &fx.pool), 0);
+        ck_assert_int_eq(sortd__dispatch_segments_ready(a.job), 0);
+        ck_assert_uint_eq(a.job->work.results, 2);
+        ck_assert_ptr_nonnull(a.job->work.out_keys);
+        ck_assert_ptr_null(a.job->work.out_vals);
+        memcpy(a.job->work.out_keys, results, sizeof(results));
+        finish(a.job, SORTD_OK);
+        expect_sorted(2, 8, got, sizeof(got));
+        ck_assert_mem_eq(got, results, sizeof(results));
+}
+END_TEST
+
+/* Offsets in a memfd region are copied before they are checked: what the client writes there
+   afterwards is not what the engine reads. Outside the region, or wrong, they are refused. */
+START_TEST(region_offsets_copied_then_checked)
+{
+        sortd__region *r = open_region(1, 4 * PAGE, 1);
+        uint64_t *shared = (uint64_t *)(void *)(r->base + 1024);
+        sortd__job *j;
+        message m;
+
+        shared[0] = 0, shared[1] = 5, shared[2] = 16;
+        region_sort(&m, 2, 1, 0, 16);
+        with_offsets(&m, OFF64, 2, 1, 1024);
+        j = dispatch_submitted(&m, SORTD__JOB_OP_SORT);
+        ck_assert_ptr_nonnull(j->buf);
+        ck_assert_ptr_ne(j->work.seg.offsets, shared);
+        shared[1] = 99; /* the client's process writes on */
+        ck_assert_uint_eq(((const uint64_t *)j->work.seg.offsets)[1], 5);
+        ck_assert_uint_eq(r->users, 2); /* the keys', the offsets' */
+        engine_gives_back(j, SORTD_OK, "");
+        expect_sorted(2, 16, NULL, 0); /* no payload: the buffer held offsets only */
+        ck_assert_uint_eq(r->users, 0);
+
+        region_sort(&m, 3, 1, 0, 16); /* 99 > n */
+        with_offsets(&m, OFF64, 2, 1, 1024);
+        dispatch_answered(&m, 0);
+        expect(3, SORTD_E_INVAL, "offsets[1] = 99 past n = 16");
+        region_sort(&m, 4, 1, 0, 16);
+        with_offsets(&m, OFF64, 2, 1, 4 * PAGE - 16);
+        dispatch_answered(&m, 0);
+        expect(4, SORTD_E_INVAL, "pass the end of region 1");
+        region_sort(&m, 5, 1, 0, 16);
+        with_offsets(&m, OFF64, 2, 7, 0);
+        dispatch_answered(&m, 0);
+        expect(5, SORTD_E_INVAL, "no region 7");
+        ck_assert_uint_eq(r->users, 0);
+        ck_assert_uint_eq(fx.stats.sorts_failed, 3);
+        sortd__job_free(sortd__dispatch_closing(&fx.d));
+}
+END_TEST
+
+/* A region sort's payload is its offsets: admitted, read, then checked like any. */
+START_TEST(region_offsets_in_the_payload)
+{
+        static const uint32_t offsets[3] = {0, 10, 16};
+        sortd__region *r = open_region(1, PAGE, 1);
+        sortd__dispatch_action a;
+        message m;
+
+        region_sort(&m, 2, 1, 0, 16);
+        with_offsets(&m, OFF32, 2, 0, 0);
+        a = dispatch(&m, 12);
+        ck_assert_int_eq(a.todo, SORTD__DISPATCH_ADMIT);
+        ck_assert(!a.discard);
+        ck_assert_uint_eq(sortd__job_buffer_bytes(a.job), 16); /* the offsets alone */
+        ck_assert_uint_eq(r->users, 1);
+        ck_assert_int_eq(sortd__dispatch_buffer(&fx.d, a.job, &fx.pool), 0);
+        ck_assert_ptr_eq(a.job->work.keys, r->base); /* the keys stay the client's */
+        memcpy((void *)a.job->work.seg.offsets, offsets, sizeof(offsets));
+        ck_assert_int_eq(sortd__dispatch_segments_ready(a.job), 0);
+        engine_gives_back(a.job, SORTD_OK, "");
+        expect_sorted(2, 16, NULL, 0);
+        ck_assert_uint_eq(r->users, 0);
+        sortd__job_free(sortd__dispatch_closing(&fx.d));
+}
+END_TEST
+
+/* A region top-k's results: their spans found once the results are counted, within their
+   region, apart from the inputs; its regions held until it is done. */
+START_TEST(region_topk_out_spans)
+{
+        sortd__region *r = open_region(1, 4 * PAGE, 1);
+        sortd__job *j;
+        message m;
+
+        region_sort(&m, 2, 1, 0, 16);
+        m.sort.segments = &m.segments;
+        m.segments.count = 2;
+        m.segments.row_len = 8;
+        m.sort.k = 3;
+        m.sort.topk_out = &m.topk_out;
+        m.topk_out.keys_region_id = 1;
+        m.topk_out.keys_offset = 1024;
+        j = dispatch_submitted(&m, SORTD__JOB_OP_SORT);
+        ck_assert_uint_eq(j->work.results, 6);
+        ck_assert_ptr_eq(j->work.out_keys, r->base + 1024);
+        ck_assert_uint_eq(r->users, 2);
+        engine_gives_back(j, SORTD_OK, "");
+        expect_sorted(2, 16, NULL, 0);
+
+        m.req.id = 3;
+        m.topk_out.keys_offset = 32; /* inside the keys */
+        dispatch_answered(&m, 0);
+        expect(3, SORTD_E_INVAL, "overlaps the sort's keys");
+        m.req.id = 4;
+        m.topk_out.keys_offset = 4 * PAGE - 20; /* 6 x 4 bytes do not fit */
+        dispatch_answered(&m, 0);
+        expect(4, SORTD_E_INVAL, "pass the end of region 1");
+        m.req.id = 5;
+        m.topk_out.keys_region_id = 9;
+        dispatch_answered(&m, 0);
+        expect(5, SORTD_E_INVAL, "no region 9 on this connection (top-k keys)");
+        ck_assert_uint_eq(r->users, 0);
+        sortd__job_free(sortd__dispatch_closing(&fx.d));
+}
+END_TEST
+
+/* A CUDA region sort: its offsets must come from host memory, its results go to device
+   memory; and it runs on its device, as any sort of that region. */
+START_TEST(cuda_region_segments)
+{
+        sortd__job *j;
+        sortd__region *cr, *hr;
+        message m;
+
+        serve_our_device();
+        hr = open_region(1, PAGE, 1);
+        register_cuda(&m, 2, our_uuid, PAGE);
+        j = dispatch_submitted(&m, SORTD__JOB_OP_REGION_OPEN);
+        cr = j->work.region;
+        cr->base = (uint8_t *)0x10000; /* where the engine opened it */
+        engine_gives_back(j, SORTD_OK, "");
+        sortd__wire__reply__free_unpacked(
+                expect_body(2, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, NULL), NULL);
+
+        region_sort(&m, 3, 2, 0, 16);
+        with_offsets(&m, OFF64, 2, 2, 0);
+        dispatch_answered(&m, 0);
+        expect(3, SORTD_E_INVAL, "must lie in a memfd region");
+
+        region_sort(&m, 4, 2, 0, 16);
+        m.sort.k = 2;
+        m.sort.topk_out = &m.topk_out;
+        m.topk_out.keys_region_id = 1; /* host memory */
+        dispatch_answered(&m, 0);
+        expect(4, SORTD_E_INVAL, "region of the inputs' kind");
+
+        region_sort(&m, 5, 2, 0, 16);
+        m.sort.k = 2;
+        m.sort.topk_out = &m.topk_out;
+        m.topk_out.keys_region_id = 2;
+        m.topk_out.keys_offset = 1024;
+        j = dispatch_submitted(&m, SORTD__JOB_OP_SORT_DEVICE);
+        ck_assert_int_eq(sortd__job_memory(j), SORTD_MEMORY_DEVICE);
+        ck_assert_ptr_eq(j->work.out_keys, cr->base + 1024);
+        engine_gives_back(j, SORTD_OK, "");
+        expect_sorted(5, 16, NULL, 0);
+        ck_assert_uint_eq(cr->users + hr->users, 0);
+        for (sortd__job *c = sortd__dispatch_closing(&fx.d), *next; c; c = next) {
+                next = c->qnext;
+                if (c->work.region == cr)
+                        cr->base = NULL; /* the engine closes it: nothing to unmap here */
+                sortd__job_free(c);
+        }
 }
 END_TEST
 
@@ -789,6 +1016,12 @@ int main(void)
         tcase_add_test(tc, sort_chooses_device);
         tcase_add_test(tc, buffer_unavailable);
         tcase_add_test(tc, broken_stream);
+        tcase_add_test(tc, inline_offsets_checked_in_the_buffer);
+        tcase_add_test(tc, inline_topk_replies_its_results);
+        tcase_add_test(tc, region_offsets_copied_then_checked);
+        tcase_add_test(tc, region_offsets_in_the_payload);
+        tcase_add_test(tc, region_topk_out_spans);
+        tcase_add_test(tc, cuda_region_segments);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
