@@ -5,7 +5,8 @@
  * uploads, dispatches (dispatch.cuh) and downloads, allocating nothing; a sort on
  * the caller's device memory dispatches with the caller's arrays as one side of
  * the ping-pong (caller_buffers.h). A batch sorts its small members together, with the
- * segmented kernel (segments.h), and its large ones one at a time.
+ * segmented kernel (segments.h), and its large ones one at a time. Segmented sorts and top-k
+ * run segment_sort.cuh on the same buffers, with a chunk of descriptors of their own.
  */
 #include <new>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "cuda_backend.cuh"
 #include "memory_ops.cuh"
+#include "segment_sort.cuh"
 
 using namespace sortd_cuda;
 
@@ -29,6 +31,7 @@ struct cuda_engine {
         DeviceBuffers buf;
         int arch; /* of the kernels the device runs, as __CUDA_ARCH__ counts: with_tuning */
         Segment *segs_dev, *segs_host; /* a sub-batch's descriptors; the host's are pinned */
+        DescriptorChunk chunk;         /* segmented sorts' and top-k's; the host's pinned */
 };
 
 void cuda_destroy(sortd_engine *e)
@@ -43,6 +46,10 @@ void cuda_destroy(sortd_engine *e)
                         (void)cudaFree(p);
         if (c->segs_dev)
                 (void)cudaFree(c->segs_dev);
+        if (c->chunk.dev)
+                (void)cudaFree(c->chunk.dev);
+        if (c->chunk.host)
+                (void)cudaFreeHost(c->chunk.host);
         if (c->buf.hist_host)
                 (void)cudaFreeHost(c->buf.hist_host);
         if (c->segs_host)
@@ -84,10 +91,13 @@ template <class Tuning> bool allocate(cuda_engine *c, size_t cap)
                       "tile tickets") ||
             !be.alloc((void **)&b.status, sizeof(uint32_t) * status_words<P32, P64>(cap),
                       "status counters") ||
-            !be.alloc((void **)&c->segs_dev, sizeof(Segment) * BATCH_SEGMENTS, "segments"))
+            !be.alloc((void **)&c->segs_dev, sizeof(Segment) * BATCH_SEGMENTS, "segments") ||
+            !be.alloc(&c->chunk.dev, sizeof(Segment) * SEGMENT_CHUNK, "segment descriptors"))
                 return false;
         return be.check(cudaMallocHost((void **)&b.hist_host, table), "cudaMallocHost") &&
                be.check(cudaMallocHost((void **)&c->segs_host, sizeof(Segment) * BATCH_SEGMENTS),
+                        "cudaMallocHost") &&
+               be.check(cudaMallocHost(&c->chunk.host, sizeof(Segment) * SEGMENT_CHUNK),
                         "cudaMallocHost");
 }
 
@@ -119,25 +129,11 @@ sortd_status cuda_create(const sortd_engine_config *cfg, sortd_engine **out, cha
         return SORTD_OK;
 }
 
-SortRequest request(const sortd__plan *plan, size_t n)
-{
-        SortRequest r;
-
-        r.n = (uint32_t)n;
-        r.key_bytes = plan->key_bytes;
-        r.val_bytes = plan->val_bytes;
-        r.argsort = plan->argsort;
-        r.tw = sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
-        r.begin_bit = plan->begin_bit;
-        r.end_bit = plan->end_bit;
-        return r;
-}
-
 sortd_status cuda_sort(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals, size_t n)
 {
         cuda_engine *c = (cuda_engine *)e;
         CudaBackend &be = c->be;
-        SortRequest r = request(plan, n);
+        SortRequest r = sort_request(plan, n);
         SortResult res;
 
         if (!be.select())
@@ -152,7 +148,7 @@ sortd_status cuda_sort_device(sortd_engine *e, const sortd__plan *plan, void *ke
                               size_t n)
 {
         cuda_engine *c = (cuda_engine *)e;
-        SortRequest r = request(plan, n);
+        SortRequest r = sort_request(plan, n);
 
         return sort_device(c->be, n, [&] {
                 return onesweep_sort_device_tuned(c->arch, c->be, c->buf, r, keys, vals);
@@ -247,6 +243,153 @@ void cuda_sort_batch(sortd_engine *e, sortd__batch_job *jobs, size_t count)
                 });
 }
 
+/*
+ * The scratch of a segmented sort of device arrays: for the caller's (device memory), all the
+ * engine's buffers; for arrays in the engine's keys[0] and vals[0] (uploaded, or top-k's copy),
+ * the others only. Onesweep's keys of 1 or 2 bytes ping-pong at 4 bytes between buffers of its
+ * own (caller_buffers.h): keys[1] split in two then, capacity x 4 bytes each half.
+ */
+SegmentScratch device_scratch(cuda_engine *c)
+{
+        return SegmentScratch{c->buf, c->buf.vals[0]};
+}
+
+SegmentScratch staged_scratch(cuda_engine *c, const sortd__plan *plan)
+{
+        SegmentScratch s = {c->buf, c->buf.vals[1]};
+        size_t half = (c->base.capacity ? c->base.capacity : 1) * 4;
+
+        s.own.keys[0] = nullptr; /* the sorted keys' side, unless widened */
+        s.own.vals[0] = nullptr; /* the sorted values' side, always */
+        if (plan->key_bytes < 4) {
+                s.own.keys[0] = c->buf.keys[1];
+                s.own.keys[1] = (unsigned char *)c->buf.keys[1] + half;
+        }
+        return s;
+}
+
+/* Segments of keys and vals in device memory (the caller's, or the engine's keys[0] and
+   vals[0] with staged scratch), sorted in place. */
+bool segments_on_device(cuda_engine *c, const sortd__plan *plan, const sortd_segments *seg,
+                        void *keys, void *vals, size_t n, const SegmentScratch &scratch)
+{
+        SegmentedArrays a = {plan, seg, (unsigned char *)keys, (unsigned char *)vals, n};
+
+        c->chunk.pending = false;
+        return sort_segments_on_device(c->be, c->arch, c->chunk, scratch, a);
+}
+
+sortd_status cuda_sort_segments(sortd_engine *e, const sortd__plan *plan, const sortd_segments *seg,
+                                sortd_memory where, void *keys, void *vals, size_t n)
+{
+        cuda_engine *c = (cuda_engine *)e;
+        CudaBackend &be = c->be;
+        DeviceBuffers &d = c->buf;
+
+        if (where == SORTD_MEMORY_DEVICE)
+                return sort_device(be, n, [&] {
+                        return segments_on_device(c, plan, seg, keys, vals, n, device_scratch(c));
+                });
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        return sort_finished(be, upload(be, plan, keys, vals, n, d.keys[0], d.vals[0]) &&
+                                         segments_on_device(c, plan, seg, d.keys[0], d.vals[0], n,
+                                                            staged_scratch(c, plan)) &&
+                                         download(be, plan, keys, vals, n, d.keys[0], d.vals[0]));
+}
+
+/* Top-k of the engine's copy in keys[0] and vals[0] (segment_sort.cuh: topk_on_device). */
+bool topk_of_copy(cuda_engine *c, const sortd__plan *plan, const sortd_segments *seg, uint64_t k,
+                  size_t n, void *out_keys, void *out_vals)
+{
+        DeviceBuffers &d = c->buf;
+        SegmentedArrays a = {plan, seg, (unsigned char *)d.keys[0],
+                             (unsigned char *)(plan->val_bytes ? d.vals[0] : nullptr), n};
+
+        c->chunk.pending = false;
+        return topk_on_device(c->be, c->arch, c->chunk, staged_scratch(c, plan), a, k, out_keys,
+                              out_vals);
+}
+
+/* A radix select's buffers (segment_sort.cuh: SelectBuffers): the candidates gathered into
+   keys[1] and vals[1], sorted there against keys[0] and vals[0], which the input (the caller's,
+   or uploaded there) has left by then; the tiles' counts in the status counters. */
+SelectBuffers select_buffers(cuda_engine *c, const sortd__plan *plan)
+{
+        DeviceBuffers &d = c->buf;
+        SelectBuffers b = {d.hist, d.hist_host, d.status, d.keys[1], d.vals[1], d};
+        size_t half = (c->base.capacity ? c->base.capacity : 1) * 4;
+
+        b.own.keys[0] = nullptr; /* the gathered keys' side, unless widened */
+        b.own.keys[1] = d.keys[0];
+        b.own.vals[0] = nullptr;
+        b.own.vals[1] = d.vals[0];
+        if (plan->key_bytes < 4)
+                b.own.keys[1] = (unsigned char *)(b.own.keys[0] = d.keys[0]) + half;
+        return b;
+}
+
+/* Top-k of one segment of more keys than the block classes take and more than k: a radix
+   select (segment_sort.cuh: topk_select), its first k in keys[1] and vals[1]. */
+bool selects(const sortd_segments *seg, uint64_t k, size_t n)
+{
+        return seg->count == 1 && n > (size_t)SegmentPolicy::TILE && k < n;
+}
+
+sortd_status topk_by_select(cuda_engine *c, const sortd__plan *plan, uint64_t k, sortd_memory where,
+                            const void *keys, const void *vals, void *out_keys, void *out_vals,
+                            size_t n)
+{
+        CudaBackend &be = c->be;
+        DeviceBuffers &d = c->buf;
+        SelectBuffers b = select_buffers(c, plan);
+        const size_t kb = plan->key_bytes, vb = plan->val_bytes;
+
+        if (where == SORTD_MEMORY_DEVICE)
+                return sort_device(be, n, [&] {
+                        return topk_select(be, c->arch, b, plan, keys, vals, n, k) &&
+                               be.copy_device(out_keys, d.keys[1], k * kb) &&
+                               (!vb || be.copy_device(out_vals, d.vals[1], k * vb));
+                });
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        return sort_finished(
+                be, upload(be, plan, keys, vals, n, d.keys[0], d.vals[0]) &&
+                            topk_select(be, c->arch, b, plan, d.keys[0], d.vals[0], n, k) &&
+                            download(be, plan, out_keys, out_vals, k, d.keys[1], d.vals[1]));
+}
+
+/* Many segments (or k past the one's length): a segmented sort of a copy. Device memory: the
+   inputs copied to keys[0] and vals[0], the results straight to the caller's. Host memory:
+   uploaded there, the results gathered into keys[1] and vals[1] (free once the sort is done)
+   and downloaded from them. */
+sortd_status cuda_topk(sortd_engine *e, const sortd__plan *plan, const sortd_segments *seg,
+                       uint64_t k, sortd_memory where, const void *keys, const void *vals,
+                       void *out_keys, void *out_vals, size_t n)
+{
+        cuda_engine *c = (cuda_engine *)e;
+        CudaBackend &be = c->be;
+        DeviceBuffers &d = c->buf;
+        const size_t m = (size_t)sortd_topk_results(seg, n, k);
+        const bool values_in = plan->val_bytes && !plan->argsort;
+
+        if (selects(seg, k, n))
+                return topk_by_select(c, plan, k, where, keys, vals, out_keys, out_vals, n);
+        if (where == SORTD_MEMORY_DEVICE)
+                return sort_device(be, n, [&] {
+                        return be.copy_device(d.keys[0], keys, n * plan->key_bytes) &&
+                               (!values_in ||
+                                be.copy_device(d.vals[0], vals, n * plan->val_bytes)) &&
+                               topk_of_copy(c, plan, seg, k, n, out_keys, out_vals);
+                });
+        if (!be.select())
+                return SORTD_E_DEVICE;
+        return sort_finished(
+                be, upload(be, plan, keys, vals, n, d.keys[0], d.vals[0]) &&
+                            topk_of_copy(c, plan, seg, k, n, d.keys[1], d.vals[1]) &&
+                            download(be, plan, out_keys, out_vals, m, d.keys[1], d.vals[1]));
+}
+
 } /* namespace */
 
 extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
@@ -264,4 +407,6 @@ extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
         ipc_close<cuda_engine>,
         cuda_sort_device,
         cuda_sort_batch,
+        cuda_sort_segments,
+        cuda_topk,
 };

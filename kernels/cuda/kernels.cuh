@@ -9,6 +9,7 @@
 #include "agent_binning.cuh"
 #include "agent_block_sort.cuh"
 #include "agent_histogram.cuh"
+#include "agent_select.cuh"
 #include "block_scan.cuh"
 #include "compat.cuh"
 #include "policy.cuh"
@@ -100,6 +101,69 @@ __global__ void convert_keys_kernel(const In *in, Out *out, uint32_t n, sortd__t
                 global_store_if(i < n, out + i,
                                 (Out)(inverse ? sortd__twiddle_inverse(tw, x)
                                               : sortd__twiddle_forward(tw, x)));
+        }
+}
+
+/* Radix select (agent_select.cuh): one level's digit counts of the keys it filters. */
+template <class Policy, class K>
+__global__ void __launch_bounds__(Policy::THREADS)
+        select_histogram_kernel(SelectInput in, SelectLevel lv, uint32_t *hist)
+{
+        using Agent = AgentSelectHistogram<K>;
+        SORTD_SHARED(typename Agent::TempStorage, temp);
+        note_kernel("select-histogram");
+        Agent{temp, in, lv}.run(hist);
+}
+
+/* Radix select: each tile's number of keys in the cut. */
+template <class Policy, class K>
+__global__ void __launch_bounds__(Policy::THREADS)
+        select_count_kernel(SelectInput in, SelectCut cut, uint32_t *tile_counts)
+{
+        using Agent = AgentSelectGather<Policy, K>;
+        SORTD_SHARED(typename Agent::TempStorage, temp);
+        note_kernel("select-count");
+        Agent{temp, in, cut}.count(tile_counts);
+}
+
+/* Radix select: the tiles' counts become their starts, by one warp. (A template only so that
+   every file including this one may define it.) */
+template <class Policy>
+__global__ void __launch_bounds__(32) select_scan_kernel(uint32_t *counts, uint32_t tiles)
+{
+        note_kernel("select-scan");
+        warp_exclusive_scan(counts, tiles);
+}
+
+/* Radix select: the keys in the cut, and their payload, from their tile's start in order. */
+template <class Policy, class K, class V>
+__global__ void __launch_bounds__(Policy::THREADS)
+        select_gather_kernel(SelectInput in, SelectCut cut, const uint32_t *tile_starts,
+                             const V *vals_in, bool argsort, bool payload, K *keys_out, V *vals_out)
+{
+        using Agent = AgentSelectGather<Policy, K>;
+        SORTD_SHARED(typename Agent::TempStorage, temp);
+        note_kernel("select-gather");
+        Agent{temp, in, cut}.template gather<V>(tile_starts, vals_in, argsort, payload, keys_out,
+                                                vals_out);
+}
+
+/* Top-k's gather (segment_sort.cuh): per_range blocks share each range of ranges (block b
+   takes range b / per_range), and copy its elements from src to dst. */
+template <class T>
+__global__ void gather_kernel(const CopyRange *ranges, unsigned per_range, const T *src, T *dst)
+{
+        note_kernel("gather");
+        const CopyRange r = global_load(ranges + blockIdx.x / per_range);
+        const unsigned part = blockIdx.x % per_range;
+
+        /* block-uniform bounds, so that every lane makes every access call */
+        for (uint64_t base = (uint64_t)part * blockDim.x; base < r.count;
+             base += (uint64_t)blockDim.x * per_range) {
+                uint64_t i = base + threadIdx.x;
+                T v = global_load_if(i < r.count, src + r.src + i, T());
+
+                global_store_if(i < r.count, dst + r.dst + i, v);
         }
 }
 

@@ -224,6 +224,29 @@ template <int THREADS_, int ITEMS_> struct BlockSortPolicy {
  */
 using SegmentPolicy = BlockSortPolicy<256, 16>;
 
+/*
+ * Segmented sort's small class (segment_sort.cuh): one warp sorts a segment of up to 256 keys.
+ * Its shared memory (u64: 2 KiB of keys, 512 bytes of indices, 512 of counters) lets an SM hold
+ * as many such blocks as it may run at once (32 on sm_80 and sm_90) where the medium policy's
+ * 44 KiB holds 4 or 5: a segment of tens of keys would leave 7 of a block's 8 warps idle.
+ */
+using SmallSegmentPolicy = BlockSortPolicy<32, 8>;
+
+/*
+ * Radix select's stable gather (agent_select.cuh): a block counts, then writes, the selected keys
+ * of a tile of THREADS x ITEMS consecutive keys, in ITEMS rounds. The tiles' counts live in the
+ * engine's status counters, which hold as many words as the smallest binning tile fits in the
+ * capacity (at least 3,072 keys a tile, x RADIX words): a tile of 4096 keys needs fewer.
+ */
+template <int THREADS_, int ITEMS_> struct SelectPolicy {
+        static constexpr int THREADS = THREADS_;
+        static constexpr int ITEMS = ITEMS_;
+        static constexpr int TILE = THREADS * ITEMS;
+        static_assert(THREADS % 32 == 0, "whole warps");
+};
+
+using RadixSelectPolicy = SelectPolicy<256, 16>;
+
 /* Largest n the kernels take: counts, indices and launch arithmetic are
    32-bit, with room for a tile's rounding. */
 constexpr uint64_t MAX_KEYS = (1ull << 32) - (1u << 16);

@@ -37,6 +37,13 @@ struct alignas(16) Segment {
 };
 static_assert(sizeof(Segment) == 16, "one 16-byte load a block");
 
+/* Top-k's gather (segment_sort.cuh): count elements of a sorted segment, from element src to
+   element dst of the packed output. A descriptor as Segment is, so both share one chunk. */
+struct alignas(16) CopyRange {
+        uint32_t src, dst, count, pad;
+};
+static_assert(sizeof(CopyRange) == sizeof(Segment), "one descriptor chunk for both");
+
 /* What one sub-batch may use: bytes of the keys array, bytes of each value array, segments. */
 struct SegmentRoom {
         size_t key_bytes, val_bytes;

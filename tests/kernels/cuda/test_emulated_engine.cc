@@ -492,6 +492,393 @@ START_TEST(ipc)
 }
 END_TEST
 
+/*
+ * Segments and top-k (engine.h), against the cpu engine's sortd_engine_sort of each segment
+ * alone: a segment's sort is its own whole sort (argsort indices within it), its top k the first
+ * k of that, packed one segment after another.
+ */
+struct SegCase {
+        sortd_sort_desc d;
+        std::vector<uint64_t> lens;
+        unsigned offset_bytes; /* 4 or 8 with offsets; 0: uniform rows (lens all equal) */
+        datagen_dist dist;
+        uint64_t seed;
+};
+
+/* The segments of c over its keys, offsets in *offsets (kept alive by the caller). */
+sortd_segments segments_of(const SegCase &c, std::vector<uint64_t> *offsets)
+{
+        sortd_segments s{};
+        uint64_t at = 0;
+
+        s.count = c.lens.size();
+        if (!c.offset_bytes) {
+                s.row_len = c.lens.empty() ? 0 : c.lens[0];
+                return s;
+        }
+        offsets->assign(c.lens.size() + 1, 0);
+        for (size_t i = 0; i < c.lens.size(); i++)
+                (*offsets)[i + 1] = at += c.lens[i];
+        if (c.offset_bytes == 4) /* packed two to a word, in the vector's own memory */
+                for (size_t i = 0; i <= c.lens.size(); i++)
+                        ((uint32_t *)offsets->data())[i] = (uint32_t)(*offsets)[i];
+        s.offsets = offsets->data();
+        s.offset_bytes = c.offset_bytes;
+        return s;
+}
+
+uint64_t total(const SegCase &c)
+{
+        uint64_t n = 0;
+
+        for (uint64_t l : c.lens)
+                n += l;
+        return n;
+}
+
+std::string describe(const SegCase &c, Memory m, const char *what)
+{
+        char buf[256];
+
+        snprintf(buf, sizeof(buf),
+                 "%s: %s %s %s bits [%u, %u) %zu segments (%s) n=%llu seed=%llu, %s memory", what,
+                 sortd_key_type_name(c.d.key_type), sortd_payload_name(c.d.payload),
+                 c.d.order == SORTD_DESCENDING ? "descending" : "ascending", c.d.begin_bit,
+                 c.d.end_bit, c.lens.size(),
+                 c.offset_bytes == 4 ? "u32 offsets"
+                 : c.offset_bytes    ? "u64 offsets"
+                                     : "rows",
+                 (unsigned long long)total(c), (unsigned long long)c.seed, memory_name(m));
+        return buf;
+}
+
+/* The input of c: keys and values (none for an argsort), one spare element for n = 0. */
+void fill_input(const SegCase &c, std::vector<unsigned char> *keys,
+                std::vector<unsigned char> *vals)
+{
+        const size_t n = total(c), kb = sortd_key_size(c.d.key_type);
+        const size_t vb = sortd_payload_size(c.d.payload);
+
+        keys->assign(n * kb + 8, 0);
+        vals->assign(n * vb + 8, 0);
+        datagen_fill(keys->data(), n, c.d.key_type, c.dist, 4, c.seed);
+        if (vb && !sortd_payload_is_argsort(c.d.payload))
+                datagen_fill_values(vals->data(), n, (unsigned)vb, c.seed + 1);
+}
+
+/* The oracle: keys and vals sorted segment by segment, each by the cpu engine alone. */
+void cpu_sort_each(sortd_engine *cpu, const SegCase &c, unsigned char *keys, unsigned char *vals)
+{
+        const size_t kb = sortd_key_size(c.d.key_type), vb = sortd_payload_size(c.d.payload);
+        uint64_t at = 0;
+
+        for (uint64_t len : c.lens) {
+                if (len)
+                        ck_assert_msg(sortd_engine_sort(cpu, &c.d, keys + at * kb,
+                                                        vb ? vals + at * vb : nullptr,
+                                                        len) == SORTD_OK,
+                                      "cpu: %s", sortd_engine_error(cpu));
+                at += len;
+        }
+}
+
+sortd_memory where_of(Memory m, bool shared)
+{
+        return m == Memory::device ? SORTD_MEMORY_DEVICE
+               : shared            ? SORTD_MEMORY_SHARED
+                                   : SORTD_MEMORY_HOST;
+}
+
+/* Sorts c's segments with the emulated engine in memory m; the cpu engine's bytes. */
+void expect_segments_like_cpu(sortd_engine *cuda, sortd_engine *cpu, const SegCase &c, Memory m,
+                              bool shared = false)
+{
+        const size_t n = total(c), kb = sortd_key_size(c.d.key_type);
+        const size_t vb = sortd_payload_size(c.d.payload);
+        const std::string name = describe(c, m, "segments");
+        std::vector<unsigned char> want_k, want_v;
+        std::vector<uint64_t> offsets;
+        sortd_segments seg = segments_of(c, &offsets);
+        Buffer k(cuda, m, n * kb), v(cuda, m, n * vb);
+
+        fill_input(c, &want_k, &want_v);
+        memcpy(k.p, want_k.data(), n * kb);
+        memcpy(v.p, want_v.data(), n * vb);
+        cpu_sort_each(cpu, c, want_k.data(), want_v.data());
+        sortd_status s = sortd_engine_sort_segments(cuda, &c.d, &seg, where_of(m, shared), k.p,
+                                                    vb ? v.p : nullptr, n);
+        ck_assert_msg(s == SORTD_OK, "%s: %s", name.c_str(), sortd_engine_error(cuda));
+        ck_assert_msg(memcmp(k.p, want_k.data(), n * kb) == 0, "%s: keys differ from cpu's",
+                      name.c_str());
+        ck_assert_msg(memcmp(v.p, want_v.data(), n * vb) == 0, "%s: values differ from cpu's",
+                      name.c_str());
+}
+
+/* Top-k of c's segments (whole: seg NULL, c one segment) with the emulated engine in memory m;
+   the first min(k, len) of each segment's cpu sort, packed. */
+void expect_topk_like_cpu(sortd_engine *cuda, sortd_engine *cpu, const SegCase &c, uint64_t k,
+                          Memory m, bool whole, bool shared = false)
+{
+        const size_t n = total(c), kb = sortd_key_size(c.d.key_type);
+        const size_t vb = sortd_payload_size(c.d.payload);
+        const bool argsort = sortd_payload_is_argsort(c.d.payload);
+        std::string name = describe(c, m, whole ? "top-k of all" : "top-k");
+        std::vector<unsigned char> in_k, in_v, sorted_k, sorted_v, want_k, want_v;
+        std::vector<uint64_t> offsets;
+        sortd_segments seg = segments_of(c, &offsets);
+        uint64_t results = 0, at = 0;
+
+        name += " k=" + std::to_string(k);
+        fill_input(c, &in_k, &in_v);
+        sorted_k = in_k;
+        sorted_v = in_v;
+        cpu_sort_each(cpu, c, sorted_k.data(), sorted_v.data());
+        for (uint64_t len : c.lens) {
+                uint64_t take = k < len ? k : len;
+
+                want_k.insert(want_k.end(), sorted_k.begin() + at * kb,
+                              sorted_k.begin() + (at + take) * kb);
+                want_v.insert(want_v.end(), sorted_v.begin() + at * vb,
+                              sorted_v.begin() + (at + take) * vb);
+                results += take;
+                at += len;
+        }
+        ck_assert_uint_eq(results, sortd_topk_results(whole ? nullptr : &seg, n, k));
+        Buffer ik(cuda, m, n * kb), iv(cuda, m, n * vb);
+        Buffer ok(cuda, m, results * kb + kb), ov(cuda, m, results * vb + vb);
+        memcpy(ik.p, in_k.data(), n * kb);
+        memcpy(iv.p, in_v.data(), n * vb);
+        sortd_status s =
+                sortd_engine_topk(cuda, &c.d, whole ? nullptr : &seg, k, where_of(m, shared), ik.p,
+                                  vb && !argsort ? iv.p : nullptr, ok.p, vb ? ov.p : nullptr, n);
+        ck_assert_msg(s == SORTD_OK, "%s: %s", name.c_str(), sortd_engine_error(cuda));
+        ck_assert_msg(memcmp(ok.p, want_k.data(), results * kb) == 0, "%s: keys differ from cpu's",
+                      name.c_str());
+        ck_assert_msg(memcmp(ov.p, want_v.data(), results * vb) == 0,
+                      "%s: values differ from cpu's", name.c_str());
+        ck_assert_msg(memcmp(ik.p, in_k.data(), n * kb) == 0, "%s: input keys written",
+                      name.c_str());
+}
+
+/* Lengths at each size class's bounds (segment_sort.cuh: small up to 256 keys, medium up to
+   4096, Onesweep above, whose u32 keys-only tile is 5120 on sm_90), empty and one-key segments
+   among them. */
+const uint64_t CLASS_LENS[] = {0, 1, 2, 255, 256, 257, 4095, 4096, 4097, 5121, 3, 0};
+
+/* Every size class in one call, each type and payload once, both orders, every memory kind. */
+START_TEST(segments_classes)
+{
+        sortd_engine *cuda = cuda_engine(), *cpu = cpu_engine();
+        const Memory mems[] = {Memory::pageable, Memory::pinned, Memory::device};
+        uint64_t seed = 700;
+
+        fake_cuda::reset_counts();
+        for (size_t i = 0; i < 6; i++) {
+                SegCase c = {{TYPES[i], PAYLOADS[i % 5], i % 2 ? SORTD_DESCENDING : SORTD_ASCENDING,
+                              0, 0},
+                             {},
+                             i % 3 == 2 ? 8u : 4u,
+                             i % 2 ? DATAGEN_FEW : DATAGEN_UNIFORM,
+                             seed++};
+
+                c.lens.assign(CLASS_LENS, CLASS_LENS + sizeof(CLASS_LENS) / sizeof(CLASS_LENS[0]));
+                expect_segments_like_cpu(cuda, cpu, c, mems[i % 3], i == 3);
+        }
+        ck_assert_uint_eq(fake_cuda::control().pageable_copies, 0);
+        sortd_engine_destroy(cuda);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
+/* Short segments in every type, payload and order, host and device memory; bit windows. */
+START_TEST(segments_matrix)
+{
+        sortd_engine *cuda = cuda_engine(), *cpu = cpu_engine();
+        const uint64_t lens[] = {5, 0, 1, 100, 33, 2, 31, 32, 200};
+        uint64_t seed = 800;
+
+        for (sortd_key_type t : TYPES)
+                for (sortd_payload p : PAYLOADS)
+                        for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
+                                SegCase c = {{t, p, (sortd_order)o, 0, 0},
+                                             {lens, lens + sizeof(lens) / sizeof(lens[0])},
+                                             seed % 2 ? 8u : 4u,
+                                             seed % 3 ? DATAGEN_UNIFORM : DATAGEN_FEW,
+                                             seed};
+                                seed++;
+                                expect_segments_like_cpu(
+                                        cuda, cpu, c, seed % 2 ? Memory::device : Memory::pageable);
+                        }
+        /* bit windows: one place, two places unaligned to digits, the top bits */
+        const unsigned windows[][2] = {{0, 8}, {3, 17}, {56, 64}, {4, 12}};
+        for (size_t i = 0; i < 4; i++) {
+                sortd_key_type t = i == 2 ? SORTD_KEY_U64 : i == 3 ? SORTD_KEY_I16 : SORTD_KEY_U32;
+                SegCase c = {{t, PAYLOADS[i + 1], i % 2 ? SORTD_DESCENDING : SORTD_ASCENDING,
+                              windows[i][0], windows[i][1]},
+                             {300, 7, 4097, 256},
+                             4,
+                             DATAGEN_UNIFORM,
+                             seed++};
+                expect_segments_like_cpu(cuda, cpu, c, i % 2 ? Memory::device : Memory::pageable);
+        }
+        sortd_engine_destroy(cuda);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
+/* Uniform rows in each class, and more segments than one chunk of descriptors (4096). */
+START_TEST(segments_rows)
+{
+        sortd_engine *cuda = cuda_engine(), *cpu = cpu_engine();
+        const struct {
+                uint64_t row_len, count;
+                unsigned offset_bytes;
+        } shapes[] = {{1, 50, 0},   {256, 9, 0},  {257, 7, 0}, {4096, 2, 0},
+                      {6000, 3, 0}, {2, 5000, 0}, {3, 4500, 8}};
+        uint64_t seed = 900;
+
+        for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+                SegCase c = {{TYPES[(i + 2) % 6], PAYLOADS[(i + 1) % 5],
+                              i % 2 ? SORTD_DESCENDING : SORTD_ASCENDING, 0, 0},
+                             std::vector<uint64_t>(shapes[i].count, shapes[i].row_len),
+                             shapes[i].offset_bytes,
+                             DATAGEN_FEW,
+                             seed++};
+                expect_segments_like_cpu(cuda, cpu, c, i % 2 ? Memory::device : Memory::pinned);
+        }
+        sortd_engine_destroy(cuda);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
+/* Top-k of one array: k at 1, the tile +-1, n / 2, n - 1, n and past it, in each class. */
+START_TEST(topk_whole)
+{
+        sortd_engine *cuda = cuda_engine(), *cpu = cpu_engine();
+        uint64_t seed = 1000;
+        int i = 0;
+
+        for (uint64_t n : {300, 6001})
+                for (uint64_t k : {(uint64_t)1, (uint64_t)255, (uint64_t)256, (uint64_t)257, n / 2,
+                                   n - 1, n, n + 5}) {
+                        SegCase c = {{TYPES[i % 6], PAYLOADS[i % 5],
+                                      i % 2 ? SORTD_DESCENDING : SORTD_ASCENDING, 0, 0},
+                                     {n},
+                                     4,
+                                     i % 3 ? DATAGEN_FEW : DATAGEN_UNIFORM,
+                                     seed++};
+                        expect_topk_like_cpu(cuda, cpu, c, k,
+                                             i % 3 == 1 ? Memory::device : Memory::pageable, true);
+                        i++;
+                }
+        sortd_engine_destroy(cuda);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
+/* Top-k of segments of every class, rows and offsets; ties, NaNs and +-0 at the cut. */
+START_TEST(topk_segments)
+{
+        sortd_engine *cuda = cuda_engine(), *cpu = cpu_engine();
+        uint64_t seed = 1100;
+        int i = 0;
+
+        for (uint64_t k : {1, 3, 256, 257, 5000})
+                for (sortd_payload p : {SORTD_PAYLOAD_ARGSORT32, SORTD_PAYLOAD_VALUES64}) {
+                        SegCase c = {
+                                {TYPES[i % 6], p, i % 2 ? SORTD_DESCENDING : SORTD_ASCENDING, 0, 0},
+                                {0, 1, 2, 255, 256, 257, 4097, 3, 0},
+                                i % 2 ? 8u : 4u,
+                                DATAGEN_FEW,
+                                seed++};
+                        expect_topk_like_cpu(cuda, cpu, c, k,
+                                             i % 2 ? Memory::device : Memory::pageable, false,
+                                             i == 4);
+                        i++;
+                }
+        /* more segments than one chunk of gather ranges (4096) */
+        SegCase rows = {{SORTD_KEY_U16, SORTD_PAYLOAD_VALUES32, SORTD_DESCENDING, 0, 0},
+                        std::vector<uint64_t>(5000, 2),
+                        0,
+                        DATAGEN_FEW,
+                        seed++};
+        expect_topk_like_cpu(cuda, cpu, rows, 1, Memory::pinned, false);
+        /* floats of few values, NaNs and zeros of both signs among them: many ties at any cut */
+        for (sortd_key_type t : {SORTD_KEY_F32, SORTD_KEY_F64})
+                for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
+                        SegCase c = {{t, SORTD_PAYLOAD_ARGSORT64, (sortd_order)o, 0, 0},
+                                     {},
+                                     0,
+                                     DATAGEN_SPECIAL,
+                                     seed++};
+                        c.lens.assign(6, 400);
+                        for (uint64_t k : {1, 7, 200, 399})
+                                expect_topk_like_cpu(cuda, cpu, c, k,
+                                                     o ? Memory::device : Memory::pinned, false);
+                }
+        sortd_engine_destroy(cuda);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
+/* The keys at the head of c's one segment sorted that tie with its first: a top-k of that many
+   takes a whole bucket of the radix select, which then stops above the last digit. */
+uint64_t ties_at_head(sortd_engine *cpu, const SegCase &c)
+{
+        const size_t kb = sortd_key_size(c.d.key_type);
+        std::vector<unsigned char> keys, vals;
+        sortd_sort_desc keys_only = c.d;
+        uint64_t t = 1;
+
+        keys_only.payload = SORTD_PAYLOAD_NONE;
+        fill_input(c, &keys, &vals);
+        ck_assert_int_eq(sortd_engine_sort(cpu, &keys_only, keys.data(), nullptr, c.lens[0]),
+                         SORTD_OK);
+        while (t < c.lens[0] && memcmp(&keys[t * kb], &keys[0], kb) == 0)
+                t++;
+        return t;
+}
+
+/* Top-k of one large segment, the radix select: every key width, ties (few values, all equal),
+   NaNs and +-0, bit windows; k at 1, the tiles +-1, n / 2, n - 1 and a whole tied bucket. */
+START_TEST(topk_select)
+{
+        sortd_engine *cuda = cuda_engine(), *cpu = cpu_engine();
+        const struct {
+                sortd_key_type t;
+                datagen_dist dist;
+                unsigned begin_bit, end_bit;
+        } kinds[] = {
+                {SORTD_KEY_U8, DATAGEN_UNIFORM, 0, 0},   {SORTD_KEY_I16, DATAGEN_FEW, 0, 0},
+                {SORTD_KEY_F32, DATAGEN_SPECIAL, 0, 0},  {SORTD_KEY_U32, DATAGEN_EQUAL, 0, 0},
+                {SORTD_KEY_I64, DATAGEN_UNIFORM, 0, 0},  {SORTD_KEY_F64, DATAGEN_SPECIAL, 0, 0},
+                {SORTD_KEY_U32, DATAGEN_UNIFORM, 5, 19}, {SORTD_KEY_U64, DATAGEN_FEW, 40, 64}};
+        uint64_t seed = 1200;
+        int i = 0;
+
+        for (const auto &kd : kinds) {
+                SegCase c = {{kd.t, PAYLOADS[i % 5], i % 2 ? SORTD_DESCENDING : SORTD_ASCENDING,
+                              kd.begin_bit, kd.end_bit},
+                             {i % 2 ? 9001u : 4097u},
+                             4,
+                             kd.dist,
+                             seed++};
+                const uint64_t n = c.lens[0];
+
+                for (uint64_t k : {(uint64_t)1, (uint64_t)2, (uint64_t)255, (uint64_t)4096,
+                                   (uint64_t)4097, n / 2, n - 1, ties_at_head(cpu, c)}) {
+                        if (k >= n)
+                                continue;
+                        expect_topk_like_cpu(cuda, cpu, c, k,
+                                             i % 2 ? Memory::device : Memory::pageable, i % 3 != 0);
+                        i++;
+                }
+        }
+        sortd_engine_destroy(cuda);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
 } /* namespace */
 
 int main(void)
@@ -511,6 +898,12 @@ int main(void)
                 {"host-refusals", host_refusals},
                 {"device-fault", device_fault},
                 {"ipc", ipc},
+                {"segments-classes", segments_classes},
+                {"segments-matrix", segments_matrix},
+                {"segments-rows", segments_rows},
+                {"topk-whole", topk_whole},
+                {"topk-segments", topk_segments},
+                {"topk-select", topk_select},
         };
 
         for (const auto &c : cases) {
