@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onesweep.h"
+#include "segments.h"
 #include "small.h"
 
 typedef struct cpu_engine {
@@ -136,10 +137,33 @@ static void cpu_sort_batch(sortd_engine *e, sortd__batch_job *jobs, size_t count
         }
 }
 
+/* Host memory only: engine_segments.c refuses device memory, as the cpu engine has none. */
+static sortd_status cpu_sort_segments(sortd_engine *e, const sortd__plan *plan,
+                                      const sortd_segments *seg, sortd_memory where, void *keys,
+                                      void *vals, size_t n)
+{
+        (void)where;
+        (void)n;
+        sortd__cpu_sort_segments(&((cpu_engine *)e)->ctx, plan, seg, keys, vals);
+        return SORTD_OK;
+}
+
+static sortd_status cpu_topk(sortd_engine *e, const sortd__plan *plan, const sortd_segments *seg,
+                             uint64_t k, sortd_memory where, const void *keys, const void *vals,
+                             void *out_keys, void *out_vals, size_t n)
+{
+        (void)where;
+        (void)n;
+        sortd__cpu_topk(&((cpu_engine *)e)->ctx, plan, seg, k, keys, vals, out_keys, out_vals);
+        return SORTD_OK;
+}
+
 const sortd__engine_ops sortd__cpu_engine_ops = {
         .kind = "cpu",
         .create = cpu_create,
         .sort = cpu_sort,
         .sort_batch = cpu_sort_batch,
+        .sort_segments = cpu_sort_segments,
+        .topk = cpu_topk,
         .destroy = cpu_destroy,
 };

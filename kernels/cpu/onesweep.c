@@ -284,9 +284,10 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
         ctx->status = alloc_prefaulted(ctx->max_tiles * SORTD__RADIX * sizeof(uint64_t));
         ctx->scratch = alloc_prefaulted(threads * sizeof(sortd__cpu_scratch));
         ctx->tile_counts = alloc_prefaulted(ctx->max_tiles * sizeof(*ctx->tile_counts));
+        ctx->seg_chunk_out = calloc(SORTD__SEG_CHUNKS + 1, sizeof(uint64_t));
         _Static_assert(sizeof(sortd__cpu_scratch) % SORTD__LINE == 0, "scratch keeps alignment");
         if (!ctx->alt_keys || !ctx->alt_vals || !ctx->own_keys || !ctx->status || !ctx->scratch ||
-            !ctx->tile_counts)
+            !ctx->tile_counts || !ctx->seg_chunk_out)
                 return -ENOMEM;
         r = sortd__pool_create(threads, &ctx->pool);
         return r;
@@ -301,4 +302,5 @@ void sortd__cpu_ctx_free(sortd__cpu_ctx *ctx)
         free((void *)ctx->status);
         free(ctx->scratch);
         free(ctx->tile_counts);
+        free(ctx->seg_chunk_out);
 }

@@ -28,6 +28,11 @@ typedef struct sortd__cpu_scratch {
            ranking did not fill the slots its counts gave it. */
         uint64_t seen[SORTD__RADIX];
         bool torn;
+        /* A radix select (select.c): this thread's counts of its part of a segment, the keys
+           it holds before the chosen bucket and in it, and what its gather found. */
+        uint64_t sel_hist[1u << SORTD__SELECT_MAX_BITS];
+        uint64_t sel_below, sel_cand, sel_take, sel_off;
+        bool sel_torn;
 } sortd__cpu_scratch;
 
 /* Everything a sort needs, allocated once for the engine's capacity. */
@@ -49,6 +54,9 @@ typedef struct sortd__cpu_ctx {
         _Alignas(SORTD__LINE) sortd__cpu_scratch *scratch; /* one per thread */
         /* Per tile and part of a tile, the digit counts of place 0 (histogram pass). */
         uint32_t (*tile_counts)[SORTD__STREAMS][SORTD__RADIX];
+        /* SORTD__SEG_CHUNKS + 1: the first output index of each chunk of segments
+           (segments.c) */
+        uint64_t *seg_chunk_out;
 } sortd__cpu_ctx;
 
 /* Allocates and pre-faults ctx's buffers; returns 0 or a negative errno. */

@@ -130,6 +130,47 @@
    oversubscribed machine may need the core handed over. Not swept. */
 #define SORTD__SPINS_BEFORE_YIELD 256u
 
+/* ---- segments and top-k (segments.c, select.c) -------------------------- */
+
+/* Segments of up to this many keys are sorted (or selected from) by a stable
+   insertion sort over their images in registers and L1: below a few dozen
+   keys it beats the small sort's fixed cost of 256-bin counts per place. Not
+   swept. */
+#ifndef SORTD__TINY_KEYS
+#define SORTD__TINY_KEYS 32u
+#endif
+
+/* Chunks of segments that a call's threads take by ticket: enough to balance
+   segments of unequal lengths, few enough that 10^6 one-key segments cost a
+   few thousand atomics, not 10^6. Not swept. */
+#define SORTD__SEG_CHUNKS 4096u
+
+/* A segment's fixed cost (finding it, dispatching it) in keys' worth of
+   work, when a call decides how many threads to wake. Not swept. */
+#define SORTD__SEG_COST_KEYS 16u
+
+/* The widest digit a radix select histograms: 4,096 u64 counters stay in
+   L1/L2, and 2^24 keys then leave ~4,096 per bucket after one pass. */
+#define SORTD__SELECT_MAX_BITS 12u
+
+/* A select stops narrowing and sorts what it gathered (the keys before the
+   k-th key's bucket and that bucket) once that is at most this many keys,
+   twice k, or 1/SORTD__SELECT_GATHER_SHARE of the segment: another
+   histogram pass reads the whole segment, sorting the gather only it. Not
+   swept. */
+#define SORTD__SELECT_GATHER_KEYS 4096u
+#define SORTD__SELECT_GATHER_SHARE 64u
+
+/* A select of a large segment wakes a thread per this many keys at most: its
+   passes stream the keys with little work on each, and pay for a wake-up
+   sooner than a sort's. Not swept. */
+#define SORTD__SELECT_KEYS_PER_THREAD 65536u
+
+/* A copy of a select (its results, or keys that changed under it) is split
+   over the threads in shares of at least this many bytes, as the GPU
+   engines' staging copies are. */
+#define SORTD__SELECT_COPY_MIN ((size_t)512 << 10)
+
 /* ---- what must hold ----------------------------------------------------- */
 
 _Static_assert(SORTD__CPU_TILE_KEYS <= (1u << 30), "a tile's counts fit 32-bit counters");

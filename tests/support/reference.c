@@ -310,3 +310,105 @@ int ref_sort(const sortd_sort_desc *desc, void *keys, void *vals, size_t n)
         free(vals_in);
         return 0;
 }
+
+/* ---- segments and top-k -------------------------------------------------------------------- */
+
+/* Segment i's first key, read here from the offsets: not through common/segments.c. */
+static uint64_t seg_start(const sortd_segments *seg, uint64_t i)
+{
+        if (!seg->offsets)
+                return i * seg->row_len;
+        return load(seg->offsets, (size_t)i, seg->offset_bytes);
+}
+
+/* The request's widths, or -1 for what ref_sort() or the segments' check refuses. */
+static int segment_widths(const sortd_sort_desc *desc, const sortd_segments *seg, size_t n,
+                          unsigned *kb, unsigned *vb)
+{
+        struct order o;
+
+        if (!desc || make_order(desc, &o) != 0 || sortd_segments_check(seg, n, NULL, 0) != 0)
+                return -1;
+        *kb = o.bits / 8;
+        *vb = payload_bytes[desc->payload];
+        return 0;
+}
+
+static bool argsort_payload(sortd_payload p)
+{
+        return p == SORTD_PAYLOAD_ARGSORT32 || p == SORTD_PAYLOAD_ARGSORT64;
+}
+
+int ref_sort_segments(const sortd_sort_desc *desc, const sortd_segments *seg, void *keys,
+                      void *vals, size_t n)
+{
+        unsigned kb, vb;
+
+        if (segment_widths(desc, seg, n, &kb, &vb) != 0 || (n && (!keys || (vb && !vals))))
+                return -1;
+        for (uint64_t i = 0; i < seg->count; i++) {
+                uint64_t b = seg_start(seg, i), len = seg_start(seg, i + 1) - b;
+
+                if (len && ref_sort(desc, (unsigned char *)keys + b * kb,
+                                    vb ? (unsigned char *)vals + b * vb : NULL, (size_t)len) != 0)
+                        return -1; /* out of memory: earlier segments are sorted */
+        }
+        return 0;
+}
+
+/* One segment's first m keys in desc's order, by a stable argsort of a copy of its keys. */
+static int topk_one(const sortd_sort_desc *desc, const unsigned char *keys,
+                    const unsigned char *vals, size_t len, size_t m, unsigned char *out_keys,
+                    unsigned char *out_vals, unsigned kb, unsigned vb)
+{
+        sortd_sort_desc d = *desc;
+        unsigned char *k = malloc(len * kb + 1);
+        uint64_t *perm = malloc(len * sizeof(*perm) + 1);
+
+        d.payload = SORTD_PAYLOAD_ARGSORT64;
+        if (!k || !perm || (memcpy(k, keys, len * kb), ref_sort(&d, k, perm, len)) != 0) {
+                free(k);
+                free(perm);
+                return -1;
+        }
+        for (size_t j = 0; j < m; j++) {
+                store(out_keys, j, kb, load(keys, (size_t)perm[j], kb));
+                if (argsort_payload(desc->payload))
+                        store(out_vals, j, vb, perm[j]);
+                else if (vb)
+                        store(out_vals, j, vb, load(vals, (size_t)perm[j], vb));
+        }
+        free(k);
+        free(perm);
+        return 0;
+}
+
+int ref_topk(const sortd_sort_desc *desc, const sortd_segments *seg, uint64_t k, const void *keys,
+             const void *vals, void *out_keys, void *out_vals, size_t n)
+{
+        const sortd_segments whole = {.count = 1, .row_len = n};
+        unsigned kb, vb;
+        uint64_t out = 0;
+
+        seg = seg ? seg : &whole;
+        if (segment_widths(desc, seg, n, &kb, &vb) != 0)
+                return -1;
+        if (k && n &&
+            (!keys || !out_keys || (vb && !out_vals) ||
+             (vb && !argsort_payload(desc->payload) && !vals)))
+                return -1;
+        for (uint64_t i = 0; i < seg->count && k; i++) {
+                uint64_t b = seg_start(seg, i), len = seg_start(seg, i + 1) - b;
+                uint64_t m = k < len ? k : len;
+
+                if (m == 0)
+                        continue;
+                if (topk_one(desc, (const unsigned char *)keys + b * kb,
+                             vb && vals ? (const unsigned char *)vals + b * vb : NULL, (size_t)len,
+                             (size_t)m, (unsigned char *)out_keys + out * kb,
+                             vb ? (unsigned char *)out_vals + out * vb : NULL, kb, vb) != 0)
+                        return -1;
+                out += m;
+        }
+        return 0;
+}

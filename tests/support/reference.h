@@ -7,6 +7,7 @@
 #define SORTD_TESTS_REFERENCE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sortd_types.h"
 
@@ -28,6 +29,25 @@ int ref_sort(const sortd_sort_desc *desc, void *keys, void *vals, size_t n);
  * desc must be valid.
  */
 int ref_compare(const sortd_sort_desc *desc, const void *keys, size_t i, size_t j);
+
+/*
+ * Sorts each segment of keys (and vals) on its own as sortd_engine_sort_segments() would: by
+ * ref_sort() on each, so an argsort's indices count within their segment. Returns 0, or -1 as
+ * ref_sort() does or for segments that sortd_segments_check() refuses (nothing written), or
+ * when memory runs out (segments before the one that failed sorted).
+ */
+int ref_sort_segments(const sortd_sort_desc *desc, const sortd_segments *seg, void *keys,
+                      void *vals, size_t n);
+
+/*
+ * The top-k of each segment (seg NULL: one of n keys) as sortd_engine_topk() gives it: from a
+ * stable argsort of the segment (ref_sort()), its first min(k, len) keys, with their values
+ * (vals read) or indices within the segment (argsort: vals unused), packed segment after
+ * segment into out_keys and out_vals. keys and vals are only read. Returns 0, or -1 as
+ * ref_sort_segments() does.
+ */
+int ref_topk(const sortd_sort_desc *desc, const sortd_segments *seg, uint64_t k, const void *keys,
+             const void *vals, void *out_keys, void *out_vals, size_t n);
 
 #ifdef __cplusplus
 }

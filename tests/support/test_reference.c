@@ -348,6 +348,124 @@ START_TEST(properties_bit_range)
 }
 END_TEST
 
+/* Segments by u32 offsets, one of them empty: each sorted alone, argsort indices from 0. */
+START_TEST(segments_by_offsets)
+{
+        uint32_t k[] = {3, 1, 2, 5, 4, 9, 7, 7, 0};
+        uint32_t v[9];
+        const uint32_t off[] = {0, 3, 5, 5, 6, 9};
+        const uint32_t want_k[] = {1, 2, 3, 4, 5, 9, 0, 7, 7};
+        const uint32_t want_v[] = {1, 2, 0, 1, 0, 0, 2, 0, 1};
+        sortd_segments seg = {.count = 5, .offsets = off, .offset_bytes = 4};
+        sortd_sort_desc d = desc(SORTD_KEY_U32, SORTD_PAYLOAD_ARGSORT32, SORTD_ASCENDING, 0, 0);
+
+        ck_assert_int_eq(ref_sort_segments(&d, &seg, k, v, 9), 0);
+        ck_assert_mem_eq(k, want_k, sizeof(k));
+        ck_assert_mem_eq(v, want_v, sizeof(v));
+}
+END_TEST
+
+/* Uniform rows, descending, values moved, ties in input order; u64 offsets give the same. */
+START_TEST(segments_by_rows)
+{
+        const int16_t k0[] = {1, 3, 1, -2, -2, 5};
+        const uint64_t v0[] = {10, 11, 12, 13, 14, 15};
+        const int16_t want_k[] = {3, 1, 1, 5, -2, -2};
+        const uint64_t want_v[] = {11, 10, 12, 15, 13, 14};
+        const uint64_t off[] = {0, 3, 6};
+        const sortd_segments forms[] = {
+                {.count = 2, .row_len = 3},
+                {.count = 2, .offsets = off, .offset_bytes = 8},
+        };
+        sortd_sort_desc d = desc(SORTD_KEY_I16, SORTD_PAYLOAD_VALUES64, SORTD_DESCENDING, 0, 0);
+
+        for (size_t f = 0; f < LEN(forms); f++) {
+                int16_t k[6];
+                uint64_t v[6];
+
+                memcpy(k, k0, sizeof(k));
+                memcpy(v, v0, sizeof(v));
+                ck_assert_int_eq(ref_sort_segments(&d, &forms[f], k, v, 6), 0);
+                ck_assert_mem_eq(k, want_k, sizeof(k));
+                ck_assert_mem_eq(v, want_v, sizeof(v));
+        }
+}
+END_TEST
+
+START_TEST(segments_rejected)
+{
+        uint32_t k[4] = {4, 3, 2, 1};
+        const uint32_t k0[4] = {4, 3, 2, 1};
+        const uint32_t short_off[] = {0, 3}, down[] = {0, 3, 2, 4};
+        const sortd_segments bad[] = {
+                {.count = 1, .offsets = short_off, .offset_bytes = 4}, /* ends at 3, not 4 */
+                {.count = 3, .offsets = down, .offset_bytes = 4},
+                {.count = 3, .row_len = 2},
+        };
+        sortd_sort_desc d = desc(SORTD_KEY_U32, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0);
+
+        for (size_t i = 0; i < LEN(bad); i++)
+                ck_assert_int_eq(ref_sort_segments(&d, &bad[i], k, NULL, 4), -1);
+        ck_assert_int_eq(ref_sort_segments(&d, NULL, k, NULL, 4), -1);
+        ck_assert_mem_eq(k, k0, sizeof(k));
+}
+END_TEST
+
+/* Top-2 of two segments both ways: ties go to the lower index; the inputs stay as they were. */
+START_TEST(topk_ties_by_index)
+{
+        const uint8_t k[] = {5, 1, 5, 3, 1, 7, 7, 2};
+        const uint32_t off[] = {0, 5, 8};
+        const uint8_t want_ka[] = {1, 1, 2, 7}, want_kd[] = {5, 5, 7, 7};
+        const uint32_t want_ia[] = {1, 4, 2, 0}, want_id[] = {0, 2, 0, 1};
+        sortd_segments seg = {.count = 2, .offsets = off, .offset_bytes = 4};
+        sortd_sort_desc d = desc(SORTD_KEY_U8, SORTD_PAYLOAD_ARGSORT32, SORTD_ASCENDING, 0, 0);
+        uint8_t ok[4];
+        uint32_t oi[4];
+
+        ck_assert_int_eq(ref_topk(&d, &seg, 2, k, NULL, ok, oi, 8), 0);
+        ck_assert_mem_eq(ok, want_ka, sizeof(ok));
+        ck_assert_mem_eq(oi, want_ia, sizeof(oi));
+        d.order = SORTD_DESCENDING;
+        ck_assert_int_eq(ref_topk(&d, &seg, 2, k, NULL, ok, oi, 8), 0);
+        ck_assert_mem_eq(ok, want_kd, sizeof(ok));
+        ck_assert_mem_eq(oi, want_id, sizeof(oi));
+}
+END_TEST
+
+/* k beyond a segment sorts it whole, packed after the others; values go with their keys; a
+   bit range decides alone; k = 0 writes nothing; no segments is one of n keys. */
+START_TEST(topk_layouts)
+{
+        const uint32_t k[] = {0x31, 0x12, 0x20, 0x05, 0x44};
+        const uint64_t v[] = {100, 101, 102, 103, 104};
+        const uint32_t off[] = {0, 1, 5};
+        sortd_segments seg = {.count = 2, .offsets = off, .offset_bytes = 4};
+        /* by bits [4, 8): 0x05 < 0x12 < 0x20 < 0x31 < 0x44 */
+        const uint32_t want_k3[] = {0x31, 0x05, 0x12, 0x20};
+        const uint64_t want_v3[] = {100, 103, 101, 102};
+        /* by bits [0, 4), descending: 5, 4, 2, 1, 0 -> 0x05, 0x44, 0x12, 0x31, 0x20 */
+        const uint32_t want_kw[] = {0x05, 0x44};
+        const uint64_t want_vw[] = {103, 104};
+        uint32_t ok[5];
+        uint64_t ov[5];
+        uint32_t sentinel = 0xdeadbeef;
+        sortd_sort_desc d = desc(SORTD_KEY_U32, SORTD_PAYLOAD_VALUES64, SORTD_ASCENDING, 4, 8);
+
+        ck_assert_int_eq(ref_topk(&d, &seg, 3, k, v, ok, ov, 5), 0);
+        ck_assert_mem_eq(ok, want_k3, sizeof(want_k3));
+        ck_assert_mem_eq(ov, want_v3, sizeof(want_v3));
+        d = desc(SORTD_KEY_U32, SORTD_PAYLOAD_VALUES64, SORTD_DESCENDING, 0, 4);
+        ck_assert_int_eq(ref_topk(&d, NULL, 2, k, v, ok, ov, 5), 0);
+        ck_assert_mem_eq(ok, want_kw, sizeof(want_kw));
+        ck_assert_mem_eq(ov, want_vw, sizeof(want_vw));
+        ck_assert_int_eq(ref_topk(&d, &seg, 0, k, v, &sentinel, NULL, 5), 0);
+        ck_assert_uint_eq(sentinel, 0xdeadbeef);
+        ck_assert_int_eq(ref_topk(&d, &seg, 2, k, NULL, ok, ov, 5), -1); /* values needed */
+        ck_assert_int_eq(ref_topk(&d, &seg, 2, k, v, ok, ov, 4), -1);    /* offsets not n */
+}
+END_TEST
+
 static Suite *reference_suite(void)
 {
         Suite *s = suite_create("reference");
@@ -360,6 +478,11 @@ static Suite *reference_suite(void)
         tcase_add_test(tc, float_total_order);
         tcase_add_test(tc, bit_ranges);
         tcase_add_test(tc, rejects_what_the_engine_rejects);
+        tcase_add_test(tc, segments_by_offsets);
+        tcase_add_test(tc, segments_by_rows);
+        tcase_add_test(tc, segments_rejected);
+        tcase_add_test(tc, topk_ties_by_index);
+        tcase_add_test(tc, topk_layouts);
         tcase_add_loop_test(tc, properties_full_width, 0, SORTD_KEY_TYPE_COUNT);
         tcase_add_loop_test(tc, properties_bit_range, 0, SORTD_KEY_TYPE_COUNT);
         suite_add_tcase(s, tc);
