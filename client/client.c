@@ -280,6 +280,22 @@ static sortd_status check_inputs(sortd_conn *c, const sortd_request *r)
         return SORTD_OK;
 }
 
+/* The bytes the daemon would hold for r, within its max-request-bytes. */
+static sortd_status check_held(sortd_conn *c, const sortd_request *r, const inline_plan *p)
+{
+        uint64_t held = p->sizes.reply_len;
+
+        if (r->segments || r->k)
+                held = sortd__segmented_held_bytes(r->segments, r->n, r->k, r->key_type, r->payload,
+                                                   1);
+        if (c->info.max_request_bytes && held > c->info.max_request_bytes)
+                return sortd__transport_fail(
+                        c, SORTD_E_CAPACITY,
+                        "request of %llu bytes above the daemon's max-request-bytes %llu",
+                        (unsigned long long)held, (unsigned long long)c->info.max_request_bytes);
+        return SORTD_OK;
+}
+
 /* Everything the daemon would refuse, refused here before a byte is sent. */
 static sortd_status validate(sortd_conn *c, const sortd_request *r, inline_plan *p)
 {
@@ -295,13 +311,7 @@ static sortd_status validate(sortd_conn *c, const sortd_request *r, inline_plan 
         plan_reply(r, p);
         if (r->k && (s = check_outputs(c, r, p)) != SORTD_OK)
                 return s;
-        if (c->info.max_request_bytes && p->sizes.reply_len > c->info.max_request_bytes)
-                return sortd__transport_fail(
-                        c, SORTD_E_CAPACITY,
-                        "request of %llu bytes above the daemon's max-request-bytes %llu",
-                        (unsigned long long)p->sizes.reply_len,
-                        (unsigned long long)c->info.max_request_bytes);
-        return SORTD_OK;
+        return check_held(c, r, p);
 }
 
 sortd_status sortd_submit(sortd_conn *c, sortd_request *r)

@@ -42,6 +42,34 @@ sortd_status sortd__segmented_check(sortd_conn *c, const sortd_segments *seg, ui
         return SORTD_OK;
 }
 
+static uint64_t align8(uint64_t x)
+{
+        return (x + 7) & ~(uint64_t)7;
+}
+
+/* The daemon cannot count the results of offsets it has not read: it takes the most. */
+static uint64_t results_max(const sortd_segments *seg, uint64_t n, uint64_t k)
+{
+        if (!k)
+                return 0;
+        if (!seg || !seg->offset_bytes)
+                return sortd_topk_results(seg, n, k);
+        return k >= n || seg->count >= n / k ? n : seg->count * k;
+}
+
+uint64_t sortd__segmented_held_bytes(const sortd_segments *seg, uint64_t n, uint64_t k,
+                                     sortd_key_type t, sortd_payload p, int inline_data)
+{
+        uint64_t ks = sortd_key_size(t), vs = sortd_payload_size(p), m = results_max(seg, n, k);
+        uint64_t offsets = seg && seg->offset_bytes ? (seg->count + 1) * seg->offset_bytes : 0;
+
+        if (!inline_data)
+                return align8(offsets);
+        /* a top-k reads the values it moves, and an argsort's indices are its results */
+        return align8(n * ks) + align8(k && sortd_payload_is_argsort(p) ? 0 : n * vs) +
+               align8(offsets) + align8(m * ks) + align8(m * vs);
+}
+
 void sortd__segmented_msg(Sortd__Wire__Sort *sort, Sortd__Wire__Segments *msg,
                           const sortd_segments *seg, uint64_t k)
 {

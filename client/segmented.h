@@ -33,6 +33,15 @@ sortd_status sortd__segmented_offsets_size(sortd_conn *c, uint64_t count, unsign
 sortd_status sortd__segmented_check(sortd_conn *c, const sortd_segments *seg, uint64_t n,
                                     uint64_t k, sortd__segmented *out);
 
+/*
+ * The bytes the daemon holds for an inline segmented sort or top-k, which its max-request-bytes
+ * bounds, worked out as it does (daemon/request/request_segments.c): keys, the values it reads
+ * or writes, offsets, and the most results k may give (offsets: k a segment, n at most), each
+ * rounded up to 8 bytes. For a region sort (inline 0) only its copy of the offsets.
+ */
+uint64_t sortd__segmented_held_bytes(const sortd_segments *seg, uint64_t n, uint64_t k,
+                                     sortd_key_type t, sortd_payload p, int inline_data);
+
 /* Sort's segments (written into msg, which must outlive sort) and k; seg NULL leaves sort one
    array of keys. The offsets' region, if any, is the caller's to name in msg. */
 void sortd__segmented_msg(Sortd__Wire__Sort *sort, Sortd__Wire__Segments *msg,

@@ -344,7 +344,8 @@ static void answer(fake_sortd *f, int fd, const Sortd__Wire__Request *req, int p
                 hello.server_version = version;
                 hello.engine = "fake";
                 hello.capacity = 1u << 20;
-                limits.max_request_bytes = FAKE_MAX_REQUEST_BYTES;
+                limits.max_request_bytes =
+                        f->max_request_bytes ? f->max_request_bytes : FAKE_MAX_REQUEST_BYTES;
                 limits.max_regions = FAKE_MAX_REGIONS;
                 hello.limits = &limits;
                 hello.n_devices = devices;

@@ -121,9 +121,10 @@ typedef struct fake_sortd {
         const char *refuse_message;
         /* Set by the test before it connects (fake_start clears them). */
         fake_fault fault;
-        unsigned refuse_after; /* FAKE_FAULT_REFUSE_CLOSE and FAKE_FAULT_GARBLED_CLOSE: the
-                                  requests after Hello answered before the one refused */
-        unsigned devices;      /* listed in Hello and Status: FAKE_MAX_DEVICES at most */
+        unsigned refuse_after;      /* FAKE_FAULT_REFUSE_CLOSE and FAKE_FAULT_GARBLED_CLOSE: the
+                                       requests after Hello answered before the one refused */
+        unsigned devices;           /* listed in Hello and Status: FAKE_MAX_DEVICES at most */
+        uint64_t max_request_bytes; /* said in Hello; 0: FAKE_MAX_REQUEST_BYTES */
 } fake_sortd;
 
 /* Listens on a fresh socket (f->sock) and serves the first connection until it closes. Each

@@ -3,7 +3,7 @@
  * say on the wire (Segments, k, TopkOut, and a payload of keys, values, then offsets), where a
  * reply's results land (a top-k's in out_keys then out_vals, nowhere else), and every request
  * the client refuses itself, with its reason, sending nothing and leaving the connection
- * usable.
+ * usable (test_segments_sortd.c has them against sortd).
  */
 #include <check.h>
 #include <stdint.h>
@@ -364,6 +364,57 @@ START_TEST(segments_refused_inline)
 }
 END_TEST
 
+/*
+ * The bytes the daemon would hold for a top-k (keys, values, results, each rounded to 8), not
+ * only its keys and values, are bounded by the max-request-bytes Hello said: at the limit the
+ * request goes, one key past it the client refuses it.
+ */
+START_TEST(topk_held_bytes)
+{
+        fake_sortd f;
+        sortd_conn *c = NULL;
+        char err[256];
+        static uint32_t keys[257], vals[257], out_keys[257], out_vals[257];
+        sortd_segments seg = {.count = 256, .row_len = 1};
+
+        fake_start(&f);
+        f.max_request_bytes = 4096;
+        ck_assert_msg(sortd_connect(f.sock, NULL, &c, err, sizeof(err)) == SORTD_OK, "%s", err);
+        OK(c, sortd_topk(c, keys, vals, 256, SORTD_KEY_U32, SORTD_PAYLOAD_VALUES32, &seg, 1,
+                         out_keys, out_vals, NULL));
+        seg = (sortd_segments){.count = 257, .row_len = 1};
+        REFUSED(&f, c,
+                sortd_topk(c, keys, vals, 257, SORTD_KEY_U32, SORTD_PAYLOAD_VALUES32, &seg, 1,
+                           out_keys, out_vals, NULL),
+                SORTD_E_CAPACITY,
+                "request of 4128 bytes above the daemon's max-request-bytes 4096");
+        /* A sort of as many keys and values is held to those alone. */
+        OK(c, sortd_sort_pairs(c, keys, vals, 4, 257, SORTD_KEY_U32, NULL));
+        /* A region sort's daemon holds a copy of its offsets, nothing more. */
+        {
+                static uint64_t off[513];
+                sortd_region *r = NULL;
+                sortd_region_sort rs = {.n = 511,
+                                        .key_type = SORTD_KEY_U8,
+                                        .segments = &(sortd_segments){
+                                                .count = 511, .offsets = off, .offset_bytes = 8}};
+
+                for (unsigned i = 0; i < 512; i++)
+                        off[i] = i;
+                OK(c, sortd_region_create(c, 4096, &r));
+                rs.keys = r;
+                OK(c, sortd_sort_in_region(c, &rs)); /* 512 offsets: 4096 bytes */
+                off[512] = 512;
+                rs.n = 512;
+                rs.segments = &(sortd_segments){.count = 512, .offsets = off, .offset_bytes = 8};
+                REFUSED(&f, c, sortd_sort_in_region(c, &rs), SORTD_E_CAPACITY,
+                        "offsets of 4104 bytes above the daemon's max-request-bytes 4096");
+                ck_assert_int_eq(sortd_region_destroy(c, r), SORTD_OK);
+        }
+        close_fake(&f, c);
+}
+END_TEST
+
 /* ---- regions ---- */
 
 static sortd_region *region(sortd_conn *c, size_t bytes)
@@ -634,6 +685,7 @@ int main(void)
         tcase_add_test(tc, topk_offsets_inline);
         tcase_add_test(tc, segments_pipelined);
         tcase_add_test(tc, segments_refused_inline);
+        tcase_add_test(tc, topk_held_bytes);
         tcase_add_test(tc, segments_region_wire);
         tcase_add_test(tc, topk_region_wire);
         tcase_add_test(tc, region_refusals);
