@@ -64,10 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         continue;
                 sortd__request_decode(fr.msg, fr.h.message_len, fr.h.payload_len, &limits, &stats,
                                       &rq);
-                /* What the connection relies on: an admitted sort's payload is its size. */
-                if (rq.kind == SORTD__REQUEST_SORT && rq.sizes.request_len != fr.h.payload_len)
+                /* What the connection relies on: an admitted sort's payload is its size (a
+                   region sort's, its offsets). */
+                if ((rq.kind == SORTD__REQUEST_SORT || rq.kind == SORTD__REQUEST_REGION_SORT) &&
+                    rq.seg.payload_bytes != fr.h.payload_len)
                         abort();
-                if (fr.h.payload_len && rq.kind == SORTD__REQUEST_SORT)
+                if (fr.h.payload_len &&
+                    (rq.kind == SORTD__REQUEST_SORT || rq.kind == SORTD__REQUEST_REGION_SORT))
                         sortd__frame_sink(&fr, sink, (size_t)fr.h.payload_len / 2, sink + 4096,
                                           (size_t)fr.h.payload_len - (size_t)fr.h.payload_len / 2);
                 else if (fr.h.payload_len)

@@ -219,6 +219,96 @@ static void garbage_after_valid_frame(int fd)
         ck_assert(raw_wait_eof(fd, 5000));
 }
 
+/* ---- segments and top-k (issue 39) ---- */
+
+/* A sort of 8 u32 keys in 2 segments of u32 offsets that follow the keys. */
+static Sortd__Wire__Sort segmented_sort(Sortd__Wire__Segments *seg)
+{
+        Sortd__Wire__Sort s =
+                raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32, SORTD__WIRE__PAYLOAD__PAYLOAD_NONE, 8);
+
+        *seg = (Sortd__Wire__Segments)SORTD__WIRE__SEGMENTS__INIT;
+        seg->offset_type = SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_U32;
+        seg->count = 2;
+        s.segments = seg;
+        return s;
+}
+
+static void segment_offsets_past_n(int fd)
+{
+        static const uint32_t keys[8], offsets[3] = {0, 9, 8};
+        Sortd__Wire__Segments seg;
+        Sortd__Wire__Sort s = segmented_sort(&seg);
+
+        raw_send_sort(fd, 13, &s, sizeof(keys) + sizeof(offsets));
+        raw_send_bytes(fd, keys, sizeof(keys));
+        raw_send_bytes(fd, offsets, sizeof(offsets));
+        raw_expect_reply(fd, 13, SORTD_E_INVAL, "offsets[1] = 9 past n = 8");
+        raw_expect_in_sync(fd);
+}
+
+static void segment_count_against_payload(int fd)
+{
+        Sortd__Wire__Segments seg;
+        Sortd__Wire__Sort s = segmented_sort(&seg);
+
+        seg.count = 5; /* 6 offsets, 24 bytes: 3 came */
+        raw_send_sort(fd, 14, &s, 32 + 12);
+        raw_send_zeros(fd, 32 + 12);
+        raw_expect_reply(fd, 14, SORTD_E_INVAL, "and 6 offsets of 4 bytes need 56");
+        raw_expect_in_sync(fd);
+}
+
+static void segment_rows_against_n(int fd)
+{
+        Sortd__Wire__Segments seg;
+        Sortd__Wire__Sort s = segmented_sort(&seg);
+
+        seg.offset_type = SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_NONE;
+        seg.row_len = 3; /* 2 x 3 keys, not 8 */
+        raw_send_sort(fd, 15, &s, 32);
+        raw_send_zeros(fd, 32);
+        raw_expect_reply(fd, 15, SORTD_E_INVAL, "2 rows of 3 keys are not n = 8");
+        raw_expect_in_sync(fd);
+}
+
+static void segment_offsets_in_no_region(int fd)
+{
+        Sortd__Wire__Segments seg;
+        Sortd__Wire__Sort s = segmented_sort(&seg);
+
+        seg.offsets_region_id = 4;
+        seg.offsets_offset = 6; /* not a multiple of 4 */
+        raw_send_sort(fd, 16, &s, 32);
+        raw_send_zeros(fd, 32);
+        raw_expect_reply(fd, 16, SORTD_E_INVAL, "offsets_offset 6 is not a multiple");
+        seg.offsets_offset = 8;
+        raw_send_sort(fd, 17, &s, 32);
+        raw_send_zeros(fd, 32);
+        raw_expect_reply(fd, 17, SORTD_E_INVAL, "no region 4");
+        raw_expect_in_sync(fd);
+}
+
+static void region_topk_offsets_short(int fd)
+{
+        Sortd__Wire__Segments seg;
+        Sortd__Wire__Sort s = segmented_sort(&seg);
+        Sortd__Wire__TopkOut out = SORTD__WIRE__TOPK_OUT__INIT;
+
+        s.data_case = SORTD__WIRE__SORT__DATA_REGION;
+        s.region = &(Sortd__Wire__RegionData)SORTD__WIRE__REGION_DATA__INIT;
+        s.k = 2;
+        raw_send_sort(fd, 18, &s, 12);
+        raw_send_zeros(fd, 12);
+        raw_expect_reply(fd, 18, SORTD_E_INVAL, "needs topk_out");
+        out.keys_region_id = 1;
+        s.topk_out = &out;
+        raw_send_sort(fd, 19, &s, 8);
+        raw_send_zeros(fd, 8);
+        raw_expect_reply(fd, 19, SORTD_E_PROTOCOL, "its 3 offsets of 4 bytes, 12 bytes (8 came)");
+        raw_expect_in_sync(fd);
+}
+
 static const struct bad_input_case {
         const char *name;
         void (*send_and_expect)(int fd);
@@ -239,6 +329,12 @@ static const struct bad_input_case {
         {"nonzero reserved flags: an error, then closed", reserved_flags, false},
         {"garbage after a valid frame: the frame answered, then an error, then closed",
          garbage_after_valid_frame, false},
+        {"segment offsets past n: refused once read", segment_offsets_past_n, false},
+        {"segment count against the payload length", segment_count_against_payload, false},
+        {"rows that do not make n", segment_rows_against_n, false},
+        {"offsets in a region misaligned, then in none", segment_offsets_in_no_region, false},
+        {"region top-k without topk_out, then with its offsets short", region_topk_offsets_short,
+         false},
 };
 
 enum { BAD_INPUTS = sizeof(bad_inputs) / sizeof(bad_inputs[0]) };

@@ -23,7 +23,8 @@ static void check_refusals(const sortd__request *rq)
                         abort();
 }
 
-/* An admitted inline sort: a valid descriptor, within the limits, its payload its size. */
+/* An admitted inline sort: a valid descriptor, within the limits, its payload its size (keys,
+   values, and any offsets of its segments), what it holds within max-request-bytes. */
 static void check_sort(const sortd__request *rq, uint64_t payload_len,
                        const sortd__request_limits *lim)
 {
@@ -36,7 +37,9 @@ static void check_sort(const sortd__request *rq, uint64_t payload_len,
         if (sortd__wire_sizes_of(&rq->desc, rq->n, &sz) != SORTD_OK ||
             memcmp(&sz, &rq->sizes, sizeof(sz)) != 0)
                 abort();
-        if (sz.request_len != payload_len || sz.reply_len > lim->max_request_bytes)
+        if (rq->seg.payload_bytes != payload_len || rq->seg.buffer_bytes > lim->max_request_bytes)
+                abort();
+        if (!rq->seg.on && !rq->seg.k && sz.request_len != payload_len)
                 abort();
 }
 
@@ -66,7 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         if (rq.kind == SORTD__REQUEST_SORT)
                 check_sort(&rq, payload_len, &lim);
-        if (rq.kind == SORTD__REQUEST_REGION_SORT && (rq.n > lim.capacity || rq.refusals))
+        if (rq.kind == SORTD__REQUEST_REGION_SORT &&
+            (rq.n > lim.capacity || rq.refusals || rq.seg.payload_bytes != payload_len ||
+             rq.seg.buffer_bytes > lim.max_request_bytes))
                 abort();
         free(msg);
         return 0;
