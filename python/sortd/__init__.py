@@ -5,6 +5,9 @@ sortd daemon, through libsortd.
     a = np.random.randint(0, 1 << 30, 10_000_000, dtype=np.uint32)
     sortd.sort(a)                       # in place, stable
     idx = sortd.argsort(a, descending=True)
+    m = a.reshape(1000, -1)
+    sortd.sort(m)                       # each row on its own (the last axis), one request
+    values, indices = sortd.topk(m, 10) # each row's 10 largest, as torch.topk
     with sortd.Client() as c:           # a connection of your own
         b = c.empty(1 << 24, np.float32)  # lives in shared memory: sorted with no copy
         ...
@@ -14,6 +17,10 @@ Floats sort in IEEE 754 totalOrder: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf
 numpy puts every NaN last, whatever its sign, and treats -0.0 and +0.0 as equal; sortd puts
 NaNs with the sign bit set first, and -0.0 before +0.0. For arrays without NaNs or mixed zeros
 the results are numpy's (np.sort(kind="stable"), np.argsort(kind="stable")).
+
+Arrays of several dimensions are sorted along their last axis, each row on its own, as
+np.sort(a, axis=-1); another axis is refused with the way to make it the last (np.moveaxis,
+then a contiguous copy).
 """
 import threading
 
@@ -22,7 +29,7 @@ from ._errors import (Busy, CapacityError, ConnectionLost, DeviceError, Error, I
                       NotRunning, OutOfMemory, PermissionDenied, Timeout, Unsupported)
 
 __all__ = [
-    "Client", "Timings", "default_socket", "sort", "argsort",
+    "Client", "Timings", "default_socket", "sort", "argsort", "topk",
     "Error", "InvalidRequest", "CapacityError", "OutOfMemory", "DeviceError", "Unsupported",
     "Busy", "ConnectionLost", "NotRunning", "Timeout", "PermissionDenied",
 ]
@@ -61,11 +68,16 @@ def _on_default(call, a):
                 raise
 
 
-def sort(a, **kwargs):
+def sort(a, axis=-1, **kwargs):
     """Client.sort on this thread's default client."""
-    return _on_default(lambda c: c.sort(a, **kwargs), a)
+    return _on_default(lambda c: c.sort(a, axis, **kwargs), a)
 
 
-def argsort(a, **kwargs):
+def argsort(a, axis=-1, **kwargs):
     """Client.argsort on this thread's default client."""
-    return _on_default(lambda c: c.argsort(a, **kwargs), a)
+    return _on_default(lambda c: c.argsort(a, axis, **kwargs), a)
+
+
+def topk(a, k, largest=True, axis=-1, **kwargs):
+    """Client.topk on this thread's default client: (values, indices), as torch.topk."""
+    return _on_default(lambda c: c.topk(a, k, largest, axis, **kwargs), a)

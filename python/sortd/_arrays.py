@@ -1,5 +1,6 @@
 """What sortd accepts of an array, and the message that says what to do when it does not.
 Arrays are described by their dtype and layout only, so numpy and CUDA arrays share it."""
+import operator
 import sys
 
 from . import _lib
@@ -82,8 +83,9 @@ _WRITTEN = {
 }
 
 
-def check_vector(a, what, writable):
-    """a is a 1-D numpy array sortd can use in place: contiguous, and writable if it must be."""
+def check_array(a, what, writable):
+    """a is a numpy array sortd can use in place: at least 1-D, C-contiguous (its rows, the
+    last axis, are the sorts), and writable if it must be."""
     np = _np()
     if not isinstance(a, np.ndarray):
         raise TypeError(f"{what} must be a numpy array (or a CuPy array or PyTorch CUDA "
@@ -93,14 +95,55 @@ def check_vector(a, what, writable):
         raise TypeError(f"{what} is a masked array, whose mask sortd would not move with its "
                         f"data: pass {what}.compressed() (the unmasked elements), or argsort "
                         f"{what}.filled(x) and index data and mask with the result")
-    if a.ndim != 1:
-        raise ValueError(f"sortd sorts 1-D arrays; {what} has shape {a.shape}: "
-                         f"pass {what}.ravel() to sort every element as one array")
+    if a.ndim == 0:
+        raise ValueError(f"sortd sorts arrays of at least one dimension; {what} is a scalar "
+                         f"(shape ()): pass {what}.reshape(1)")
     if not a.flags.c_contiguous:
         raise ValueError(f"{what} is not contiguous (strides {a.strides}): "
                          f"pass np.ascontiguousarray({what})")
     if writable and not a.flags.writeable:
         raise ValueError(f"{what} is read-only, and {_WRITTEN[what]}")
+
+
+def last_axis(shape, axis, what):
+    """axis names the last axis of an array of this shape, the one sortd sorts along, or a
+    ValueError says how to make it so. numpy, CuPy and PyTorch spell the move alike."""
+    ndim = len(shape)
+    try:
+        ax = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis must be an integer, not {axis!r}") from None
+    if not -ndim <= ax < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for {what} of {ndim} dimension(s)")
+    if ax % ndim != ndim - 1:
+        raise ValueError(
+            f"sortd sorts along the last axis; axis={axis} of {what} (shape {tuple(shape)}) is "
+            f"not: pass np.moveaxis({what}, {axis}, -1) (or {what}.swapaxes({axis}, -1), or "
+            f"{what}.T for 2-D) made contiguous (np.ascontiguousarray, cupy.ascontiguousarray, "
+            f"tensor.contiguous()), and move the result back the same way")
+
+
+def rows(shape):
+    """The sortd_segments of an array's rows (its last axis), or None for a 1-D array, which
+    is one sort. Keep the result alive while libsortd uses it."""
+    if len(shape) < 2:
+        return None
+    row_len = int(shape[-1])
+    count = 1
+    for d in shape[:-1]:
+        count *= int(d)
+    return _lib.Segments(count, row_len, None, 0)
+
+
+def check_k(k):
+    """k of a top-k: a non-negative integer."""
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise TypeError(f"k must be an integer, not {k!r}") from None
+    if k < 0:
+        raise ValueError(f"k must be at least 0, not {k}")
+    return k
 
 
 def values_are_keys(kaddr, kbytes, vaddr, vbytes, keys):

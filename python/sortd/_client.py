@@ -322,32 +322,37 @@ class Client:
 
     # ---- sorting ----
 
-    def sort(self, a, *, descending=False, bits=None, values=None, out=None, device=None):
+    def sort(self, a, axis=-1, *, descending=False, bits=None, values=None, out=None,
+             device=None):
         """Sorts a in place (stable) and returns it; with out, a is left as it was and the
-        sorted keys go to out. values (same length, 4- or 8-byte elements) are moved with
-        their keys, in place. bits=(begin, end) sorts by those bits of the key only. a may be
-        a numpy array, a CuPy array or a PyTorch CUDA tensor. device asks for the GPU to sort
-        on: its UUID ("GPU-..." as info() lists it, or its 16 bytes) or its ordinal in
-        info()'s devices; a device the daemon does not serve is refused (InvalidRequest).
-        None: the daemon chooses."""
+        sorted keys go to out. An array of several dimensions has each row of its last axis
+        sorted on its own, as np.sort(a, axis=-1), in one request: axis must name the last
+        axis (np.moveaxis and a contiguous copy make any axis the last). values (a's shape,
+        4- or 8-byte elements) are moved with their keys, in place. bits=(begin, end) sorts by
+        those bits of the key only. a may be a numpy array, a CuPy array or a PyTorch CUDA
+        tensor, C-contiguous. device asks for the GPU to sort on: its UUID ("GPU-..." as
+        info() lists it, or its 16 bytes) or its ordinal in info()'s devices; a device the
+        daemon does not serve is refused (InvalidRequest). None: the daemon chooses."""
         device = _devices.check(self._lib, device)
         cuda = _cuda.describe(a, "a")
         if cuda is not None:
+            _arrays.last_axis(cuda.shape, axis, "a")
             if out is not None:
                 raise ValueError("out= is for numpy arrays: to keep a CUDA array, sort a copy "
                                  "(a.copy() for CuPy, a.clone() for PyTorch)")
             return self._sort_cuda(cuda, values, _lib.PAYLOAD_NONE, descending, bits, device)
-        _arrays.check_vector(a, "a", writable=out is None)
+        _arrays.check_array(a, "a", writable=out is None)
+        _arrays.last_axis(a.shape, axis, "a")
         key_type = _arrays.key_type(a.dtype)
         opts = _options(descending, bits)
         payload = _lib.PAYLOAD_NONE
         if values is not None:
-            _arrays.check_vector(values, "values", writable=True)
-            _same_length(a, values, "values")
+            _arrays.check_array(values, "values", writable=True)
+            _same_shape(a, values, "values")
             payload = _arrays.value_payload(values.dtype)
         target = a
         if out is not None:
-            _arrays.check_vector(out, "out", writable=True)
+            _arrays.check_array(out, "out", writable=True)
             if out.dtype != a.dtype or out.shape != a.shape:
                 raise ValueError(f"out must be {a.dtype} of shape {a.shape}, "
                                  f"not {out.dtype} of shape {out.shape}")
@@ -359,53 +364,114 @@ class Client:
         if out is not None:
             _arrays._np().copyto(out, a)
         if target.size:
-            self._sort_host(target, key_type, values, payload, opts, device)
+            self._sort_host(target, key_type, values, payload, opts, device,
+                            _arrays.rows(a.shape))
         return target
 
-    def argsort(self, a, *, descending=False, bits=None, index_dtype=None, device=None):
-        """The stable permutation that sorts a: a new array of index_dtype (np.uint32, the
-        default, for n up to 2^32; np.uint64 or np.int64), with idx[i] the position in a of
-        the i-th key in order. a is left as it was. device: as for sort()."""
+    def argsort(self, a, axis=-1, *, descending=False, bits=None, index_dtype=None,
+                device=None):
+        """The stable permutation that sorts a: a new array of a's shape and index_dtype
+        (np.uint32, the default, for n up to 2^32; np.uint64 or np.int64), with idx[i] the
+        position in a of the i-th key in order; of several dimensions, each row of the last
+        axis on its own, its indices within the row, as np.argsort(a, axis=-1,
+        kind="stable"). a is left as it was. axis, device: as for sort()."""
         np = _arrays._np()
         device = _devices.check(self._lib, device)
         index_dtype = np.dtype(np.uint32 if index_dtype is None else index_dtype)
         payload = _arrays.index_payload(index_dtype)
         cuda = _cuda.describe(a, "a", writable=False)  # the daemon sorts a copy of a
         if cuda is not None:
+            _arrays.last_axis(cuda.shape, axis, "a")
             _arrays.key_type(np.dtype(cuda.typestr))  # refused before anything is allocated
             idx = _cuda.empty_like_indices(cuda, index_dtype)
             keys = _cuda.describe(_cuda.copy_of(cuda), "a copy of a")
             self._sort_cuda(keys, idx, payload, descending, bits, device)
             return idx
-        _arrays.check_vector(a, "a", writable=False)
+        _arrays.check_array(a, "a", writable=False)
+        _arrays.last_axis(a.shape, axis, "a")
         key_type = _arrays.key_type(a.dtype)
         opts = _options(descending, bits)
-        idx = np.empty(a.size, dtype=index_dtype)
+        idx = np.empty(a.shape, dtype=index_dtype)
         if not a.size:
             return idx
+        seg = _arrays.rows(a.shape)
         with self._call():
             device = self._device_uuid(device)
             if self._fits_inline(a.nbytes + idx.nbytes):
                 keys = a.copy()  # the daemon sorts the keys it is sent; a stays as it was
-                self._inline(keys, idx, key_type, payload, opts, device)
+                self._inline(keys, idx, key_type, payload, opts, device, seg)
                 return idx
             lease = self._regions.lease(_round_up(a.nbytes) + idx.nbytes, self._create_region)
             try:
-                np.copyto(lease.view(0, a.dtype, a.size), a)
+                np.copyto(lease.view(0, a.dtype, a.size), a.reshape(-1))
                 self._in_regions((lease, 0), (lease, _round_up(a.nbytes)), a.size, key_type,
-                                 payload, opts, device)
-                np.copyto(idx, lease.view(_round_up(a.nbytes), index_dtype, a.size))
+                                 payload, opts, device, seg)
+                np.copyto(idx.reshape(-1), lease.view(_round_up(a.nbytes), index_dtype, a.size))
             finally:
                 self._regions.give_back(self._io, lease)
         return idx
 
-    def _sort_host(self, keys, key_type, vals, payload, opts, device):
+    def topk(self, a, k, largest=True, axis=-1, *, index_dtype=None, device=None):
+        """The k largest keys of each row of a's last axis (largest=False: the smallest), as
+        torch.topk gives them: (values, indices), both of shape a.shape[:-1] + (min(k, a's
+        last dimension),), values in order (the largest first, or the smallest), equal keys
+        by their index, indices within the row (index_dtype: np.int64, the default, np.uint32
+        or np.uint64). Floats compare in totalOrder, so +NaN is the largest and -NaN the
+        smallest. a is left as it was; it may be a numpy array, a CuPy array or a PyTorch CUDA
+        tensor, and the results are arrays of its kind. axis, device: as for sort()."""
+        np = _arrays._np()
+        device = _devices.check(self._lib, device)
+        k = _arrays.check_k(k)
+        index_dtype = np.dtype(np.int64 if index_dtype is None else index_dtype)
+        payload = _arrays.index_payload(index_dtype)
+        opts = _options(largest, None)
+        cuda = _cuda.describe(a, "a", writable=False)  # only read
+        if cuda is not None:
+            _arrays.last_axis(cuda.shape, axis, "a")
+            return self._topk_cuda(cuda, k, index_dtype, payload, opts, device)
+        _arrays.check_array(a, "a", writable=False)
+        _arrays.last_axis(a.shape, axis, "a")
+        key_type = _arrays.key_type(a.dtype)
+        shape = a.shape[:-1] + (min(k, a.shape[-1]),)
+        vals, idx = np.empty(shape, a.dtype), np.empty(shape, index_dtype)
+        if vals.size:
+            self._topk_host(a, k, key_type, (vals, idx), payload, opts, device)
+        return vals, idx
+
+    def _topk_host(self, a, k, key_type, results, payload, opts, device):
+        """The top-k of a's rows into results, (values, indices): inline, or through regions
+        (a where it lies in one already, else a copy of it; the results through a lease)."""
+        np = _arrays._np()
+        vals, idx = results
+        seg = _arrays.rows(a.shape)
+        with self._call():
+            device = self._device_uuid(device)
+            kspan = self._regions.span(a)
+            if kspan is None and self._fits_inline(a.nbytes + a.size * idx.itemsize):
+                keys = a if a.flags.aligned else a.copy()  # only read
+                self._inline(keys, None, key_type, payload, opts, device, seg, k, results)
+                return
+            at = 0 if kspan else _round_up(a.nbytes)
+            iat = at + _round_up(vals.nbytes)
+            lease = self._regions.lease(iat + idx.nbytes, self._create_region)
+            try:
+                if kspan is None:
+                    np.copyto(lease.view(0, a.dtype, a.size), a.reshape(-1))
+                    kspan = (lease, 0)
+                self._in_regions(kspan, None, a.size, key_type, payload, opts, device, seg, k,
+                                 ((lease, at), (lease, iat)))
+                np.copyto(vals.reshape(-1), lease.view(at, vals.dtype, vals.size))
+                np.copyto(idx.reshape(-1), lease.view(iat, idx.dtype, idx.size))
+            finally:
+                self._regions.give_back(self._io, lease)
+
+    def _sort_host(self, keys, key_type, vals, payload, opts, device, seg):
         np = _arrays._np()
         with self._call():
             device = self._device_uuid(device)
             kspan, vspan = self._regions.span(keys), self._regions.span(vals)
             if kspan and (vals is None or vspan):
-                self._in_regions(kspan, vspan, keys.size, key_type, payload, opts, device)
+                self._in_regions(kspan, vspan, keys.size, key_type, payload, opts, device, seg)
                 return
             vbytes = vals.nbytes if vals is not None else 0
             if self._fits_inline(keys.nbytes + vbytes):
@@ -416,7 +482,8 @@ class Client:
                 vbuf = vals.copy() if vals is not None else None
                 copies = [(keys, kbuf)] + ([(vals, vbuf)] if vals is not None else [])
                 self._sort_copies(
-                    lambda: self._inline(kbuf, vbuf, key_type, payload, opts, device), copies)
+                    lambda: self._inline(kbuf, vbuf, key_type, payload, opts, device, seg),
+                    copies)
                 return
             # Copy what is not in a region already into one lease: keys first, values after.
             size = (0 if kspan else _round_up(keys.nbytes)) + (0 if vspan else vbytes)
@@ -429,13 +496,13 @@ class Client:
                     if arr is None or span:
                         spans.append(span)
                         continue
-                    view = lease.view(at, arr.dtype, arr.size)
+                    view = lease.view(at, arr.dtype, arr.size).reshape(arr.shape)
                     np.copyto(view, arr)
                     copied.append((arr, view))
                     spans.append((lease, at))
                     at += _round_up(arr.nbytes)
                 self._sort_copies(lambda: self._in_regions(spans[0], spans[1], keys.size,
-                                                           key_type, payload, opts, device),
+                                                           key_type, payload, opts, device, seg),
                                   copied)
             finally:
                 self._regions.give_back(self._io, lease)
@@ -481,11 +548,18 @@ class Client:
             return _devices.resolve(self._lib, self._last_hello(), device)
         return _devices.resolve(self._lib, None, device)
 
-    def _inline(self, keys, vals, key_type, payload, opts, device):
+    def _inline(self, keys, vals, key_type, payload, opts, device, seg=None, k=0,
+                results=None):
         """Sorts keys and vals, the client's own buffers (a failure may leave them
-        half-written), through the socket, on device (libsortd's device_uuid)."""
+        half-written), through the socket, on device (libsortd's device_uuid), in the
+        segments seg (None: one array); with k, only reads them and writes the top-k into
+        results, (values, indices)."""
         req = _lib.Request(keys.ctypes.data, vals.ctypes.data if vals is not None else None,
                            keys.size, key_type, payload, opts, _uuid_array(device))
+        if seg is not None:
+            req.segments = ctypes.pointer(seg)
+        if k:
+            req.k, req.out_keys, req.out_vals = k, results[0].ctypes.data, results[1].ctypes.data
         # One call, for one deadline over sending and waiting (sortd_submit and sortd_receive
         # have one each: twice the timeout), and for no moment between them where a signal
         # handler's exception would leave the request outstanding. It reports the timings,
@@ -493,10 +567,21 @@ class Client:
         self._check(self._io("sortd_sort_request", ctypes.byref(req)))
         self._record(req.timings)
 
-    def _in_regions(self, kspan, vspan, n, key_type, payload, opts, device):
+    def _in_regions(self, kspan, vspan, n, key_type, payload, opts, device, seg=None, k=0,
+                    results=None):
+        """A sort in regions, spans (region, offset) of keys and values; in the segments
+        seg (None: one array); with k, a top-k into results, the spans of its values and
+        indices."""
         rs = _lib.RegionSort(kspan[0].handle, kspan[1], vspan[0].handle if vspan else None,
                              vspan[1] if vspan else 0, n, key_type, payload, opts,
                              _uuid_array(device))
+        if seg is not None:
+            rs.segments = ctypes.pointer(seg)
+        if k:
+            (okeys, ooff), (ovals, voff) = results
+            rs.k = k
+            rs.out_keys, rs.out_keys_offset = okeys.handle, ooff
+            rs.out_vals, rs.out_vals_offset = ovals.handle, voff
         self._check(self._io("sortd_sort_in_region", ctypes.byref(rs)))
         self._record(rs.timings)
 
@@ -518,6 +603,8 @@ class Client:
                 raise TypeError("values of a CUDA array must be a CUDA array on the same device")
             if vdesc.n != keys.n:
                 raise ValueError(f"values has {vdesc.n} elements and a has {keys.n}")
+            if vdesc.shape != keys.shape:
+                raise ValueError(f"values has shape {vdesc.shape} and a has shape {keys.shape}")
             if payload == _lib.PAYLOAD_NONE:
                 payload = _arrays.value_payload(np.dtype(vdesc.typestr))
                 if _arrays.values_are_keys(keys.ptr, keys.n * int(keys.typestr[2:]),
@@ -533,8 +620,32 @@ class Client:
             device = self._device_uuid(device)
             kspan = self._cuda_span(drv, keys, ())
             vspan = self._cuda_span(drv, vdesc, (kspan[0],)) if vdesc is not None else None
-            self._in_regions(kspan, vspan, keys.n, key_type, payload, opts, device)
+            self._in_regions(kspan, vspan, keys.n, key_type, payload, opts, device,
+                             _arrays.rows(keys.shape))
         return keys.obj
+
+    def _topk_cuda(self, keys, k, index_dtype, payload, opts, device):
+        """The top-k of a CUDA array's rows into new arrays of its library and device, all of
+        them registered as regions: the keys are only read."""
+        np = _arrays._np()
+        key_type = _arrays.key_type(np.dtype(keys.typestr))
+        shape = keys.shape[:-1] + (min(k, keys.shape[-1]),)
+        vals = _cuda.empty_like(keys, shape)
+        idx = _cuda.empty_like_indices(keys, index_dtype, shape)
+        if keys.n == 0 or shape[-1] == 0:
+            return vals, idx
+        outs = (_cuda.describe(vals, "values"), _cuda.describe(idx, "indices"))
+        drv = _cuda.driver()
+        for arr in (keys,) + outs:  # the new arrays' memory may still be read by queued work
+            drv.synchronize(arr)
+        with self._call():
+            device = self._device_uuid(device)
+            kspan = self._cuda_span(drv, keys, ())
+            vspan = self._cuda_span(drv, outs[0], (kspan[0],))
+            ispan = self._cuda_span(drv, outs[1], (kspan[0], vspan[0]))
+            self._in_regions(kspan, None, keys.n, key_type, payload, opts, device,
+                             _arrays.rows(keys.shape), k, (vspan, ispan))
+        return vals, idx
 
     def _cuda_span(self, drv, arr, busy):
         """The region of arr's allocation and arr's offset in it, from the cache of
@@ -563,9 +674,11 @@ def _uuid_array(uuid):
     return (ctypes.c_uint8 * _lib.DEVICE_UUID_BYTES).from_buffer_copy(uuid)
 
 
-def _same_length(a, b, what):
+def _same_shape(a, b, what):
     if b.size != a.size:
         raise ValueError(f"{what} has {b.size} elements and a has {a.size}")
+    if b.shape != a.shape:
+        raise ValueError(f"{what} has shape {b.shape} and a has shape {a.shape}")
 
 
 def _round_up(nbytes):

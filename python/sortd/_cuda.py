@@ -7,6 +7,7 @@ the allocation's base, its IPC handle and the device's UUID. The CUDA IPC handle
 cudaMalloc allocation, of which the caching allocators of CuPy and PyTorch hand out pieces, so
 a region is the whole allocation and an array is an offset in it."""
 import ctypes
+import sys
 from dataclasses import dataclass
 
 _CU_POINTER_ATTRIBUTE_CONTEXT = 1
@@ -23,6 +24,7 @@ class CudaArray:
     typestr: str
     stream: object  # None: the producer promises no pending work; else a CUstream value
     has_stream: bool  # whether the interface said anything about a stream (v3)
+    shape: tuple = ()  # n elements in all, sorted along the last axis
 
     @property
     def module(self):
@@ -50,21 +52,36 @@ def describe(a, what, writable=True):
         raise TypeError(f"{what} has a mask (CUDA Array Interface), which sortd would not "
                         f"move with its data: sort the unmasked elements, or argsort a "
                         f"filled copy and index data and mask with the result")
-    shape = tuple(cai["shape"])
-    if len(shape) != 1:
-        raise ValueError(f"sortd sorts 1-D arrays; {what} has shape {shape}: "
-                         f"pass {what}.ravel() (a view of a contiguous array)")
+    shape = tuple(int(d) for d in cai["shape"])
+    if not shape:
+        raise ValueError(f"sortd sorts arrays of at least one dimension; {what} is a scalar "
+                         f"(shape ()): pass {what}.reshape(1)")
     typestr = cai["typestr"]
     strides = cai.get("strides")
-    itemsize = int(typestr[2:])
-    if strides is not None and shape[0] > 1 and tuple(strides) != (itemsize,):
+    if strides is not None and not _c_contiguous(shape, tuple(strides), int(typestr[2:])):
         raise ValueError(f"{what} is not contiguous (strides {tuple(strides)}): pass "
-                         f"{what}.copy() for CuPy or {what}.contiguous() for PyTorch")
+                         f"cupy.ascontiguousarray({what}) for CuPy or {what}.contiguous() for "
+                         f"PyTorch")
     ptr, readonly = cai["data"]
     if readonly and writable:
         raise ValueError(f"{what} is read-only, and "
                          f"{_WRITTEN.get(what, 'sortd sorts CUDA arrays in place')}")
-    return CudaArray(a, int(ptr or 0), shape[0], typestr, cai.get("stream"), "stream" in cai)
+    n = 1
+    for d in shape:
+        n *= d
+    return CudaArray(a, int(ptr or 0), n, typestr, cai.get("stream"), "stream" in cai, shape)
+
+
+def _c_contiguous(shape, strides, itemsize):
+    """Whether strides lay shape out in C order; an axis of one element may have any."""
+    step = itemsize
+    for d, s in zip(reversed(shape), reversed(strides)):
+        if d == 0:
+            return True
+        if d > 1 and s != step:
+            return False
+        step *= d
+    return True
 
 
 class _Driver:
@@ -162,11 +179,11 @@ def copy_of(arr):
     return arr.obj.copy()
 
 
-def empty_like_indices(arr, index_dtype):
-    """An index array of arr's library and device, n elements of index_dtype's width."""
-    import sys
-
+def empty_like_indices(arr, index_dtype, shape=None):
+    """An index array of arr's library and device, of shape (default: arr's) and index_dtype's
+    width."""
     import numpy as np
+    shape = arr.shape if shape is None else shape
     wide = np.dtype(index_dtype).itemsize == 8
     if arr.module == "torch":
         # torch has no general-purpose uint32/uint64: indices come as int32 or int64, and the
@@ -176,11 +193,27 @@ def empty_like_indices(arr, index_dtype):
                              f"2^31) needs index_dtype=np.int64 (or np.uint64): PyTorch "
                              f"has int32 indices, not uint32")
         torch = sys.modules["torch"]
-        return torch.empty(arr.n, dtype=torch.int64 if wide else torch.int32,
+        return torch.empty(shape, dtype=torch.int64 if wide else torch.int32,
+                           device=arr.obj.device)
+    return empty_like(arr, shape, np.dtype(index_dtype))
+
+
+def empty_like(arr, shape, dtype=None):
+    """A new array of arr's library and device, of shape and dtype (default: arr's)."""
+    import numpy as np
+    if arr.module == "torch":
+        torch = sys.modules["torch"]
+        return torch.empty(shape, dtype=arr.obj.dtype if dtype is None else _torch_dtype(dtype),
                            device=arr.obj.device)
     if arr.module == "cupy":
         cupy = sys.modules["cupy"]
         with arr.obj.device:
-            return cupy.empty(arr.n, dtype=np.dtype(index_dtype))
-    raise TypeError(f"argsort of a {type(arr.obj).__name__} is not supported: sortd makes "
-                    f"the index array with CuPy or PyTorch; sort() works on any CUDA array")
+            return cupy.empty(shape, dtype=np.dtype(arr.typestr if dtype is None else dtype))
+    raise TypeError(f"a {type(arr.obj).__name__} is not supported here: sortd makes the "
+                    f"arrays it returns with CuPy or PyTorch; sort() works on any CUDA array")
+
+
+def _torch_dtype(dtype):
+    import numpy as np
+    torch = sys.modules["torch"]
+    return {np.dtype(np.int32): torch.int32, np.dtype(np.int64): torch.int64}[np.dtype(dtype)]

@@ -13,7 +13,8 @@ import sortd
 
 
 @pytest.mark.parametrize("arr, exc, hint", [
-    (FakeCudaArray(shape=(4, 4)), ValueError, "1-D"),
+    (FakeCudaArray(shape=()), ValueError, "at least one dimension"),
+    (FakeCudaArray(shape=(4, 4), strides=(4, 16)), ValueError, "contiguous"),
     (FakeCudaArray(strides=(8,)), ValueError, "contiguous"),
     (FakeCudaArray(readonly=True), ValueError, "read-only"),
     (FakeCudaArray(typestr="<f2"), TypeError, "float16"),
@@ -23,6 +24,22 @@ def test_refused_before_cuda(client, arr, exc, hint):
     with pytest.raises(exc) as e:
         client.sort(arr)
     assert hint in str(e.value)
+
+
+def test_other_axes_refused_before_cuda(client):
+    """A CUDA array is sorted along its last axis too: another is refused, with the way to
+    make it the last, before any CUDA call; a C-contiguous layout with an axis of one element
+    (any stride there) is contiguous."""
+    arr = FakeCudaArray(shape=(4, 4))
+    for call in (lambda: client.sort(arr, axis=0), lambda: client.argsort(arr, axis=0),
+                 lambda: client.topk(arr, 2, axis=0)):
+        with pytest.raises(ValueError, match=r"np.moveaxis\(a, 0, -1\)"):
+            call()
+    with pytest.raises(ValueError, match="values has shape"):
+        client.sort(FakeCudaArray(shape=(2, 8)), values=FakeCudaArray(shape=(16,)))
+    client.sort(FakeCudaArray(shape=(1, 0)))  # nothing to sort: no CUDA call
+    assert sortd._cuda.describe(FakeCudaArray(shape=(1, 4), strides=(99, 4)), "a").shape == \
+        (1, 4)
 
 
 def test_masked_arrays_refused(client):
@@ -139,6 +156,6 @@ def test_torch_int32_indices_only_up_to_2_31(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", torch)
     for n, index_dtype in [(2**31, np.uint32), (2**31 + 1, np.int64), (2**32, np.uint64)]:
         _cuda.empty_like_indices(_cuda.describe(FakeTorchTensor((n,)), "a"), index_dtype)
-    assert made == [(2**31, "int32"), (2**31 + 1, "int64"), (2**32, "int64")]
+    assert made == [((2**31,), "int32"), ((2**31 + 1,), "int64"), ((2**32,), "int64")]
     with pytest.raises(ValueError, match="index_dtype=np.int64"):
         _cuda.empty_like_indices(_cuda.describe(FakeTorchTensor((2**31 + 1,)), "a"), np.uint32)

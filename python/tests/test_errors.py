@@ -21,7 +21,8 @@ from conftest import CAPACITY, FakeCudaArray, settled_regions
     (np.zeros(10, "datetime64[s]"), TypeError, "view(np.int64)"),
     (np.zeros(20, np.uint32)[::2], ValueError, "np.ascontiguousarray(a)"),
     (np.zeros(10, ">u4"), ValueError, "newbyteorder"),
-    (np.zeros((3, 4), np.int32), ValueError, "a.ravel()"),
+    (np.zeros((3, 4), np.int32).T, ValueError, "np.ascontiguousarray(a)"),
+    (np.zeros((), np.int32), ValueError, "a.reshape(1)"),
     ([3, 1, 2], TypeError, "np.asarray(a)"),
 ])
 def test_bad_arrays(client, a, exc, hint):
@@ -57,6 +58,34 @@ def test_bad_arguments(client):
             client.sort(a[::-1].copy(), bits=bits)
     with pytest.raises(ValueError):
         sortd.Client(timeout=0)
+
+
+def test_bad_axes_and_k(client, daemon, monkeypatch):
+    """sortd sorts along the last axis only: any other is refused with the way to make it the
+    last, before anything is sent; so are a k no top-k has, and values of another shape."""
+    monkeypatch.setenv("SORTD_SOCKET", daemon.sock)
+    m = np.zeros((3, 4, 5), np.int32)
+    for call in (lambda ax: client.sort(m, axis=ax), lambda ax: client.argsort(m, axis=ax),
+                 lambda ax: client.topk(m, 2, axis=ax), lambda ax: sortd.sort(m, ax)):
+        for ax in (0, 1, -2, -3):
+            with pytest.raises(ValueError, match=r"sortd sorts along the last axis") as e:
+                call(ax)
+            assert f"np.moveaxis(a, {ax}, -1)" in str(e.value)
+            assert "swapaxes" in str(e.value) and "contiguous" in str(e.value)
+        with pytest.raises(ValueError, match="out of bounds"):
+            call(3)
+        with pytest.raises(TypeError, match="axis must be an integer"):
+            call(1.0)
+    for ax in (2, -1):
+        client.sort(m, axis=ax)  # the last axis, either way
+    with pytest.raises(ValueError, match=r"has shape \(4, 3\) and a has shape \(3, 4\)"):
+        client.sort(np.zeros((3, 4), np.int32), values=np.zeros((4, 3), np.int32))
+    with pytest.raises(ValueError, match="k must be at least 0"):
+        client.topk(m, -1)
+    with pytest.raises(TypeError, match="k must be an integer"):
+        client.topk(m, 2.0)
+    with pytest.raises(TypeError, match="index_dtype"):
+        client.topk(m, 2, index_dtype=np.int32)
 
 
 def test_read_only_hints_fit_their_argument(client):
