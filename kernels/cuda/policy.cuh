@@ -226,9 +226,10 @@ using SegmentPolicy = BlockSortPolicy<256, 16>;
 
 /*
  * Segmented sort's small class (segment_sort.cuh): one warp sorts a segment of up to 256 keys.
- * Its shared memory (u64: 2 KiB of keys, 512 bytes of indices, 512 of counters) lets an SM hold
- * as many such blocks as it may run at once (32 on sm_80 and sm_90) where the medium policy's
- * 44 KiB holds 4 or 5: a segment of tens of keys would leave 7 of a block's 8 warps idle.
+ * Its 3 KiB of shared memory (u64: 2 KiB of keys, 512 bytes of indices, 512 of counters) and
+ * 87 registers (sm_90, PTXAS.md) let an SM run about 23 such segments at once, where the medium
+ * policy's 256 threads x 108 registers run 2: a segment of tens of keys would leave 7 of a
+ * block's 8 warps idle.
  */
 using SmallSegmentPolicy = BlockSortPolicy<32, 8>;
 

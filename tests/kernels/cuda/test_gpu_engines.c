@@ -14,6 +14,8 @@
  * must be refused cleanly, and one from another process (this binary run
  * again as "--ipc-child", a fresh process, never a fork of one that initialised
  * CUDA) opened, sorted in and closed.
+ * Segments and top-k (the cuda engine's alone): every size class, host and device memory,
+ * against the CPU engine's sort of each segment.
  * No GPU engine is an oracle here.
  * Case "daemon": `sortd --engine auto` ($SORTD_BIN) must choose cuda after its
  * self-check, and sort every key type through libsortd like the reference.
@@ -544,6 +546,161 @@ START_TEST(test_sort_device)
 }
 END_TEST
 
+/*
+ * Segments and top-k on the cuda engine (cub has neither yet): 2^20 keys in segments of every
+ * size class (up to 256, up to 4096, Onesweep's), empty ones among them, against the CPU
+ * engine's sortd_engine_sort of each segment alone; in pageable and in device memory. Top-k of
+ * those segments, and of one array of 2^22 keys by radix select, as each sort's first k.
+ */
+#define SEG_N ((size_t)1 << 20)
+#define SELECT_N ((size_t)1 << 22)
+
+/* Offsets (u64) of segments over SEG_N keys, lengths mixed over the size classes. */
+static uint64_t *segment_offsets(uint64_t seed, uint64_t *count)
+{
+        uint64_t *off = malloc(sizeof(uint64_t) * (SEG_N + 1)), at = 0, x = seed | 1, c = 0;
+
+        ck_assert_ptr_nonnull(off);
+        off[0] = 0;
+        while (at < SEG_N) {
+                uint64_t len;
+
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                switch ((x >> 33) % 8) {
+                case 0:
+                        len = 0;
+                        break;
+                case 1:
+                case 2:
+                case 3:
+                        len = (x >> 40) % 257;
+                        break;
+                case 4:
+                case 5:
+                        len = 257 + (x >> 40) % 3840;
+                        break;
+                default:
+                        len = (x >> 40) % 60000;
+                }
+                len = len < SEG_N - at ? len : SEG_N - at;
+                off[++c] = at += len;
+        }
+        *count = c;
+        return off;
+}
+
+/* The oracle: each segment of r sorted alone by the CPU engine. */
+static void cpu_sort_segments(sortd_engine *cpu, const sortd_sort_desc *d, struct run *r,
+                              const uint64_t *off, uint64_t count)
+{
+        size_t kb = sortd_key_size(d->key_type), vb = sortd_payload_size(d->payload);
+
+        for (uint64_t i = 0; i < count; i++) {
+                size_t len = off[i + 1] - off[i];
+
+                if (len)
+                        ck_assert_int_eq(
+                                sortd_engine_sort(cpu, d, (char *)r->keys + off[i] * kb,
+                                                  vb ? (char *)r->vals + off[i] * vb : NULL, len),
+                                SORTD_OK);
+        }
+}
+
+static void check_segments(sortd_engine *g, sortd_engine *cpu, const sortd_sort_desc *d,
+                           uint64_t seed)
+{
+        uint64_t count, *off = segment_offsets(seed, &count);
+        sortd_segments seg = {.count = count, .offsets = off, .offset_bytes = 8};
+        size_t vb = sortd_payload_size(d->payload);
+        struct run in = generate(d, DATAGEN_FEW, 1000, SEG_N, seed);
+        struct run want = copy_of(d, in.keys, in.vals, SEG_N);
+        struct run got = copy_of(d, in.keys, in.vals, SEG_N);
+        struct run dev = to_device(d, &in, SEG_N), back;
+
+        cpu_sort_segments(cpu, d, &want, off, count);
+        ck_assert_msg(sortd_engine_sort_segments(g, d, &seg, SORTD_MEMORY_HOST, got.keys,
+                                                 vb ? got.vals : NULL, SEG_N) == SORTD_OK,
+                      "%s", sortd_engine_error(g));
+        ck_assert_msg(same(&got, &want, d, SEG_N), "%s %s: segments differ from cpu's",
+                      sortd_key_type_name(d->key_type), sortd_payload_name(d->payload));
+        ck_assert_msg(sortd_engine_sort_segments(g, d, &seg, SORTD_MEMORY_DEVICE, dev.keys,
+                                                 dev.vals, SEG_N) == SORTD_OK,
+                      "%s", sortd_engine_error(g));
+        back = from_device(d, &dev, SEG_N);
+        ck_assert_msg(same(&back, &want, d, SEG_N), "%s %s: device segments differ from cpu's",
+                      sortd_key_type_name(d->key_type), sortd_payload_name(d->payload));
+        CUDA_OK(cudaFree(dev.keys));
+        CUDA_OK(cudaFree(dev.vals));
+        drop(&back);
+        drop(&got);
+        drop(&want);
+        drop(&in);
+        free(off);
+}
+
+/* Top-k of n keys in segs (NULL: all), host memory, against the CPU engine's sorted segments. */
+static void check_topk(sortd_engine *g, sortd_engine *cpu, const sortd_sort_desc *d, size_t n,
+                       const uint64_t *off, uint64_t count, uint64_t k, uint64_t seed)
+{
+        const uint64_t whole[2] = {0, n};
+        sortd_segments seg = {.count = count, .offsets = off, .offset_bytes = 8};
+        size_t kb = sortd_key_size(d->key_type), vb = sortd_payload_size(d->payload);
+        bool argsort = sortd_payload_is_argsort(d->payload);
+        struct run in = generate(d, DATAGEN_FEW, 1000, n, seed);
+        struct run sorted = copy_of(d, in.keys, in.vals, n);
+        uint64_t m = sortd_topk_results(off ? &seg : NULL, n, k), at = 0;
+        char *want_k = malloc(m * kb + 1), *want_v = malloc(m * vb + 1);
+        char *got_k = malloc(m * kb + 1), *got_v = malloc(m * vb + 1);
+
+        ck_assert(want_k && want_v && got_k && got_v);
+        off = off ? off : whole;
+        count = count ? count : 1;
+        cpu_sort_segments(cpu, d, &sorted, off, count);
+        for (uint64_t i = 0; i < count; i++) {
+                uint64_t len = off[i + 1] - off[i], take = k < len ? k : len;
+
+                memcpy(want_k + at * kb, (char *)sorted.keys + off[i] * kb, take * kb);
+                memcpy(want_v + at * vb, (char *)sorted.vals + off[i] * vb, take * vb);
+                at += take;
+        }
+        ck_assert_msg(sortd_engine_topk(g, d, count > 1 ? &seg : NULL, k, SORTD_MEMORY_HOST,
+                                        in.keys, argsort ? NULL : in.vals, got_k, vb ? got_v : NULL,
+                                        n) == SORTD_OK,
+                      "%s", sortd_engine_error(g));
+        ck_assert_msg(memcmp(got_k, want_k, m * kb) == 0 && memcmp(got_v, want_v, m * vb) == 0,
+                      "%s %s k=%llu n=%zu: top-k differs from cpu's",
+                      sortd_key_type_name(d->key_type), sortd_payload_name(d->payload),
+                      (unsigned long long)k, n);
+        free(want_k);
+        free(want_v);
+        free(got_k);
+        free(got_v);
+        drop(&sorted);
+        drop(&in);
+}
+
+START_TEST(test_segments_topk)
+{
+        sortd_engine *g = make("cuda", SELECT_N), *cpu = make("cpu", SELECT_N);
+        uint64_t seed = 9000;
+
+        for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
+                for (int p = 0; p < SORTD_PAYLOAD_COUNT; p += 2) {
+                        sortd_sort_desc d = {(sortd_key_type)t, (sortd_payload)p,
+                                             (sortd_order)(t & 1), 0, 0};
+                        uint64_t count, *off = segment_offsets(++seed, &count);
+
+                        check_segments(g, cpu, &d, seed);
+                        check_topk(g, cpu, &d, SEG_N, off, count, 1 + seed % 300, seed);
+                        check_topk(g, cpu, &d, SELECT_N, NULL, 0, seed % 2 ? 1000 : SELECT_N / 2,
+                                   seed);
+                        free(off);
+                }
+        sortd_engine_destroy(g);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
 START_TEST(test_device_uuid)
 {
         struct cudaDeviceProp prop;
@@ -824,6 +981,7 @@ static Suite *gpu_suite(void)
         tcase_add_test(engines, test_batch);
 #ifdef SORTD_HAVE_CUDA
         tcase_add_test(engines, test_sort_device);
+        tcase_add_test(engines, test_segments_topk);
         tcase_add_test(engines, test_device_uuid);
         tcase_add_test(engines, test_ipc_same_process);
         tcase_add_test(engines, test_ipc_cross_process);
