@@ -3,7 +3,8 @@
  * of two lanes each: host sorts spread over every lane of both devices; a sort that chooses
  * its device runs there alone; a sort goes only where it fits; a device whose engines are lost for
  * good, with nothing to replace them, hands its queued sorts to the other device, and each sort
- * comes back sorted right or failed saying the device was lost. Also run under ThreadSanitizer
+ * comes back sorted right or failed saying the device was lost; segmented sorts that the
+ * lanes' engines lack go to the CPU path, or fail with their answer. Also run under ThreadSanitizer
  * (scripts/test): the loop hands jobs to four engine threads and takes them back.
  */
 #include <check.h>
@@ -242,6 +243,110 @@ START_TEST(lost_device_hands_its_sorts_over)
 }
 END_TEST
 
+/* ---- segments on engines without them ---- */
+
+static sortd_engine *cpu_path_engine;
+
+/*
+ * Both devices' lanes answer every sort SORTD_E_UNSUPPORTED (fault injection: as a GPU engine
+ * without segmented kernels), beside a CPU path of cpu_capacity keys (0: none) that routing
+ * sends nothing to (cpu-path-keys 0).
+ */
+static void start_without_segments(size_t cpu_capacity)
+{
+        const sortd__worker_loss loss = {0};
+        char why[256];
+
+        ck_assert_int_eq(uv_loop_init(&loop), 0);
+        memset(&e, 0, sizeof(e));
+        memset(flows, 0, sizeof(flows));
+        ck_assert_int_eq(sortd__engines_init(&e, 0), 0);
+        for (int d = 0; d < DEVICES; d++) {
+                ck_assert_int_eq(sortd__engines_add_device(&e, uuid[d]), d);
+                for (int k = 0; k < STREAMS; k++) {
+                        sortd_engine_config ec = {
+                                .capacity = N,
+                                .threads = 1,
+                                .faults = {.every = 1, .status = SORTD_E_UNSUPPORTED}};
+                        sortd_engine **out = &engines[d * STREAMS + k];
+
+                        ck_assert_int_eq(sortd_engine_create("cpu", &ec, out, why, sizeof(why)),
+                                         SORTD_OK);
+                        ck_assert_int_eq(sortd__engines_add_lane(&e, d, *out, &loss), 0);
+                }
+        }
+        cpu_path_engine = NULL;
+        if (cpu_capacity) {
+                sortd_engine_config ec = {.capacity = cpu_capacity, .threads = 1};
+
+                ck_assert_int_eq(
+                        sortd_engine_create("cpu", &ec, &cpu_path_engine, why, sizeof(why)),
+                        SORTD_OK);
+                e.route = (sortd__route){.cpu = cpu_path_engine};
+        }
+        ck_assert_int_eq(sortd__engines_start(&e, &loop, NULL, complete, NULL), 0);
+        done = 0;
+}
+
+/* JOBS sorts of 10 rows each, every other one in "shared" memory (a region's: it takes turns
+   with its connection's others), submitted and run until every one is back. */
+static void run_segmented(void)
+{
+        for (int i = 0; i < JOBS; i++) {
+                jobs[i] = sort_job(i, -1);
+                jobs[i]->work.segmented = true;
+                jobs[i]->work.seg = (sortd_segments){.count = 10, .row_len = N / 10};
+                jobs[i]->work.shared = i % 2;
+                ck_assert(!sortd__engines_submit(&e, &flows[i % FLOWS], jobs[i], false));
+        }
+        while (done < JOBS)
+                uv_run(&loop, UV_RUN_ONCE);
+        ck_assert_uint_eq(sortd__engines_queued(&e), 0);
+}
+
+static bool rows_sorted(int i)
+{
+        for (uint32_t x = 1; x < N; x++)
+                if (x % (N / 10) && keys[i][x - 1] > keys[i][x])
+                        return false;
+        return true;
+}
+
+/* The CPU path sorts what the lanes' engines cannot, each in its turn. */
+START_TEST(segments_fall_back_to_the_cpu_path)
+{
+        start_without_segments(N);
+        run_segmented();
+        for (int i = 0; i < JOBS; i++) {
+                ck_assert_msg(jobs[i]->work.status == SORTD_OK, "job %d: %s", i, jobs[i]->work.why);
+                ck_assert(jobs[i]->cpu_path);
+                ck_assert_msg(rows_sorted(i), "job %d", i);
+        }
+        for (int d = 0; d < DEVICES; d++)
+                ck_assert_uint_eq(e.devices[d].sorts, 0); /* none ran there */
+        stop();
+        sortd_engine_destroy(cpu_path_engine);
+}
+END_TEST
+
+/* Without a CPU path, or one too small for the sort, the engine's answer is the reply. */
+START_TEST(segments_unsupported_without_a_cpu_path)
+{
+        for (size_t cap = 0; cap <= N - 1; cap += N - 1) {
+                start_without_segments(cap);
+                run_segmented();
+                for (int i = 0; i < JOBS; i++) {
+                        ck_assert_int_eq(jobs[i]->work.status, SORTD_E_UNSUPPORTED);
+                        ck_assert_msg(strstr(jobs[i]->work.why, "injected"), "job %d: %s", i,
+                                      jobs[i]->work.why);
+                        ck_assert(!jobs[i]->cpu_path);
+                }
+                stop();
+                sortd_engine_destroy(cpu_path_engine);
+        }
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("engines");
@@ -252,6 +357,8 @@ int main(void)
         tcase_add_test(tc, sorts_go_where_they_fit);
         tcase_add_test(tc, tie_goes_near_the_memory);
         tcase_add_test(tc, lost_device_hands_its_sorts_over);
+        tcase_add_test(tc, segments_fall_back_to_the_cpu_path);
+        tcase_add_test(tc, segments_unsupported_without_a_cpu_path);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

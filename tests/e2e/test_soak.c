@@ -12,6 +12,8 @@
  * printed on one "soak:" line (docs/reliability.md quotes them). SORTD_SOAK_MAX_KEYS sets the
  * largest sort (default 2^22, the daemon's capacity) and SORTD_SOAK_ARGS adds daemon options
  * (blank-separated): the emulated GPUs' soak takes smaller sorts, on three fake devices.
+ * Each worker also sends segmented sorts and top-k (issue 39) on a connection of its own,
+ * unless SORTD_SOAK_SEGMENTS is 0.
  */
 #include <check.h>
 #include <errno.h>
@@ -40,6 +42,7 @@ static uint64_t max_n = 1u << 22;
 /* What a worker tells the parent, in shared memory. */
 typedef struct report {
         unsigned inline_ok, region_ok; /* replies verified */
+        unsigned segments_ok;          /* segmented sorts and top-k verified (raw frames) */
         unsigned failed;               /* anything else: the test fails */
         unsigned probes;               /* probe_foreign_regions done: 3 refused sorts each */
         char first_error[320];
@@ -167,6 +170,116 @@ static void one_request(sortd_conn *c, rng *r, report *rp)
         free(want);
 }
 
+static bool with_segments = true;
+
+/* Cuts n keys into uneven segments, some empty: count + 1 u64 offsets; the count. */
+static uint64_t cut(rng *r, uint64_t n, uint64_t *off, uint64_t max_count)
+{
+        uint64_t count = 1 + next(r) % max_count;
+
+        off[0] = 0;
+        for (uint64_t i = 1; i < count; i++)
+                off[i] = next(r) % (n + 1);
+        off[count] = n;
+        for (uint64_t i = 1; i < count; i++) /* sorted: offsets never go down */
+                for (uint64_t j = i; j > 1 && off[j - 1] > off[j]; j--) {
+                        uint64_t t = off[j];
+
+                        off[j] = off[j - 1];
+                        off[j - 1] = t;
+                }
+        return count;
+}
+
+/* The reference's answer of a segmented sort or top-k: each segment sorted alone (an argsort's
+   indices within it), then (k) its first k kept, packed; the results' count. */
+static uint64_t segments_want(const sortd_sort_desc *d, const uint64_t *off, uint64_t count,
+                              uint64_t k, uint8_t *keys, uint8_t *vals, uint8_t *out_k,
+                              uint8_t *out_v)
+{
+        size_t ks = sortd_key_size(d->key_type), vs = sortd_payload_size(d->payload);
+        uint64_t m = 0;
+
+        for (uint64_t i = 0; i < count; i++) {
+                uint64_t b = off[i], len = off[i + 1] - b, take = k && k < len ? k : len;
+
+                if (len && ref_sort(d, keys + b * ks, vs ? vals + b * vs : NULL, len) != 0)
+                        return UINT64_MAX;
+                memmove(out_k + m * ks, keys + b * ks, take * ks);
+                memmove(out_v + m * vs, vals + b * vs, take * vs);
+                m += take;
+        }
+        return m;
+}
+
+/* One inline segmented sort or top-k (k > 0) of up to 4096 keys on raw frames, checked. */
+static void segmented_request(int fd, rng *r, report *rp)
+{
+        sortd_sort_desc d = pick_desc(r);
+        uint64_t n = 1 + next(r) % 4096, off[65], k = next(r) % 2 ? 1 + next(r) % 8 : 0;
+        uint64_t count = cut(r, n, off, 64), m, plen;
+        size_t ks = sortd_key_size(d.key_type), vs = sortd_payload_size(d.payload);
+        bool moves = vs && !sortd_payload_is_argsort(d.payload);
+        uint8_t *keys = malloc(n * ks), *vals = calloc(n, vs + 1), *want = malloc(n * (ks + vs));
+        uint8_t *got = malloc(n * (ks + vs) + 1);
+        Sortd__Wire__Sort s =
+                raw_sort_msg(sortd__wire_key_type(d.key_type), sortd__wire_payload(d.payload), n);
+        Sortd__Wire__Segments seg = SORTD__WIRE__SEGMENTS__INIT;
+        Sortd__Wire__Reply *rep;
+
+        if (!keys || !vals || !want || !got) {
+                note_failure(rp, "%s", "out of memory");
+                goto out;
+        }
+        datagen_fill(keys, n, d.key_type, (datagen_dist)(next(r) % DATAGEN_DIST_COUNT), 0, next(r));
+        if (moves)
+                datagen_fill_values(vals, n, (unsigned)vs, next(r));
+        s.order = (Sortd__Wire__Order)d.order;
+        s.begin_bit = d.begin_bit;
+        s.end_bit = d.end_bit;
+        s.k = k;
+        seg.offset_type = SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_U64;
+        seg.count = count;
+        s.segments = &seg;
+        raw_send_sort(fd, 1, &s, n * ks + (moves ? n * vs : 0) + (count + 1) * 8);
+        raw_send_bytes(fd, keys, n * ks);
+        if (moves)
+                raw_send_bytes(fd, vals, n * vs);
+        raw_send_bytes(fd, off, (count + 1) * 8);
+        m = segments_want(&d, off, count, k, keys, vals, want, want + n * ks);
+        rep = raw_recv_reply(fd, &plen);
+        if (!rep || rep->status != SORTD__WIRE__STATUS_CODE__OK || m == UINT64_MAX) {
+                note_failure(rp, "segments: %s", rep ? rep->error : "no reply");
+        } else if (plen != m * (ks + vs)) {
+                note_failure(rp, "%s", "a segmented reply of the wrong length");
+                raw_skip(fd, plen);
+        } else {
+                raw_recv_bytes(fd, got, plen);
+                if (memcmp(got, want, m * ks) != 0 ||
+                    memcmp(got + m * ks, want + n * ks, m * vs) != 0)
+                        note_failure(rp, "%s", "a segmented reply differs from the reference");
+                else
+                        rp->segments_ok++;
+        }
+        if (rep)
+                sortd__wire__reply__free_unpacked(rep, NULL);
+out:
+        free(keys);
+        free(vals);
+        free(want);
+        free(got);
+}
+
+/* Two of them, a sort and a top-k most often, on a connection of the worker's own. */
+static void segmented_requests(const char *sock, rng *r, report *rp)
+{
+        int fd = raw_connect(sock);
+
+        segmented_request(fd, r, rp);
+        segmented_request(fd, r, rp);
+        close(fd);
+}
+
 /*
  * Regions are named per connection: on a fresh connection, the ids every other worker holds
  * now (1, 2, 3...) name nothing, and a sort in them is refused, under load as when idle.
@@ -210,6 +323,8 @@ static void worker(const char *sock, unsigned idx, unsigned requests, report *rp
                 if (i == requests / 2) {
                         probe_foreign_regions(sock);
                         rp->probes++;
+                        if (with_segments)
+                                segmented_requests(sock, &r, rp);
                 }
         }
         sortd_close(c);
@@ -351,6 +466,7 @@ START_TEST(soak)
         bool killed[CLIENTS] = {false}, reaped[CLIENTS] = {false};
         int statuses[CLIENTS] = {0};
         unsigned victims_by_kind[3] = {0}, random_killed = 0, verified = 0, in_region = 0;
+        unsigned segments_ok = 0;
         unsigned probes = 0;
         worker_arg wa[CLIENTS];
         victim_arg va[VICTIMS];
@@ -367,6 +483,8 @@ START_TEST(soak)
         if (getenv("SORTD_SOAK_MAX_KEYS"))
                 max_n = strtoull(getenv("SORTD_SOAK_MAX_KEYS"), NULL, 10);
         ck_assert_uint_ge(max_n, 1);
+        if (getenv("SORTD_SOAK_SEGMENTS"))
+                with_segments = strcmp(getenv("SORTD_SOAK_SEGMENTS"), "0") != 0;
         daemon_args(extra, sizeof(extra) / sizeof(extra[0]), capacity, args);
         daemon_start(&d, extra);
         warm_up(&d);
@@ -420,6 +538,7 @@ START_TEST(soak)
                         ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
                 verified += reports[i].inline_ok + reports[i].region_ok;
                 in_region += reports[i].region_ok;
+                segments_ok += reports[i].segments_ok;
                 probes += reports[i].probes;
                 ck_assert_msg(reports[i].failed == 0, "client %u: %u failed, first: %s", i,
                               reports[i].failed, reports[i].first_error);
@@ -451,6 +570,8 @@ START_TEST(soak)
                (unsigned long long)(st.rejected - st0.rejected),
                (unsigned long long)(st.cancelled - st0.cancelled));
 
+        printf("soak: %u segmented sorts and top-k verified\n", segments_ok);
+
         /* Nothing held, nothing lost. */
         ck_assert_uint_eq(st.connections, 1);
         ck_assert_uint_eq(st.inflight_bytes, 0);
@@ -476,7 +597,9 @@ START_TEST(soak)
         ck_assert_uint_ge(st.sorts_failed - st0.sorts_failed, 3 * probes);
         ck_assert_uint_le(st.sorts_failed - st0.sorts_failed, 3 * (probes + random_killed));
         ck_assert_uint_eq(st.rejected, st0.rejected);
-        ck_assert_uint_ge(st.sorts_ok - st0.sorts_ok, verified);
+        ck_assert_uint_ge(st.sorts_ok - st0.sorts_ok, verified + segments_ok);
+        if (with_segments)
+                ck_assert_uint_ge(segments_ok, 2 * (CLIENTS - VICTIMS - RANDOM_KILLS));
         ck_assert_uint_ge(st.cancelled - st0.cancelled, victims_by_kind[MID_SEND]);
         ck_assert_uint_ge(verified, (CLIENTS - VICTIMS - RANDOM_KILLS) * requests);
         ck_assert_int_eq(daemon_stop(&d, SIGTERM), 0);
