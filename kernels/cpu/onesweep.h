@@ -31,7 +31,7 @@ typedef struct sortd__cpu_scratch {
         /* A radix select (select.c): this thread's counts of its part of a segment, the keys
            it holds before the chosen bucket and in it, and what its gather found. */
         uint64_t sel_hist[1u << SORTD__SELECT_MAX_BITS];
-        uint64_t sel_below, sel_cand, sel_take, sel_off;
+        uint64_t sel_below, sel_cand, sel_take, sel_off, sel_fused;
         bool sel_torn;
 } sortd__cpu_scratch;
 

@@ -49,10 +49,7 @@ typedef struct pass {
         unsigned char *dst_keys, *dst_vals; /* the gather's */
 } pass;
 
-static size_t part_begin(size_t len, unsigned t, unsigned nth)
-{
-        return (size_t)((unsigned __int128)len * t / nth);
-}
+#define part_begin sortd__part_begin
 
 static void run(const pass *p, sortd__pool_fn fn)
 {
@@ -324,6 +321,39 @@ static uint64_t gather_limit(const pass *p, bool own_keys)
         return limit < SORTD__SMALL_KEYS ? limit : SORTD__SMALL_KEYS;
 }
 
+/* The fused first pass gathered every key the select needs (select_fused.c): they go where a
+   gather pass would have put them, without reading the keys again. */
+static bool finish_fused(pass *p, uint64_t g)
+{
+        const sortd__select *s = p->s;
+        sortd__keep keep = {
+                .tw = p->tw,
+                .begin_bit = p->begin_bit,
+                .range = p->range,
+                .hi = p->c.hi,
+                .prefix = p->c.prefix,
+                .take = p->exact ? s->k - p->c.before : UINT64_MAX,
+        };
+
+        g = p->exact ? s->k : g;
+        p->dst_keys = p->exact ? s->out_keys : s->gather_keys;
+        p->dst_vals = p->exact ? s->out_vals : s->gather_vals;
+        if (sortd__fused_compact(s, &keep, p->dst_keys, p->dst_vals) != g)
+                return false; /* the counts and the gathers come from the same reads: never */
+        finish(p, g);
+        return true;
+}
+
+/* The first pass: fused where it applies, and then perhaps the whole select but the sort. */
+static void count_first(pass *p, sortd__fused *f)
+{
+        sortd__fused_plan(p->s, p->keys, p->c.bits, f);
+        if (f->on)
+                sortd__fused_count(p->s, p->keys, p->c.bits, f);
+        else
+                run(p, count_worker);
+}
+
 /* Selects from keys; false when they changed between the passes (nothing written then). */
 static bool select_from(const sortd__select *s, const unsigned char *keys, bool own_keys)
 {
@@ -337,16 +367,25 @@ static bool select_from(const sortd__select *s, const unsigned char *keys, bool 
                 .c = {.shift = width, .cnt = s->len},
         };
         uint64_t g, limit = gather_limit(&p, own_keys);
+        sortd__fused f;
+        bool first = true;
 
         for (unsigned t = 0; t < s->nth; t++)
                 s->scratch[t].sel_below = 0;
         do {
                 p.c.bits = digit_bits(&p.c);
-                run(&p, count_worker);
+                if (first)
+                        count_first(&p, &f);
+                else
+                        run(&p, count_worker);
                 if (!choose(s, &p.c))
                         return false;
                 g = p.c.before + p.c.cnt;
                 p.exact = g == s->k || p.c.shift == 0;
+                if (first && f.gathers && (p.c.prefix >> p.c.shift) <= f.last &&
+                    (p.exact || g <= SORTD__SMALL_KEYS))
+                        return finish_fused(&p, g);
+                first = false;
         } while (!p.exact && g > limit);
         if (p.exact)
                 g = s->k;

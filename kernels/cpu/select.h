@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../keys.h"
 #include "onesweep.h"
 
 /* One segment's top-k, 1 <= k < len, and where it may work. */
@@ -26,6 +27,50 @@ typedef struct sortd__select {
            on every thread (the whole engine is the select's) */
         bool may_use_own_keys;
 } sortd__select;
+
+/* Thread t's part of a segment of len keys, of nth: [part_begin(t), part_begin(t + 1)). */
+static inline size_t sortd__part_begin(size_t len, unsigned t, unsigned nth)
+{
+        return (size_t)((unsigned __int128)len * t / nth);
+}
+
+/*
+ * The first pass of a select whose bit range ends at the key's top bit (select_fused.c): the
+ * first digit is then a function of the key's raw top bits (keys.h maps them by the top bit
+ * alone), so the pass counts raw top bits, and it also gathers the keys a sample says lie
+ * below the k-th key, each thread into its own part of the gather buffers. When the k-th key's
+ * digit is among those gathered (nearly always), the select needs no second pass over the keys.
+ */
+typedef struct sortd__fused {
+        bool on;        /* the pass applies: the range ends at the top bit */
+        bool gathers;   /* it gathers too (the sample found few enough keys below) */
+        unsigned shift; /* a raw key >> shift is its top bits */
+        uint64_t last;  /* the largest digit gathered */
+        uint16_t digit[1u << SORTD__SELECT_MAX_BITS]; /* raw top bits -> digit */
+        uint8_t take[1u << SORTD__SELECT_MAX_BITS];   /* raw top bits -> gathered */
+} sortd__fused;
+
+/* Plans the first pass of `bits` bits over keys (s->keys or a copy). */
+void sortd__fused_plan(const sortd__select *s, const unsigned char *keys, unsigned bits,
+                       sortd__fused *f);
+
+/* Runs it: each thread's counts of the first digit in its scratch's sel_hist, its gather's
+   length in sel_fused. */
+void sortd__fused_count(const sortd__select *s, const unsigned char *keys, unsigned bits,
+                        const sortd__fused *f);
+
+/* What to keep of the gathers: ranks (the range's bits of the keys' images) with rank & hi
+   below prefix, and the first `take` equal to it (all of them: take = UINT64_MAX). */
+typedef struct sortd__keep {
+        sortd__twiddle tw;
+        unsigned begin_bit;
+        uint64_t range, hi, prefix, take;
+} sortd__keep;
+
+/* Moves what keep keeps of the threads' gathers, in index order, to dst_keys and dst_vals
+   (which may be the gather buffers' start); returns how many. */
+uint64_t sortd__fused_compact(const sortd__select *s, const sortd__keep *keep,
+                              unsigned char *dst_keys, unsigned char *dst_vals);
 
 /*
  * Writes the k first keys of the segment in the plan's order (ties by index) to out_keys, with

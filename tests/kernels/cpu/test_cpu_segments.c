@@ -546,6 +546,37 @@ START_TEST(topk_many_segments)
 }
 END_TEST
 
+/* Keys that mislead the select's sample (select_fused.c reads every len/1024-th key): those are
+   the first keys in the order and the rest lie far behind, so the k-th key's digit is past
+   what the first pass gathered, and the select must read the keys again to find it. */
+START_TEST(topk_sample_misled)
+{
+        const size_t n = 1024 * 64;
+        const uint64_t ks[] = {1023, 1025, 2000, 5000};
+        struct layout l = whole(n);
+        sortd_engine *e = engine_new(n, 2);
+
+        for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
+                struct seg_case c =
+                        seg_case(SORTD_KEY_U32, SORTD_PAYLOAD_ARGSORT32, o, some_dists[0], &l);
+                struct input in;
+
+                make_input(&c, &in);
+                for (size_t i = 0; i < n; i++) {
+                        uint32_t far = (uint32_t)mix(i) | 0x80000000u;
+
+                        ((uint32_t *)in.keys)[i] = i % 64 ? far : (uint32_t)i;
+                        if (o == SORTD_DESCENDING)
+                                ((uint32_t *)in.keys)[i] = ~((uint32_t *)in.keys)[i];
+                }
+                for (size_t i = 0; i < LEN(ks); i++)
+                        check_topk_in(e, &c, &in, ks[i]);
+                input_free(&in);
+        }
+        sortd_engine_destroy(e);
+}
+END_TEST
+
 /* ---- shared memory ------------------------------------------------------------------------- */
 
 /* Keys in memory that another process may write: the same results when nobody does. */
@@ -816,6 +847,7 @@ static Suite *segments_suite(void)
         tc = tcase_create("topk-k");
         tcase_set_timeout(tc, 600);
         tcase_add_loop_test(tc, topk_whole_array, 0, 2);
+        tcase_add_test(tc, topk_sample_misled);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("shared");
