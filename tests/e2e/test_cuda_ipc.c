@@ -5,7 +5,8 @@
  * opens the handle and sorts on the device. The results, copied back, must match the
  * reference sort (tests/support/reference.c), and the bytes around the spans must be untouched.
  * A UUID that names another device is refused, and leaves nothing open: the same handle
- * registers afterwards.
+ * registers afterwards. Segments (their offsets sent as the region sort's payload) are sorted
+ * in place, and their top-k written where topk_out says, in device memory.
  *
  * Built with CUDA, against a GPU: without a CUDA device it says why and exits 77, which meson
  * reports as skipped. Built everywhere against the stand-in runtime (tests/support/fake_cuda,
@@ -198,6 +199,123 @@ START_TEST(wrong_uuid_refused)
 }
 END_TEST
 
+/* ---- segments and top-k in device memory, on raw frames (issue 39) ---- */
+
+#define SEG_N 3001
+#define SEG_PIECE 768 /* the region: 64 KiB of the allocation from here */
+
+/* A raw connection's CUDA region of the piece at SEG_PIECE; its id. */
+static uint64_t raw_register_piece(int fd)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+        Sortd__Wire__Reply *r;
+        uint64_t id;
+
+        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC;
+        reg.size = 64 << 10;
+        reg.offset = SEG_PIECE;
+        reg.cuda_ipc_handle = (ProtobufCBinaryData){sizeof(g.handle), g.handle};
+        reg.device_uuid = (ProtobufCBinaryData){sizeof(g.uuid), g.uuid};
+        req.id = 1;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
+        req.register_region = &reg;
+        raw_send_request(fd, &req, 0);
+        r = raw_recv_reply(fd, NULL);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_msg(r->status == SORTD__WIRE__STATUS_CODE__OK, "%s", r->error);
+        id = r->register_region->region_id;
+        sortd__wire__reply__free_unpacked(r, NULL);
+        return id;
+}
+
+/*
+ * Keys at 0 of the piece, values at 16 KiB, top-k results at 32 and 48 KiB; 3 segments of u32
+ * offsets (one empty) sent as the payload. k = 0 sorts each segment in place, k = 5 writes the
+ * first 5 of each to topk_out and leaves the inputs as they were.
+ */
+static void segments_on_device(int fd, uint64_t region, uint64_t k)
+{
+        static const uint32_t off[4] = {0, 1000, 1000, SEG_N};
+        sortd_sort_desc d = {.key_type = SORTD_KEY_U32, .payload = SORTD_PAYLOAD_VALUES32};
+        uint32_t keys[SEG_N], vals[SEG_N], want_k[SEG_N], want_v[SEG_N];
+        uint8_t *host = xmalloc(ALLOC_BYTES);
+        Sortd__Wire__Sort s = raw_sort_msg(SORTD__WIRE__KEY_TYPE__KEY_U32,
+                                           SORTD__WIRE__PAYLOAD__PAYLOAD_VALUES32, SEG_N);
+        Sortd__Wire__RegionData rd = SORTD__WIRE__REGION_DATA__INIT;
+        Sortd__Wire__Segments seg = SORTD__WIRE__SEGMENTS__INIT;
+        Sortd__Wire__TopkOut out = SORTD__WIRE__TOPK_OUT__INIT;
+        uint8_t *at = host + SEG_PIECE;
+        size_t m = 0;
+
+        datagen_fill(keys, SEG_N, SORTD_KEY_U32, DATAGEN_FEW, 0, 7 + k);
+        datagen_fill_values(vals, SEG_N, 4, 8 + k);
+        CUDA_OK(cudaMemset(g.base, GUARD, ALLOC_BYTES));
+        CUDA_OK(cudaMemcpy(g.base + SEG_PIECE, keys, sizeof(keys), cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(g.base + SEG_PIECE + (16 << 10), vals, sizeof(vals),
+                           cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize());
+        rd.region_id = region;
+        rd.vals_offset = 16 << 10;
+        s.data_case = SORTD__WIRE__SORT__DATA_REGION;
+        s.region = &rd;
+        seg.offset_type = SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_U32;
+        seg.count = 3;
+        s.segments = &seg;
+        s.k = k;
+        if (k) {
+                out.keys_region_id = region;
+                out.keys_offset = 32 << 10;
+                out.vals_offset = 48 << 10;
+                s.topk_out = &out;
+        }
+        raw_send_sort(fd, 2, &s, sizeof(off));
+        raw_send_bytes(fd, off, sizeof(off));
+        raw_expect_reply(fd, 2, SORTD_OK, NULL);
+        memcpy(want_k, keys, sizeof(keys));
+        memcpy(want_v, vals, sizeof(vals));
+        for (int i = 0; i < 3; i++) {
+                size_t len = off[i + 1] - off[i], take = k && k < len ? k : len;
+
+                if (len)
+                        ck_assert_int_eq(ref_sort(&d, want_k + off[i], want_v + off[i], len), 0);
+                memmove(want_k + m, want_k + off[i], take * 4);
+                memmove(want_v + m, want_v + off[i], take * 4);
+                m += take;
+        }
+        CUDA_OK(cudaMemcpy(host, g.base, ALLOC_BYTES, cudaMemcpyDeviceToHost));
+        if (k) {
+                ck_assert_uint_eq(m, 10);
+                ck_assert_msg(memcmp(at + (32 << 10), want_k, m * 4) == 0, "top-k keys differ");
+                ck_assert_msg(memcmp(at + (48 << 10), want_v, m * 4) == 0, "top-k values differ");
+                ck_assert_msg(memcmp(at, keys, sizeof(keys)) == 0 &&
+                                      memcmp(at + (16 << 10), vals, sizeof(vals)) == 0,
+                              "a top-k wrote its input");
+                /* the inputs are as they were: only the results' spans may differ from GUARD */
+                memset(at, GUARD, sizeof(keys));
+                memset(at + (16 << 10), GUARD, sizeof(vals));
+                check_guards(host, SEG_PIECE + (32 << 10), m * 4, SEG_PIECE + (48 << 10), m * 4);
+        } else {
+                ck_assert_msg(memcmp(at, want_k, sizeof(keys)) == 0, "segment keys differ");
+                ck_assert_msg(memcmp(at + (16 << 10), want_v, sizeof(vals)) == 0,
+                              "segment values differ");
+                check_guards(host, SEG_PIECE, sizeof(keys), SEG_PIECE + (16 << 10), sizeof(vals));
+        }
+        free(host);
+}
+
+START_TEST(segments_in_device_memory)
+{
+        int fd = raw_connect(g.daemon.sock);
+        uint64_t region = raw_register_piece(fd);
+
+        segments_on_device(fd, region, 0);
+        segments_on_device(fd, region, 5);
+        raw_expect_in_sync(fd);
+        close(fd);
+}
+END_TEST
+
 static Suite *cuda_ipc_suite(void)
 {
         Suite *s = suite_create("cuda_ipc");
@@ -207,6 +325,7 @@ static Suite *cuda_ipc_suite(void)
         tcase_set_timeout(tc, 300);
         tcase_add_loop_test(tc, sorts_in_device_memory, 0, 2 * SORTD_PAYLOAD_COUNT * 2);
         tcase_add_test(tc, wrong_uuid_refused);
+        tcase_add_test(tc, segments_in_device_memory);
         suite_add_tcase(s, tc);
         return s;
 }
