@@ -62,7 +62,8 @@ const sortd__config_option sortd__config_table_options[] = {
          "engine threads: the cpu engine's workers, a GPU engine's host copy threads (16 at most); "
          "0 = online CPUs"},
         {"max-request-bytes", NUM(OPT_SIZE, max_request_bytes), "256M", 64, 1ull << 44, "bytes",
-         "largest sort (keys + values or indices)"},
+         "largest sort (keys + values or indices, plus a segmented sort's offsets and an inline "
+         "top-k's results; a region sort counts its offsets only)"},
         {"max-inflight-bytes", NUM(OPT_SIZE, max_inflight_bytes), "1G", 64, 1ull << 46, "bytes",
          "request and reply buffers held across all connections"},
         {"host-pool", NUM(OPT_SIZE_AUTO, host_pool), "auto", 0, 1ull << 46, "bytes",
