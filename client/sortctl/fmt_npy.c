@@ -163,14 +163,31 @@ static int dtype(cursor *c, const char *s, size_t len, sortd_key_type *t, bool *
                     d);
 }
 
+/* The shape sortctl takes: 1-d, or 2-d in C order (rows along the last axis). */
+static int check_shape(cursor *c, bool fortran, unsigned ndim)
+{
+        /* A 1-d array's bytes are the same in either order; Julia's NPZ says True always. */
+        if (fortran && ndim > 1)
+                return fail(c, "Fortran-order arrays of more than one dimension are not "
+                               "supported: sortctl sorts the rows of C-order arrays (save "
+                               "np.ascontiguousarray(a))");
+        if (ndim == 0)
+                return fail(c, "the array has 0 dimensions (a scalar): sortctl sorts 1-d "
+                               "arrays, or the rows of 2-d ones");
+        if (ndim > 2)
+                return fail(c,
+                            "the array has %u dimensions: sortctl sorts 1-d arrays, or the rows "
+                            "of 2-d ones (save a.reshape(-1, a.shape[-1]))",
+                            ndim);
+        return 0;
+}
+
 /* The header dict: exactly the keys descr, fortran_order and shape, in any order. */
-static int dict(cursor *c, sortd_key_type *t, bool *big, uint64_t *n)
+static int dict(cursor *c, sortd_key_type *t, bool *big, unsigned *ndim, uint64_t dims[2])
 {
         bool seen[3] = {false, false, false}, fortran = false;
         const char *descr = NULL;
         size_t descr_len = 0;
-        unsigned ndim = 0;
-        uint64_t dims[2] = {0, 0};
 
         if (!eat(c, '{'))
                 return fail(c, "the header is not a dict");
@@ -200,7 +217,7 @@ static int dict(cursor *c, sortd_key_type *t, bool *big, uint64_t *n)
                         return -1;
                 if (k == 1 && !(fortran = word(c, "True")) && !word(c, "False"))
                         return fail(c, "fortran_order in the header is neither True nor False");
-                if (k == 2 && shape(c, &ndim, dims) < 0)
+                if (k == 2 && shape(c, ndim, dims) < 0)
                         return -1;
                 if (!eat(c, ',')) {
                         if (!eat(c, '}'))
@@ -218,28 +235,28 @@ static int dict(cursor *c, sortd_key_type *t, bool *big, uint64_t *n)
                 return fail(c, "the header has text after its dict");
         if (dtype(c, descr, descr_len, t, big) < 0)
                 return -1;
-        /* A 1-d array's bytes are the same in either order; Julia's NPZ says True always. */
-        if (fortran && ndim > 1)
-                return fail(c, "Fortran-order arrays of more than one dimension are not "
-                               "supported: sortctl sorts 1-d arrays (save a.ravel())");
-        if (ndim != 1)
-                return ndim == 0 ? fail(c, "the array has 0 dimensions (a scalar): sortctl "
-                                           "sorts 1-d arrays")
-                                 : fail(c,
-                                        "the array has %u dimensions: sortctl sorts 1-d "
-                                        "arrays (save a.ravel())",
-                                        ndim);
-        *n = dims[0];
-        return 0;
+        return check_shape(c, fortran, *ndim);
+}
+
+/* The shape as the header says it, for messages. */
+static void shape_text(char *out, size_t len, unsigned ndim, const uint64_t dims[2])
+{
+        if (ndim == 1)
+                snprintf(out, len, "(%llu,)", (unsigned long long)dims[0]);
+        else
+                snprintf(out, len, "(%llu, %llu)", (unsigned long long)dims[0],
+                         (unsigned long long)dims[1]);
 }
 
 int npy_parse(const uint8_t *buf, size_t len, uint64_t file_size, npy_header *h, char *why,
               size_t why_len)
 {
         cursor c = {.why = why, .why_len = why_len};
-        uint64_t hlen, pre, n = 0, bytes;
+        uint64_t hlen, pre, n = 0, bytes, dims[2] = {0, 0};
         sortd_key_type t = SORTD_KEY_U8;
+        unsigned ndim = 0;
         bool big = false;
+        char shown[48];
 
         if (len > file_size)
                 return fail(&c, "internal: more bytes than the file has");
@@ -261,26 +278,40 @@ int npy_parse(const uint8_t *buf, size_t len, uint64_t file_size, npy_header *h,
                 return fail(&c, "the .npy header is cut short");
         c.p = (const char *)buf + pre;
         c.end = c.p + hlen;
-        if (dict(&c, &t, &big, &n) < 0)
+        if (dict(&c, &t, &big, &ndim, dims) < 0)
                 return -1;
+        shape_text(shown, sizeof(shown), ndim, dims);
+        n = dims[0];
+        if (ndim == 2 && dims[1] && dims[0] > UINT64_MAX / dims[1])
+                n = UINT64_MAX;
+        else if (ndim == 2)
+                n = dims[0] * dims[1];
         if (n > UINT64_MAX / 8)
-                return fail(&c, "the .npy header's shape (%llu,) of %s is larger than any file",
-                            (unsigned long long)n, DESCR[big][t]);
+                return fail(&c, "the .npy header's shape %s of %s is larger than any file", shown,
+                            DESCR[big][t]);
         bytes = n * sortd_key_size(t);
         if (file_size - pre - hlen != bytes)
-                return fail(&c, "the .npy data is %llu bytes, but shape (%llu,) of %s needs %llu",
-                            (unsigned long long)(file_size - pre - hlen), (unsigned long long)n,
-                            DESCR[big][t], (unsigned long long)bytes);
-        *h = (npy_header){.type = t, .big_endian = big, .n = n, .data_offset = pre + hlen};
+                return fail(&c, "the .npy data is %llu bytes, but shape %s of %s needs %llu",
+                            (unsigned long long)(file_size - pre - hlen), shown, DESCR[big][t],
+                            (unsigned long long)bytes);
+        *h = (npy_header){.type = t,
+                          .big_endian = big,
+                          .ndim = ndim,
+                          .shape = {dims[0], ndim == 2 ? dims[1] : 0},
+                          .n = n,
+                          .data_offset = pre + hlen};
         return 0;
 }
 
-size_t npy_format(sortd_key_type t, bool big_endian, uint64_t n, uint8_t buf[NPY_HEADER_OUT])
+size_t npy_format(sortd_key_type t, bool big_endian, unsigned ndim, const uint64_t shape[2],
+                  uint8_t buf[NPY_HEADER_OUT])
 {
-        char dict[NPY_HEADER_OUT];
-        int len = snprintf(dict, sizeof(dict),
-                           "{'descr': '%s', 'fortran_order': False, 'shape': (%llu,), }",
-                           DESCR[big_endian][t], (unsigned long long)n);
+        char dict[NPY_HEADER_OUT], shown[48];
+        int len;
+
+        shape_text(shown, sizeof(shown), ndim, shape);
+        len = snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                       DESCR[big_endian][t], shown);
         /* Pad with spaces and a final newline so that the data starts at a multiple of 64. */
         size_t total = ((size_t)len + 10 + 1 + 63) & ~(size_t)63, hlen = total - 10;
 

@@ -83,6 +83,9 @@ static int open_npy(sc_input *in, uint64_t size)
         in->type = h.type;
         in->big_endian = h.big_endian;
         in->n = h.n;
+        in->ndim = h.ndim;
+        in->shape[0] = h.shape[0];
+        in->shape[1] = h.shape[1];
         in->offset = h.data_offset;
         return SC_OK;
 }
@@ -210,6 +213,15 @@ static int write_text(sc_out *o, sortd_key_type t, const uint8_t *data, uint64_t
         return SC_OK;
 }
 
+/* An output's .npy header: 2-d as it says, else of its n elements. */
+static size_t npy_header_of(const sc_output *d, uint8_t head[NPY_HEADER_OUT])
+{
+        const uint64_t one[2] = {d->n, 0};
+
+        return d->ndim == 2 ? npy_format(d->type, d->big_endian, 2, d->shape, head)
+                            : npy_format(d->type, d->big_endian, 1, one, head);
+}
+
 /* Raw data, or .npy's header and data; big-endian data is swapped a piece at a time in a copy,
    so that the keys in memory stay as they are and are never copied whole. */
 static int write_binary(sc_out *o, const sc_output *d, sc_progress *p)
@@ -224,7 +236,7 @@ static int write_binary(sc_out *o, const sc_output *d, sc_progress *p)
 
         if (swap && !copy)
                 return sc_fail(SC_FAIL, "%s: out of memory", d->path);
-        if (npy && sc_out_write(o, head, npy_format(d->type, d->big_endian, d->n, head)) != SC_OK)
+        if (npy && sc_out_write(o, head, npy_header_of(d, head)) != SC_OK)
                 r = SC_FAIL;
         for (uint64_t at = 0; at < bytes && r == SC_OK; at += CHUNK) {
                 size_t len = bytes - at < CHUNK ? (size_t)(bytes - at) : CHUNK;

@@ -31,6 +31,8 @@ typedef struct sc_input {
         sortd_key_type type;
         uint64_t n;
         bool big_endian; /* a big-endian .npy file: sc_input_read swaps it to native order */
+        unsigned ndim;   /* 2: a 2-d .npy file, of shape[0] rows of shape[1]; else 1 */
+        uint64_t shape[2];
         /* private */
         int fd;
         uint64_t offset; /* of the data in the file */
@@ -57,6 +59,8 @@ typedef struct sc_output {
         const void *data;
         uint64_t n;
         bool big_endian; /* npy: the data is written big-endian, as the input was */
+        unsigned ndim;   /* npy: 2 writes shape (shape[0], shape[1]); else (n,) */
+        uint64_t shape[2];
 } sc_output;
 
 /*

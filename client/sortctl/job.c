@@ -21,11 +21,40 @@ const char *sc_via_name(sc_via v)
         return VIA[v];
 }
 
-/* The payload lies after the keys, 8-byte aligned, as the region's offsets must be multiples
-   of the element size. */
+static size_t align8(size_t x)
+{
+        return (x + 7) & ~(size_t)7;
+}
+
+/* The bytes of the input values: a sort's values or indices, a top-k's values (its indices
+   are results). */
+static size_t in_vals_bytes(const sc_job *j)
+{
+        if (j->k && sortd_payload_is_argsort(j->payload))
+                return 0;
+        return j->n * sortd_payload_size(j->payload);
+}
+
+/* A region holds the keys, the input values, then a top-k's result keys and values, each at
+   a multiple of 8 bytes, as the region's offsets must be multiples of the element size. */
 static size_t vals_offset(const sc_job *j)
 {
-        return (j->n * sortd_key_size(j->type) + 7) & ~(size_t)7;
+        return align8(j->n * sortd_key_size(j->type));
+}
+
+static size_t out_keys_offset(const sc_job *j)
+{
+        return vals_offset(j) + align8(in_vals_bytes(j));
+}
+
+static size_t out_vals_offset(const sc_job *j)
+{
+        return out_keys_offset(j) + align8(j->results * sortd_key_size(j->type));
+}
+
+static size_t region_bytes(const sc_job *j)
+{
+        return out_vals_offset(j) + j->results * sortd_payload_size(j->payload);
 }
 
 uint64_t sc_job_bytes(const sc_job *j)
@@ -55,6 +84,17 @@ static int check_limits(sortd_conn *c, const sc_job *j)
         return SC_OK;
 }
 
+/* A top-k's result buffers on the heap. */
+static int alloc_results(sc_job *j)
+{
+        size_t rk = j->results * sortd_key_size(j->type),
+               rv = j->results * sortd_payload_size(j->payload);
+
+        j->out_keys = malloc(rk ? rk : 1);
+        j->out_vals = rv ? malloc(rv) : NULL;
+        return j->out_keys && (!rv || j->out_vals) ? SC_OK : SC_FAIL;
+}
+
 int sc_job_alloc(sortd_conn *c, sc_job *j, sc_via via)
 {
         size_t kb, vb;
@@ -64,7 +104,8 @@ int sc_job_alloc(sortd_conn *c, sc_job *j, sc_via via)
         if (j->n > SIZE_MAX / 16)
                 return sc_fail(SC_FAIL, "%zu elements are too many for this machine", j->n);
         kb = j->n * sortd_key_size(j->type);
-        vb = j->n * sortd_payload_size(j->payload);
+        vb = in_vals_bytes(j);
+        j->results = j->k ? sortd_topk_results(j->seg, j->n, j->k) : 0;
         /* No keys, nothing to share: a region cannot be empty. */
         j->via = j->n == 0                             ? SC_VIA_INLINE
                  : via != SC_VIA_AUTO                  ? via
@@ -73,16 +114,19 @@ int sc_job_alloc(sortd_conn *c, sc_job *j, sc_via via)
         if ((r = check_limits(c, j)) != SC_OK)
                 return r;
         if (j->via == SC_VIA_SHM) {
-                s = sortd_region_create(c, vals_offset(j) + vb, &j->region);
+                s = sortd_region_create(c, region_bytes(j), &j->region);
                 if (s != SORTD_OK)
                         return sc_fail_conn(c, s, "creating a shared-memory region");
                 j->keys = sortd_region_data(j->region);
                 j->vals = vb ? j->keys + vals_offset(j) : NULL;
+                j->out_keys = j->k ? j->keys + out_keys_offset(j) : NULL;
+                j->out_vals = j->k && sortd_payload_size(j->payload) ? j->keys + out_vals_offset(j)
+                                                                     : NULL;
                 return SC_OK;
         }
         j->keys = malloc(kb ? kb : 1);
         j->vals = vb ? malloc(vb) : NULL;
-        if (!j->keys || (vb && !j->vals)) {
+        if (!j->keys || (vb && !j->vals) || (j->k && alloc_results(j) != SC_OK)) {
                 sc_job_free(c, j);
                 return sc_fail(SC_FAIL, "out of memory for %zu elements", j->n);
         }
@@ -111,7 +155,11 @@ static sortd_status sort_inline(sortd_conn *c, sc_job *j, sc_progress *p)
                            .n = j->n,
                            .key_type = j->type,
                            .payload = j->payload,
-                           .opts = j->opts};
+                           .opts = j->opts,
+                           .segments = j->seg,
+                           .k = j->k,
+                           .out_keys = j->out_keys,
+                           .out_vals = j->out_vals};
         sortd_status s;
 
         memcpy(r.device_uuid, j->device_uuid, sizeof(r.device_uuid));
@@ -133,7 +181,13 @@ static sortd_status sort_shm(sortd_conn *c, sc_job *j, sc_progress *p)
                                 .n = j->n,
                                 .key_type = j->type,
                                 .payload = j->payload,
-                                .opts = j->opts};
+                                .opts = j->opts,
+                                .segments = j->seg,
+                                .k = j->k,
+                                .out_keys = j->k ? j->region : NULL,
+                                .out_keys_offset = out_keys_offset(j),
+                                .out_vals = j->out_vals ? j->region : NULL,
+                                .out_vals_offset = out_vals_offset(j)};
         sortd_status s;
 
         memcpy(rs.device_uuid, j->device_uuid, sizeof(rs.device_uuid));
@@ -159,7 +213,9 @@ void sc_job_free(sortd_conn *c, sc_job *j)
         } else {
                 free(j->keys);
                 free(j->vals);
+                free(j->out_keys);
+                free(j->out_vals);
         }
         j->region = NULL;
-        j->keys = j->vals = NULL;
+        j->keys = j->vals = j->out_keys = j->out_vals = NULL;
 }

@@ -1,6 +1,6 @@
 /*
- * One sort through the daemon, wherever its data lies: the `sort` and `bench` subcommands
- * both allocate a job's buffers here (the heap for inline requests, one shared-memory region
+ * One sort through the daemon, wherever its data lies: the `sort`, `topk` and `bench`
+ * subcommands allocate a job's buffers here (the heap for inline requests, one shared-memory region
  * for keys and payload otherwise), fill them, and sort them here.
  */
 #ifndef SORTCTL_JOB_H
@@ -28,9 +28,13 @@ typedef struct sc_job {
         sortd_sort_options opts;
         uint8_t device_uuid[SORTD_DEVICE_UUID_BYTES]; /* all zero: the daemon chooses */
         size_t n;
+        const sortd_segments *seg; /* rows sorted each on its own; NULL: one array */
+        uint64_t k;                /* top-k of each row; 0: a sort */
         /* filled in by sc_job_alloc */
-        sc_via via; /* inline or shm */
-        uint8_t *keys, *vals;
+        sc_via via;           /* inline or shm */
+        uint8_t *keys, *vals; /* vals: none for a top-k's indices, which are results */
+        uint64_t results;     /* a top-k's, in out_keys and (with a payload) out_vals */
+        uint8_t *out_keys, *out_vals;
         sortd_region *region;
         /* filled in by sc_job_sort */
         sortd_timings timings;

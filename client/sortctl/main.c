@@ -17,7 +17,9 @@ static const char USAGE[] =
         "       sortctl --version | --help\n"
         "\n"
         "Commands (sortctl COMMAND --help says more):\n"
-        "  sort IN -o OUT   sort a .npy, text or raw file through sortd\n"
+        "  sort IN -o OUT   sort a .npy, text or raw file through sortd (or each of its rows)\n"
+        "  topk -k K IN -o OUT\n"
+        "                   the K smallest or largest keys of a file, or of each of its rows\n"
         "  bench            sort generated data, verify it, and report throughput\n"
         "  status           the daemon's engine and counters\n"
         "  ping             round trips to the daemon\n"
@@ -37,8 +39,8 @@ static const struct {
         const char *name;
         int (*run)(sc_common *c, int argc, char **argv);
 } COMMANDS[] = {
-        {"sort", sc_cmd_sort}, {"bench", sc_cmd_bench}, {"status", sc_cmd_status},
-        {"ping", sc_cmd_ping}, {"hello", sc_cmd_hello},
+        {"sort", sc_cmd_sort},     {"topk", sc_cmd_topk}, {"bench", sc_cmd_bench},
+        {"status", sc_cmd_status}, {"ping", sc_cmd_ping}, {"hello", sc_cmd_hello},
 };
 
 static int run(int argc, char **argv)

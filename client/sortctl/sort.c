@@ -18,29 +18,35 @@
 #include "fail.h"
 #include "formats.h"
 #include "job.h"
+#include "rows.h"
 #include "sortctl.h"
 
 static const char HELP[] =
-        "usage: sortctl sort IN -o OUT [--type T] [--desc] [--bits B:E]\n"
+        "usage: sortctl sort IN -o OUT [--type T] [--desc] [--bits B:E] [--rows LEN]\n"
         "                   [--values FILE --values-out FILE [--values-type T] | --argsort FILE]\n"
         "                   [--via auto|inline|shm] [--format npy|raw|text] [--device D]\n"
         "                   [--quiet]\n"
         "                   [--socket PATH] [--timeout MS]\n"
         "\n"
         "Sorts the keys in IN through sortd and writes them to OUT. The sort is stable; floats\n"
-        "follow IEEE totalOrder (-nan < -inf < ... < -0 < +0 < ... < inf < nan).\n"
+        "follow IEEE totalOrder (-nan < -inf < ... < -0 < +0 < ... < inf < nan). A 2-d .npy\n"
+        "array has each row (its last axis) sorted on its own, as np.sort(a, axis=-1), in one\n"
+        "request; --rows does the same to any input.\n"
         "\n"
         "  -o, --out OUT      where the sorted keys go (may be IN: IN is read first)\n"
         "  --type T           key type: u8 i8 u16 i16 u32 i32 f32 u64 i64 f64; raw and text\n"
         "                     inputs need it, a .npy file's dtype must match it\n"
         "  --desc             descending order (still stable)\n"
         "  --bits B:E         order by bits [B, E) of the key's order-preserving image only\n"
+        "  --rows LEN         sort each row of LEN keys on its own (IN holds whole rows); a\n"
+        "                     .npy output is 2-d. A 2-d .npy input has rows of its own\n"
         "  --values FILE      values (4- or 8-byte elements, one for each key) that move with\n"
         "                     their keys; written to --values-out FILE\n"
         "  --values-type T    element type of a raw or text values file (u32 i32 f32 u64 i64\n"
         "                     f64)\n"
         "  --argsort FILE     also write the permutation: FILE[i] is the position in IN of the\n"
-        "                     key now at OUT[i] (int64; .npy dtype <i8)\n"
+        "                     key now at OUT[i] (int64; .npy dtype <i8); with rows, the\n"
+        "                     position in its row\n"
         "  --via V            auto (default): a shared-memory region when keys and values\n"
         "                     reach 1 MiB, the socket below; inline: through the socket;\n"
         "                     shm: a shared-memory region the daemon sorts in place\n"
@@ -51,7 +57,7 @@ static const char HELP[] =
         "                     daemon chooses\n"
         "  --quiet            no progress line\n"
         "\n"
-        "Formats, by extension unless --format says: .npy (NumPy; 1-d, little- or\n"
+        "Formats, by extension unless --format says: .npy (NumPy; 1-d or 2-d, little- or\n"
         "big-endian, dtypes u1 i1 u2 i2 u4 i4 f4 u8 i8 f8, versions 1.0 to 3.0; a .npy\n"
         "output keeps its input's byte order, --argsort's is <i8), .txt (text: one\n"
         "number per line; decimal integers; floats as strtod reads them, inf and nan\n"
@@ -77,6 +83,7 @@ typedef struct sort_args {
         const char *in, *out, *values, *values_out, *argsort, *device;
         int type, values_type, fmt;
         sortd_sort_options opts;
+        sc_rows rows;
         sc_via via;
         bool quiet;
 } sort_args;
@@ -135,6 +142,8 @@ static int option(sc_args *a, const char *name, const char *pos, void *ctx)
                 return type_value(a, name, name[0] == 't' ? &s->type : &s->values_type);
         if (!strcmp(name, "bits"))
                 return bits_value(a, &s->opts);
+        if (!strcmp(name, "rows"))
+                return sc_rows_value(a, &s->rows);
         if (!strcmp(name, "desc")) {
                 s->opts.order = SORTD_DESCENDING;
                 return 1;
@@ -269,20 +278,31 @@ static int open_values(const sort_args *s, const sc_input *keys, sc_input *vals,
 }
 
 /* The keys, and the values or the permutation, written all or none (see sc_outputs_write). */
-static int write_outputs(const sort_args *s, const sc_input *in, const sc_input *vals,
-                         const sc_job *j, sc_progress *p)
+static int write_outputs(const sort_args *s, const sc_rows *rows, const sc_input *in,
+                         const sc_input *vals, const sc_job *j, sc_progress *p)
 {
         const char *second = s->values ? s->values_out : s->argsort;
         /* A .npy output keeps its input's byte order; the permutation is numpy's int64. */
         sc_output o[2] = {
-                {s->out, (sc_format)s->fmt, j->type, j->keys, j->n, in->big_endian},
-                {second, (sc_format)s->fmt, s->values ? vals->type : SORTD_KEY_I64, j->vals, j->n,
-                 s->values && vals->big_endian},
+                {.path = s->out,
+                 .fmt = (sc_format)s->fmt,
+                 .type = j->type,
+                 .data = j->keys,
+                 .n = j->n,
+                 .big_endian = in->big_endian},
+                {.path = second,
+                 .fmt = (sc_format)s->fmt,
+                 .type = s->values ? vals->type : SORTD_KEY_I64,
+                 .data = j->vals,
+                 .n = j->n,
+                 .big_endian = s->values && vals->big_endian},
         };
 
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 2; i++) {
                 if (!o[i].fmt && o[i].path)
                         o[i].fmt = sc_format_of(o[i].path, in->fmt);
+                sc_rows_shape(rows, rows->seg.row_len, &o[i]);
+        }
         return sc_outputs_write(o, second ? 2 : 1, p);
 }
 
@@ -291,11 +311,15 @@ static int sort_file(sc_common *c, const sort_args *s, sc_progress *p)
 {
         sc_input in = {.fd = -1}, vals = {.fd = -1};
         sc_job j = {.opts = s->opts};
+        sc_rows rows = s->rows;
         sortd_conn *conn = NULL;
         int r = sc_input_open(&in, s->in, (sc_format)s->fmt, s->type, "--type", p);
 
         if (r == SC_OK)
                 r = check_bits(&s->opts, in.type);
+        if (r == SC_OK)
+                r = sc_rows_of(&in, &rows);
+        j.seg = rows.on ? &rows.seg : NULL;
         if (r == SC_OK)
                 r = open_values(s, &in, &vals, &j.payload, p);
         if (r == SC_OK)
@@ -315,7 +339,7 @@ static int sort_file(sc_common *c, const sort_args *s, sc_progress *p)
         if (r == SC_OK)
                 r = sc_job_sort(conn, &j, p);
         if (r == SC_OK)
-                r = write_outputs(s, &in, &vals, &j, p);
+                r = write_outputs(s, &rows, &in, &vals, &j, p);
         sc_job_free(conn, &j);
         sortd_close(conn);
         sc_input_close(&vals);

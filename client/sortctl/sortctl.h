@@ -21,6 +21,7 @@ typedef struct sc_common {
 } sc_common;
 
 int sc_cmd_sort(sc_common *c, int argc, char **argv);
+int sc_cmd_topk(sc_common *c, int argc, char **argv);
 int sc_cmd_bench(sc_common *c, int argc, char **argv);
 int sc_cmd_status(sc_common *c, int argc, char **argv);
 int sc_cmd_ping(sc_common *c, int argc, char **argv);

@@ -513,6 +513,125 @@ class SortctlTest(unittest.TestCase):
         self.assert_fails(["sort", k, "-o", self.path("x.npy"), "--values", short],
                           "--values and --values-out go together")
 
+    # ---- rows: 2-d .npy arrays and --rows, for sort and topk ----
+
+    @staticmethod
+    def rows_of(bits, row_len):
+        """bits cut into rows of row_len."""
+        return [bits[i:i + row_len] for i in range(0, len(bits), row_len)]
+
+    def test_sort_rows_of_2d_npy(self):
+        """A 2-d .npy array has each row sorted on its own, as np.sort(axis=-1), and keeps its
+        shape; --argsort gives the positions in each row; --rows cuts any input alike."""
+        for t in ("u8", "i16", "f32", "u64", "f64"):
+            for via in ("inline", "shm"):
+                with self.subTest(t=t, via=via):
+                    bits = random_bits(t, 37 * 61, self.rng)
+                    src = self.write("m.npy", npy_bytes(TYPES[t][3], pack(t, bits), 0,
+                                                        shape="(37, 61)"))
+                    self.sortctl("sort", src, "-o", self.path("o.npy"), "--argsort",
+                                 self.path("p.npy"), "--desc", "--via", via)
+                    header, data = npy_read(self.path("o.npy"))
+                    self.assertIn("'shape': (37, 61)", header)
+                    _, pdata = npy_read(self.path("p.npy"))
+                    got, pos = raw_keys(t, data), raw_keys("i64", pdata)
+                    for r, row in enumerate(self.rows_of(bits, 61)):
+                        order = ref_order(t, row, desc=True)
+                        self.assertEqual(got[r * 61:(r + 1) * 61], [row[i] for i in order])
+                        self.assertEqual(pos[r * 61:(r + 1) * 61], order)
+        keys = [self.rng.randrange(20) for _ in range(600)]
+        vals = list(range(600))
+        self.write("k.raw", pack("u32", keys))
+        self.write("v.raw", pack("i64", vals))
+        self.sortctl("sort", self.path("k.raw"), "--type", "u32", "--rows", "40", "-o",
+                     self.path("k.txt"), "--values", self.path("v.raw"), "--values-type", "i64",
+                     "--values-out", self.path("v.txt"))
+        with open(self.path("k.txt")) as f:
+            got = [int(x) for x in f.read().split()]
+        with open(self.path("v.txt")) as f:
+            moved = [int(x) for x in f.read().split()]
+        for r in range(15):
+            row = keys[r * 40:(r + 1) * 40]
+            order = ref_order("u32", row)
+            self.assertEqual(got[r * 40:(r + 1) * 40], [row[i] for i in order])
+            self.assertEqual(moved[r * 40:(r + 1) * 40], [r * 40 + i for i in order])
+        # a 1-d .npy input cut by --rows is written with the rows' shape
+        src = self.write("flat.npy", npy_bytes("<u4", pack("u32", keys), 600))
+        self.sortctl("sort", src, "--rows", "40", "-o", self.path("o.npy"))
+        header, _ = npy_read(self.path("o.npy"))
+        self.assertIn("'shape': (15, 40)", header)
+
+    def check_topk(self, t, bits, rows, k, largest, via, out, indices):
+        """OUT and --indices of a top-k against the first k of each row's stable order."""
+        row_len = len(bits) // rows
+        m = min(k, row_len)
+        with open(out, "rb") as f:
+            got = f.read()
+        if out.endswith(".npy"):
+            header, got = npy_read(out)
+            self.assertIn("'shape': (%d, %d)" % (rows, m), header)
+        _, pos = npy_read(indices)
+        got, pos = raw_keys(t, got), raw_keys("i64", pos)
+        self.assertEqual(len(got), rows * m)
+        for r in range(rows):
+            row = bits[r * row_len:(r + 1) * row_len]
+            order = ref_order(t, row, desc=largest)[:m]
+            self.assertEqual(got[r * m:(r + 1) * m], [row[i] for i in order], (t, k, via))
+            self.assertEqual(pos[r * m:(r + 1) * m], order)
+
+    def test_topk_rows(self):
+        """sortctl topk: the k smallest or largest of each row, in order, ties by position,
+        k past a row's length giving it whole; shaped (rows, min(k, LEN))."""
+        for t in ("u8", "i32", "f32", "f64"):
+            for via in ("inline", "shm"):
+                bits = random_bits(t, 25 * 40, self.rng)
+                if TYPES[t][2] != "f":  # few distinct keys: ties show
+                    bits = [b % 7 for b in bits]
+                src = self.write("m.npy", npy_bytes(TYPES[t][3], pack(t, bits), 0,
+                                                    shape="(25, 40)"))
+                for k, largest in ((1, False), (5, True), (40, False), (99, True)):
+                    with self.subTest(t=t, via=via, k=k, largest=largest):
+                        out, idx = self.path("t.npy"), self.path("i.npy")
+                        self.sortctl("topk", "-k", str(k), src, "-o", out, "--indices", idx,
+                                     "--via", via, *(["--largest"] if largest else []))
+                        self.check_topk(t, bits, 25, k, largest, via, out, idx)
+        # raw input cut by --rows, raw output; one array without rows
+        bits = random_bits("i64", 300, self.rng)
+        self.write("k.raw", pack("i64", bits))
+        self.sortctl("topk", "-k", "4", self.path("k.raw"), "--type", "i64", "--rows", "30",
+                     "-o", self.path("t.raw"), "--indices", self.path("i.npy"))
+        self.check_topk("i64", bits, 10, 4, False, "auto", self.path("t.raw"), self.path("i.npy"))
+        src = self.write("flat.npy", npy_bytes("<i8", pack("i64", bits), 300))
+        self.sortctl("topk", "-k", "6", src, "--largest", "-o", self.path("t.npy"), "--indices",
+                     self.path("i.npy"))
+        header, data = npy_read(self.path("t.npy"))
+        self.assertIn("'shape': (6,)", header)
+        self.check_topk("i64", bits, 1, 6, True, "auto", self.write("t1.raw", data),
+                        self.path("i.npy"))
+
+    def test_rows_and_topk_refusals(self):
+        out = self.write("out.npy", b"precious")
+        m = self.write("m.npy", npy_bytes("<u4", pack("u32", list(range(12))), 0,
+                                          shape="(3, 4)"))
+        flat = self.write("f.raw", pack("u32", list(range(12))))
+        cases = [
+            (["sort", m, "--rows", "3"], "--rows 3: %s is a 2-d array of rows of 4" % m),
+            (["sort", flat, "--type", "u32", "--rows", "5"],
+             "has 12 keys, not a whole number of rows of --rows 5"),
+            (["sort", flat, "--type", "u32", "--rows", "0"], "--rows 0: give the length"),
+            (["topk", "-k", "0", m], "-k 0: give how many keys of each row, at least 1"),
+            (["topk", "-k", "x", m], "-k x"),
+            (["topk", m], "sortctl topk needs -k K, IN and -o OUT"),
+            (["topk", "-k", "2", flat, "--type", "u32", "--rows", "5"],
+             "not a whole number of rows"),
+            (["topk", "-k", "2", m, "--indices", out], "-o and --indices name the same file"),
+            (["topk", "-k", "2", m, "--via", "fast"], "--via fast"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                self.assert_fails(args + ["-o", out], message)
+                self.assert_untouched(out, b"precious")
+
     def test_out_is_in(self):
         bits = random_bits("u64", 1000, self.rng)
         src = self.write("in.npy", npy_bytes("<u8", pack("u64", bits), 1000))
@@ -536,8 +655,10 @@ class SortctlTest(unittest.TestCase):
             ([self.write("f.npy", npy_bytes("<u4", b"\0" * 16, 4, fortran=True,
                                             shape="(4, 1)"))],
              "Fortran-order arrays of more than one dimension are not supported"),
-            ([self.write("2d.npy", npy_bytes("<u4", b"\0" * 24, 6, shape="(2, 3)"))],
-             "2 dimensions"),
+            ([self.write("3d.npy", npy_bytes("<u4", b"\0" * 24, 6, shape="(1, 2, 3)"))],
+             "3 dimensions: sortctl sorts 1-d arrays, or the rows of 2-d ones"),
+            ([self.write("2dcut.npy", npy_bytes("<u4", b"\0" * 20, 6, shape="(2, 3)"))],
+             "shape (2, 3) of <u4 needs 24"),
             ([self.write("cut.npy", npy_bytes("<u4", b"\0" * 15, 4))], "needs 16"),
             ([self.write("nul.npy", npy_bytes("\0u4", b"\0" * 16, 4))],
              "unsupported dtype '?u4'"),
