@@ -4,9 +4,12 @@ libcuda (tests/python/fake_cuda), registered as CUDA IPC regions with sortd-emul
 daemon on the emulated cuda engine, tests/support/fake_cuda), which opens them and sorts in
 place. Every result is numpy's stable sort of the same keys (IEEE totalOrder for floats aside:
 these keys have no NaN). meson's test_python_emulated_cuda runs it; elsewhere it is skipped."""
+import contextlib
 import ctypes
 import mmap
 import os
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -102,3 +105,70 @@ def test_values_that_are_the_keys(gpu_daemon, device):
     with sortd.Client(gpu_daemon.sock, timeout=120) as c:
         c.sort(karr, values=same)
     np.testing.assert_array_equal(keys, want)
+
+
+class FakeCupyArray:
+    """Enough of a CuPy array for the client to make the arrays it returns (argsort's indices,
+    top-k's results) and copies: device memory of the test's allocation, as a numpy view."""
+
+    __module__ = "cupy"  # what the client tells CuPy's arrays by
+
+    def __init__(self, cupy, offset, shape, dtype):
+        dtype = np.dtype(dtype)
+        n = int(np.prod(shape))
+        self.cupy, self.shape, self.dtype = cupy, tuple(shape), dtype
+        self.view = cupy.mem[offset:offset + n * dtype.itemsize].view(dtype).reshape(shape)
+        self.device = contextlib.nullcontext()
+        self.__cuda_array_interface__ = {
+            "shape": self.shape, "typestr": dtype.str, "strides": None, "version": 3,
+            "data": (cupy.mem.ctypes.data + offset, False), "stream": 2}
+
+    def copy(self):
+        c = self.cupy.empty(self.shape, self.dtype)
+        c.view[...] = self.view
+        return c
+
+
+class FakeCupy(types.ModuleType):
+    """The module the client takes for CuPy's: empty() cuts arrays from the allocation, one
+    after another, 256-byte aligned as CUDA's allocators align them."""
+
+    def __init__(self, mem, start):
+        super().__init__("cupy")
+        self.mem, self.at = mem, start
+
+    def empty(self, shape, dtype):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        offset = (self.at + 255) // 256 * 256
+        self.at = offset + int(np.prod(shape)) * np.dtype(dtype).itemsize
+        assert self.at <= self.mem.size, "the test's allocation is full"
+        return FakeCupyArray(self, offset, shape, dtype)
+
+
+@pytest.fixture
+def cupy(device, monkeypatch):
+    fake = FakeCupy(device, 256 << 10)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    return fake
+
+
+def test_rows_argsort_and_topk_in_device_memory(gpu_daemon, cupy):
+    """A 2-D CUDA array: its rows sorted where they lie, argsorted and top-k'd into new arrays
+    of its library in the same device memory, the keys only read by both."""
+    rng = np.random.default_rng(10)
+    keys = cupy.empty((40, 300), np.float32)
+    keys.view[...] = rng.standard_normal((40, 300)).astype(np.float32)
+    a = keys.view.copy()
+    with sortd.Client(gpu_daemon.sock, timeout=120) as c:
+        idx = c.argsort(keys)
+        assert isinstance(idx, FakeCupyArray) and idx.dtype == np.uint32
+        np.testing.assert_array_equal(idx.view, np.argsort(a, axis=-1, kind="stable"))
+        for largest in (True, False):
+            vals, where = c.topk(keys, 7, largest)
+            assert vals.shape == where.shape == (40, 7) and where.dtype == np.int64
+            order = np.argsort(-a if largest else a, axis=-1, kind="stable")[:, :7]
+            np.testing.assert_array_equal(where.view, order)
+            np.testing.assert_array_equal(vals.view, np.take_along_axis(a, order, -1))
+        np.testing.assert_array_equal(keys.view, a)
+        c.sort(keys, descending=True)
+    np.testing.assert_array_equal(keys.view, -np.sort(-a, axis=-1))
