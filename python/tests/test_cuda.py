@@ -103,6 +103,16 @@ def test_torch(dtype):
     _run(cuda_checks.check_torch, dtype)
 
 
+@pytest.mark.parametrize("dtype", cuda_checks.CUPY_DTYPES)
+def test_cupy_rows(dtype):
+    _run(cuda_checks.check_cupy_rows, dtype)
+
+
+@pytest.mark.parametrize("dtype", cuda_checks.TORCH_DTYPES)
+def test_torch_rows(dtype):
+    _run(cuda_checks.check_torch_rows, dtype)
+
+
 def test_argsort_refuses_before_allocating(client):
     with pytest.raises(TypeError, match="float16"):
         client.argsort(FakeCudaArray(typestr="<f2"))
