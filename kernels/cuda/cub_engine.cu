@@ -252,4 +252,6 @@ extern "C" const sortd__engine_ops sortd__cub_engine_ops = {
         ipc_close<cub_engine>,
         cub_sort_device,
         nullptr, /* sort_batch: one sort at a time, for now */
+        nullptr, /* sort_segments: SORTD_E_UNSUPPORTED until DeviceSegmentedSort is wired in */
+        nullptr, /* topk: likewise */
 };

@@ -83,6 +83,8 @@ template <class Tuning> bool allocate(cuda_engine *c, size_t cap)
         const size_t strips = strip_count<P32, P64>(cap);
         const size_t table = sizeof(uint32_t) * TABLE;
 
+        c->chunk.size = chunk_descriptors(cap);
+
         if (!be.alloc(&b.keys[0], cap * 8, "keys") || !be.alloc(&b.keys[1], cap * 8, "keys") ||
             !be.alloc(&b.vals[0], cap * 8, "values") || !be.alloc(&b.vals[1], cap * 8, "values") ||
             !be.alloc((void **)&b.hist, table, "histograms") ||
@@ -92,12 +94,12 @@ template <class Tuning> bool allocate(cuda_engine *c, size_t cap)
             !be.alloc((void **)&b.status, sizeof(uint32_t) * status_words<P32, P64>(cap),
                       "status counters") ||
             !be.alloc((void **)&c->segs_dev, sizeof(Segment) * BATCH_SEGMENTS, "segments") ||
-            !be.alloc(&c->chunk.dev, sizeof(Segment) * SEGMENT_CHUNK, "segment descriptors"))
+            !be.alloc(&c->chunk.dev, sizeof(Segment) * c->chunk.size, "segment descriptors"))
                 return false;
         return be.check(cudaMallocHost((void **)&b.hist_host, table), "cudaMallocHost") &&
                be.check(cudaMallocHost((void **)&c->segs_host, sizeof(Segment) * BATCH_SEGMENTS),
                         "cudaMallocHost") &&
-               be.check(cudaMallocHost(&c->chunk.host, sizeof(Segment) * SEGMENT_CHUNK),
+               be.check(cudaMallocHost(&c->chunk.host, sizeof(Segment) * c->chunk.size),
                         "cudaMallocHost");
 }
 

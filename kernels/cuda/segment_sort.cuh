@@ -11,7 +11,7 @@
  *   - large: the Onesweep sort of the engine, on the segment's arrays in place.
  * Both block classes run AgentBlockSort (agent_block_sort.cuh), stable and reading each
  * segment's plan from its descriptor; they differ only in their policy. So a call makes two
- * launches a chunk of descriptors (SEGMENT_CHUNK), whatever the segments' number, and
+ * launches a chunk of descriptors (DescriptorChunk), whatever the segments' number, and
  * Onesweep's launches for each large segment, which are few: n / SegmentPolicy::TILE at most.
  *
  * Top-k of one large segment is a radix select (agent_select.cuh: topk_select); of many, a
@@ -30,14 +30,27 @@ namespace sortd_cuda
 
 /*
  * Descriptors (Segment, CopyRange: 16 bytes each) one launch reads at most, uploaded from a
- * pinned host chunk of the same size: 64 KiB each side, allocated with the engine. More
- * segments take more launches, each after the host has refilled the chunk (one wait each).
+ * pinned host chunk of the same size, allocated with the engine: SEGMENT_CHUNK, 512 KiB each
+ * side, or fewer for a capacity that cannot have that many segments to sort (each one has a
+ * key). More segments take more launches, each after the host has refilled the chunk, which
+ * waits for the stream (10-20 us): a chunk of 32Ki 2-key segments takes about as long on the
+ * device. The emulated tests take a small chunk (tests/support/fake_cuda/meson.build), to refill.
  */
-constexpr unsigned SEGMENT_CHUNK = 4096;
+#ifndef SORTD_SEGMENT_CHUNK
+#define SORTD_SEGMENT_CHUNK 32768u
+#endif
+constexpr unsigned SEGMENT_CHUNK = SORTD_SEGMENT_CHUNK;
 
-/* The descriptor chunk: SEGMENT_CHUNK descriptors on the device and in pinned host memory. */
+/* Descriptors of an engine of capacity keys. */
+inline unsigned chunk_descriptors(size_t capacity)
+{
+        return capacity == 0 ? 1 : capacity < SEGMENT_CHUNK ? (unsigned)capacity : SEGMENT_CHUNK;
+}
+
+/* The descriptor chunk: size descriptors on the device and in pinned host memory. */
 struct DescriptorChunk {
         void *dev, *host;
+        unsigned size;
         bool pending; /* an upload from host may still be queued: wait before refilling it */
 };
 
@@ -132,7 +145,7 @@ bool sort_class(Backend &be, DescriptorChunk &c, const SegmentedArrays &a,
 
                 if (!block_sorted(a.plan, len, lo, hi))
                         continue;
-                if (fill && (fill == SEGMENT_CHUNK || at + len - base > window)) {
+                if (fill && (fill == c.size || at + len - base > window)) {
                         if (!launch_class<Policy>(be, c, fill, a, vals_in, base))
                                 return false;
                         fill = 0;
@@ -262,7 +275,7 @@ bool gather_topk(Backend &be, DescriptorChunk &c, const SegmentedArrays &sorted,
 
                 if (take == 0)
                         continue;
-                if (fill == SEGMENT_CHUNK) {
+                if (fill == c.size) {
                         if (!gather_chunk(be, c, fill, longest, sorted, out_keys, out_vals))
                                 return false;
                         fill = 0;

@@ -733,8 +733,8 @@ START_TEST(segments_rows)
         const struct {
                 uint64_t row_len, count;
                 unsigned offset_bytes;
-        } shapes[] = {{1, 50, 0},   {256, 9, 0},  {257, 7, 0}, {4096, 2, 0},
-                      {6000, 3, 0}, {2, 5000, 0}, {3, 4500, 8}};
+        } shapes[] = {{1, 50, 0},   {256, 9, 0},  {257, 7, 0},
+                      {4096, 2, 0}, {6000, 3, 0}, {2, 4200, 0}};
         uint64_t seed = 900;
 
         for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
@@ -746,6 +746,17 @@ START_TEST(segments_rows)
                              seed++};
                 expect_segments_like_cpu(cuda, cpu, c, i % 2 ? Memory::device : Memory::pinned);
         }
+        /* past a chunk with lengths that differ, so that a chunk's descriptors are its own:
+           a refill before its upload has run would sort other ranges (a period of 3, which
+           4096 is not a multiple of) */
+        SegCase mixed = {{SORTD_KEY_I32, SORTD_PAYLOAD_ARGSORT32, SORTD_ASCENDING, 0, 0},
+                         {},
+                         4,
+                         DATAGEN_UNIFORM,
+                         seed++};
+        for (uint64_t i = 0; i < 4500; i++)
+                mixed.lens.push_back(1 + i % 3);
+        expect_segments_like_cpu(cuda, cpu, mixed, Memory::pageable);
         sortd_engine_destroy(cuda);
         sortd_engine_destroy(cpu);
 }
