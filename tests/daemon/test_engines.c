@@ -288,18 +288,20 @@ static void start_without_segments(size_t cpu_capacity)
         done = 0;
 }
 
-/* JOBS sorts of 10 rows each, every other one in "shared" memory (a region's: it takes turns
-   with its connection's others), submitted and run until every one is back. */
+/* SEG_JOBS sorts of 10 rows each, every other one in "shared" memory (a region's: it takes
+   turns with its connection's others), submitted and run until every one is back. */
+#define SEG_JOBS 12
+
 static void run_segmented(void)
 {
-        for (int i = 0; i < JOBS; i++) {
+        for (int i = 0; i < SEG_JOBS; i++) {
                 jobs[i] = sort_job(i, -1);
                 jobs[i]->work.segmented = true;
                 jobs[i]->work.seg = (sortd_segments){.count = 10, .row_len = N / 10};
                 jobs[i]->work.shared = i % 2;
                 ck_assert(!sortd__engines_submit(&e, &flows[i % FLOWS], jobs[i], false));
         }
-        while (done < JOBS)
+        while (done < SEG_JOBS)
                 uv_run(&loop, UV_RUN_ONCE);
         ck_assert_uint_eq(sortd__engines_queued(&e), 0);
 }
@@ -317,7 +319,7 @@ START_TEST(segments_fall_back_to_the_cpu_path)
 {
         start_without_segments(N);
         run_segmented();
-        for (int i = 0; i < JOBS; i++) {
+        for (int i = 0; i < SEG_JOBS; i++) {
                 ck_assert_msg(jobs[i]->work.status == SORTD_OK, "job %d: %s", i, jobs[i]->work.why);
                 ck_assert(jobs[i]->cpu_path);
                 ck_assert_msg(rows_sorted(i), "job %d", i);
@@ -335,7 +337,7 @@ START_TEST(segments_unsupported_without_a_cpu_path)
         for (size_t cap = 0; cap <= N - 1; cap += N - 1) {
                 start_without_segments(cap);
                 run_segmented();
-                for (int i = 0; i < JOBS; i++) {
+                for (int i = 0; i < SEG_JOBS; i++) {
                         ck_assert_int_eq(jobs[i]->work.status, SORTD_E_UNSUPPORTED);
                         ck_assert_msg(strstr(jobs[i]->work.why, "injected"), "job %d: %s", i,
                                       jobs[i]->work.why);
@@ -352,6 +354,8 @@ int main(void)
         Suite *s = suite_create("engines");
         TCase *tc = tcase_create("engines");
 
+        /* ThreadSanitizer takes seconds to start and stop four engine threads and a CPU path */
+        tcase_set_timeout(tc, 60);
         tcase_add_test(tc, host_sorts_spread);
         tcase_add_test(tc, chosen_device_only);
         tcase_add_test(tc, sorts_go_where_they_fit);
