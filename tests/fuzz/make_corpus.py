@@ -164,6 +164,14 @@ ENGINE = {
     "i64_values64_small": engine(8, 2, 1, 0, 0, 700, bytes(range(200)), small=1),
     "bad_bits": engine(7, 0, 0, 40, 20, 100, b"x"),
     "bad_enum": engine(10, 5, 2, 0, 0, 50, b"y"),
+    # byte 7 bits 1-2: 2 a segmented sort, 3 a top-k; bit 3 u64 offsets, 4 rows, 5 long segments
+    # segments of 29 to 31 keys (the insertion sort's), five distinct keys: ties in each
+    "seg_u32_argsort32": engine(4, 3, 0, 0, 0, 3000, bytes([30, 31, 30, 31, 29]) * 100, small=4),
+    "seg_f32_rows_desc": engine(6, 2, 1, 0, 0, 5000, bytes(range(200, 0, -7)) * 20, small=4 | 16),
+    "topk_i64_values64_u64": engine(8, 2, 0, 0, 0, 4000, bytes(range(7, 255, 5)) * 30,
+                                    small=6 | 8),
+    "topk_u16_long_bits": engine(2, 4, 1, 2, 14, 16000, bytes([3, 1, 200, 9, 77]) * 50,
+                                 small=6 | 32),
 }
 
 
