@@ -194,9 +194,9 @@ inline bool any_block_sorted(const SegmentedArrays &a)
 
 /*
  * Sorts each segment of a's device arrays on its own, in place, queued on be's stream. The
- * block classes gather values from a copy (their kernel reads each value once, through the
- * input index, after its keys are sorted: in place, a block would read values another has
- * written); Onesweep's large segments need none.
+ * block classes gather values from a copy: their kernel reads each value once, through its input
+ * index, after the keys are sorted, so in place a thread could read a value another has already
+ * overwritten. Onesweep's large segments ping-pong and need none.
  */
 template <class Backend>
 bool sort_segments_on_device(Backend &be, int arch, DescriptorChunk &c,

@@ -417,6 +417,30 @@ START_TEST(device_fault)
 }
 END_TEST
 
+/* A segmented sort whose kernel faults: the device's error, the engine lost (once a process:
+   the fault is sticky on its device, as on a GPU). */
+START_TEST(segments_fault)
+{
+        sortd_sort_desc d = {SORTD_KEY_U32, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING, 0, 0};
+        const sortd_segments rows = {2, 2500, nullptr, 0};
+        std::vector<uint32_t> k(5000), v(5000);
+        sortd_engine *cuda = cuda_engine(5000);
+
+        datagen_fill(k.data(), k.size(), SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 8);
+        fake_cuda::control().fail_launch_at = 1;
+        ck_assert_int_eq(sortd_engine_sort_segments(cuda, &d, &rows, SORTD_MEMORY_HOST, k.data(),
+                                                    v.data(), k.size()),
+                         SORTD_E_DEVICE);
+        ck_assert_msg(strstr(sortd_engine_error(cuda), "illegal memory access"), "%s",
+                      sortd_engine_error(cuda));
+        ck_assert(sortd_engine_lost(cuda));
+        ck_assert_int_eq(sortd_engine_sort_segments(cuda, &d, &rows, SORTD_MEMORY_HOST, k.data(),
+                                                    v.data(), k.size()),
+                         SORTD_E_DEVICE);
+        sortd_engine_destroy(cuda);
+}
+END_TEST
+
 /* CUDA IPC: a child process allocates device memory, fills it and sends its handle; the engine
    opens it, sizes it, sorts in it, and closes it. Handles it cannot open are the caller's
    error, and name the CUDA error. */
@@ -908,6 +932,7 @@ int main(void)
                 {"create-refusals", create_refusals},
                 {"host-refusals", host_refusals},
                 {"device-fault", device_fault},
+                {"segments-fault", segments_fault},
                 {"ipc", ipc},
                 {"segments-classes", segments_classes},
                 {"segments-matrix", segments_matrix},
