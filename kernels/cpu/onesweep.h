@@ -32,6 +32,7 @@ typedef struct sortd__cpu_scratch {
            it holds before the chosen bucket and in it, and what its gather found. */
         uint64_t sel_hist[1u << SORTD__SELECT_MAX_BITS];
         uint64_t sel_below, sel_cand, sel_take, sel_off, sel_fused;
+        uint64_t sel_min, sel_max; /* of the ranks (raw keys: first pass) it counted */
         bool sel_torn;
 } sortd__cpu_scratch;
 

@@ -68,43 +68,73 @@ SORTD__ALWAYS_INLINE uint64_t rank_of(const pass *p, const unsigned char *keys, 
 
 /* ---- histogram ---------------------------------------------------------------------------- */
 
-SORTD__ALWAYS_INLINE void count_as(const pass *p, uint64_t *h, size_t b, size_t e, unsigned kb)
+/*
+ * Counts the digit of every key with the prefix, and the least and greatest such rank: when
+ * they are one, every candidate ties and the cut is exact at once. The digit of the part's
+ * first key is counted in a register: with many equal keys, one counter in memory would make
+ * every increment wait on the one before.
+ */
+SORTD__ALWAYS_INLINE void count_as(const pass *p, sortd__cpu_scratch *sc, size_t b, size_t e,
+                                   unsigned kb)
 {
         const unsigned char *keys = p->keys;
         const uint64_t hi = p->c.hi, prefix = p->c.prefix;
         const unsigned shift = p->c.shift - p->c.bits;
         const uint64_t mask = ((uint64_t)1 << p->c.bits) - 1;
-        uint64_t raw;
+        uint64_t *h = sc->sel_hist, raw, lo = UINT64_MAX, top = 0, same = 0;
+        uint64_t dom = b < e ? (rank_of(p, keys, b, kb, &raw) >> shift) & mask : 0;
 
         for (size_t i = b; i < e; i++) {
-                uint64_t r = rank_of(p, keys, i, kb, &raw);
+                uint64_t r = rank_of(p, keys, i, kb, &raw), d = (r >> shift) & mask;
 
-                if ((r & hi) == prefix)
-                        h[(r >> shift) & mask]++;
+                if ((r & hi) != prefix)
+                        continue;
+                lo = r < lo ? r : lo;
+                top = r > top ? r : top;
+                if (d == dom)
+                        same++;
+                else
+                        h[d]++;
         }
+        h[dom] += same;
+        sc->sel_min = lo;
+        sc->sel_max = top;
 }
 
 static void count_worker(void *arg, unsigned tid, unsigned nth)
 {
         const pass *p = arg;
-        uint64_t *h = p->s->scratch[tid].sel_hist;
+        sortd__cpu_scratch *sc = &p->s->scratch[tid];
         size_t b = part_begin(p->s->len, tid, nth), e = part_begin(p->s->len, tid + 1, nth);
 
-        memset(h, 0, sizeof(uint64_t) << p->c.bits);
+        memset(sc->sel_hist, 0, sizeof(uint64_t) << p->c.bits);
         switch (p->s->plan->key_bytes) {
         case 1:
-                count_as(p, h, b, e, 1);
+                count_as(p, sc, b, e, 1);
                 break;
         case 2:
-                count_as(p, h, b, e, 2);
+                count_as(p, sc, b, e, 2);
                 break;
         case 4:
-                count_as(p, h, b, e, 4);
+                count_as(p, sc, b, e, 4);
                 break;
         default:
-                count_as(p, h, b, e, 8);
+                count_as(p, sc, b, e, 8);
                 break;
         }
+}
+
+/* Whether the threads' keys counted all had one value: their least and greatest agree. */
+static bool one_value(const sortd__select *s, uint64_t *value)
+{
+        uint64_t lo = UINT64_MAX, top = 0;
+
+        for (unsigned t = 0; t < s->nth; t++) {
+                lo = s->scratch[t].sel_min < lo ? s->scratch[t].sel_min : lo;
+                top = s->scratch[t].sel_max > top ? s->scratch[t].sel_max : top;
+        }
+        *value = lo;
+        return lo == top;
 }
 
 static unsigned bit_length(uint64_t x)
@@ -344,14 +374,33 @@ static bool finish_fused(pass *p, uint64_t g)
         return true;
 }
 
-/* The first pass: fused where it applies, and then perhaps the whole select but the sort. */
-static void count_first(pass *p, sortd__fused *f)
+/* Keys that are all one value: the first k by index are the k first. */
+static void write_first(const sortd__select *s)
 {
+        const unsigned kb = s->plan->key_bytes, vb = s->plan->val_bytes;
+
+        memcpy(s->out_keys, s->keys, s->k * kb);
+        for (size_t i = 0; vb && i < s->k; i++)
+                sortd__store_elem(s->out_vals, i, vb,
+                                  s->vals ? sortd__load_elem(s->vals, i, vb) : i);
+}
+
+/* The first pass: fused where it applies. True when it found the keys all equal and wrote the
+   results: one pass for what would otherwise narrow through every digit. */
+static bool count_first(pass *p, sortd__fused *f)
+{
+        uint64_t v;
+
         sortd__fused_plan(p->s, p->keys, p->c.bits, f);
-        if (f->on)
-                sortd__fused_count(p->s, p->keys, p->c.bits, f);
-        else
+        if (!f->on) {
                 run(p, count_worker);
+                return false;
+        }
+        sortd__fused_count(p->s, p->keys, p->c.bits, f);
+        if (!one_value(p->s, &v))
+                return false;
+        write_first(p->s);
+        return true;
 }
 
 /* Selects from keys; false when they changed between the passes (nothing written then). */
@@ -369,17 +418,24 @@ static bool select_from(const sortd__select *s, const unsigned char *keys, bool 
         uint64_t g, limit = gather_limit(&p, own_keys);
         sortd__fused f;
         bool first = true;
+        uint64_t v;
 
         for (unsigned t = 0; t < s->nth; t++)
                 s->scratch[t].sel_below = 0;
         do {
                 p.c.bits = digit_bits(&p.c);
-                if (first)
-                        count_first(&p, &f);
-                else
+                if (first && count_first(&p, &f))
+                        return true;
+                if (!first)
                         run(&p, count_worker);
                 if (!choose(s, &p.c))
                         return false;
+                if (!first && one_value(s, &v)) {
+                        /* the candidates tie: their rank is the k-th key's */
+                        p.c.shift = 0;
+                        p.c.hi = p.range;
+                        p.c.prefix = v;
+                }
                 g = p.c.before + p.c.cnt;
                 p.exact = g == s->k || p.c.shift == 0;
                 if (first && f.gathers && (p.c.prefix >> p.c.shift) <= f.last &&

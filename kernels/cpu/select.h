@@ -55,7 +55,7 @@ void sortd__fused_plan(const sortd__select *s, const unsigned char *keys, unsign
                        sortd__fused *f);
 
 /* Runs it: each thread's counts of the first digit in its scratch's sel_hist, its gather's
-   length in sel_fused. */
+   length in sel_fused, its least and greatest raw key in sel_min and sel_max. */
 void sortd__fused_count(const sortd__select *s, const unsigned char *keys, unsigned bits,
                         const sortd__fused *f);
 

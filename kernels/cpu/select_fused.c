@@ -31,7 +31,8 @@ static uint64_t digit_of(const sortd__select *s, uint64_t top, unsigned shift, u
 }
 
 /* The digit below which the sample puts the k-th key with a margin of four deviations; false
-   when that takes more than an eighth of the keys (gathering would cost what a pass does). */
+   when the keys up to it are more than an eighth of the sample (many keys in that digit, as
+   with few distinct keys): gathering them would cost what a pass does. */
 static bool sample_last(const sortd__select *s, const unsigned char *keys, const sortd__fused *f,
                         unsigned bits, uint64_t *last)
 {
@@ -49,7 +50,7 @@ static bool sample_last(const sortd__select *s, const unsigned char *keys, const
         for (uint64_t d = 0; d < ((uint64_t)1 << bits); d++)
                 if ((sum += count[d]) >= want) {
                         *last = d;
-                        return true;
+                        return sum <= SAMPLE / 8;
                 }
         return false;
 }
@@ -84,13 +85,20 @@ SORTD__ALWAYS_INLINE void count_as(const count_job *j, sortd__cpu_scratch *sc, s
         const unsigned char *keys = j->keys, *vals = j->s->vals, *take = j->f->take;
         unsigned char *gk = j->s->gather_keys, *gv = j->s->gather_vals;
         const unsigned shift = j->f->shift;
-        uint64_t *h = sc->sel_hist;
+        uint64_t *h = sc->sel_hist, lo = UINT64_MAX, hi = 0, same = 0;
+        uint64_t dom = b < e ? sortd__load_elem(keys, b, kb) >> shift : 0;
         size_t at = b;
 
+        /* the first key's top bits in a register, as select.c's count_as() does */
         for (size_t i = b; i < e; i++) {
                 uint64_t x = sortd__load_elem(keys, i, kb), top = x >> shift;
 
-                h[top]++;
+                lo = x < lo ? x : lo;
+                hi = x > hi ? x : hi;
+                if (top == dom)
+                        same++;
+                else
+                        h[top]++;
                 if (!gathers || !take[top])
                         continue;
                 sortd__store_elem(gk, at, kb, x);
@@ -98,7 +106,10 @@ SORTD__ALWAYS_INLINE void count_as(const count_job *j, sortd__cpu_scratch *sc, s
                         sortd__store_elem(gv, at, vb, vals ? sortd__load_elem(vals, i, vb) : i);
                 at++;
         }
+        h[dom] += same;
         sc->sel_fused = at - b;
+        sc->sel_min = lo;
+        sc->sel_max = hi;
 }
 
 #define COUNT_VB(kb)                                                                               \
