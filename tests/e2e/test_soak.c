@@ -12,8 +12,8 @@
  * printed on one "soak:" line (docs/reliability.md quotes them). SORTD_SOAK_MAX_KEYS sets the
  * largest sort (default 2^22, the daemon's capacity) and SORTD_SOAK_ARGS adds daemon options
  * (blank-separated): the emulated GPUs' soak takes smaller sorts, on three fake devices.
- * Each worker also sends segmented sorts and top-k (issue 39) on a connection of its own,
- * unless SORTD_SOAK_SEGMENTS is 0.
+ * Each worker also sends segmented sorts and top-k (issue 39), unless SORTD_SOAK_SEGMENTS is
+ * 0.
  */
 #include <check.h>
 #include <errno.h>
@@ -42,7 +42,7 @@ static uint64_t max_n = 1u << 22;
 /* What a worker tells the parent, in shared memory. */
 typedef struct report {
         unsigned inline_ok, region_ok; /* replies verified */
-        unsigned segments_ok;          /* segmented sorts and top-k verified (raw frames) */
+        unsigned segments_ok;          /* segmented sorts and top-k verified */
         unsigned failed;               /* anything else: the test fails */
         unsigned probes;               /* probe_foreign_regions done: 3 refused sorts each */
         char first_error[320];
@@ -212,57 +212,46 @@ static uint64_t segments_want(const sortd_sort_desc *d, const uint64_t *off, uin
         return m;
 }
 
-/* One inline segmented sort or top-k (k > 0) of up to 4096 keys on raw frames, checked. */
-static void segmented_request(int fd, rng *r, report *rp)
+/* One segmented sort or top-k (k > 0) of up to 4096 keys through libsortd, checked. */
+static void segmented_request(sortd_conn *c, rng *r, report *rp)
 {
         sortd_sort_desc d = pick_desc(r);
-        uint64_t n = 1 + next(r) % 4096, off[65], k = next(r) % 2 ? 1 + next(r) % 8 : 0;
-        uint64_t count = cut(r, n, off, 64), m, plen;
+        uint64_t n = 1 + next(r) % 4096, off[65], k = next(r) % 2 ? 1 + next(r) % 8 : 0, m;
+        sortd_segments seg = {.count = cut(r, n, off, 64), .offsets = off, .offset_bytes = 8};
         size_t ks = sortd_key_size(d.key_type), vs = sortd_payload_size(d.payload);
-        bool moves = vs && !sortd_payload_is_argsort(d.payload);
-        uint8_t *keys = malloc(n * ks), *vals = calloc(n, vs + 1), *want = malloc(n * (ks + vs));
-        uint8_t *got = malloc(n * (ks + vs) + 1);
-        Sortd__Wire__Sort s =
-                raw_sort_msg(sortd__wire_key_type(d.key_type), sortd__wire_payload(d.payload), n);
-        Sortd__Wire__Segments seg = SORTD__WIRE__SEGMENTS__INIT;
-        Sortd__Wire__Reply *rep;
+        size_t voff = (n * ks + 7) / 8 * 8; /* values aligned, after the keys */
+        uint8_t *keys = malloc(n * ks), *vals = calloc(n, vs + 1), *want = malloc(voff + n * vs);
+        uint8_t *got = malloc(voff + n * vs + 1);
+        sortd_sort_options o = {d.order, d.begin_bit, d.end_bit};
+        sortd_status s;
 
         if (!keys || !vals || !want || !got) {
                 note_failure(rp, "%s", "out of memory");
                 goto out;
         }
         datagen_fill(keys, n, d.key_type, (datagen_dist)(next(r) % DATAGEN_DIST_COUNT), 0, next(r));
-        if (moves)
+        if (vs && !sortd_payload_is_argsort(d.payload))
                 datagen_fill_values(vals, n, (unsigned)vs, next(r));
-        s.order = (Sortd__Wire__Order)d.order;
-        s.begin_bit = d.begin_bit;
-        s.end_bit = d.end_bit;
-        s.k = k;
-        seg.offset_type = SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_U64;
-        seg.count = count;
-        s.segments = &seg;
-        raw_send_sort(fd, 1, &s, n * ks + (moves ? n * vs : 0) + (count + 1) * 8);
-        raw_send_bytes(fd, keys, n * ks);
-        if (moves)
-                raw_send_bytes(fd, vals, n * vs);
-        raw_send_bytes(fd, off, (count + 1) * 8);
-        m = segments_want(&d, off, count, k, keys, vals, want, want + n * ks);
-        rep = raw_recv_reply(fd, &plen);
-        if (!rep || rep->status != SORTD__WIRE__STATUS_CODE__OK || m == UINT64_MAX) {
-                note_failure(rp, "segments: %s", rep ? rep->error : "no reply");
-        } else if (plen != m * (ks + vs)) {
-                note_failure(rp, "%s", "a segmented reply of the wrong length");
-                raw_skip(fd, plen);
+        memcpy(got, keys, n * ks);
+        memcpy(got + voff, vals, n * vs);
+        if (k)
+                s = sortd_topk(c, got, got + voff, n, d.key_type, d.payload, &seg, k, want,
+                               vs ? want + voff : NULL, &o);
+        else
+                s = sortd_sort_segments(c, got, vs ? got + voff : NULL, n, d.key_type, d.payload,
+                                        &seg, &o);
+        /* the answer is in want (top-k) or got (sorted in place); the reference's in keys */
+        m = segments_want(&d, off, seg.count, k, keys, vals, keys, vals);
+        if (s != SORTD_OK || m == UINT64_MAX) {
+                note_failure(rp, "segments: %s", sortd_error_message(c));
         } else {
-                raw_recv_bytes(fd, got, plen);
-                if (memcmp(got, want, m * ks) != 0 ||
-                    memcmp(got + m * ks, want + n * ks, m * vs) != 0)
+                const uint8_t *ak = k ? want : got, *av = k ? want + voff : got + voff;
+
+                if (memcmp(ak, keys, m * ks) != 0 || memcmp(av, vals, m * vs) != 0)
                         note_failure(rp, "%s", "a segmented reply differs from the reference");
                 else
                         rp->segments_ok++;
         }
-        if (rep)
-                sortd__wire__reply__free_unpacked(rep, NULL);
 out:
         free(keys);
         free(vals);
@@ -270,14 +259,11 @@ out:
         free(got);
 }
 
-/* Two of them, a sort and a top-k most often, on a connection of the worker's own. */
-static void segmented_requests(const char *sock, rng *r, report *rp)
+/* Two of them, a sort and a top-k most often. */
+static void segmented_requests(sortd_conn *c, rng *r, report *rp)
 {
-        int fd = raw_connect(sock);
-
-        segmented_request(fd, r, rp);
-        segmented_request(fd, r, rp);
-        close(fd);
+        segmented_request(c, r, rp);
+        segmented_request(c, r, rp);
 }
 
 /*
@@ -324,7 +310,7 @@ static void worker(const char *sock, unsigned idx, unsigned requests, report *rp
                         probe_foreign_regions(sock);
                         rp->probes++;
                         if (with_segments)
-                                segmented_requests(sock, &r, rp);
+                                segmented_requests(c, &r, rp);
                 }
         }
         sortd_close(c);
