@@ -64,9 +64,19 @@ SORTD_DEVICE bool select_in_cut(const SelectCut &cut, uint64_t v)
         return v >> cut.shift <= cut.bound;
 }
 
-/* hist[digit] (cleared) += the level's keys of that digit. Blocks walk the keys cyclically into
-   a shared histogram, then add its non-empty bins with one global atomic each. */
-template <class K> struct AgentSelectHistogram {
+/* Where a level's filter writes the keys it keeps, as values: out[*count++] (count cleared). */
+struct SelectOutput {
+        uint64_t *out; /* NULL: the level keeps nothing (the first, or the last) */
+        uint32_t *count;
+};
+
+/*
+ * One level: hist[digit] (cleared) += the level's keys of that digit, and those keys' values to
+ * the output, the next level's input. Blocks walk the keys cyclically into a shared histogram,
+ * then add its non-empty bins with one global atomic each. Input: the keys (K, mapped here), or
+ * with MAPPED the values an earlier level kept (uint64_t).
+ */
+template <class K, bool MAPPED> struct AgentSelectHistogram {
         struct TempStorage {
                 uint32_t bins[RADIX];
         };
@@ -75,10 +85,30 @@ template <class K> struct AgentSelectHistogram {
         const SelectInput &in;
         const SelectLevel &lv;
 
-        SORTD_DEVICE void run(uint32_t *hist)
+        SORTD_DEVICE uint64_t value(bool live, uint64_t i) const
         {
-                const K *keys = (const K *)in.keys;
+                if constexpr (MAPPED)
+                        return global_load_if(live, (const uint64_t *)in.keys + i, (uint64_t)0);
+                else
+                        return select_value(in, global_load_if(live, (const K *)in.keys + i, K()));
+        }
 
+        /* The warp's kept values, packed from one atomic reservation of its leader. */
+        SORTD_DEVICE void keep(const SelectOutput &o, bool take, uint64_t v) const
+        {
+                unsigned vote = __ballot_sync(FULL_MASK, take);
+                uint32_t base = 0;
+
+                if (vote == 0)
+                        return;
+                if (lane_id() == (unsigned)(__ffs((int)vote) - 1))
+                        base = atomicAdd(o.count, (unsigned)__popc(vote));
+                base = __shfl_sync(FULL_MASK, base, __ffs((int)vote) - 1);
+                global_store_if(take, o.out + base + __popc(vote & lanemask_lt()), v);
+        }
+
+        SORTD_DEVICE void run(uint32_t *hist, const SelectOutput &o)
+        {
                 for (unsigned i = threadIdx.x; i < (unsigned)RADIX; i += blockDim.x)
                         shared_store(&s.bins[i], 0u);
                 __syncthreads();
@@ -86,11 +116,13 @@ template <class K> struct AgentSelectHistogram {
                 for (uint64_t base = (uint64_t)blockIdx.x * blockDim.x; base < in.n;
                      base += (uint64_t)blockDim.x * gridDim.x) {
                         uint64_t i = base + threadIdx.x;
-                        uint64_t v = select_value(in, global_load_if(i < in.n, keys + i, K()));
+                        uint64_t v = value(i < in.n, i);
                         bool take = i < in.n && select_in_level(lv, v);
 
                         shared_atomic_add_if(take, &s.bins[(uint32_t)(v >> lv.shift) & lv.mask],
                                              1u);
+                        if (o.out)
+                                keep(o, take, v);
                 }
                 __syncthreads();
                 for (unsigned i = threadIdx.x; i < (unsigned)RADIX; i += blockDim.x) {

@@ -313,15 +313,18 @@ bool topk_of_copy(cuda_engine *c, const sortd__plan *plan, const sortd_segments 
                               out_vals);
 }
 
-/* A radix select's buffers (segment_sort.cuh: SelectBuffers): the candidates gathered into
-   keys[1] and vals[1], sorted there against keys[0] and vals[0], which the input (the caller's,
-   or uploaded there) has left by then; the tiles' counts in the status counters. */
+/* A radix select's buffers (segment_sort.cuh: SelectBuffers): the levels' kept keys in keys[1]
+   and vals[1]; then the candidates gathered there, sorted against keys[0] and vals[0], which
+   the input (the caller's, or uploaded there) has left by then; the tiles' counts in the status
+   counters. */
 SelectBuffers select_buffers(cuda_engine *c, const sortd__plan *plan)
 {
         DeviceBuffers &d = c->buf;
-        SelectBuffers b = {d.hist, d.hist_host, d.status, d.keys[1], d.vals[1], d};
+        SelectBuffers b = {d.hist, d.hist_host, d.status, {}, d.keys[1], d.vals[1], d};
         size_t half = (c->base.capacity ? c->base.capacity : 1) * 4;
 
+        b.kept[0] = (uint64_t *)d.keys[1];
+        b.kept[1] = (uint64_t *)d.vals[1];
         b.own.keys[0] = nullptr; /* the gathered keys' side, unless widened */
         b.own.keys[1] = d.keys[0];
         b.own.vals[0] = nullptr;

@@ -104,15 +104,16 @@ __global__ void convert_keys_kernel(const In *in, Out *out, uint32_t n, sortd__t
         }
 }
 
-/* Radix select (agent_select.cuh): one level's digit counts of the keys it filters. */
-template <class Policy, class K>
+/* Radix select (agent_select.cuh): one level's digit counts of the keys it filters, and those
+   keys kept for the next level. */
+template <class Policy, class K, bool MAPPED>
 __global__ void __launch_bounds__(Policy::THREADS)
-        select_histogram_kernel(SelectInput in, SelectLevel lv, uint32_t *hist)
+        select_histogram_kernel(SelectInput in, SelectLevel lv, uint32_t *hist, SelectOutput out)
 {
-        using Agent = AgentSelectHistogram<K>;
+        using Agent = AgentSelectHistogram<K, MAPPED>;
         SORTD_SHARED(typename Agent::TempStorage, temp);
         note_kernel("select-histogram");
-        Agent{temp, in, lv}.run(hist);
+        Agent{temp, in, lv}.run(hist, out);
 }
 
 /* Radix select: each tile's number of keys in the cut. */

@@ -292,13 +292,16 @@ bool gather_topk(Backend &be, DescriptorChunk &c, const SegmentedArrays &sorted,
 }
 
 /*
- * Radix select (agent_select.cuh): top-k of one large segment. Buffers: hist (RADIX words) and
- * its pinned host copy, one word a tile of RadixSelectPolicy (the engine's status counters),
- * the gathered keys and payload (n of each at most: keys, vals), and own, the other side of
- * their sort (as onesweep_sort_device takes it).
+ * Radix select (agent_select.cuh): top-k of one large segment. Buffers: hist (RADIX + 1 words:
+ * the counts and the kept keys' count) and its pinned host copy, one word a tile of
+ * RadixSelectPolicy (the engine's status counters), the levels' kept values (two sides of n
+ * 64-bit values), the gathered keys and payload (n of each at most: keys, vals), and own, the
+ * other side of their sort (as onesweep_sort_device takes it). The kept values are done with
+ * before the gather starts, so they may share its memory.
  */
 struct SelectBuffers {
         uint32_t *hist, *hist_host, *tile_counts;
+        uint64_t *kept[2];
         void *keys, *vals;
         DeviceBuffers own;
 };
@@ -315,28 +318,47 @@ inline unsigned select_bucket(const uint32_t *h, uint64_t rem, uint64_t *before)
         return d;
 }
 
+/* One level's launch: its histogram into hist and, with o.out, its keys kept. Input: the keys,
+   or (mapped) the values the level before kept. */
+template <class K, class Backend>
+bool select_level(Backend &be, const SelectInput &in, bool mapped, const SelectLevel &lv,
+                  uint32_t *hist, const SelectOutput &o)
+{
+        using P = RadixSelectPolicy;
+        dim3 grid(elementwise_blocks(be, in.n)), block(P::THREADS);
+
+        if (mapped)
+                return be.launch(select_histogram_kernel<P, uint64_t, true>, grid, block, in, lv,
+                                 hist, o);
+        return be.launch(select_histogram_kernel<P, K, false>, grid, block, in, lv, hist, o);
+}
+
 /*
  * The levels of the select, from the value's top digit down, each one histogram launch and its
  * counts on the host, until the k-th key's bucket is the last digit or holds exactly the keys
- * still wanted. *cut: the gather's keys; returns the number gathered, or -1 on failure.
+ * still wanted. From the second level on, a level keeps the keys of its prefix in b.kept (one
+ * side, then the other), so that the next reads those (the bucket the level before chose)
+ * rather than all n: the first has no prefix to filter by, and keeping all n there would cost
+ * what it saves. *cut: the gather's keys; returns the number gathered, or -1 on failure.
  */
 template <class K, class Backend>
-int64_t select_levels(Backend &be, const SelectBuffers &b, const SelectInput &in, uint64_t k,
+int64_t select_levels(Backend &be, const SelectBuffers &b, const SelectInput &keys, uint64_t k,
                       SelectCut *cut)
 {
-        const size_t bytes = sizeof(uint32_t) * RADIX;
-        unsigned above = in.width;
-        uint64_t prefix = 0, rem = k, before;
+        SelectInput in = keys;
+        unsigned above = keys.width;
+        uint64_t prefix = 0, rem = k, before, matching = keys.n;
+        bool mapped = false;
 
-        for (;;) {
+        for (unsigned level = 0;; level++) {
                 unsigned shift = above > (unsigned)RADIX_BITS ? above - RADIX_BITS : 0;
                 SelectLevel lv = {above, shift, prefix, (1u << (above - shift)) - 1};
+                SelectOutput o = {level > 0 && shift > 0 ? b.kept[level % 2] : nullptr,
+                                  b.hist + RADIX};
 
-                if (!be.clear(b.hist, bytes) ||
-                    !be.launch(select_histogram_kernel<RadixSelectPolicy, K>,
-                               dim3(elementwise_blocks(be, in.n)), dim3(RadixSelectPolicy::THREADS),
-                               in, lv, b.hist) ||
-                    !be.to_host(b.hist_host, b.hist, bytes))
+                if (!be.clear(b.hist, sizeof(uint32_t) * (RADIX + 1)) ||
+                    !select_level<K>(be, in, mapped, lv, b.hist, o) ||
+                    !be.to_host(b.hist_host, b.hist, sizeof(uint32_t) * RADIX))
                         return -1;
                 unsigned d = select_bucket(b.hist_host, rem, &before);
                 rem -= before;
@@ -346,6 +368,12 @@ int64_t select_levels(Backend &be, const SelectBuffers &b, const SelectInput &in
                         *cut = SelectCut{shift, prefix};
                         return (int64_t)(k - rem + b.hist_host[d]);
                 }
+                if (o.out) { /* it kept the keys of its own prefix */
+                        in.keys = o.out;
+                        in.n = (uint32_t)matching;
+                        mapped = true;
+                }
+                matching = b.hist_host[d];
         }
 }
 
