@@ -94,6 +94,9 @@ static uint64_t *mixed_lengths(size_t count, uint64_t seed)
 
 /* ---- cases --------------------------------------------------------------------------------- */
 
+/* Not datagen's: float keys of five values (fill_zeros_and_nans). */
+#define DIST_ZEROS_NANS ((datagen_dist)DATAGEN_DIST_COUNT)
+
 struct seg_case {
         sortd_sort_desc desc;
         struct dist dist;
@@ -108,10 +111,12 @@ static const char *seg_describe(const struct seg_case *c, const char *what, uint
         struct sort_case sc = {.desc = c->desc, .dist = c->dist, .n = c->l->n, .seed = c->seed};
         char base[256];
 
+        if (c->dist.dist == DIST_ZEROS_NANS)
+                sc.dist = (struct dist){DATAGEN_SPECIAL, 0}; /* named below */
         describe(&sc, base, sizeof(base));
-        snprintf(buf, len, "%s k=%" PRIu64 " layout '%s' (%" PRIu64 " segments)%s: %s", what, k,
+        snprintf(buf, len, "%s k=%" PRIu64 " layout '%s' (%" PRIu64 " segments)%s%s: %s", what, k,
                  c->l->name, c->l->seg.count, c->where == SORTD_MEMORY_SHARED ? " shared" : "",
-                 base);
+                 c->dist.dist == DIST_ZEROS_NANS ? " keys +-0, NaNs and 1.0" : "", base);
         return buf;
 }
 
@@ -132,8 +137,6 @@ static void fill_zeros_and_nans(void *keys, size_t n, sortd_key_type t, uint64_t
                         ((uint64_t *)keys)[i] = f64[r % LEN(f64)];
         }
 }
-
-#define DIST_ZEROS_NANS ((datagen_dist)DATAGEN_DIST_COUNT)
 
 static void make_input(const struct seg_case *c, struct input *in)
 {
