@@ -12,6 +12,11 @@
  * - else all candidates too, into private memory, sorted there; the first k are copied out.
  * A stable sort of a gather in index order breaks ties by index, as the contract asks.
  *
+ * Where the bit range ends at the key's top bit, the first pass is select_fused.c's: it may
+ * gather the keys itself, sparing the gather pass, and it sees keys that are all one value.
+ * Later passes see candidates that all tie (their least and greatest rank agree), which makes
+ * the cut exact without narrowing through the digits left.
+ *
  * Each thread histograms and gathers a contiguous part of the segment, so the threads' gathers
  * lie in index order at offsets their counts give. Every pass reads the keys anew: keys that
  * another process changes between passes make some thread's gather find other counts than its
