@@ -329,8 +329,10 @@ SelectBuffers select_buffers(cuda_engine *c, const sortd__plan *plan)
         b.own.keys[1] = d.keys[0];
         b.own.vals[0] = nullptr;
         b.own.vals[1] = d.vals[0];
-        if (plan->key_bytes < 4)
-                b.own.keys[1] = (unsigned char *)(b.own.keys[0] = d.keys[0]) + half;
+        if (plan->key_bytes < 4) {
+                b.own.keys[0] = d.keys[0];
+                b.own.keys[1] = (unsigned char *)d.keys[0] + half;
+        }
         return b;
 }
 
