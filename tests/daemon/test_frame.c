@@ -156,6 +156,57 @@ START_TEST(stream_in_pieces)
 }
 END_TEST
 
+/* A payload into three parts, an empty one skipped (an argsort's keys, no values, offsets),
+   in every read size. */
+START_TEST(sink_in_parts)
+{
+        uint8_t stream[SORTD__WIRE_HEADER_SIZE + 5 + 11];
+        uint8_t keys[8], offsets[3], none[1] = {0x5a};
+
+        put_header(stream, SORTD__WIRE_MAGIC, SORTD__WIRE_VERSION, 0, 5, 11);
+        memcpy(stream + SORTD__WIRE_HEADER_SIZE, "sort3ABCDEFGHxyz", 16);
+        for (size_t piece = 1; piece <= sizeof(stream); piece++) {
+                sortd__frame_reader fr;
+                const uint8_t *p = stream;
+                size_t left = sizeof(stream);
+                int payloads = 0;
+
+                memset(keys, 0, sizeof(keys));
+                memset(offsets, 0, sizeof(offsets));
+                ck_assert_int_eq(sortd__frame_init(&fr, 64), 0);
+                while (left) {
+                        uint8_t *dst;
+                        size_t room;
+                        sortd__frame_event ev;
+
+                        sortd__frame_buffer(&fr, &dst, &room);
+                        ck_assert_uint_gt(room, 0);
+                        room = room < piece ? room : piece;
+                        room = room < left ? room : left;
+                        memcpy(dst, p, room);
+                        p += room;
+                        left -= room;
+                        ev = sortd__frame_consumed(&fr, room);
+                        if (ev == SORTD__FRAME_MESSAGE) {
+                                const sortd__frame_part parts[] = {{keys, sizeof(keys)},
+                                                                   {none, 0},
+                                                                   {offsets, sizeof(offsets)}};
+
+                                sortd__frame_sink_parts(&fr, parts, 3);
+                        }
+                        ck_assert_int_ne(ev, SORTD__FRAME_ERROR);
+                        payloads += ev == SORTD__FRAME_PAYLOAD;
+                }
+                ck_assert_int_eq(payloads, 1);
+                ck_assert_int_eq(memcmp(keys, "ABCDEFGH", 8), 0);
+                ck_assert_int_eq(memcmp(offsets, "xyz", 3), 0);
+                ck_assert_uint_eq(none[0], 0x5a);
+                ck_assert(sortd__frame_at_boundary(&fr));
+                sortd__frame_free(&fr);
+        }
+}
+END_TEST
+
 /* A payload awaiting its sink takes no bytes (the daemon stops reading meanwhile). */
 START_TEST(await_sink_takes_nothing)
 {
@@ -212,6 +263,7 @@ int main(void)
         tcase_add_loop_test(tc, bad_header, 0, sizeof(bad_headers) / sizeof(bad_headers[0]));
         tcase_add_loop_test(tc, stream_in_pieces, 0, 40);
         tcase_add_test(tc, await_sink_takes_nothing);
+        tcase_add_test(tc, sink_in_parts);
         tcase_add_test(tc, big_discard);
         suite_add_tcase(s, tc);
         return run_suite(s);
