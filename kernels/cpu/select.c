@@ -379,12 +379,57 @@ static bool finish_fused(pass *p, uint64_t g)
         return true;
 }
 
+static bool select_from(const sortd__select *s, const unsigned char *keys, bool own_keys);
+
+/*
+ * The fused first pass gathered every candidate, but too many to sort (few distinct keys, say):
+ * the select goes on over them alone, compacted in index order at the gather buffers' start,
+ * with its own gathers in own_keys, rather than read the whole segment again for each digit.
+ * The gathered indices of an argsort are values to it.
+ */
+static bool narrow_fused(pass *p, uint64_t g)
+{
+        const sortd__select *s = p->s;
+        const unsigned kb = s->plan->key_bytes, vb = s->plan->val_bytes;
+        unsigned char *own = s->ctx->own_keys;
+        sortd__plan plan = *s->plan;
+        sortd__keep keep = {
+                .tw = p->tw,
+                .begin_bit = p->begin_bit,
+                .range = p->range,
+                .hi = p->c.hi,
+                .prefix = p->c.prefix,
+                .take = UINT64_MAX,
+        };
+        sortd__select sub;
+
+        if (sortd__fused_compact(s, &keep, s->gather_keys, s->gather_vals) != g)
+                return false; /* never: see finish_fused() */
+        plan.argsort = false;
+        sub = (sortd__select){
+                .ctx = s->ctx,
+                .plan = &plan,
+                .keys = s->gather_keys,
+                .vals = vb ? s->gather_vals : NULL,
+                .len = g,
+                .k = s->k,
+                .out_keys = s->out_keys,
+                .out_vals = s->out_vals,
+                /* g <= len / 2 keys and values: 16 bytes each at most */
+                .gather_keys = own,
+                .gather_vals = own + (g * kb + 7) / 8 * 8,
+                .nth = s->nth,
+                .scratch = s->scratch,
+        };
+        return select_from(&sub, sub.keys, false);
+}
+
 /* Keys that are all one value: the first k by index are the k first. */
-static void write_first(const sortd__select *s)
+static void write_first(const sortd__select *s, const unsigned char *keys)
 {
         const unsigned kb = s->plan->key_bytes, vb = s->plan->val_bytes;
 
-        memcpy(s->out_keys, s->keys, s->k * kb);
+        memcpy(s->out_keys, keys, s->k * kb);
         for (size_t i = 0; vb && i < s->k; i++)
                 sortd__store_elem(s->out_vals, i, vb,
                                   s->vals ? sortd__load_elem(s->vals, i, vb) : i);
@@ -404,7 +449,7 @@ static bool count_first(pass *p, sortd__fused *f)
         sortd__fused_count(p->s, p->keys, p->c.bits, f);
         if (!one_value(p->s, &v))
                 return false;
-        write_first(p->s);
+        write_first(p->s, p->keys);
         return true;
 }
 
@@ -443,9 +488,12 @@ static bool select_from(const sortd__select *s, const unsigned char *keys, bool 
                 }
                 g = p.c.before + p.c.cnt;
                 p.exact = g == s->k || p.c.shift == 0;
-                if (first && f.gathers && (p.c.prefix >> p.c.shift) <= f.last &&
-                    (p.exact || g <= SORTD__SMALL_KEYS))
-                        return finish_fused(&p, g);
+                if (first && f.gathers && (p.c.prefix >> p.c.shift) <= f.last) {
+                        if (p.exact || g <= SORTD__SMALL_KEYS)
+                                return finish_fused(&p, g);
+                        if (own_keys && g <= s->len / 2)
+                                return narrow_fused(&p, g);
+                }
                 first = false;
         } while (!p.exact && g > limit);
         if (p.exact)

@@ -549,6 +549,26 @@ START_TEST(topk_many_segments)
 }
 END_TEST
 
+/* Few distinct keys in a large segment: the first pass gathers the smallest value's copies, too
+   many to sort, and the select goes on over them alone (select.c's narrow_fused()). */
+START_TEST(topk_few_values)
+{
+        const size_t n = (size_t)1 << 20;
+        const uint64_t ks[] = {1, 1000, 90000};
+        struct layout l = whole(n);
+        sortd_engine *e = engine_new(n, 2);
+
+        for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
+                struct seg_case c = seg_case(o ? SORTD_KEY_I64 : SORTD_KEY_U32,
+                                             o ? SORTD_PAYLOAD_ARGSORT32 : SORTD_PAYLOAD_VALUES32,
+                                             o, (struct dist){DATAGEN_FEW, 12}, &l);
+
+                check_topk(e, &c, ks, LEN(ks));
+        }
+        sortd_engine_destroy(e);
+}
+END_TEST
+
 /* Keys that mislead the select's sample (select_fused.c reads every len/1024-th key): those are
    the first keys in the order and the rest lie far behind, so the k-th key's digit is past
    what the first pass gathered, and the select must read the keys again to find it. */
@@ -851,6 +871,7 @@ static Suite *segments_suite(void)
         tcase_set_timeout(tc, 600);
         tcase_add_loop_test(tc, topk_whole_array, 0, 2);
         tcase_add_test(tc, topk_sample_misled);
+        tcase_add_test(tc, topk_few_values);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("shared");
