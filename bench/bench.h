@@ -201,6 +201,9 @@ struct options {
         std::vector<std::string> memory{"pageable"}; /* GPU engines: pageable, pinned, device */
         bool model = false;              /* the kernels' cost model on the emulator, no timing */
         std::vector<unsigned> archs{90}; /* --model's architectures: 90 for sm_90 */
+        bool segments = false;           /* issue 39's cases instead (segments.cc) */
+        size_t rows = 10000, row_len = 1024; /* --segments: rows x row-len (rows 0: none) */
+        size_t k = 1000;                     /* --segments: top-k of --n (0: none) */
 };
 
 /* argv with the defaults filled in. A bad option exits 2 after one line on
@@ -211,6 +214,11 @@ options parse_options(int argc, char **argv);
    key, beside the Onesweep minimum (tests/support/simt/kernel_model.h);
    1 if a modelled sort is wrong, 2 where the build has no emulator. */
 int run_model(const options &o);
+
+/* --segments (segments.cc): on each engine of ours in --engines, --rows rows of --row-len u32
+   keys in one segmented call against a call a row, and the top --k of --n (its first size,
+   default 2^24) u32 keys against a full sort; 0, 1 after a wrong result, 2 for a bad --k. */
+int run_segments(const options &o);
 
 /* Whether an --engines name is one of ours (cpu, cuda, cub), one of ours on
    the GPU, a CPU sorting peer. */

@@ -47,6 +47,11 @@ void usage(FILE *f)
               "                   per key and launch; default n 2^18, --type/--payload/--dist)\n"
               "  --arch LIST      --model: the policies of code built for these architectures\n"
               "                   (75 for sm_75, 80, 90, 100; default 90)\n"
+              "  --segments       issue 39's cases instead, on our engines in --engines (see\n"
+              "                   Segments)\n"
+              "  --rows N, --row-len N, --k N\n"
+              "                   --segments: N rows (default 10000; 0: none) of N u32 keys\n"
+              "                   (default 1024), the top N (default 1000; 0: none) of --n\n"
               "  --thp            madvise(MADV_HUGEPAGE) the input and work buffers\n"
               "  --json           one JSON object per line instead of a table\n"
               "  --help\n"
@@ -109,7 +114,18 @@ void usage(FILE *f)
               "of_bound and, for cuda, vs_cub. Without a CUDA device (or in a build\n"
               "without the CUDA engines) each of cuda and cub prints one line on stderr,\n"
               "\"sortbench: ENGINE: no GPU benchmark: WHY\" (in JSON also a {\"skipped\"}\n"
-              "row), and sortbench exits 0: a missing GPU is not a failed benchmark.\n",
+              "row), and sortbench exits 0: a missing GPU is not a failed benchmark.\n"
+              "\n"
+              "Segments: --segments times, on each engine of ours, --rows rows of\n"
+              "--row-len uniform u32 keys sorted in one sortd_engine_sort_segments call\n"
+              "against one sortd_engine_sort call a row, and sortd_engine_topk of --k of\n"
+              "the first --n size (default 2^24) against sortd_engine_sort of the same\n"
+              "keys, keys in host memory, the engine's threads the largest --threads count.\n"
+              "--repeats pairs, alternated (one of each form back to back, the first form\n"
+              "switching from pair to pair): the medians and the median of the pairs'\n"
+              "ratios. The segmented rows must equal the separate sorts' and be sorted,\n"
+              "the top-k the full sort's first k. An engine without the call (cub: no\n"
+              "segmented sort or top-k) says so on stderr and gets no line.\n",
               f);
 }
 
@@ -204,7 +220,11 @@ options parse_options(int argc, char **argv)
                 o_seed,
                 o_memory,
                 o_model,
-                o_arch
+                o_arch,
+                o_segments,
+                o_rows,
+                o_row_len,
+                o_k
         };
         static const struct option longopts[] = {
                 {"type", required_argument, nullptr, o_type},
@@ -218,6 +238,10 @@ options parse_options(int argc, char **argv)
                 {"memory", required_argument, nullptr, o_memory},
                 {"model", no_argument, nullptr, o_model},
                 {"arch", required_argument, nullptr, o_arch},
+                {"segments", no_argument, nullptr, o_segments},
+                {"rows", required_argument, nullptr, o_rows},
+                {"row-len", required_argument, nullptr, o_row_len},
+                {"k", required_argument, nullptr, o_k},
                 {"thp", no_argument, nullptr, 't'},
                 {"json", no_argument, nullptr, 'j'},
                 {"help", no_argument, nullptr, 'h'},
@@ -307,6 +331,20 @@ options parse_options(int argc, char **argv)
                                         bad_option("arch (75 to 1000, e.g. 90)", s.c_str());
                                 o.archs.push_back(unsigned(v));
                         }
+                        break;
+                case o_segments:
+                        o.segments = true;
+                        break;
+                case o_rows:
+                case o_row_len:
+                case o_k:
+                        if (!parse_u64(optarg, &v) || v > (uint64_t(1) << 26) ||
+                            (c == o_row_len && v < 1))
+                                bad_option(c == o_rows ? "rows (0 to 2^26)"
+                                           : c == o_k  ? "k (0 to 2^26)"
+                                                       : "row-len (1 to 2^26)",
+                                           optarg);
+                        (c == o_rows ? o.rows : c == o_k ? o.k : o.row_len) = size_t(v);
                         break;
                 case 't':
                         buffer::use_huge_pages(true);

@@ -339,6 +339,8 @@ int run_all(options o)
 
         if (o.model)
                 return run_model(o);
+        if (o.segments)
+                return run_segments(o);
         cpu.engines.clear();
         for (const auto &name : o.engines)
                 (is_gpu(name) ? g.engines : cpu.engines).push_back(name);

@@ -34,6 +34,12 @@
  * round has a phase on a daemon of device-streams A and one of B (R default 2), and the gain
  * of A over B ends it.
  *
+ * `sortd-bench --segments [--rows R] [--row-len L] [--n N] [--k K] [--pairs P] [--engine E]
+ * [SORTD]` measures issue 39's cases through a daemon of engine E (cpu by default): R rows of L
+ * u32 keys (default 10^4 x 1,024) in one segmented request against one request a row, and the
+ * top K (default 1,000; 0: none) of N u32 keys (default 2^24) against a full sort of them, over
+ * P pairs (default 5) alternated (segments.c).
+ *
  * Every daemon it starts must answer within 60 s, or $SORTD_TEST_START_SECONDS.
  */
 #include <errno.h>
@@ -536,6 +542,69 @@ static int clients_option(bench_clients_config *cc, const char *opt, char *val)
         return -1;
 }
 
+/* --segments: what it sorts (segments.c), 0 where an option was not given. */
+typedef struct segments_config {
+        bool on;
+        size_t rows, row_len, k;
+        int pairs;
+} segments_config;
+
+/* The options of --segments alone (--n is the top-k's keys): as clients_option. */
+static int segments_option(segments_config *sc, const char *opt, char *val)
+{
+        const char *want;
+        long v;
+
+        if (strcmp(opt, "--rows") == 0) {
+                sc->rows = (size_t)(v = parse_long(val, 1, 1 << 24));
+                want = "1 to 2^24 rows";
+        } else if (strcmp(opt, "--row-len") == 0) {
+                sc->row_len = (size_t)(v = parse_long(val, 1, 1 << 24));
+                want = "1 to 2^24 keys a row";
+        } else if (strcmp(opt, "--k") == 0) {
+                sc->k = (size_t)(v = parse_long(val, 0, 1 << 24));
+                want = "0 (no top-k) to 2^24";
+        } else if (strcmp(opt, "--pairs") == 0) {
+                sc->pairs = (int)(v = parse_long(val, 1, SEG_MAX_PAIRS));
+                want = "1 to " XSTR(SEG_MAX_PAIRS) " pairs";
+        } else {
+                return 0;
+        }
+        if (v >= 0)
+                return 1;
+        fprintf(stderr, "sortd-bench: %s %s: give %s\n", opt, val, want);
+        return -1;
+}
+
+/* --segments: alone, on its own daemon; defaults are issue 39's sizes (10^4 x 1,024, top 1,000
+   of 2^24). */
+static int segments_main(segments_config *sc, const char *bin, const char *threads,
+                         const char *engine, bool other_part, size_t n)
+{
+        if (other_part) {
+                fprintf(stderr, "sortd-bench: --segments runs alone: without --paths, --small, "
+                                "--device and --clients\n");
+                return 2;
+        }
+        size_t rows = sc->rows ? sc->rows : 10000, row_len = sc->row_len ? sc->row_len : 1024;
+        size_t topk_n = n ? n : BIG_N, k = sc->on && sc->k == (size_t)-1 ? 1000 : sc->k;
+
+        if (rows * row_len > HUGE_N || topk_n > HUGE_N || k > topk_n) {
+                fprintf(stderr, "sortd-bench: --segments sorts up to 2^26 keys (rows x row-len, "
+                                "--n), and k <= --n\n");
+                return 2;
+        }
+        engine = engine ? engine : "cpu";
+        if (!bench_start_daemon(bin, threads, engine,
+                                rows * row_len > topk_n ? rows * row_len : topk_n, NULL))
+                return 1;
+        printf("sortd on the %s engine, cpu-path-keys %s\n", engine, cpu_path_keys);
+        int r = bench_segments(sock_path, rows, row_len, topk_n, k,
+                               sc->pairs ? sc->pairs : BENCH_RUNS);
+        bench_stop_daemon();
+        return r ? 1 : 0;
+}
+
 /* --clients: alone, with its own defaults (2^26 keys, the auto engine, 3 s a phase). */
 static int clients_main(bench_clients_config *cc, bool other_part, size_t n)
 {
@@ -566,6 +635,7 @@ int main(int argc, char **argv)
         const char *bin = SORTD_BIN, *threads = "0", *engine = NULL;
         bool device = false, small_only = false, paths_only = false;
         bench_clients_config cc = {0};
+        segments_config sc = {.k = (size_t)-1};
         size_t n = 0; /* --n: the paths' one size (0 = 2^24 and 2^26), or the device path's */
         int r = 0, took;
 
@@ -578,6 +648,8 @@ int main(int argc, char **argv)
                         small_only = true;
                 else if (strcmp(argv[i], "--paths") == 0)
                         paths_only = true;
+                else if (strcmp(argv[i], "--segments") == 0)
+                        sc.on = true;
                 else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
                         if (!(n = parse_count(argv[++i]))) {
                                 fprintf(stderr,
@@ -594,8 +666,20 @@ int main(int argc, char **argv)
                         if (took < 0)
                                 return 2;
                         i++;
+                } else if (i + 1 < argc && (took = segments_option(&sc, argv[i], argv[i + 1]))) {
+                        if (took < 0)
+                                return 2;
+                        i++;
                 } else
                         bin = argv[i];
+        }
+        if (sc.on)
+                return segments_main(&sc, bin, threads, engine,
+                                     device || small_only || paths_only || cc.clients, n);
+        if (sc.rows || sc.row_len || sc.pairs || sc.k != (size_t)-1) {
+                fprintf(stderr, "sortd-bench: --rows, --row-len, --k and --pairs are for "
+                                "--segments\n");
+                return 2;
         }
         if (cc.clients) {
                 cc.bin = bin;

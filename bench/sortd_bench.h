@@ -84,4 +84,16 @@ typedef struct bench_clients_config {
  */
 int bench_clients(const bench_clients_config *cfg);
 
+/* --segments (segments.c): pairs of at most SEG_MAX_PAIRS. */
+#define SEG_MAX_PAIRS 21
+
+/*
+ * Through the sortd listening on sock (capacity rows x row_len and topk_n keys or more): rows
+ * of row_len u32 keys in one segmented request against one request a row, then (k > 0) the
+ * top-k of topk_n u32 keys against a full sort of them, each over pairs alternated pairs.
+ * Prints their medians and ratios: 0, or -1 after saying what failed (a wrong result included).
+ */
+int bench_segments(const char *sock, size_t rows, size_t row_len, size_t topk_n, size_t k,
+                   int pairs);
+
 #endif

@@ -1,0 +1,209 @@
+/*
+ * sortd-bench --segments (issue 39): through the daemon, rows of u32 keys sorted in one
+ * segmented request (sortd_sort_segments) against the same rows as one request each, and the
+ * top-k of n u32 keys (sortd_topk) against a full sort of the same keys (sortd_sort).
+ *
+ * The separate requests are pipelined (sortd_submit up to SEG_WINDOW ahead of sortd_receive),
+ * their best case on one connection: a client waiting for each reply would add a round trip
+ * per row. Each pair of timings (one of each form) is taken back to back, the order
+ * alternating from pair to pair, and the ratio reported is the median of the pairs' ratios:
+ * on a shared machine the speed drifts over seconds, and pairs see the same drift.
+ * The targets are printed at the issue's sizes only (10^4 x 1,024; k = 1,000 of 2^24).
+ * Every result is checked: the segmented rows equal the separate ones and each row is sorted;
+ * the top-k equals the full sort's first k keys.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datagen.h"
+#include "sortd.h"
+#include "sortd_bench.h"
+
+#define SEG_WINDOW 64 /* separate requests in flight: 64 x 4 KiB rows, well under a MiB */
+
+typedef struct seg_bench {
+        sortd_conn *c;
+        uint32_t *input, *one, *many; /* the rows as generated, sorted in one request, in many */
+        size_t rows, row_len;
+} seg_bench;
+
+/* The median of the ratios a[i] / b[i]: the pairs' ratio. */
+static double pair_ratio(const double *a, const double *b, size_t n)
+{
+        double r[SEG_MAX_PAIRS];
+
+        for (size_t i = 0; i < n; i++)
+                r[i] = a[i] / b[i];
+        return bench_median(r, n);
+}
+
+static bool fail(seg_bench *b, const char *what)
+{
+        fprintf(stderr, "sortd-bench: %s: %s\n", what, b->c ? sortd_error_message(b->c) : "");
+        return false;
+}
+
+/* The rows in one request; its seconds in *secs. */
+static bool rows_one(seg_bench *b, double *secs)
+{
+        sortd_segments seg = {.count = b->rows, .row_len = b->row_len};
+        size_t n = b->rows * b->row_len;
+        double t0;
+
+        memcpy(b->one, b->input, n * 4);
+        t0 = bench_now();
+        if (sortd_sort_segments(b->c, b->one, NULL, n, SORTD_KEY_U32, SORTD_PAYLOAD_NONE, &seg,
+                                NULL) != SORTD_OK)
+                return fail(b, "segmented sort");
+        *secs = bench_now() - t0;
+        return true;
+}
+
+/* The rows as one request each, SEG_WINDOW in flight; its seconds in *secs. */
+static bool rows_many(seg_bench *b, double *secs)
+{
+        sortd_request q[SEG_WINDOW];
+        size_t sent = 0, got = 0;
+        double t0;
+
+        memcpy(b->many, b->input, b->rows * b->row_len * 4);
+        t0 = bench_now();
+        while (got < b->rows) {
+                if (sent < b->rows && sent - got < SEG_WINDOW) {
+                        sortd_request *r = &q[sent % SEG_WINDOW];
+
+                        *r = (sortd_request){.keys = b->many + sent * b->row_len,
+                                             .n = b->row_len,
+                                             .key_type = SORTD_KEY_U32};
+                        if (sortd_submit(b->c, r) != SORTD_OK)
+                                return fail(b, "separate request");
+                        sent++;
+                } else if (sortd_receive(b->c, &q[got++ % SEG_WINDOW]) != SORTD_OK) {
+                        return fail(b, "separate request's reply");
+                }
+        }
+        *secs = bench_now() - t0;
+        return true;
+}
+
+static bool rows_check(const seg_bench *b)
+{
+        size_t n = b->rows * b->row_len;
+
+        if (memcmp(b->one, b->many, n * 4) != 0) {
+                fprintf(stderr, "sortd-bench: the segmented rows differ from the separate ones\n");
+                return false;
+        }
+        for (size_t i = 1; i < n; i++)
+                if (i % b->row_len && b->one[i - 1] > b->one[i]) {
+                        fprintf(stderr, "sortd-bench: row %zu is not sorted\n", i / b->row_len);
+                        return false;
+                }
+        return true;
+}
+
+static int rows_part(seg_bench *b, int runs)
+{
+        double one[SEG_MAX_PAIRS], many[SEG_MAX_PAIRS];
+        char rn[32], ln[32];
+
+        for (int k = 0; k < runs; k++) {
+                bool ok = k % 2 ? rows_many(b, &many[k]) && rows_one(b, &one[k])
+                                : rows_one(b, &one[k]) && rows_many(b, &many[k]);
+                if (!ok || !rows_check(b))
+                        return -1;
+        }
+        double ratio = pair_ratio(many, one, (size_t)runs);
+
+        printf("rows: %s x %s u32 keys, median of %d pairs, alternated\n",
+               bench_count_name(b->rows, rn, sizeof(rn)),
+               bench_count_name(b->row_len, ln, sizeof(ln)), runs);
+        printf("  one segmented request  %9.2f ms\n", bench_median(one, (size_t)runs) * 1e3);
+        printf("  separate requests      %9.2f ms  (%d in flight)\n",
+               bench_median(many, (size_t)runs) * 1e3, SEG_WINDOW);
+        printf("  segmented speed-up     %9.2fx  (of each pair%s)\n", ratio,
+               b->rows == 10000 && b->row_len == 1024 ? "; target >= 5x" : "");
+        return 0;
+}
+
+/* One top-k (k results into out) and one full sort (into full) of input's n keys, in the
+   order first_topk says; their seconds. */
+static bool topk_pair(seg_bench *b, size_t n, size_t k, bool first_topk, double *topk_s,
+                      double *sort_s)
+{
+        for (int i = 0; i < 2; i++) {
+                double t0;
+
+                if ((i == 0) == first_topk) {
+                        t0 = bench_now();
+                        if (sortd_topk(b->c, b->input, NULL, n, SORTD_KEY_U32, SORTD_PAYLOAD_NONE,
+                                       NULL, k, b->one, NULL, NULL) != SORTD_OK)
+                                return fail(b, "top-k");
+                        *topk_s = bench_now() - t0;
+                } else {
+                        memcpy(b->many, b->input, n * 4);
+                        t0 = bench_now();
+                        if (sortd_sort(b->c, b->many, n, SORTD_KEY_U32, NULL) != SORTD_OK)
+                                return fail(b, "full sort");
+                        *sort_s = bench_now() - t0;
+                }
+        }
+        if (memcmp(b->one, b->many, k * 4) != 0) {
+                fprintf(stderr, "sortd-bench: the top-k differs from the full sort's first k\n");
+                return false;
+        }
+        return true;
+}
+
+static int topk_part(seg_bench *b, size_t n, size_t k, int runs)
+{
+        double topk[SEG_MAX_PAIRS], full[SEG_MAX_PAIRS];
+        char nn[32];
+
+        datagen_fill(b->input, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 40);
+        for (int r = 0; r < runs; r++)
+                if (!topk_pair(b, n, k, r % 2 == 0, &topk[r], &full[r]))
+                        return -1;
+        double ratio = pair_ratio(topk, full, (size_t)runs);
+
+        printf("top-k: k = %zu of %s u32 keys, median of %d pairs, alternated\n", k,
+               bench_count_name(n, nn, sizeof(nn)), runs);
+        printf("  top-k                  %9.2f ms\n", bench_median(topk, (size_t)runs) * 1e3);
+        printf("  full sort              %9.2f ms\n", bench_median(full, (size_t)runs) * 1e3);
+        printf("  top-k / full sort      %9.3fx  (of each pair%s)\n", ratio,
+               n == (size_t)1 << 24 && k == 1000 ? "; target <= 0.3x" : "");
+        return 0;
+}
+
+int bench_segments(const char *sock, size_t rows, size_t row_len, size_t topk_n, size_t k, int runs)
+{
+        size_t most = rows * row_len > topk_n ? rows * row_len : topk_n;
+        seg_bench b = {.rows = rows, .row_len = row_len};
+        char err[256];
+        int r = -1;
+
+        b.input = malloc(most * 4);
+        b.one = malloc(most * 4);
+        b.many = malloc(most * 4);
+        if (!b.input || !b.one || !b.many) {
+                fprintf(stderr, "sortd-bench: out of memory\n");
+                goto out;
+        }
+        if (sortd_connect(sock, NULL, &b.c, err, sizeof(err)) != SORTD_OK) {
+                fprintf(stderr, "sortd-bench: connect: %s\n", err);
+                goto out;
+        }
+        datagen_fill(b.input, rows * row_len, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 39);
+        r = rows_part(&b, runs);
+        if (r == 0 && k)
+                r = topk_part(&b, topk_n, k, runs);
+        sortd_close(b.c);
+out:
+        free(b.input);
+        free(b.one);
+        free(b.many);
+        return r;
+}
