@@ -170,7 +170,8 @@ double sortd_engine_last_device_seconds(const sortd_engine *e);
  * of every key type, payload and order, a few bit windows, and sizes from
  * under one tile to thousands of tiles (each capped at the capacity), sorted
  * by both from the same input and compared bit for bit, the small ones once
- * alone and once as a batch. The CPU engine is the
+ * alone and once as a batch; then a few segmented sorts and top-k across the
+ * segment size classes (an engine without them is not checked for them). The CPU engine is the
  * oracle because CI tests it on every commit; it needs no check itself.
  * Returns SORTD_OK with a one-line account in report ("self-check passed: ..."
  * or why none was needed), SORTD_E_SELFCHECK naming the first case that

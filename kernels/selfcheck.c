@@ -100,7 +100,8 @@ static uint64_t special(unsigned key_bytes, uint64_t i)
 
 /* Uniform, low-entropy and few-distinct stretches (so equal keys test
    stability), with specials sprinkled. */
-static void fill(void *keys, void *vals, size_t n, unsigned kb, unsigned vb, uint64_t seed)
+void sortd__selfcheck_fill(void *keys, void *vals, size_t n, unsigned kb, unsigned vb,
+                           uint64_t seed)
 {
         uint64_t s = seed * 0x9e3779b97f4a7c15ull | 1;
 
@@ -125,7 +126,7 @@ static void fill(void *keys, void *vals, size_t n, unsigned kb, unsigned vb, uin
 }
 
 /* Index of the first element that differs, or n. */
-static size_t first_difference(const void *a, const void *b, size_t n, size_t width)
+size_t sortd__selfcheck_first_difference(const void *a, const void *b, size_t n, size_t width)
 {
         for (size_t i = 0; i < n; i++)
                 if (memcmp((const char *)a + i * width, (const char *)b + i * width, width) != 0)
@@ -169,7 +170,7 @@ static sortd_status run_case(sortd_engine *e[2], struct buffers *b, const sortd_
         size_t at;
         char what[96];
 
-        fill(b->keys[0], b->vals[0], c->n, (unsigned)kb, (unsigned)vb, seed);
+        sortd__selfcheck_fill(b->keys[0], b->vals[0], c->n, (unsigned)kb, (unsigned)vb, seed);
         memcpy(b->keys[1], b->keys[0], c->n * kb);
         memcpy(b->vals[1], b->vals[0], c->n * vb);
         describe(what, sizeof(what), c);
@@ -180,9 +181,10 @@ static sortd_status run_case(sortd_engine *e[2], struct buffers *b, const sortd_
                                    "self-check: the %s engine failed sorting %s: %s",
                                    sortd_engine_kind(e[i]), what, sortd_engine_error(e[i]));
         }
-        at = first_difference(b->keys[0], b->keys[1], c->n, kb);
+        at = sortd__selfcheck_first_difference(b->keys[0], b->keys[1], c->n, kb);
         if (at == c->n)
-                at = vb ? first_difference(b->vals[0], b->vals[1], c->n, vb) : c->n;
+                at = vb ? sortd__selfcheck_first_difference(b->vals[0], b->vals[1], c->n, vb)
+                        : c->n;
         if (at == c->n)
                 return SORTD_OK;
         return say(report, len, SORTD_E_SELFCHECK,
@@ -230,7 +232,8 @@ static sortd_engine_batch_item *batch_items(const sortd__selfcheck_case *cases, 
                         free_items(items, m);
                         return NULL;
                 }
-                fill(it->keys, it->vals, c->n, (unsigned)kb, (unsigned)vb, ncases + i + 1);
+                sortd__selfcheck_fill(it->keys, it->vals, c->n, (unsigned)kb, (unsigned)vb,
+                                      ncases + i + 1);
         }
         *count = m;
         return items;
@@ -256,12 +259,13 @@ static sortd_status run_batch(sortd_engine *e[2], const sortd__selfcheck_case *c
                 const sortd_engine_batch_item *a = &items[0][m], *b = &items[1][m];
                 size_t kb = sortd_key_size(a->desc.key_type);
                 size_t vb = sortd_payload_size(a->desc.payload);
-                size_t at = first_difference(a->keys, b->keys, a->n, kb);
+                size_t at = sortd__selfcheck_first_difference(a->keys, b->keys, a->n, kb);
                 sortd__selfcheck_case c = {a->desc, a->n};
                 char what[96];
 
                 if (at == a->n)
-                        at = vb ? first_difference(a->vals, b->vals, a->n, vb) : a->n;
+                        at = vb ? sortd__selfcheck_first_difference(a->vals, b->vals, a->n, vb)
+                                : a->n;
                 if (at == a->n)
                         continue;
                 describe(what, sizeof(what), &c);
@@ -283,10 +287,11 @@ static double now_ms(void)
         return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* shape_cap: the shapes' largest n when thinned (0: the sample's). */
 static sortd_status run_all(sortd_engine *e[2], const sortd__selfcheck_case *cases, size_t count,
-                            char *report, size_t len)
+                            size_t shape_cap, char *report, size_t len)
 {
-        size_t key_bytes = 0, val_bytes = 0, max_n = 0, members = 0;
+        size_t key_bytes = 0, val_bytes = 0, max_n = 0, members = 0, shapes = 0;
         struct buffers b = {{NULL, NULL}, {NULL, NULL}};
         sortd_status s = SORTD_OK;
         double t0 = now_ms();
@@ -313,19 +318,25 @@ static sortd_status run_all(sortd_engine *e[2], const sortd__selfcheck_case *cas
         if (s == SORTD_OK)
                 s = run_batch(e, cases, count, &members, report, len);
         if (s == SORTD_OK)
+                s = sortd__selfcheck_shapes(e, shape_cap ? shape_cap : max_n, &shapes, report, len);
+        if (s == SORTD_OK)
                 say(report, len, s,
                     "self-check passed: %zu sorts against the %s engine, n = 2..%zu, the %zu of "
-                    "up to %d keys again as a batch, in %.0f ms",
-                    count, sortd_engine_kind(e[1]), max_n, members, BATCH_MAX_N, now_ms() - t0);
+                    "up to %d keys again as a batch, %zu segmented sorts and top-k, in %.0f ms",
+                    count, sortd_engine_kind(e[1]), max_n, members, BATCH_MAX_N, shapes,
+                    now_ms() - t0);
         return s;
 }
 
 /*
  * SORTD_TEST_SELFCHECK_CASES=N, for tests only: every k-th case of the sample, N of them, so
  * that an emulated daemon of several devices starts in a second rather than in ten seconds a
- * device (the emulator runs a launch in milliseconds). The whole sample is what a daemon
+ * device (the emulator runs a launch in milliseconds); the shapes then sort at most
+ * THIN_SHAPE_N keys each. The whole sample is what a daemon
  * checks, and the tests of the self-check itself run it whole.
  */
+#define THIN_SHAPE_N 4099
+
 static size_t thin(sortd__selfcheck_case *cases, size_t count)
 {
         const char *env = getenv("SORTD_TEST_SELFCHECK_CASES");
@@ -343,7 +354,7 @@ static size_t thin(sortd__selfcheck_case *cases, size_t count)
 sortd_status sortd__selfcheck_run(sortd_engine *subject, sortd_engine *oracle, char *report,
                                   size_t report_len)
 {
-        size_t cap = sortd_engine_capacity(subject), count;
+        size_t cap = sortd_engine_capacity(subject), count, thinned;
         sortd_engine *e[2] = {subject, oracle};
         sortd__selfcheck_case *cases;
         sortd_status s;
@@ -358,8 +369,9 @@ sortd_status sortd__selfcheck_run(sortd_engine *subject, sortd_engine *oracle, c
         if (!cases)
                 return say(report, report_len, SORTD_E_NOMEM, "self-check: out of memory");
         sortd__selfcheck_sample(cap, cases, count);
-        count = thin(cases, count);
-        s = run_all(e, cases, count, report, report_len);
+        thinned = thin(cases, count);
+        /* thinned, the shapes stay under one tile: every block class, no Onesweep segment */
+        s = run_all(e, cases, thinned, thinned < count ? THIN_SHAPE_N : 0, report, report_len);
         free(cases);
         return s;
 }

@@ -88,6 +88,7 @@ START_TEST(cpu_against_cpu_passes)
         snprintf(want, sizeof(want), "self-check passed: %zu sorts against the cpu engine", count);
         ck_assert_msg(strncmp(report, want, strlen(want)) == 0, "%s", report);
         ck_assert_msg(strstr(report, "n = 2..12289234"), "%s", report);
+        ck_assert_msg(strstr(report, ", 6 segmented sorts and top-k, "), "%s", report);
         printf("%s\n", report);
         /* the GPU engines' operation: it makes its own cpu engine */
         ck_assert_int_eq(sortd__selfcheck_against_cpu(a, report, sizeof(report)), SORTD_OK);
@@ -137,6 +138,8 @@ enum fault {
         LARGE_ONLY,          /* past a million keys, the last key is off by one */
         F32_ERROR,           /* f32 sorts fail with a device error */
         BATCH_ONLY,          /* a batch's members of 1001 keys come back with a bit flipped */
+        SEGMENTS_ONLY,       /* a segmented sort's last key comes back with a bit flipped */
+        TOPK_ONLY,           /* a top-k's last result comes back with a bit flipped */
 };
 
 struct faulty {
@@ -196,6 +199,32 @@ static void faulty_sort_batch(sortd_engine *e, sortd__batch_job *jobs, size_t co
         }
 }
 
+static sortd_status faulty_sort_segments(sortd_engine *e, const sortd__plan *p,
+                                         const sortd_segments *seg, sortd_memory where, void *keys,
+                                         void *vals, size_t n)
+{
+        struct faulty *f = (struct faulty *)e;
+        sortd_status s = f->inner->ops->sort_segments(f->inner, p, seg, where, keys, vals, n);
+
+        if (s == SORTD_OK && f->fault == SEGMENTS_ONLY)
+                ((unsigned char *)keys)[(n - 1) * p->key_bytes] ^= 1;
+        return s;
+}
+
+static sortd_status faulty_topk(sortd_engine *e, const sortd__plan *p, const sortd_segments *seg,
+                                uint64_t k, sortd_memory where, const void *keys, const void *vals,
+                                void *out_keys, void *out_vals, size_t n)
+{
+        struct faulty *f = (struct faulty *)e;
+        sortd_status s =
+                f->inner->ops->topk(f->inner, p, seg, k, where, keys, vals, out_keys, out_vals, n);
+        uint64_t m = sortd_topk_results(seg, n, k);
+
+        if (s == SORTD_OK && f->fault == TOPK_ONLY)
+                ((unsigned char *)out_keys)[(m - 1) * p->key_bytes] ^= 1;
+        return s;
+}
+
 static void faulty_destroy(sortd_engine *e)
 {
         struct faulty *f = (struct faulty *)e;
@@ -210,6 +239,8 @@ static const sortd__engine_ops faulty_ops = {
         .destroy = faulty_destroy,
         .selfcheck = sortd__selfcheck_against_cpu,
         .sort_batch = faulty_sort_batch,
+        .sort_segments = faulty_sort_segments,
+        .topk = faulty_topk,
 };
 
 static sortd_engine *faulty_engine(enum fault fault)
@@ -277,6 +308,24 @@ START_TEST(catches_a_fault_in_batches_only)
 }
 END_TEST
 
+START_TEST(catches_a_fault_in_segmented_sorts_only)
+{
+        const char *words[] = {"self-check failed: faulty and cpu differ in a segmented sort of "
+                               "60013 u32 keys (v32, ascending) in ",
+                               "segments (u32 offsets)", "first at position 60012", NULL};
+        expect_failure(SEGMENTS_ONLY, SORTD_E_SELFCHECK, words);
+}
+END_TEST
+
+START_TEST(catches_a_fault_in_topk_only)
+{
+        const char *words[] = {"self-check failed: faulty and cpu differ in top-k of 100003 u32 "
+                               "keys (argsort32, ascending) in one array, k = 1000",
+                               "first at position 999", NULL};
+        expect_failure(TOPK_ONLY, SORTD_E_SELFCHECK, words);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("selfcheck");
@@ -294,6 +343,8 @@ int main(void)
         tcase_add_test(tc, catches_a_fault_at_thousands_of_tiles);
         tcase_add_test(tc, reports_an_engine_error);
         tcase_add_test(tc, catches_a_fault_in_batches_only);
+        tcase_add_test(tc, catches_a_fault_in_segmented_sorts_only);
+        tcase_add_test(tc, catches_a_fault_in_topk_only);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
