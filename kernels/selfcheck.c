@@ -144,10 +144,7 @@ static void describe(char *buf, size_t len, const sortd__selfcheck_case *c)
                  d->end_bit ? d->end_bit : (unsigned)sortd_key_size(d->key_type) * 8);
 }
 
-static sortd_status say(char *report, size_t len, sortd_status s, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
-static sortd_status say(char *report, size_t len, sortd_status s, const char *fmt, ...)
+sortd_status sortd__selfcheck_say(char *report, size_t len, sortd_status s, const char *fmt, ...)
 {
         va_list ap;
 
@@ -177,9 +174,9 @@ static sortd_status run_case(sortd_engine *e[2], struct buffers *b, const sortd_
         for (int i = 0; i < 2; i++) {
                 sortd_status s = sortd_engine_sort(e[i], &c->desc, b->keys[i], b->vals[i], c->n);
                 if (s != SORTD_OK)
-                        return say(report, len, s,
-                                   "self-check: the %s engine failed sorting %s: %s",
-                                   sortd_engine_kind(e[i]), what, sortd_engine_error(e[i]));
+                        return sortd__selfcheck_say(
+                                report, len, s, "self-check: the %s engine failed sorting %s: %s",
+                                sortd_engine_kind(e[i]), what, sortd_engine_error(e[i]));
         }
         at = sortd__selfcheck_first_difference(b->keys[0], b->keys[1], c->n, kb);
         if (at == c->n)
@@ -187,9 +184,10 @@ static sortd_status run_case(sortd_engine *e[2], struct buffers *b, const sortd_
                         : c->n;
         if (at == c->n)
                 return SORTD_OK;
-        return say(report, len, SORTD_E_SELFCHECK,
-                   "self-check failed: %s and %s differ sorting %s, first at position %zu",
-                   sortd_engine_kind(e[0]), sortd_engine_kind(e[1]), what, at);
+        return sortd__selfcheck_say(
+                report, len, SORTD_E_SELFCHECK,
+                "self-check failed: %s and %s differ sorting %s, first at position %zu",
+                sortd_engine_kind(e[0]), sortd_engine_kind(e[1]), what, at);
 }
 
 /*
@@ -249,12 +247,14 @@ static sortd_status run_batch(sortd_engine *e[2], const sortd__selfcheck_case *c
         sortd_status s = SORTD_OK;
 
         if (!items[0] || !items[1])
-                s = say(report, len, SORTD_E_NOMEM, "self-check: out of memory for a batch");
+                s = sortd__selfcheck_say(report, len, SORTD_E_NOMEM,
+                                         "self-check: out of memory for a batch");
         for (int i = 0; i < 2 && s == SORTD_OK; i++)
                 if ((s = sortd_engine_sort_batch(e[i], items[i], *members)) != SORTD_OK)
-                        say(report, len, s,
-                            "self-check: the %s engine failed sorting a batch of %zu: %s",
-                            sortd_engine_kind(e[i]), *members, sortd_engine_error(e[i]));
+                        sortd__selfcheck_say(
+                                report, len, s,
+                                "self-check: the %s engine failed sorting a batch of %zu: %s",
+                                sortd_engine_kind(e[i]), *members, sortd_engine_error(e[i]));
         for (size_t m = 0; m < *members && s == SORTD_OK; m++) {
                 const sortd_engine_batch_item *a = &items[0][m], *b = &items[1][m];
                 size_t kb = sortd_key_size(a->desc.key_type);
@@ -269,7 +269,8 @@ static sortd_status run_batch(sortd_engine *e[2], const sortd__selfcheck_case *c
                 if (at == a->n)
                         continue;
                 describe(what, sizeof(what), &c);
-                s = say(report, len, SORTD_E_SELFCHECK,
+                s = sortd__selfcheck_say(
+                        report, len, SORTD_E_SELFCHECK,
                         "self-check failed: %s and %s differ sorting %s in a batch of %zu, first "
                         "at position %zu",
                         sortd_engine_kind(e[0]), sortd_engine_kind(e[1]), what, *members, at);
@@ -306,7 +307,8 @@ static sortd_status run_all(sortd_engine *e[2], const sortd__selfcheck_case *cas
         }
         for (int i = 0; i < 2 && s == SORTD_OK; i++)
                 if (!(b.keys[i] = malloc(key_bytes)) || !(b.vals[i] = malloc(val_bytes + 1)))
-                        s = say(report, len, SORTD_E_NOMEM,
+                        s = sortd__selfcheck_say(
+                                report, len, SORTD_E_NOMEM,
                                 "self-check: cannot allocate %zu MiB of host buffers",
                                 2 * (key_bytes + val_bytes) >> 20);
         for (size_t i = 0; i < count && s == SORTD_OK; i++)
@@ -320,11 +322,13 @@ static sortd_status run_all(sortd_engine *e[2], const sortd__selfcheck_case *cas
         if (s == SORTD_OK)
                 s = sortd__selfcheck_shapes(e, shape_cap ? shape_cap : max_n, &shapes, report, len);
         if (s == SORTD_OK)
-                say(report, len, s,
-                    "self-check passed: %zu sorts against the %s engine, n = 2..%zu, the %zu of "
-                    "up to %d keys again as a batch, %zu segmented sorts and top-k, in %.0f ms",
-                    count, sortd_engine_kind(e[1]), max_n, members, BATCH_MAX_N, shapes,
-                    now_ms() - t0);
+                sortd__selfcheck_say(
+                        report, len, s,
+                        "self-check passed: %zu sorts against the %s engine, n = 2..%zu, the %zu "
+                        "of "
+                        "up to %d keys again as a batch, %zu segmented sorts and top-k, in %.0f ms",
+                        count, sortd_engine_kind(e[1]), max_n, members, BATCH_MAX_N, shapes,
+                        now_ms() - t0);
         return s;
 }
 
@@ -362,12 +366,14 @@ sortd_status sortd__selfcheck_run(sortd_engine *subject, sortd_engine *oracle, c
         if (sortd_engine_capacity(oracle) < cap)
                 cap = sortd_engine_capacity(oracle);
         if (cap < 2)
-                return say(report, report_len, SORTD_OK,
-                           "self-check skipped: a capacity of %zu keys needs no sort", cap);
+                return sortd__selfcheck_say(
+                        report, report_len, SORTD_OK,
+                        "self-check skipped: a capacity of %zu keys needs no sort", cap);
         count = sortd__selfcheck_sample(cap, NULL, 0);
         cases = calloc(count, sizeof(*cases));
         if (!cases)
-                return say(report, report_len, SORTD_E_NOMEM, "self-check: out of memory");
+                return sortd__selfcheck_say(report, report_len, SORTD_E_NOMEM,
+                                            "self-check: out of memory");
         sortd__selfcheck_sample(cap, cases, count);
         thinned = thin(cases, count);
         /* thinned, the shapes stay under one tile: every block class, no Onesweep segment */
@@ -386,15 +392,16 @@ sortd_status sortd__selfcheck_against_cpu(sortd_engine *e, char *report, size_t 
 
         /* The cpu engine takes no capacity under 1, and under 2 there is nothing to compare. */
         if (cap < 2)
-                return say(report, report_len, SORTD_OK,
-                           "self-check skipped: a capacity of %zu keys needs no sort", cap);
+                return sortd__selfcheck_say(
+                        report, report_len, SORTD_OK,
+                        "self-check skipped: a capacity of %zu keys needs no sort", cap);
         /* The cpu engine's own create, not sortd_engine_create: that names every engine, the GPU
            engines that call this among them (engine_create.c), and would close a loop of calls.
            What it adds, the config's faults, the oracle has none of. */
         s = sortd__cpu_engine_ops.create(&cfg, &cpu, why, sizeof(why));
         if (s != SORTD_OK)
-                return say(report, report_len, s, "self-check: cannot create the cpu engine: %s",
-                           why);
+                return sortd__selfcheck_say(report, report_len, s,
+                                            "self-check: cannot create the cpu engine: %s", why);
         s = sortd__selfcheck_run(e, cpu, report, report_len);
         sortd_engine_destroy(cpu);
         return s;

@@ -54,6 +54,9 @@ sortd_status sortd__selfcheck_shapes(sortd_engine *e[2], size_t cap, size_t *che
 void sortd__selfcheck_fill(void *keys, void *vals, size_t n, unsigned kb, unsigned vb,
                            uint64_t seed);
 size_t sortd__selfcheck_first_difference(const void *a, const void *b, size_t n, size_t width);
+/* Writes the report (when len > 0) and returns s. */
+sortd_status sortd__selfcheck_say(char *report, size_t len, sortd_status s, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 #ifdef __cplusplus
 }

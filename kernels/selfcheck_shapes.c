@@ -5,7 +5,6 @@
  * and select kernels are separate code from its sort, so they are checked on the device that
  * runs them, as the sort is.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,20 +34,6 @@ static const struct shape {
 static const uint64_t lengths[] = {0, 1, 2, 33, 256, 257, 1500, 4096, 4097, 9001};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-static sortd_status say(char *report, size_t len, sortd_status s, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
-static sortd_status say(char *report, size_t len, sortd_status s, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (len)
-                vsnprintf(report, len, fmt, ap);
-        va_end(ap);
-        return s;
-}
 
 /* One shape's inputs and both engines' outputs. */
 struct run {
@@ -178,8 +163,9 @@ static sortd_status check_shape(sortd_engine *e[2], const struct shape *s, size_
 
         if (!prepare(s, cap, seed, &r)) {
                 free_run(&r);
-                return say(report, len, SORTD_E_NOMEM, "self-check: out of memory for %s",
-                           s->k ? "a top-k" : "a segmented sort");
+                return sortd__selfcheck_say(report, len, SORTD_E_NOMEM,
+                                            "self-check: out of memory for %s",
+                                            s->k ? "a top-k" : "a segmented sort");
         }
         describe(what, sizeof(what), s, &r);
         for (int i = 0; i < 2 && st == SORTD_OK; i++) {
@@ -190,13 +176,15 @@ static sortd_status check_shape(sortd_engine *e[2], const struct shape *s, size_
                         return SORTD_OK;
                 }
                 if (st != SORTD_OK)
-                        say(report, len, st, "self-check: the %s engine failed %s: %s",
-                            sortd_engine_kind(e[i]), what, sortd_engine_error(e[i]));
+                        sortd__selfcheck_say(
+                                report, len, st, "self-check: the %s engine failed %s: %s",
+                                sortd_engine_kind(e[i]), what, sortd_engine_error(e[i]));
         }
         if (st == SORTD_OK && (at = difference(s, &r)) != (s->k ? r.m : r.n))
-                st = say(report, len, SORTD_E_SELFCHECK,
-                         "self-check failed: %s and %s differ in %s, first at position %zu",
-                         sortd_engine_kind(e[0]), sortd_engine_kind(e[1]), what, at);
+                st = sortd__selfcheck_say(
+                        report, len, SORTD_E_SELFCHECK,
+                        "self-check failed: %s and %s differ in %s, first at position %zu",
+                        sortd_engine_kind(e[0]), sortd_engine_kind(e[1]), what, at);
         free_run(&r);
         return st;
 }
