@@ -28,36 +28,49 @@ static int take_fd(void *arg)
 }
 
 /* What follows j's frame: an inline sort's keys and the values it moves, then the offsets
-   that do not lie in a region (a region sort's are the whole payload). */
-static void sink(sortd__conn *c, sortd__job *j)
+   that do not lie in a region (a region sort's are the whole payload); its bytes. */
+static size_t sink_parts(const sortd__job *j, sortd__frame_part parts[3])
 {
         bool moves_vals = j->work.desc.payload == SORTD_PAYLOAD_VALUES32 ||
                           j->work.desc.payload == SORTD_PAYLOAD_VALUES64;
-        const sortd__frame_part parts[] = {
-                {j->work.keys, (size_t)j->parts.keys},
-                {j->work.vals, moves_vals ? (size_t)j->parts.vals : 0},
-                {(uint8_t *)j->work.seg.offsets, j->offsets_rg ? 0 : (size_t)j->parts.offsets},
-        };
 
-        sortd__frame_sink_parts(&c->fr, parts, 3);
+        parts[0] = (sortd__frame_part){j->work.keys, (size_t)j->parts.keys};
+        parts[1] = (sortd__frame_part){j->work.vals, moves_vals ? (size_t)j->parts.vals : 0};
+        parts[2] = (sortd__frame_part){(uint8_t *)j->work.seg.offsets,
+                                       j->offsets_rg ? 0 : (size_t)j->parts.offsets};
+        return parts[0].len + parts[1].len + parts[2].len;
 }
 
-/* The reading sort's bytes are charged: its payload goes to its buffer, or, with no buffer
-   to be had, it is dropped and the sort answered with SORTD_E_NOMEM. */
+static void payload_read(sortd__conn *c, sortd__job *j);
+
+/*
+ * The reading sort's bytes are charged: its payload goes to its buffer, or, with no buffer
+ * to be had, it is dropped and the sort answered with SORTD_E_NOMEM. A region sort whose
+ * offsets lie in a region has no payload: its buffer is for their copy, made now.
+ */
 void sortd__intake_read_payload(sortd__conn *c)
 {
         sortd__job *j = c->reading;
         size_t bytes = sortd__job_buffer_bytes(j);
+        sortd__frame_part parts[3];
+        size_t payload;
 
         if (sortd__dispatch_buffer(&c->d, j, c->ctx->pool) < 0) {
                 c->reading = NULL;
                 sortd__job_release_regions(j);
-                sortd__frame_discard(&c->fr);
+                if (c->fr.h.payload_len)
+                        sortd__frame_discard(&c->fr);
                 sortd__admission_uncharge(c->ctx->adm, bytes);
                 return;
         }
         sortd__job_charge(j, c->ctx->adm, bytes);
-        sink(c, j);
+        payload = sink_parts(j, parts);
+        if (payload == 0) {
+                c->reading = NULL;
+                payload_read(c, j);
+                return;
+        }
+        sortd__frame_sink_parts(&c->fr, parts, 3);
 }
 
 /* A sort that came back, or was sorted here: its regions are free again, and the counters

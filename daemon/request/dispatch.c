@@ -200,21 +200,16 @@ static int region_device(const sortd__dispatch_ctx *d, const sortd__request *rq,
         return -EINVAL;
 }
 
-/* A region sort's segments: their offsets copied from the payload once it is read (ADMIT), or
-   now from their region, into the daemon's memory, where they are checked. */
+/* A region sort's segments: a buffer for their offsets, charged as any sort's, into which
+   they are read from the payload or copied from their region; then checked there. */
 static sortd__dispatch_action region_segments(const sortd__dispatch_ctx *d,
                                               const sortd__request *rq, sortd__job *j)
 {
         int r = sortd__dispatch_segments(d, rq, j);
 
-        if (r == 0 && sortd__request_segments_payload(&rq->seg)) {
+        if (r == 0 && j->parts.offsets) {
                 j->state = SORTD__JOB_READING;
                 return (sortd__dispatch_action){.todo = SORTD__DISPATCH_ADMIT, .job = j};
-        }
-        /* a few bytes: from the heap, as a region's bookkeeping is, not charged */
-        if (r == 0 && j->parts.offsets && sortd__dispatch_buffer(d, j, NULL) < 0) {
-                sortd__job_release_regions(j);
-                return nothing; /* done: no memory, counted */
         }
         if (r == 0)
                 r = sortd__dispatch_segments_ready(j);
