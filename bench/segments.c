@@ -1,7 +1,9 @@
 /*
  * sortd-bench --segments (issue 39): through the daemon, rows of u32 keys sorted in one
  * segmented request (sortd_sort_segments) against the same rows as one request each, and the
- * top-k of n u32 keys (sortd_topk) against a full sort of the same keys (sortd_sort).
+ * top-k of n u32 keys (sortd_topk) against a full sort of the same keys (sortd_sort), the keys
+ * inline (sent with the request: n x 4 bytes in for either, and out for the sort) and then in
+ * shared-memory regions (sortd_sort_in_region: no keys cross the socket).
  *
  * The separate requests are pipelined (sortd_submit up to SEG_WINDOW ahead of sortd_receive),
  * their best case on one connection: a client waiting for each reply would add a round trip
@@ -129,53 +131,97 @@ static int rows_part(seg_bench *b, int runs)
         return 0;
 }
 
-/* One top-k (k results into out) and one full sort (into full) of input's n keys, in the
-   order first_topk says; their seconds. */
-static bool topk_pair(seg_bench *b, size_t n, size_t k, bool first_topk, double *topk_s,
-                      double *sort_s)
-{
-        for (int i = 0; i < 2; i++) {
-                double t0;
+/* Where the top-k part's keys lie: inline (keys NULL: sent with the request), or in regions,
+   the keys in one and the top-k's results in another (nothing but the request crosses). */
+typedef struct topk_where {
+        sortd_region *keys, *out;
+} topk_where;
 
-                if ((i == 0) == first_topk) {
-                        t0 = bench_now();
-                        if (sortd_topk(b->c, b->input, NULL, n, SORTD_KEY_U32, SORTD_PAYLOAD_NONE,
-                                       NULL, k, b->one, NULL, NULL) != SORTD_OK)
-                                return fail(b, "top-k");
-                        *topk_s = bench_now() - t0;
-                } else {
-                        memcpy(b->many, b->input, n * 4);
-                        t0 = bench_now();
-                        if (sortd_sort(b->c, b->many, n, SORTD_KEY_U32, NULL) != SORTD_OK)
-                                return fail(b, "full sort");
-                        *sort_s = bench_now() - t0;
-                }
-        }
-        if (memcmp(b->one, b->many, k * 4) != 0) {
-                fprintf(stderr, "sortd-bench: the top-k differs from the full sort's first k\n");
-                return false;
-        }
+static bool topk_once(seg_bench *b, const topk_where *w, size_t n, size_t k, double *secs)
+{
+        sortd_region_sort rs = {
+                .keys = w->keys, .n = n, .key_type = SORTD_KEY_U32, .k = k, .out_keys = w->out};
+        double t0;
+        sortd_status s;
+
+        if (w->keys)
+                memcpy(sortd_region_data(w->keys), b->input, n * 4);
+        t0 = bench_now();
+        s = w->keys ? sortd_sort_in_region(b->c, &rs)
+                    : sortd_topk(b->c, b->input, NULL, n, SORTD_KEY_U32, SORTD_PAYLOAD_NONE, NULL,
+                                 k, b->one, NULL, NULL);
+        *secs = bench_now() - t0;
+        if (s != SORTD_OK)
+                return fail(b, "top-k");
+        if (w->keys)
+                memcpy(b->one, sortd_region_data(w->out), k * 4);
         return true;
 }
 
-static int topk_part(seg_bench *b, size_t n, size_t k, int runs)
+/* A full sort; its first k keys into b->many. */
+static bool full_once(seg_bench *b, const topk_where *w, size_t n, size_t k, double *secs)
 {
-        double topk[SEG_MAX_PAIRS], full[SEG_MAX_PAIRS];
+        sortd_region_sort rs = {.keys = w->keys, .n = n, .key_type = SORTD_KEY_U32};
+        double t0;
+        sortd_status s;
+
+        memcpy(w->keys ? sortd_region_data(w->keys) : b->many, b->input, n * 4);
+        t0 = bench_now();
+        s = w->keys ? sortd_sort_in_region(b->c, &rs)
+                    : sortd_sort(b->c, b->many, n, SORTD_KEY_U32, NULL);
+        *secs = bench_now() - t0;
+        if (s != SORTD_OK)
+                return fail(b, "full sort");
+        if (w->keys)
+                memcpy(b->many, sortd_region_data(w->keys), k * 4);
+        return true;
+}
+
+static int topk_part(seg_bench *b, const topk_where *w, size_t n, size_t k, int runs)
+{
+        double topk[SEG_MAX_PAIRS] = {0}, full[SEG_MAX_PAIRS] = {0};
         char nn[32];
 
-        datagen_fill(b->input, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 40);
-        for (int r = 0; r < runs; r++)
-                if (!topk_pair(b, n, k, r % 2 == 0, &topk[r], &full[r]))
+        for (int r = 0; r < runs; r++) {
+                bool ok =
+                        r % 2 ? full_once(b, w, n, k, &full[r]) && topk_once(b, w, n, k, &topk[r])
+                              : topk_once(b, w, n, k, &topk[r]) && full_once(b, w, n, k, &full[r]);
+                if (!ok)
                         return -1;
+                if (memcmp(b->one, b->many, k * 4) != 0) {
+                        fprintf(stderr, "sortd-bench: the top-k differs from the full sort's "
+                                        "first k\n");
+                        return -1;
+                }
+        }
         double ratio = pair_ratio(topk, full, (size_t)runs);
 
-        printf("top-k: k = %zu of %s u32 keys, median of %d pairs, alternated\n", k,
-               bench_count_name(n, nn, sizeof(nn)), runs);
+        printf("top-k: k = %zu of %s u32 keys, %s, median of %d pairs, alternated\n", k,
+               bench_count_name(n, nn, sizeof(nn)), w->keys ? "in regions" : "inline", runs);
         printf("  top-k                  %9.2f ms\n", bench_median(topk, (size_t)runs) * 1e3);
         printf("  full sort              %9.2f ms\n", bench_median(full, (size_t)runs) * 1e3);
         printf("  top-k / full sort      %9.3fx  (of each pair%s)\n", ratio,
                n == (size_t)1 << 24 && k == 1000 ? "; target <= 0.3x" : "");
         return 0;
+}
+
+/* The top-k part inline, then in regions. */
+static int topk_parts(seg_bench *b, size_t n, size_t k, int runs)
+{
+        topk_where w = {0};
+        int r;
+
+        datagen_fill(b->input, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 40);
+        if ((r = topk_part(b, &w, n, k, runs)) != 0)
+                return r;
+        if (sortd_region_create(b->c, n * 4, &w.keys) == SORTD_OK &&
+            sortd_region_create(b->c, k * 4, &w.out) == SORTD_OK)
+                r = topk_part(b, &w, n, k, runs);
+        else
+                r = fail(b, "region") ? 0 : -1; /* fail() says why, and is false */
+        sortd_region_destroy(b->c, w.keys);
+        sortd_region_destroy(b->c, w.out);
+        return r;
 }
 
 int bench_segments(const char *sock, size_t rows, size_t row_len, size_t topk_n, size_t k, int runs)
@@ -199,7 +245,7 @@ int bench_segments(const char *sock, size_t rows, size_t row_len, size_t topk_n,
         datagen_fill(b.input, rows * row_len, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 39);
         r = rows_part(&b, runs);
         if (r == 0 && k)
-                r = topk_part(&b, topk_n, k, runs);
+                r = topk_parts(&b, topk_n, k, runs);
         sortd_close(b.c);
 out:
         free(b.input);

@@ -50,7 +50,8 @@ def check_sortd_bench(bench, sortd):
         rf"  one segmented request +{NUM} ms",
         rf"  separate requests +{NUM} ms  \(64 in flight\)",
         rf"  segmented speed-up +{NUM}x  \(of each pair\)",
-        r"top-k: k = 50 of 100000 u32 keys, median of 3 pairs, alternated",
+        r"top-k: k = 50 of 100000 u32 keys, inline, median of 3 pairs, alternated",
+        r"top-k: k = 50 of 100000 u32 keys, in regions, median of 3 pairs, alternated",
         rf"  top-k / full sort +{NUM}x  \(of each pair\)",
     ])
 
