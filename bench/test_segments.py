@@ -7,6 +7,7 @@ exits 1 on a wrong one):
   sortd-bench SORTD_BENCH SORTD   sortd-bench --segments through a cpu daemon;
   rows SORTD LIBSORTD          bench/rows.py against a cpu daemon (exit 77 without numpy).
 """
+import importlib.util
 import os
 import re
 import subprocess
@@ -57,9 +58,7 @@ def check_sortd_bench(bench, sortd):
 
 
 def check_rows(sortd, libsortd):
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("numpy") is None:
         print("SKIP: no numpy")
         sys.exit(77)
     rows_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rows.py")
