@@ -587,7 +587,7 @@ static int segments_main(segments_config *sc, const char *bin, const char *threa
                 return 2;
         }
         size_t rows = sc->rows ? sc->rows : 10000, row_len = sc->row_len ? sc->row_len : 1024;
-        size_t topk_n = n ? n : BIG_N, k = sc->on && sc->k == (size_t)-1 ? 1000 : sc->k;
+        size_t topk_n = n ? n : BIG_N, k = sc->k == (size_t)-1 ? 1000 : sc->k;
 
         if (rows * row_len > HUGE_N || topk_n > HUGE_N || k > topk_n) {
                 fprintf(stderr, "sortd-bench: --segments sorts up to 2^26 keys (rows x row-len, "
