@@ -288,7 +288,7 @@ static double now_ms(void)
         return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* shape_cap: the shapes' largest n when thinned (0: the sample's). */
+/* shape_cap: the shapes' largest n when thinned (0: the sample's), never above the sample's. */
 static sortd_status run_all(sortd_engine *e[2], const sortd__selfcheck_case *cases, size_t count,
                             size_t shape_cap, char *report, size_t len)
 {
@@ -320,7 +320,8 @@ static sortd_status run_all(sortd_engine *e[2], const sortd__selfcheck_case *cas
         if (s == SORTD_OK)
                 s = run_batch(e, cases, count, &members, report, len);
         if (s == SORTD_OK)
-                s = sortd__selfcheck_shapes(e, shape_cap ? shape_cap : max_n, &shapes, report, len);
+                s = sortd__selfcheck_shapes(e, shape_cap && shape_cap < max_n ? shape_cap : max_n,
+                                            &shapes, report, len);
         if (s == SORTD_OK)
                 sortd__selfcheck_say(
                         report, len, s,

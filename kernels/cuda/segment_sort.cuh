@@ -41,10 +41,14 @@ namespace sortd_cuda
 #endif
 constexpr unsigned SEGMENT_CHUNK = SORTD_SEGMENT_CHUNK;
 
-/* Descriptors of an engine of capacity keys. */
+/* Descriptors of an engine of capacity keys: a sixteenth of a descriptor a key (one byte, where
+   the sort's own buffers take 32), so that capacity=auto's sizing by the sort's bytes a key
+   still fits the device; at least a warp's worth. More segments than that take refills. */
 inline unsigned chunk_descriptors(size_t capacity)
 {
-        return capacity == 0 ? 1 : capacity < SEGMENT_CHUNK ? (unsigned)capacity : SEGMENT_CHUNK;
+        const size_t want = capacity / 16;
+
+        return want < 32 ? 32u : want < SEGMENT_CHUNK ? (unsigned)want : SEGMENT_CHUNK;
 }
 
 /* The descriptor chunk: size descriptors on the device and in pinned host memory. */
