@@ -8,7 +8,6 @@
  */
 #include "selfcheck.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,61 +78,6 @@ size_t sortd__selfcheck_sample(size_t capacity, sortd__selfcheck_case *out, size
         return k;
 }
 
-static uint64_t next(uint64_t *s)
-{
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        return *s;
-}
-
-/* Bit patterns that stress the key map: zeros, sign bits, all ones (NaNs
-   and -1), the largest finite magnitudes, the smallest denormals. */
-static uint64_t special(unsigned key_bytes, uint64_t i)
-{
-        unsigned bits = key_bytes * 8;
-        uint64_t sign = (uint64_t)1 << (bits - 1), all = sign | (sign - 1);
-        const uint64_t p[] = {0, sign, all, sign - 1, 1, sign | 1, all ^ 1, sign >> 1};
-
-        return p[i % COUNT(p)] & all;
-}
-
-/* Uniform, low-entropy and few-distinct stretches (so equal keys test
-   stability), with specials sprinkled. */
-void sortd__selfcheck_fill(void *keys, void *vals, size_t n, unsigned kb, unsigned vb,
-                           uint64_t seed)
-{
-        uint64_t s = seed * 0x9e3779b97f4a7c15ull | 1;
-
-        for (size_t i = 0; i < n; i++) {
-                uint64_t k = next(&s);
-                switch (i / 1000 % 3) {
-                case 1:
-                        k &= next(&s) & next(&s);
-                        break;
-                case 2:
-                        k = (k % 5) * 0x0101010101010101ull;
-                        break;
-                }
-                if (i % 17 == 0)
-                        k = special(kb, i / 17);
-                memcpy((char *)keys + i * kb, &k, kb); /* little-endian: the low bytes */
-                if (vb) {
-                        uint64_t v = next(&s);
-                        memcpy((char *)vals + i * vb, &v, vb);
-                }
-        }
-}
-
-/* Index of the first element that differs, or n. */
-size_t sortd__selfcheck_first_difference(const void *a, const void *b, size_t n, size_t width)
-{
-        for (size_t i = 0; i < n; i++)
-                if (memcmp((const char *)a + i * width, (const char *)b + i * width, width) != 0)
-                        return i;
-        return n;
-}
-
 static void describe(char *buf, size_t len, const sortd__selfcheck_case *c)
 {
         const sortd_sort_desc *d = &c->desc;
@@ -142,17 +86,6 @@ static void describe(char *buf, size_t len, const sortd__selfcheck_case *c)
                  sortd_key_type_name(d->key_type), sortd_payload_name(d->payload),
                  d->order == SORTD_DESCENDING ? "descending" : "ascending", d->begin_bit,
                  d->end_bit ? d->end_bit : (unsigned)sortd_key_size(d->key_type) * 8);
-}
-
-sortd_status sortd__selfcheck_say(char *report, size_t len, sortd_status s, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (len)
-                vsnprintf(report, len, fmt, ap);
-        va_end(ap);
-        return s;
 }
 
 /* The subject's buffers [0] and the oracle's [1]. */

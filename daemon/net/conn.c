@@ -422,7 +422,7 @@ void sortd__conn_close(sortd__conn *c)
         c->flags = 0;
         /* A region sort whose offsets were still coming holds its regions, which close now. */
         if (c->reading)
-                sortd__job_release_regions(c->reading);
+                sortd__region_release_held(c->reading);
         cancel_queued(c);
         close_regions(c);
         c->state = SORTD__CONN_CLOSING;

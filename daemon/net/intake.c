@@ -57,7 +57,7 @@ void sortd__intake_read_payload(sortd__conn *c)
 
         if (sortd__dispatch_buffer(&c->d, j, c->ctx->pool) < 0) {
                 c->reading = NULL;
-                sortd__job_release_regions(j);
+                sortd__region_release_held(j);
                 if (c->fr.h.payload_len)
                         sortd__frame_discard(&c->fr);
                 sortd__admission_uncharge(c->ctx->adm, bytes);
@@ -80,7 +80,7 @@ void sortd__intake_sort_done(sortd__conn *c, sortd__job *j)
 {
         sortd__stats *st = c->ctx->stats;
 
-        sortd__job_release_regions(j);
+        sortd__region_release_held(j);
         if (c->state != SORTD__CONN_OPEN) {
                 st->cancelled++;
         } else if (j->work.status == SORTD_OK) {

@@ -82,7 +82,7 @@ static sortd__dispatch_action refused(const sortd__dispatch_ctx *d, sortd__job *
 {
         d->stats->sorts_failed++;
         j->work.status = sortd__reply_status_of(err);
-        sortd__job_release_regions(j);
+        sortd__region_release_held(j);
         return nothing; /* done: its error is the reply */
 }
 

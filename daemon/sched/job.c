@@ -134,18 +134,6 @@ int sortd__job_buffer(sortd__job *j, sortd__hostpool *pool)
         return missed;
 }
 
-void sortd__job_release_regions(sortd__job *j)
-{
-        sortd__region **held[] = {&j->keys_rg, &j->vals_rg, &j->out_rg[0], &j->out_rg[1],
-                                  &j->offsets_rg};
-
-        for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
-                if (*held[i])
-                        sortd__region_release(*held[i]);
-                *held[i] = NULL;
-        }
-}
-
 uint64_t sortd__job_reply_payload(const sortd__job *j, uv_buf_t parts[2], unsigned *count)
 {
         const uint8_t *keys = j->work.keys, *vals = j->work.vals;

@@ -142,9 +142,6 @@ int sortd__job_buffer(sortd__job *j, struct sortd__hostpool *pool);
 /* j holds bytes of a's in-flight memory: sortd__job_free gives them back. */
 void sortd__job_charge(sortd__job *j, struct sortd__admission *a, size_t bytes);
 
-/* Lets go of the regions j holds (a region sort's, its offsets', its top-k outputs'). */
-void sortd__job_release_regions(sortd__job *j);
-
 /* The payload of j's reply, into parts (two at most): an inline sort's sorted keys and values,
    or its top-k results; none for a region sort or a failed one. Returns its bytes. */
 uint64_t sortd__job_reply_payload(const sortd__job *j, uv_buf_t parts[2], unsigned *count);

@@ -293,6 +293,18 @@ void sortd__region_release(sortd__region *r)
         r->users--;
 }
 
+void sortd__region_release_held(struct sortd__job *j)
+{
+        sortd__region **held[] = {&j->keys_rg, &j->vals_rg, &j->out_rg[0], &j->out_rg[1],
+                                  &j->offsets_rg};
+
+        for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
+                if (*held[i])
+                        sortd__region_release(*held[i]);
+                *held[i] = NULL;
+        }
+}
+
 static void unmap(sortd__regions *t, sortd__region *r)
 {
         if (r->kind == SORTD__REGION_MEMFD) {

@@ -131,6 +131,10 @@ int sortd__region_numa_node(const void *p);
 /* A sort starts or stops using r. */
 void sortd__region_hold(sortd__region *r);
 void sortd__region_release(sortd__region *r);
+/* Lets go of every region job j holds (a region sort's, its offsets', its top-k outputs'), here
+   where regions are counted: job.c frees jobs, and a region's close job is freed here. */
+struct sortd__job;
+void sortd__region_release_held(struct sortd__job *j);
 
 /*
  * Unregisters id: the READY region *out becomes CLOSING, for the engine thread to close.

@@ -149,14 +149,13 @@ START_TEST(job_without_buffer)
         ck_assert_int_eq(j->state, SORTD__JOB_DONE);
         ck_assert_int_eq(sortd__hostpool_init(&pool, NULL, 0, why, sizeof(why)), 0);
         sortd__admission_init(&a, UINT64_MAX, &st);
-        j->work.sizes.keys_bytes = (uint64_t)1 << 60;
+        j->parts.keys = (uint64_t)1 << 60; /* the buffer's parts, as dispatch lays them out */
         ck_assert_int_eq(sortd__job_buffer(j, &pool), -ENOMEM);
         ck_assert_ptr_null(j->buf);
         sortd__job_free(j);
 
         j = sortd__job_new(8);
-        j->work.sizes.keys_bytes = 13;
-        j->work.sizes.vals_bytes = 8;
+        j->parts = (sortd__job_parts){.keys = 13, .vals = 8};
         j->work.desc.payload = SORTD_PAYLOAD_VALUES64;
         ck_assert_uint_eq(sortd__job_buffer_bytes(j), 24);
         ck_assert_int_eq(sortd__job_buffer(j, &pool), 0); /* the pool is off: no miss */

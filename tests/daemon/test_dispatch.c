@@ -269,7 +269,7 @@ static void engine_gives_back(sortd__job *j, sortd_status s, const char *why)
         j->work.status = s;
         snprintf(j->work.why, sizeof(j->work.why), "%s", why);
         if (sortd__job_is_sort(j)) {
-                sortd__job_release_regions(j);
+                sortd__region_release_held(j);
         } else {
                 sortd__dispatch_region_done(&fx.d, j);
         }
@@ -878,7 +878,7 @@ START_TEST(region_offsets_copied_then_checked)
         with_offsets(&m, OFF64, 2, 1, 1024);
         j = admit_region_offsets(&m);
         ck_assert_int_eq(sortd__dispatch_segments_ready(j), -EINVAL);
-        sortd__job_release_regions(j);
+        sortd__region_release_held(j);
         finish(j, SORTD_E_INVAL);
         expect(3, SORTD_E_INVAL, "offsets[1] = 99 past n = 16");
         region_sort(&m, 4, 1, 0, 16);
