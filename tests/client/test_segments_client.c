@@ -500,6 +500,9 @@ START_TEST(segments_region_wire)
         OK(c, sortd_sort_in_region(c, &rs));
         region_data_is(&f, 3, 0, 0, 2048);
         payload_is(&f, off, sizeof(off), NULL, 0, NULL, 0);
+        ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, b), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, d), SORTD_OK);
         close_fake(&f, c);
 }
 END_TEST
@@ -560,6 +563,10 @@ START_TEST(topk_region_wire)
         ck_assert_int_eq(f.has_segments, 0);
         ck_assert_uint_eq(f.out_keys_region_id, 4);
         ck_assert_uint_eq(f.out_vals_region_id, 0);
+        ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, b), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, d), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, e), SORTD_OK);
         close_fake(&f, c);
 }
 END_TEST
@@ -669,6 +676,9 @@ START_TEST(region_refusals)
 
         ck_assert_int_eq(sortd_region_destroy(c2, o), SORTD_OK);
         close_fake(&g, c2);
+        ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, b), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, d), SORTD_OK);
         close_fake(&f, c);
 }
 END_TEST

@@ -671,14 +671,15 @@ void expect_topk_like_cpu(sortd_engine *cuda, sortd_engine *cpu, const SegCase &
         Buffer ik(cuda, m, n * kb), iv(cuda, m, n * vb);
         Buffer ok(cuda, m, results * kb + kb), ov(cuda, m, results * vb + vb);
         memcpy(ik.p, in_k.data(), n * kb);
-        memcpy(iv.p, in_v.data(), n * vb);
+        if (vb) /* a Buffer of no bytes has no memory: memcpy and memcmp take no NULL */
+                memcpy(iv.p, in_v.data(), n * vb);
         sortd_status s =
                 sortd_engine_topk(cuda, &c.d, whole ? nullptr : &seg, k, where_of(m, shared), ik.p,
                                   vb && !argsort ? iv.p : nullptr, ok.p, vb ? ov.p : nullptr, n);
         ck_assert_msg(s == SORTD_OK, "%s: %s", name.c_str(), sortd_engine_error(cuda));
         ck_assert_msg(memcmp(ok.p, want_k.data(), results * kb) == 0, "%s: keys differ from cpu's",
                       name.c_str());
-        ck_assert_msg(memcmp(ov.p, want_v.data(), results * vb) == 0,
+        ck_assert_msg(!vb || memcmp(ov.p, want_v.data(), results * vb) == 0,
                       "%s: values differ from cpu's", name.c_str());
         ck_assert_msg(memcmp(ik.p, in_k.data(), n * kb) == 0, "%s: input keys written",
                       name.c_str());
