@@ -117,6 +117,13 @@ static void plan_one(client *c, size_t n)
         req_make(&c->q[0], n, SORTD_KEY_U64, SORTD_PAYLOAD_NONE);
 }
 
+/* A call that failed: its message on stderr (the check names only the code). */
+static void *failed(sortd_conn *conn, const char *call, uintptr_t code)
+{
+        fprintf(stderr, "%s failed: %s\n", call, sortd_error_message(conn));
+        return (void *)code;
+}
+
 /* Pipelines the client's requests DEPTH deep on one connection; returns the wrong results. */
 static void *client_run(void *arg)
 {
@@ -128,9 +135,9 @@ static void *client_run(void *arg)
         while (got < c->count) {
                 while (sent < c->count && sent - got < DEPTH)
                         if (sortd_submit(conn, &c->q[sent++].r) != SORTD_OK)
-                                return (void *)(uintptr_t)1000;
+                                return failed(conn, "submit", 1000);
                 if (sortd_receive(conn, &c->q[got++].r) != SORTD_OK)
-                        return (void *)(uintptr_t)2000;
+                        return failed(conn, "receive", 2000);
         }
         for (int i = 0; i < c->count; i++)
                 bad += !req_check_free(&c->q[i]);

@@ -269,7 +269,9 @@ long daemon_rss_kib(const daemon_proc *d)
 
 sortd_conn *client_open(const daemon_proc *d)
 {
-        sortd_connect_options o = {.client_name = "test", .timeout_ms = 20000};
+        /* libsortd's default: a call that moves tens of MiB through a daemon under
+           ThreadSanitizer, beside other tests on 2 cores, has taken over 20 s */
+        sortd_connect_options o = {.client_name = "test", .timeout_ms = 60000};
         sortd_conn *c = NULL;
         char err[256];
         sortd_status s = sortd_connect(d->sock, &o, &c, err, sizeof(err));
