@@ -72,127 +72,8 @@
 #define SMALL_N 1024
 #define SMALL_SECONDS 2.0
 
-double bench_now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return x < y ? -1 : x > y;
-}
-
-double bench_median(double *v, size_t n)
-{
-        qsort(v, n, sizeof(*v), cmp_double);
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-const char *bench_count_name(size_t n, char *buf, size_t len)
-{
-        if (n && !(n & (n - 1)))
-                snprintf(buf, len, "2^%d", __builtin_ctzll(n));
-        else
-                snprintf(buf, len, "%zu", n);
-        return buf;
-}
-
-static char sock_path[128], sock_dir[64];
-static pid_t daemon_pid;
-
-/* --cpu-path-keys N: passed on to the daemon ("auto" when not given). */
+/* --cpu-path-keys N, as passed on to the daemon ("auto" when not given). */
 static const char *cpu_path_keys = "auto";
-
-/* How long a daemon may take to answer: 60 s, or $SORTD_TEST_START_SECONDS as the tests' harness
-   reads it (an emulated GPU's self-check takes tens of seconds on a busy machine). */
-static double start_seconds(void)
-{
-        const char *s = getenv("SORTD_TEST_START_SECONDS");
-        double v = s ? atof(s) : 0;
-
-        return v > 0 ? v : 60;
-}
-
-const char *bench_start_daemon(const char *bin, const char *threads, const char *engine,
-                               size_t capacity, const char *device_streams)
-{
-        char cap[32];
-        const char *argv[] = {bin,
-                              "--socket",
-                              sock_path,
-                              "--engine",
-                              engine,
-                              "--capacity",
-                              cap,
-                              "--threads",
-                              threads,
-                              "--cpu-path-keys",
-                              cpu_path_keys,
-                              "--log-level",
-                              "warning",
-                              device_streams ? "--device-streams" : NULL,
-                              device_streams,
-                              NULL};
-
-        snprintf(sock_dir, sizeof(sock_dir), "/tmp/sortd-bench-XXXXXX");
-        if (!mkdtemp(sock_dir))
-                return NULL;
-        snprintf(sock_path, sizeof(sock_path), "%s/sortd.sock", sock_dir);
-        snprintf(cap, sizeof(cap), "%zu", capacity);
-        daemon_pid = fork();
-        if (daemon_pid == 0) {
-                execv(bin, (char *const *)argv);
-                perror(bin);
-                _exit(127);
-        }
-        /* A large capacity's buffers are faulted in at start-up: seconds on a busy machine. */
-        for (double end = bench_now() + start_seconds(); bench_now() < end;) {
-                sortd_conn *c;
-                char err[256];
-                int status;
-
-                if (sortd_connect(sock_path, NULL, &c, err, sizeof(err)) == SORTD_OK) {
-                        sortd_close(c);
-                        return sock_path;
-                }
-                if (waitpid(daemon_pid, &status, WNOHANG) == daemon_pid) {
-                        fprintf(stderr, "sortd-bench: sortd exited during start-up\n");
-                        return NULL;
-                }
-                usleep(10000);
-        }
-        fprintf(stderr, "sortd-bench: sortd did not start within %.0f s\n", start_seconds());
-        bench_stop_daemon(); /* it would hold the output of whoever runs this */
-        return NULL;
-}
-
-void bench_stop_daemon(void)
-{
-        int status;
-
-        kill(daemon_pid, SIGTERM);
-        waitpid(daemon_pid, &status, 0);
-        unlink(sock_path);
-        rmdir(sock_dir);
-}
-
-int bench_transfer(int fd, uint8_t *buf, size_t len, bool out)
-{
-        for (size_t done = 0; done < len;) {
-                ssize_t r = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
-                                : recv(fd, buf + done, len - done, 0);
-
-                if (r <= 0)
-                        return -1;
-                done += (size_t)r;
-        }
-        return 0;
-}
 
 typedef struct small_client {
         pthread_t th;
@@ -226,7 +107,7 @@ static void *small_main(void *arg)
         char err[256];
 
         datagen_fill(input, SMALL_N, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, (uint64_t)(uintptr_t)sc);
-        if (sortd_connect(sock_path, NULL, &c, err, sizeof(err)) != SORTD_OK) {
+        if (sortd_connect(bench_daemon_socket(), NULL, &c, err, sizeof(err)) != SORTD_OK) {
                 sc->failed = 1;
                 return NULL;
         }
@@ -248,30 +129,6 @@ static void *small_main(void *arg)
         sortd_region_destroy(c, r);
         sortd_close(c);
         return NULL;
-}
-
-void bench_rate_of(double *const *lat, const size_t *count, int clients, double elapsed,
-                   bench_rate *out)
-{
-        size_t total = 0, k = 0;
-        double *all;
-
-        for (int i = 0; i < clients; i++)
-                total += count[i];
-        *out = (bench_rate){.per_s = elapsed > 0 ? (double)total / elapsed : 0};
-        all = malloc((total ? total : 1) * sizeof(double));
-        if (!all || !total) {
-                free(all);
-                return;
-        }
-        for (int i = 0; i < clients; i++) {
-                memcpy(all + k, lat[i], count[i] * sizeof(double));
-                k += count[i];
-        }
-        qsort(all, total, sizeof(double), cmp_double);
-        out->p50 = all[total / 2];
-        out->p99 = all[total * 99 / 100];
-        free(all);
 }
 
 static void print_rate(int clients, const char *how, const bench_rate *r, bool failed)
@@ -340,7 +197,8 @@ static void *big_main(void *arg)
         sortd_conn *c = NULL;
         char err[256];
 
-        if (!input || sortd_connect(sock_path, NULL, &c, err, sizeof(err)) != SORTD_OK ||
+        if (!input ||
+            sortd_connect(bench_daemon_socket(), NULL, &c, err, sizeof(err)) != SORTD_OK ||
             sortd_region_create(c, BIG_N * 4, &r) != SORTD_OK) {
                 bc->failed = 1;
                 goto out;
@@ -448,7 +306,7 @@ static int device_main(const char *bin, size_t n)
         }
         if (!bench_start_daemon(bin, "0", "cuda", n, NULL))
                 return 1;
-        r = bench_device_path(sock_path, n);
+        r = bench_device_path(bench_daemon_socket(), n);
         bench_stop_daemon();
         return r ? 1 : 0;
 #else
@@ -599,7 +457,7 @@ static int segments_main(segments_config *sc, const char *bin, const char *threa
                                 rows * row_len > topk_n ? rows * row_len : topk_n, NULL))
                 return 1;
         printf("sortd on the %s engine, cpu-path-keys %s\n", engine, cpu_path_keys);
-        int r = bench_segments(sock_path, rows, row_len, topk_n, k,
+        int r = bench_segments(bench_daemon_socket(), rows, row_len, topk_n, k,
                                sc->pairs ? sc->pairs : BENCH_RUNS);
         bench_stop_daemon();
         return r ? 1 : 0;
@@ -658,9 +516,10 @@ int main(int argc, char **argv)
                                         argv[i]);
                                 return 2;
                         }
-                } else if (strcmp(argv[i], "--cpu-path-keys") == 0 && i + 1 < argc)
+                } else if (strcmp(argv[i], "--cpu-path-keys") == 0 && i + 1 < argc) {
                         cpu_path_keys = argv[++i];
-                else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
+                        bench_set_cpu_path_keys(cpu_path_keys);
+                } else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
                         engine = argv[++i];
                 else if (i + 1 < argc && (took = clients_option(&cc, argv[i], argv[i + 1]))) {
                         if (took < 0)
@@ -723,10 +582,13 @@ int main(int argc, char **argv)
                 return 1;
         printf("sortd on the %s engine, cpu-path-keys %s\n", engine, cpu_path_keys);
         if (!small_only) {
-                r |= bench_inline_path(sock_path, (unsigned)atoi(threads), n ? n : BIG_N);
-                r |= bench_region_path(sock_path, (unsigned)atoi(threads), n ? n : BIG_N);
+                r |= bench_inline_path(bench_daemon_socket(), (unsigned)atoi(threads),
+                                       n ? n : BIG_N);
+                r |= bench_region_path(bench_daemon_socket(), (unsigned)atoi(threads),
+                                       n ? n : BIG_N);
                 if (!n)
-                        r |= bench_region_path(sock_path, (unsigned)atoi(threads), HUGE_N);
+                        r |= bench_region_path(bench_daemon_socket(), (unsigned)atoi(threads),
+                                               HUGE_N);
         }
         if (!paths_only)
                 r |= small_part();

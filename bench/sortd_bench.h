@@ -1,5 +1,5 @@
-/* What sortd-bench's parts share (sortd_bench.c, host_paths.c, small_floor.c, clients.c, and
-   device_path.c where CUDA is built). */
+/* What sortd-bench's parts share (toolkit.c), for sortd_bench.c, host_paths.c, small_floor.c,
+   clients.c, segments.c and device_path.c where CUDA is built. */
 #ifndef SORTD_BENCH_H
 #define SORTD_BENCH_H
 
@@ -17,11 +17,16 @@ double bench_median(double *v, size_t n);
 /* "2^K" for a power of two, else the number, in buf. */
 const char *bench_count_name(size_t n, char *buf, size_t len);
 
+/* The daemons bench_start_daemon starts get --cpu-path-keys keys ("auto" until set). */
+void bench_set_cpu_path_keys(const char *keys);
+/* The socket of the daemon running now (bench_start_daemon's answer). */
+const char *bench_daemon_socket(void);
+
 /*
- * The sortd a part sorts through (sortd_bench.c): bin on a private socket, with the engine,
- * capacity and --threads given, the run's --cpu-path-keys, and device_streams sorts at once on
- * a device (NULL: the daemon's default). Returns its socket's path once it answers, or NULL
- * after saying why; bench_stop_daemon ends it. One at a time.
+ * The sortd a part sorts through: bin on a private socket, with the engine, capacity and
+ * --threads given, the run's --cpu-path-keys, and device_streams sorts at once on a device
+ * (NULL: the daemon's default). Returns its socket's path once it answers, or NULL after
+ * saying why; bench_stop_daemon ends it. One at a time.
  */
 const char *bench_start_daemon(const char *bin, const char *threads, const char *engine,
                                size_t capacity, const char *device_streams);
