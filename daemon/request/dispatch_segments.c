@@ -10,23 +10,6 @@
 
 #include "dispatch.h"
 
-/* j's buffer: an inline sort's keys, values and results, and the offsets of either kind. */
-static void buffer_parts(const sortd__request *rq, sortd__job *j)
-{
-        const sortd__request_segments *g = &rq->seg;
-        uint64_t ks = sortd_key_size(rq->desc.key_type), vs = sortd_payload_size(rq->desc.payload);
-
-        j->parts = (sortd__job_parts){.offsets = g->offset_bytes ? g->offsets_bytes : 0};
-        if (rq->kind == SORTD__REQUEST_REGION_SORT)
-                return;
-        j->parts.keys = rq->sizes.keys_bytes;
-        /* a top-k reads the values it moves, and an argsort's indices are its results */
-        j->parts.vals =
-                g->k && sortd_payload_is_argsort(rq->desc.payload) ? 0 : rq->sizes.vals_bytes;
-        j->parts.out_keys = g->results_max * ks;
-        j->parts.out_vals = g->results_max * vs;
-}
-
 /* The region of id for `what`, held by j in *slot: 0, or -EINVAL with j's why. */
 static int hold(const sortd__dispatch_ctx *d, sortd__job *j, uint64_t id, const char *what,
                 sortd__region **slot)
@@ -101,7 +84,7 @@ int sortd__dispatch_segments(const sortd__dispatch_ctx *d, const sortd__request 
                 .count = g->count, .row_len = g->row_len, .offset_bytes = g->offset_bytes};
         if (sortd__job_plain(j))
                 return 0;
-        buffer_parts(rq, j);
+        sortd__request_segments_parts(rq, rq->kind == SORTD__REQUEST_REGION_SORT, &j->parts);
         if (g->on && g->offsets_region)
                 r = offsets_region(d, g, j);
         if (r == 0 && g->k && rq->kind == SORTD__REQUEST_REGION_SORT)

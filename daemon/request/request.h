@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "job.h"
 #include "stats.h"
 #include "wire.h"
 
@@ -104,5 +105,9 @@ void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,
  */
 sortd_status sortd__request_segments_check(const Sortd__Wire__Sort *s, sortd__request *rq,
                                            char *why, size_t why_len);
+
+/* The parts of the daemon's buffer for rq's segmented or top-k sort (after its check): a region
+   sort's offsets alone (region), else the keys, values, offsets and top-k results. */
+void sortd__request_segments_parts(const sortd__request *rq, bool region, sortd__job_parts *p);
 
 #endif

@@ -116,31 +116,36 @@ static sortd_status check_topk_out(const Sortd__Wire__Sort *s, sortd__request_se
         return SORTD_OK;
 }
 
+void sortd__request_segments_parts(const sortd__request *rq, bool region, sortd__job_parts *p)
+{
+        const sortd__request_segments *g = &rq->seg;
+        uint64_t ks = sortd_key_size(rq->desc.key_type), vs = sortd_payload_size(rq->desc.payload);
+
+        *p = (sortd__job_parts){.offsets = g->offset_bytes ? g->offsets_bytes : 0};
+        if (region)
+                return;
+        p->keys = rq->sizes.keys_bytes;
+        /* a top-k reads the values it moves, and an argsort's indices are its results */
+        p->vals = g->k && sortd_payload_is_argsort(rq->desc.payload) ? 0 : rq->sizes.vals_bytes;
+        p->out_keys = g->results_max * ks;
+        p->out_vals = g->results_max * vs;
+}
+
 /* What the daemon holds and reads of the sort: its buffer and the payload after the frame. */
 static void sizes(const Sortd__Wire__Sort *s, const sortd__request *rq, sortd__request_segments *g)
 {
-        uint64_t ks = sortd_key_size(rq->desc.key_type), vs = sortd_payload_size(rq->desc.payload);
-        bool argsort = sortd_payload_is_argsort(rq->desc.payload);
+        bool region = s->data_case == SORTD__WIRE__SORT__DATA_REGION;
         uint64_t offsets = sortd__request_segments_payload(g) ? g->offsets_bytes : 0;
-        sortd__job_parts p = {.offsets = g->offset_bytes ? g->offsets_bytes : 0};
+        sortd__job_parts p;
 
-        if (s->data_case == SORTD__WIRE__SORT__DATA_REGION) {
-                g->buffer_bytes = sortd__job_parts_bytes(&p);
-                g->payload_bytes = offsets;
-                return;
-        }
-        if (!g->on && !g->k) { /* as ever: what the reply carries */
+        if (!region && !g->on && !g->k) { /* as ever: what the reply carries */
                 g->buffer_bytes = rq->sizes.reply_len;
                 g->payload_bytes = rq->sizes.request_len;
                 return;
         }
-        p.keys = rq->sizes.keys_bytes;
-        /* a top-k reads the values it moves, and an argsort's indices are its results */
-        p.vals = g->k && argsort ? 0 : rq->sizes.vals_bytes;
-        p.out_keys = g->results_max * ks;
-        p.out_vals = g->results_max * vs;
+        sortd__request_segments_parts(rq, region, &p);
         g->buffer_bytes = sortd__job_parts_bytes(&p);
-        g->payload_bytes = rq->sizes.request_len + offsets;
+        g->payload_bytes = region ? offsets : rq->sizes.request_len + offsets;
 }
 
 sortd_status sortd__request_segments_check(const Sortd__Wire__Sort *s, sortd__request *rq,
