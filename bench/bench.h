@@ -201,7 +201,7 @@ struct options {
         std::vector<std::string> memory{"pageable"}; /* GPU engines: pageable, pinned, device */
         bool model = false;              /* the kernels' cost model on the emulator, no timing */
         std::vector<unsigned> archs{90}; /* --model's architectures: 90 for sm_90 */
-        bool segments = false;           /* issue 39's cases instead (segments.cc) */
+        bool segments = false;           /* rows and top-k instead (segments.cc) */
         size_t rows = 10000, row_len = 1024; /* --segments: rows x row-len (rows 0: none) */
         size_t k = 1000;                     /* --segments: top-k of --n (0: none) */
 };

@@ -47,7 +47,7 @@ void usage(FILE *f)
               "                   per key and launch; default n 2^18, --type/--payload/--dist)\n"
               "  --arch LIST      --model: the policies of code built for these architectures\n"
               "                   (75 for sm_75, 80, 90, 100; default 90)\n"
-              "  --segments       issue 39's cases instead, on our engines in --engines (see\n"
+              "  --segments       rows and top-k instead, on our engines in --engines (see\n"
               "                   Segments)\n"
               "  --rows N, --row-len N, --k N\n"
               "                   --segments: N rows (default 10000; 0: none) of N u32 keys\n"

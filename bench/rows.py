@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""sortd.sort(a, axis=-1) against np.sort(a, axis=-1) on the rows of a 2-D uint32 array (issue 39).
+"""sortd.sort(a, axis=-1) against np.sort(a, axis=-1) on the rows of a 2-D uint32 array.
 
     bench/rows.py --sortd SORTD [--threads T] [--library LIBSORTD] [--rows R] [--row-len L]
                   [--pairs P]

@@ -1,5 +1,5 @@
 /*
- * sortd-bench --segments (issue 39): through the daemon, rows of u32 keys sorted in one
+ * sortd-bench --segments: through the daemon, rows of u32 keys sorted in one
  * segmented request (sortd_sort_segments) against the same rows as one request each, and the
  * top-k of n u32 keys (sortd_topk) against a full sort of the same keys (sortd_sort), the keys
  * inline (sent with the request: n x 4 bytes in for either, and out for the sort) and then in

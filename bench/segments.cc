@@ -1,5 +1,5 @@
 /*
- * sortbench --segments (issue 39), at the engine level: rows of u32 keys sorted in one
+ * sortbench --segments, at the engine level: rows of u32 keys sorted in one
  * sortd_engine_sort_segments call against one sortd_engine_sort call a row, and the top-k of
  * n u32 keys (sortd_engine_topk) against a full sort of them, on each engine of ours asked for,
  * keys in host memory. Each pair of timings is taken back to back, the order alternating from

@@ -35,7 +35,7 @@
  * of A over B ends it.
  *
  * `sortd-bench --segments [--rows R] [--row-len L] [--n N] [--k K] [--pairs P] [--engine E]
- * [SORTD]` measures issue 39's cases through a daemon of engine E (cpu by default): R rows of L
+ * [SORTD]` measures rows and top-k through a daemon of engine E (cpu by default): R rows of L
  * u32 keys (default 10^4 x 1,024) in one segmented request against one request a row, and the
  * top K (default 1,000; 0: none) of N u32 keys (default 2^24) against a full sort of them, over
  * P pairs (default 5) alternated (segments.c).
@@ -434,7 +434,7 @@ static int segments_option(segments_config *sc, const char *opt, char *val)
         return -1;
 }
 
-/* --segments: alone, on its own daemon; defaults are issue 39's sizes (10^4 x 1,024, top 1,000
+/* --segments: alone, on its own daemon; defaults are the targets' sizes (10^4 x 1,024, top 1,000
    of 2^24). */
 static int segments_main(segments_config *sc, const char *bin, const char *threads,
                          const char *engine, bool other_part, size_t n)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 39's benches run on small sizes and print their lines (each checks its own results and
+"""The rows and top-k benches run on small sizes and print their lines (each checks its own results and
 exits 1 on a wrong one):
 
   sortbench SORTBENCH          sortbench --segments on cpu (cuda and cub: a line each on stderr

@@ -219,7 +219,7 @@ static void garbage_after_valid_frame(int fd)
         ck_assert(raw_wait_eof(fd, 5000));
 }
 
-/* ---- segments and top-k (issue 39) ---- */
+/* ---- segments and top-k ---- */
 
 /* A sort of 8 u32 keys in 2 segments of u32 offsets that follow the keys. */
 static Sortd__Wire__Sort segmented_sort(Sortd__Wire__Segments *seg)

@@ -199,7 +199,7 @@ START_TEST(wrong_uuid_refused)
 }
 END_TEST
 
-/* ---- segments and top-k in device memory, on raw frames (issue 39) ---- */
+/* ---- segments and top-k in device memory, on raw frames ---- */
 
 #define SEG_N 3001
 #define SEG_PIECE 768 /* the region: 64 KiB of the allocation from here */

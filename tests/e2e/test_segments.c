@@ -1,5 +1,5 @@
 /*
- * Segmented and top-k sorts (issue 39) through a real sortd, on raw frames: inline sorts of
+ * Segmented and top-k sorts through a real sortd, on raw frames: inline sorts of
  * uniform rows and of u32 and u64 offsets, each payload and order, sorted and top-k, checked
  * against a stable sort of each segment here; memfd regions sorted in place with their offsets
  * in the payload or in a region, and top-k into topk_out; and the refusals, which leave the

@@ -12,7 +12,7 @@
  * printed on one "soak:" line (docs/reliability.md quotes them). SORTD_SOAK_MAX_KEYS sets the
  * largest sort (default 2^22, the daemon's capacity) and SORTD_SOAK_ARGS adds daemon options
  * (blank-separated): the emulated GPUs' soak takes smaller sorts, on three fake devices.
- * Each worker also sends segmented sorts and top-k (issue 39), unless SORTD_SOAK_SEGMENTS is
+ * Each worker also sends segmented sorts and top-k, unless SORTD_SOAK_SEGMENTS is
  * 0.
  */
 #include <check.h>
