@@ -288,12 +288,7 @@ static sortd_status check_held(sortd_conn *c, const sortd_request *r, const inli
         if (r->segments || r->k)
                 held = sortd__segmented_held_bytes(r->segments, r->n, r->k, r->key_type, r->payload,
                                                    1);
-        if (c->info.max_request_bytes && held > c->info.max_request_bytes)
-                return sortd__transport_fail(
-                        c, SORTD_E_CAPACITY,
-                        "request of %llu bytes above the daemon's max-request-bytes %llu",
-                        (unsigned long long)held, (unsigned long long)c->info.max_request_bytes);
-        return SORTD_OK;
+        return sortd__segmented_check_held(c, held, "request");
 }
 
 /* Everything the daemon would refuse, refused here before a byte is sent. */

@@ -178,18 +178,13 @@ static sortd_status check_outputs(sortd_conn *c, const sortd_region_sort *rs, pl
 /* The daemon copies the offsets, wherever they lie: a copy its max-request-bytes bounds. */
 static sortd_status check_held(sortd_conn *c, const sortd_region_sort *rs)
 {
-        uint64_t held;
-
         if (!rs->segments)
                 return SORTD_OK;
-        held = sortd__segmented_held_bytes(rs->segments, rs->n, rs->k, rs->key_type, rs->payload,
-                                           0);
-        if (c->info.max_request_bytes && held > c->info.max_request_bytes)
-                return sortd__transport_fail(
-                        c, SORTD_E_CAPACITY,
-                        "offsets of %llu bytes above the daemon's max-request-bytes %llu",
-                        (unsigned long long)held, (unsigned long long)c->info.max_request_bytes);
-        return SORTD_OK;
+        return sortd__segmented_check_held(c,
+                                           sortd__segmented_held_bytes(rs->segments, rs->n, rs->k,
+                                                                       rs->key_type, rs->payload,
+                                                                       0),
+                                           "offsets");
 }
 
 /* Everything the daemon would refuse, refused here before a byte is sent. */

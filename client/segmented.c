@@ -84,3 +84,13 @@ void sortd__segmented_msg(Sortd__Wire__Sort *sort, Sortd__Wire__Segments *msg,
                                    : SORTD__WIRE__SEGMENTS__OFFSET_TYPE__OFFSETS_NONE;
         sort->segments = msg;
 }
+
+sortd_status sortd__segmented_check_held(sortd_conn *c, uint64_t held, const char *what)
+{
+        if (c->info.max_request_bytes && held > c->info.max_request_bytes)
+                return sortd__transport_fail(
+                        c, SORTD_E_CAPACITY,
+                        "%s of %llu bytes above the daemon's max-request-bytes %llu", what,
+                        (unsigned long long)held, (unsigned long long)c->info.max_request_bytes);
+        return SORTD_OK;
+}

@@ -42,6 +42,10 @@ sortd_status sortd__segmented_check(sortd_conn *c, const sortd_segments *seg, ui
 uint64_t sortd__segmented_held_bytes(const sortd_segments *seg, uint64_t n, uint64_t k,
                                      sortd_key_type t, sortd_payload p, int inline_data);
 
+/* held bytes, what the daemon would hold of a request (what: "request", "offsets"), refused with
+   SORTD_E_CAPACITY above its max-request-bytes as it would refuse them. */
+sortd_status sortd__segmented_check_held(sortd_conn *c, uint64_t held, const char *what);
+
 /* Sort's segments (written into msg, which must outlive sort) and k; seg NULL leaves sort one
    array of keys. The offsets' region, if any, is the caller's to name in msg. */
 void sortd__segmented_msg(Sortd__Wire__Sort *sort, Sortd__Wire__Segments *msg,
