@@ -212,6 +212,15 @@ sortd_status sortd_topk(sortd_conn *c, const void *keys, const void *vals, size_
                         sortd_key_type t, sortd_payload payload, const sortd_segments *seg,
                         uint64_t k, void *out_keys, void *out_vals, const sortd_sort_options *opts);
 
+/*
+ * Sorts n rows by several key columns (sortd_types.h: at most SORTD_MAX_COLUMNS, column 0
+ * most significant, each its own type, order and bit range): keys[j] is column j's n keys.
+ * payload SORTD_PAYLOAD_ARGSORT32 or 64 writes the permutation into vals and leaves the
+ * columns as they are (np.lexsort); SORTD_PAYLOAD_NONE, VALUES32 or VALUES64 reorders every
+ * column, and vals' values, in place. The columns are checked before anything is sent.
+ */
+sortd_status sortd_sort_columns(sortd_conn *c, const sortd_column *cols, unsigned count,
+                                void *const *keys, void *vals, size_t n, sortd_payload payload);
 /* Round trip with the daemon. */
 sortd_status sortd_ping(sortd_conn *c);
 
@@ -255,6 +264,11 @@ typedef struct sortd_request {
         const sortd_segments *segments; /* NULL: one array of n keys (see sortd_sort_segments) */
         uint64_t k;                     /* top-k (see sortd_topk); 0: sort */
         void *out_keys, *out_vals;      /* top-k only: its results */
+        /* Several key columns (sortd_sort_columns): column_count > 0 sorts by columns, whose
+           keys are column_keys[j]; keys, key_type and opts are then unused */
+        const sortd_column *columns;
+        unsigned column_count;
+        void *const *column_keys;
         /* filled in */
         uint64_t id;
         sortd_timings timings;
@@ -375,6 +389,10 @@ typedef struct sortd_region_sort {
         size_t out_keys_offset;
         sortd_region *out_vals;
         size_t out_vals_offset;
+        /* Several key columns (sortd_sort_columns): column_count > 0 sorts by columns, laid out
+           at keys_offset as sortd_columns_offset says; key_type and opts are then unused */
+        const sortd_column *columns;
+        unsigned column_count;
         sortd_timings timings; /* filled in */
 } sortd_region_sort;
 

@@ -4,10 +4,15 @@
  * and names, and the one check of a descriptor.
  *
  * Key order: unsigned keys sort by value; signed keys by value (two's complement); float keys
- * (f32, f64) follow IEEE 754 totalOrder:
+ * (f16, bf16, f32, f64) follow IEEE 754 totalOrder:
  *   -NaN < -inf < -normal < -denormal < -0.0 < +0.0 < +denormal < +normal < +inf < +NaN
  * NaNs are ordered by their bit patterns within each sign. Every sort is stable, descending
  * too: keys that compare equal keep their input order.
+ *
+ * f16 is IEEE 754 binary16 (numpy's float16, CUDA's __half); bf16 is bfloat16, the top 16 bits
+ * of an f32 (torch.bfloat16, CUDA's __nv_bfloat16). u128 and i128 are 16-byte integers as a
+ * little-endian machine stores them (the low 8 bytes first), aligned to 16 bytes like every
+ * key to its width.
  *
  * Bit range: [begin_bit, end_bit) selects the bits of the order-preserving unsigned image of the
  * key (the sign bit flipped for signed keys, the totalOrder image for floats) that decide the
@@ -63,6 +68,10 @@ typedef enum sortd_key_type {
         SORTD_KEY_U64,
         SORTD_KEY_I64,
         SORTD_KEY_F64,
+        SORTD_KEY_F16,
+        SORTD_KEY_BF16,
+        SORTD_KEY_U128,
+        SORTD_KEY_I128,
         SORTD_KEY_TYPE_COUNT
 } sortd_key_type;
 
@@ -153,6 +162,36 @@ sortd_status sortd_segments_check(const sortd_segments *s, uint64_t n, char *why
  * of n keys; else checked) give: 0 for k = 0.
  */
 uint64_t sortd_topk_results(const sortd_segments *s, uint64_t n, uint64_t k);
+
+/*
+ * Keys of several columns: n rows ordered by column 0, ties by column 1, and so on (ORDER BY
+ * a, b DESC; np.lexsort with its keys reversed), each column with its own key type, order and
+ * bit range, all of n keys. The sort is stable: rows equal in every column keep their order.
+ * With an argsort payload it writes the permutation and leaves the columns as they are; with
+ * none or values it reorders every column (and the values) in place.
+ *
+ * One buffer holds them all, column after column, each starting at the previous one's end
+ * rounded up to 16 bytes (padding bytes are ignored): sortd_columns_offset(c, count, n, j) is
+ * column j's start in bytes, and j = count gives the buffer's size.
+ */
+#define SORTD_MAX_COLUMNS 8
+
+typedef struct sortd_column {
+        sortd_key_type key_type;
+        sortd_order order;
+        unsigned begin_bit; /* as sortd_sort_desc's */
+        unsigned end_bit;   /* 0 = the key's width */
+} sortd_column;
+
+/*
+ * The checks of a multi-column sort: 1 to SORTD_MAX_COLUMNS columns, each with a known key
+ * type, order and a bit range inside its key; a known payload; n within what u32 argsort
+ * indices number and what sortd_columns_offset can count in 64 bits. Returns SORTD_OK, or
+ * SORTD_E_INVAL naming the first faulty column in why.
+ */
+sortd_status sortd_columns_check(const sortd_column *c, unsigned count, sortd_payload payload,
+                                 uint64_t n, char *why, size_t why_len);
+uint64_t sortd_columns_offset(const sortd_column *c, unsigned count, uint64_t n, unsigned j);
 
 #ifdef __cplusplus
 }

@@ -7,10 +7,13 @@ static const struct {
         const char *name;
         unsigned bytes;
 } key_types[SORTD_KEY_TYPE_COUNT] = {
-        [SORTD_KEY_U8] = {"u8", 1},   [SORTD_KEY_I8] = {"i8", 1},   [SORTD_KEY_U16] = {"u16", 2},
-        [SORTD_KEY_I16] = {"i16", 2}, [SORTD_KEY_U32] = {"u32", 4}, [SORTD_KEY_I32] = {"i32", 4},
-        [SORTD_KEY_F32] = {"f32", 4}, [SORTD_KEY_U64] = {"u64", 8}, [SORTD_KEY_I64] = {"i64", 8},
-        [SORTD_KEY_F64] = {"f64", 8},
+        [SORTD_KEY_U8] = {"u8", 1},      [SORTD_KEY_I8] = {"i8", 1},
+        [SORTD_KEY_U16] = {"u16", 2},    [SORTD_KEY_I16] = {"i16", 2},
+        [SORTD_KEY_U32] = {"u32", 4},    [SORTD_KEY_I32] = {"i32", 4},
+        [SORTD_KEY_F32] = {"f32", 4},    [SORTD_KEY_U64] = {"u64", 8},
+        [SORTD_KEY_I64] = {"i64", 8},    [SORTD_KEY_F64] = {"f64", 8},
+        [SORTD_KEY_F16] = {"f16", 2},    [SORTD_KEY_BF16] = {"bf16", 2},
+        [SORTD_KEY_U128] = {"u128", 16}, [SORTD_KEY_I128] = {"i128", 16},
 };
 
 static const struct {

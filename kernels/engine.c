@@ -14,11 +14,13 @@
 
 /* What the key map needs to know of a key type beyond its width. */
 static const enum sortd__key_kind key_kinds[SORTD_KEY_TYPE_COUNT] = {
-        [SORTD_KEY_U8] = SORTD__KEY_UNSIGNED,  [SORTD_KEY_I8] = SORTD__KEY_SIGNED,
-        [SORTD_KEY_U16] = SORTD__KEY_UNSIGNED, [SORTD_KEY_I16] = SORTD__KEY_SIGNED,
-        [SORTD_KEY_U32] = SORTD__KEY_UNSIGNED, [SORTD_KEY_I32] = SORTD__KEY_SIGNED,
-        [SORTD_KEY_F32] = SORTD__KEY_FLOAT,    [SORTD_KEY_U64] = SORTD__KEY_UNSIGNED,
-        [SORTD_KEY_I64] = SORTD__KEY_SIGNED,   [SORTD_KEY_F64] = SORTD__KEY_FLOAT,
+        [SORTD_KEY_U8] = SORTD__KEY_UNSIGNED,   [SORTD_KEY_I8] = SORTD__KEY_SIGNED,
+        [SORTD_KEY_U16] = SORTD__KEY_UNSIGNED,  [SORTD_KEY_I16] = SORTD__KEY_SIGNED,
+        [SORTD_KEY_U32] = SORTD__KEY_UNSIGNED,  [SORTD_KEY_I32] = SORTD__KEY_SIGNED,
+        [SORTD_KEY_F32] = SORTD__KEY_FLOAT,     [SORTD_KEY_U64] = SORTD__KEY_UNSIGNED,
+        [SORTD_KEY_I64] = SORTD__KEY_SIGNED,    [SORTD_KEY_F64] = SORTD__KEY_FLOAT,
+        [SORTD_KEY_F16] = SORTD__KEY_FLOAT,     [SORTD_KEY_BF16] = SORTD__KEY_FLOAT,
+        [SORTD_KEY_U128] = SORTD__KEY_UNSIGNED, [SORTD_KEY_I128] = SORTD__KEY_SIGNED,
 };
 
 sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt, ...)
@@ -86,6 +88,9 @@ static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t 
                                           e->capacity);
         if (sortd_sort_desc_check(d, n, e->why, sizeof(e->why)) != SORTD_OK)
                 return SORTD_E_INVAL;
+        if (sortd_key_size(d->key_type) > 8)
+                return sortd__engine_fail(e, SORTD_E_UNSUPPORTED, "%s keys are not sorted yet",
+                                          sortd_key_type_name(d->key_type));
         *p = sortd__plan_of(d);
         return SORTD_OK;
 }

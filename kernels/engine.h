@@ -135,6 +135,29 @@ sortd_status sortd_engine_topk(sortd_engine *e, const sortd_sort_desc *desc,
                                size_t n);
 
 /*
+ * Keys of several columns (sortd_types.h): keys[j] is column j's n keys. With an argsort
+ * payload vals receives the permutation and the columns are only read; else the columns (and
+ * vals' n values) are reordered in place. Columns whose bit widths add up to at most 128 are
+ * packed into one composite key (each column's order-preserving image, inverted when
+ * descending, concatenated) and sorted once; wider ones are sorted by stable passes from the
+ * last column to the first, carrying the permutation. path forces one of the two (tests and
+ * benchmarks; PACKED fails with SORTD_E_INVAL when the columns do not fit): both give the same
+ * result. 128-bit keys (u128, i128) are sorted this way by every engine, whatever the call.
+ * Works in host and shared memory (which it reads once into its own workspace, allocated for
+ * the call: SORTD_E_NOMEM when there is none); device memory gives SORTD_E_UNSUPPORTED.
+ */
+typedef enum sortd_columns_path {
+        SORTD_COLUMNS_AUTO,
+        SORTD_COLUMNS_PACKED,
+        SORTD_COLUMNS_CHAINED,
+        SORTD_COLUMNS_PATH_COUNT
+} sortd_columns_path;
+
+sortd_status sortd_engine_sort_columns(sortd_engine *e, const sortd_column *cols, unsigned count,
+                                       sortd_payload payload, sortd_columns_path path,
+                                       sortd_memory where, void *const *keys, void *vals, size_t n);
+
+/*
  * Nonzero once the engine's device has failed in a way it does not recover from (a sticky CUDA
  * error: an illegal address, a kernel that died): every sorting call fails from then on, fast,
  * with SORTD_E_DEVICE. What it still holds can be released (host_free, host_unregister,

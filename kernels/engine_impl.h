@@ -17,7 +17,7 @@ enum sortd__key_kind { SORTD__KEY_UNSIGNED, SORTD__KEY_SIGNED, SORTD__KEY_FLOAT 
 
 /* A request after validation: every field is in range. */
 typedef struct sortd__plan {
-        unsigned key_bytes; /* 1, 2, 4 or 8 */
+        unsigned key_bytes; /* 1, 2, 4, 8 or 16 */
         unsigned val_bytes; /* 0, 4 or 8 */
         bool argsort;       /* vals receives indices instead of moving */
         enum sortd__key_kind kind;
