@@ -9,8 +9,11 @@
  * running state is computed for the first key of the part.
  *
  * Keys are produced as 64-bit patterns in blocks and then narrowed to the key width, so each
- * distribution is written once for all ten key types. The entropy distribution is the exception:
- * its bits are independent of the key boundaries, so it fills the buffer as raw 64-bit words.
+ * distribution is written once for every key type. A 128-bit key is two such words, low first:
+ * its high word follows the distribution as a 64-bit key of its signedness would, and its low
+ * word is drawn from a stream of its own, so that 64-bit data stays what it was. The entropy
+ * distribution is the exception: its bits are independent of the key boundaries, so it fills
+ * the buffer as raw 64-bit words.
  *
  * Speed, 2^26 keys of any type and distribution on one core of the 2-core dev VM (release
  * build, a throwaway loop of datagen_fill timed with clock_gettime, other builds running):
@@ -29,10 +32,11 @@
 /* Stream ids: distinct purposes draw from unrelated sequences. */
 enum {
         STREAM_KEYS = 1,
-        STREAM_PICK = 2,       /* which class / which of the few values */
-        STREAM_PAYLOAD = 3,    /* NaN payloads, table entries */
-        STREAM_VALUES = 4,     /* datagen_fill_values */
-        STREAM_ENTROPY = 0x100 /* + sample number */
+        STREAM_PICK = 2,        /* which class / which of the few values */
+        STREAM_PAYLOAD = 3,     /* NaN payloads, table entries */
+        STREAM_VALUES = 4,      /* datagen_fill_values */
+        STREAM_ENTROPY = 0x100, /* + sample number */
+        STREAM_WORD = 0x1000    /* x word: a 128-bit key's high word draws from id + this */
 };
 
 enum key_kind { KIND_UNSIGNED, KIND_SIGNED, KIND_FLOAT };
@@ -40,12 +44,15 @@ enum key_kind { KIND_UNSIGNED, KIND_SIGNED, KIND_FLOAT };
 static const struct {
         unsigned bytes;
         enum key_kind kind;
+        unsigned mant; /* floats: mantissa bits */
 } key_info[SORTD_KEY_TYPE_COUNT] = {
-        [SORTD_KEY_U8] = {1, KIND_UNSIGNED},  [SORTD_KEY_I8] = {1, KIND_SIGNED},
-        [SORTD_KEY_U16] = {2, KIND_UNSIGNED}, [SORTD_KEY_I16] = {2, KIND_SIGNED},
-        [SORTD_KEY_U32] = {4, KIND_UNSIGNED}, [SORTD_KEY_I32] = {4, KIND_SIGNED},
-        [SORTD_KEY_F32] = {4, KIND_FLOAT},    [SORTD_KEY_U64] = {8, KIND_UNSIGNED},
-        [SORTD_KEY_I64] = {8, KIND_SIGNED},   [SORTD_KEY_F64] = {8, KIND_FLOAT},
+        [SORTD_KEY_U8] = {1, KIND_UNSIGNED, 0},    [SORTD_KEY_I8] = {1, KIND_SIGNED, 0},
+        [SORTD_KEY_U16] = {2, KIND_UNSIGNED, 0},   [SORTD_KEY_I16] = {2, KIND_SIGNED, 0},
+        [SORTD_KEY_U32] = {4, KIND_UNSIGNED, 0},   [SORTD_KEY_I32] = {4, KIND_SIGNED, 0},
+        [SORTD_KEY_F32] = {4, KIND_FLOAT, 23},     [SORTD_KEY_U64] = {8, KIND_UNSIGNED, 0},
+        [SORTD_KEY_I64] = {8, KIND_SIGNED, 0},     [SORTD_KEY_F64] = {8, KIND_FLOAT, 52},
+        [SORTD_KEY_F16] = {2, KIND_FLOAT, 10},     [SORTD_KEY_BF16] = {2, KIND_FLOAT, 7},
+        [SORTD_KEY_U128] = {16, KIND_UNSIGNED, 0}, [SORTD_KEY_I128] = {16, KIND_SIGNED, 0},
 };
 
 static inline uint64_t mix64(uint64_t z)
@@ -73,13 +80,15 @@ static inline uint64_t pick(uint64_t x, uint64_t m)
 }
 
 struct special_class {
-        uint64_t base, random; /* the key is base | (a uniform word & random) */
+        uint64_t base[2], random[2]; /* word k is base[k] | (a uniform word & random[k]) */
 };
 
 struct gen {
         unsigned bits;
+        unsigned words; /* 64-bit words per key: 2 for 128-bit keys, else 1 */
+        unsigned mant;  /* floats: mantissa bits */
         enum key_kind kind;
-        uint64_t mask; /* every bit of the key */
+        uint64_t mask; /* every bit of the key's top word */
         uint64_t sign; /* the top bit of the key */
         uint64_t seed;
         unsigned param;
@@ -94,7 +103,14 @@ struct gen {
         struct special_class special[32];
 };
 
+/* Writes keys [i0, i0 + m) as m x g->words words, each key's low word first. */
 typedef void (*gen_block_fn)(struct gen *g, uint64_t *out, size_t i0, size_t m);
+
+/* Stream id for word k of a key: word 0 keeps the id's own stream. */
+static uint64_t word_stream(const struct gen *g, uint64_t id, unsigned k)
+{
+        return stream_make(g->seed, id + k * STREAM_WORD);
+}
 
 /* The key whose order-preserving image is img (the inverse of the map in engine.h). */
 static uint64_t from_image(const struct gen *g, uint64_t img)
@@ -112,33 +128,48 @@ static uint64_t from_image(const struct gen *g, uint64_t img)
 
 static void gen_uniform(struct gen *g, uint64_t *out, size_t i0, size_t m)
 {
-        uint64_t s = stream_make(g->seed, STREAM_KEYS);
+        for (unsigned k = 0; k < g->words; k++) {
+                uint64_t s = word_stream(g, STREAM_KEYS, k);
 
-        for (size_t j = 0; j < m; j++)
-                out[j] = rnd(s, i0 + j);
+                for (size_t j = 0; j < m; j++)
+                        out[j * g->words + k] = rnd(s, i0 + j);
+        }
 }
 
 static void gen_equal(struct gen *g, uint64_t *out, size_t i0, size_t m)
 {
-        uint64_t v = rnd(stream_make(g->seed, STREAM_KEYS), 0);
+        for (unsigned k = 0; k < g->words; k++) {
+                uint64_t v = rnd(word_stream(g, STREAM_KEYS, k), 0);
 
-        for (size_t j = 0; j < m; j++)
-                out[j] = v;
+                for (size_t j = 0; j < m; j++)
+                        out[j * g->words + k] = v;
+        }
+}
+
+/* A 128-bit key's low word: uniform, whatever the distribution of the high word. */
+static void fill_low_words(struct gen *g, uint64_t *out, size_t i0, size_t m)
+{
+        uint64_t s = word_stream(g, STREAM_KEYS, 1);
+
+        for (size_t j = 0; g->words == 2 && j < m; j++)
+                out[2 * j] = rnd(s, i0 + j);
 }
 
 /*
  * Strictly increasing images while n fits the range, non-decreasing beyond: floor(k * range / n)
- * stepped without a division per key, plus a random jitter below the step.
+ * stepped without a division per key, plus a random jitter below the step. A 128-bit key's high
+ * word climbs so, strictly (n < 2^64), so its random low word cannot break the order.
  */
 static void gen_sorted(struct gen *g, uint64_t *out, size_t i0, size_t m)
 {
         uint64_t s = stream_make(g->seed, STREAM_KEYS);
 
+        fill_low_words(g, out, i0, m);
         for (size_t j = 0; j < m; j++) {
                 size_t k = g->reverse ? g->n - 1 - (i0 + j) : i0 + j;
                 uint64_t jitter = g->step ? pick(rnd(s, k), g->step) : 0;
 
-                out[j] = from_image(g, g->lo + g->acc_q + jitter);
+                out[j * g->words + g->words - 1] = from_image(g, g->lo + g->acc_q + jitter);
                 if (!g->reverse) {
                         uint64_t carry = g->acc_r >= g->n - g->rem;
 
@@ -153,14 +184,21 @@ static void gen_sorted(struct gen *g, uint64_t *out, size_t i0, size_t m)
         }
 }
 
+/* Value v of the few; 128-bit: values 2i and 2i + 1 share their high word, not their low. */
 static void gen_few(struct gen *g, uint64_t *out, size_t i0, size_t m)
 {
         uint64_t which = stream_make(g->seed, STREAM_PICK);
         uint64_t value = stream_make(g->seed, STREAM_KEYS);
+        uint64_t high = word_stream(g, STREAM_KEYS, 1);
         uint64_t count = g->param ? g->param : 16;
 
-        for (size_t j = 0; j < m; j++)
-                out[j] = rnd(value, pick(rnd(which, i0 + j), count));
+        for (size_t j = 0; j < m; j++) {
+                uint64_t v = pick(rnd(which, i0 + j), count);
+
+                out[j * g->words] = rnd(value, v);
+                if (g->words == 2)
+                        out[2 * j + 1] = rnd(high, v / 2);
+        }
 }
 
 /* The sign bit set (for floats that includes -0, -inf and negative NaNs); unsigned: uniform. */
@@ -169,20 +207,24 @@ static void gen_negative(struct gen *g, uint64_t *out, size_t i0, size_t m)
         uint64_t s = stream_make(g->seed, STREAM_KEYS);
         uint64_t force = g->kind == KIND_UNSIGNED ? 0 : g->sign;
 
+        fill_low_words(g, out, i0, m);
         for (size_t j = 0; j < m; j++)
-                out[j] = rnd(s, i0 + j) | force;
+                out[j * g->words + g->words - 1] = rnd(s, i0 + j) | force;
 }
 
 /* DATAGEN_SPECIAL: a class from the table, its random bits filled in. */
 static void gen_special(struct gen *g, uint64_t *out, size_t i0, size_t m)
 {
         uint64_t which = stream_make(g->seed, STREAM_PICK);
-        uint64_t payload = stream_make(g->seed, STREAM_PAYLOAD);
 
-        for (size_t j = 0; j < m; j++) {
-                const struct special_class *c = &g->special[rnd(which, i0 + j) & 31];
+        for (unsigned k = 0; k < g->words; k++) {
+                uint64_t payload = word_stream(g, STREAM_PAYLOAD, k);
 
-                out[j] = c->base | (rnd(payload, i0 + j) & c->random);
+                for (size_t j = 0; j < m; j++) {
+                        const struct special_class *c = &g->special[rnd(which, i0 + j) & 31];
+
+                        out[j * g->words + k] = c->base[k] | (rnd(payload, i0 + j) & c->random[k]);
+                }
         }
 }
 
@@ -207,8 +249,8 @@ static void store_block(void *keys, size_t i0, const uint64_t *v, size_t m, unsi
                         memcpy(p + 4 * j, &x, 4);
                 }
                 break;
-        default:
-                memcpy(p, v, m * 8);
+        default: /* 8 and 16: little-endian words, the low one first */
+                memcpy(p, v, m * bytes);
                 break;
         }
 }
@@ -290,8 +332,7 @@ static void setup_sorted(struct gen *g, bool reverse, size_t first)
 
         if (g->kind == KIND_FLOAT) {
                 /* -inf .. +inf: by value, no NaNs */
-                unsigned mb = g->bits == 32 ? 23 : 52;
-                uint64_t inf = (g->mask >> 1) & ~(((uint64_t)1 << mb) - 1);
+                uint64_t inf = (g->mask >> 1) & ~(((uint64_t)1 << g->mant) - 1);
 
                 lo = ~(inf | g->sign) & g->mask;
                 hi = inf ^ g->sign;
@@ -315,18 +356,41 @@ static void setup_special_int(struct gen *g)
         const uint64_t v[12] = {0, 1, 2, a, a - 1, a - 2, s - 2, s - 1, s, s + 1, s + 2, 3};
 
         for (unsigned c = 0; c < 32; c++)
-                g->special[c] =
-                        (struct special_class){c % 16 < 12 ? v[c % 16] : 0, c % 16 < 12 ? 0 : a};
+                g->special[c] = (struct special_class){{c % 16 < 12 ? v[c % 16] : 0},
+                                                       {c % 16 < 12 ? 0 : a}};
+}
+
+/*
+ * 128-bit integers, {low, high} words: 0, 1, the unsigned max (i128's -1) and its neighbour, the
+ * i128 max and min and their neighbours, 2^64 - 1 and 2^64 (a carry between the words), and keys
+ * that share their high word (0, all ones, one fixed word) over a random low one.
+ */
+static void setup_special_wide(struct gen *g)
+{
+        const uint64_t a = ~(uint64_t)0, s = (uint64_t)1 << 63, h = 0x0123456789abcdefull;
+        const struct special_class c[16] = {
+                {{0, 0}, {0, 0}},     {{1, 0}, {0, 0}},     {{a, a}, {0, 0}},
+                {{a - 1, a}, {0, 0}}, {{a, s - 1}, {0, 0}}, {{a - 1, s - 1}, {0, 0}},
+                {{0, s}, {0, 0}},     {{1, s}, {0, 0}},     {{a, 0}, {0, 0}},
+                {{0, 1}, {0, 0}},     {{0, 0}, {a, 0}},     {{0, a}, {a, 0}},
+                {{0, h}, {a, 0}},     {{0, h}, {7, 0}},     {{0, 0}, {a, a}},
+                {{0, 0}, {a, a}},
+        };
+
+        for (unsigned k = 0; k < 32; k++)
+                g->special[k] = c[k % 16];
 }
 
 /* Floats: 16 classes (zeros, infinities, NaNs, denormals, normals), each in both signs. */
 static void setup_special_float(struct gen *g)
 {
-        unsigned mb = g->bits == 32 ? 23 : 52, eb = g->bits - 1 - mb;
+        unsigned mb = g->mant, eb = g->bits - 1 - mb;
         uint64_t one = 1, mant = (one << mb) - 1, exp_all = ((one << eb) - 1) << mb;
         uint64_t quiet = one << (mb - 1), bias = (one << (eb - 1)) - 1;
         uint64_t low_exp = ((one << (eb - 2)) - 1) << mb; /* all but the top two exponent bits */
-        const struct special_class c[16] = {
+        const struct {
+                uint64_t base, random;
+        } c[16] = {
                 {0, 0},                                 /* zero */
                 {exp_all, 0},                           /* infinity */
                 {exp_all | quiet, quiet - 1},           /* quiet NaN, random payload */
@@ -346,8 +410,35 @@ static void setup_special_float(struct gen *g)
         };
 
         for (unsigned k = 0; k < 32; k++)
-                g->special[k] = (struct special_class){c[k % 16].base | (k < 16 ? 0 : g->sign),
-                                                       c[k % 16].random};
+                g->special[k] = (struct special_class){{c[k % 16].base | (k < 16 ? 0 : g->sign)},
+                                                       {c[k % 16].random}};
+}
+
+/* The generator of a distribution other than entropy, its state set up for key `begin`. */
+static gen_block_fn gen_setup(struct gen *g, datagen_dist dist, size_t begin)
+{
+        switch (dist) {
+        case DATAGEN_EQUAL:
+                return gen_equal;
+        case DATAGEN_SORTED:
+        case DATAGEN_REVERSE:
+                setup_sorted(g, dist == DATAGEN_REVERSE, begin);
+                return gen_sorted;
+        case DATAGEN_FEW:
+                return gen_few;
+        case DATAGEN_NEGATIVE:
+                return gen_negative;
+        case DATAGEN_SPECIAL:
+                if (g->kind == KIND_FLOAT)
+                        setup_special_float(g);
+                else if (g->words == 2)
+                        setup_special_wide(g);
+                else
+                        setup_special_int(g);
+                return gen_special;
+        default:
+                return gen_uniform;
+        }
 }
 
 void datagen_fill_range(void *keys, size_t n, size_t begin, size_t end, sortd_key_type t,
@@ -355,54 +446,33 @@ void datagen_fill_range(void *keys, size_t n, size_t begin, size_t end, sortd_ke
 {
         struct gen g;
         gen_block_fn fn;
-        uint64_t block[BLOCK];
+        uint64_t block[2 * BLOCK];
+        unsigned bytes;
 
         if ((unsigned)t >= SORTD_KEY_TYPE_COUNT || end > n || begin >= end)
                 return;
+        bytes = key_info[t].bytes;
+        if (dist == DATAGEN_ENTROPY) {
+                fill_entropy(keys, begin * bytes, end * bytes, param, seed);
+                return;
+        }
         g = (struct gen){
-                .bits = key_info[t].bytes * 8,
+                .bits = bytes * 8,
+                .words = bytes > 8 ? 2 : 1,
+                .mant = key_info[t].mant,
                 .kind = key_info[t].kind,
                 .seed = seed,
                 .param = param,
                 .n = n,
         };
-        g.mask = g.bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << g.bits) - 1;
-        g.sign = (uint64_t)1 << (g.bits - 1);
-
-        switch (dist) {
-        case DATAGEN_ENTROPY:
-                fill_entropy(keys, begin * key_info[t].bytes, end * key_info[t].bytes, param, seed);
-                return;
-        case DATAGEN_EQUAL:
-                fn = gen_equal;
-                break;
-        case DATAGEN_SORTED:
-        case DATAGEN_REVERSE:
-                setup_sorted(&g, dist == DATAGEN_REVERSE, begin);
-                fn = gen_sorted;
-                break;
-        case DATAGEN_FEW:
-                fn = gen_few;
-                break;
-        case DATAGEN_NEGATIVE:
-                fn = gen_negative;
-                break;
-        case DATAGEN_SPECIAL:
-                if (g.kind == KIND_FLOAT)
-                        setup_special_float(&g);
-                else
-                        setup_special_int(&g);
-                fn = gen_special;
-                break;
-        default:
-                fn = gen_uniform;
-                break;
-        }
+        g.mask = g.bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << g.bits) - 1;
+        g.sign = (uint64_t)1 << (g.bits >= 64 ? 63 : g.bits - 1);
+        fn = gen_setup(&g, dist, begin);
         for (size_t i = begin; i < end; i += BLOCK) {
                 size_t m = end - i < BLOCK ? end - i : BLOCK;
 
                 fn(&g, block, i, m);
-                store_block(keys, i, block, m, key_info[t].bytes);
+                store_block(keys, i, block, m, bytes);
         }
 }
 

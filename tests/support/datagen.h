@@ -23,11 +23,17 @@ typedef enum datagen_dist {
         DATAGEN_FEW,      /* `param` distinct values (default 16), random order */
         DATAGEN_NEGATIVE, /* negative values of a signed/float type (uniform for unsigned) */
         DATAGEN_SPECIAL,  /* floats: +-0, +-inf, NaNs of both signs, denormals, normals
-                             (integers: min, max, 0, -1, 1 and neighbours) */
+                             (integers: min, max, 0, -1, 1 and neighbours; 128-bit ones also
+                             2^64 - 1, 2^64, and keys sharing their high 64 bits) */
         DATAGEN_DIST_COUNT
 } datagen_dist;
 
-/* Fills n keys of type t; the same (t, dist, param, seed) gives the same data. */
+/*
+ * Fills n keys of type t; the same (t, dist, param, seed) gives the same data. f16 and bf16 keys
+ * are 16-bit float patterns; u128 and i128 keys 16-byte little-endian integers (low 8 bytes
+ * first) whose high word follows the distribution and whose low word is random (few: values
+ * 2i and 2i + 1 share their high word).
+ */
 void datagen_fill(void *keys, size_t n, sortd_key_type t, datagen_dist dist, unsigned param,
                   uint64_t seed);
 /* Fills n values of `bytes` (4 or 8) bytes with uniformly random bits. */

@@ -11,12 +11,53 @@
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Key i of kb <= 8 bytes. */
 static uint64_t load(const void *k, size_t i, size_t kb)
 {
         uint64_t v = 0;
 
         memcpy(&v, (const char *)k + i * kb, kb);
         return v;
+}
+
+/* Word w (0 low, 1 high) of 128-bit key i. */
+static uint64_t load_word(const void *k, size_t i, unsigned w)
+{
+        return load(k, 2 * i + w, 8);
+}
+
+/* The sign bit of key i, whatever its width: the top bit of its last byte (little-endian). */
+static bool top_bit(const unsigned char *k, size_t i, size_t kb)
+{
+        return k[(i + 1) * kb - 1] & 0x80;
+}
+
+/* Mantissa bits of a float type; 0 for the others. */
+static unsigned mant_bits(sortd_key_type t)
+{
+        switch (t) {
+        case SORTD_KEY_F16:
+                return 10;
+        case SORTD_KEY_BF16:
+                return 7;
+        case SORTD_KEY_F32:
+                return 23;
+        case SORTD_KEY_F64:
+                return 52;
+        default:
+                return 0;
+        }
+}
+
+/* Whether key i of float type t is a NaN: its exponent all ones, its mantissa not zero. */
+static bool is_nan(sortd_key_type t, const void *k, size_t i)
+{
+        size_t kb = sortd_key_size(t);
+        unsigned mb = mant_bits(t);
+        uint64_t x = load(k, i, kb), mant = ((uint64_t)1 << mb) - 1;
+        uint64_t expo = (((uint64_t)1 << (8 * kb - 1)) - 1) & ~mant;
+
+        return mb && (x & expo) == expo && (x & mant);
 }
 
 START_TEST(names_round_trip)
@@ -185,20 +226,9 @@ static void expect_presorted(sortd_key_type t, datagen_dist dist, sortd_order o,
                 ck_assert_uint_eq(strict, n - 1);
         else
                 ck_assert_uint_ge(strict, ((size_t)1 << (8 * kb)) / 2);
-        if (t == SORTD_KEY_F32)
-                for (size_t i = 0; i < n; i++) {
-                        float x;
-                        memcpy(&x, k + 4 * i, 4);
-                        if (isnan(x))
-                                ck_abort_msg("NaN at %zu", i);
-                }
-        if (t == SORTD_KEY_F64)
-                for (size_t i = 0; i < n; i++) {
-                        double x;
-                        memcpy(&x, k + 8 * i, 8);
-                        if (isnan(x))
-                                ck_abort_msg("NaN at %zu", i);
-                }
+        for (size_t i = 0; i < n; i++)
+                if (is_nan(t, k, i))
+                        ck_abort_msg("%s: NaN at %zu", sortd_key_type_name(t), i);
         free(k);
         free(perm);
 }
@@ -214,24 +244,27 @@ START_TEST(sorted_and_reverse)
 }
 END_TEST
 
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+struct bytes16 {
+        unsigned char b[16];
+};
 
-        return (x > y) - (x < y);
+static int cmp_bytes16(const void *a, const void *b)
+{
+        return memcmp(a, b, 16);
 }
 
+/* Distinct keys of kb <= 16 bytes, as byte strings. */
 static size_t count_distinct(const void *k, size_t n, size_t kb)
 {
-        uint64_t *v = malloc(n * 8);
+        struct bytes16 *v = calloc(n + 1, sizeof(*v));
         size_t distinct = n ? 1 : 0;
 
         ck_assert_ptr_nonnull(v);
         for (size_t i = 0; i < n; i++)
-                v[i] = load(k, i, kb);
-        qsort(v, n, 8, cmp_u64);
+                memcpy(v[i].b, (const char *)k + i * kb, kb);
+        qsort(v, n, sizeof(*v), cmp_bytes16);
         for (size_t i = 1; i < n; i++)
-                distinct += v[i] != v[i - 1];
+                distinct += cmp_bytes16(&v[i], &v[i - 1]) != 0;
         free(v);
         return distinct;
 }
@@ -240,9 +273,8 @@ START_TEST(equal_few_negative)
 {
         sortd_key_type t = (sortd_key_type)_i;
         size_t kb = sortd_key_size(t), n = 20000;
-        uint64_t sign = (uint64_t)1 << (8 * kb - 1);
-        bool is_unsigned =
-                t == SORTD_KEY_U8 || t == SORTD_KEY_U16 || t == SORTD_KEY_U32 || t == SORTD_KEY_U64;
+        bool is_unsigned = t == SORTD_KEY_U8 || t == SORTD_KEY_U16 || t == SORTD_KEY_U32 ||
+                           t == SORTD_KEY_U64 || t == SORTD_KEY_U128;
         unsigned char *k = malloc(n * kb);
         size_t negative = 0;
 
@@ -258,7 +290,7 @@ START_TEST(equal_few_negative)
         ck_assert_uint_gt(count_distinct(k, n, kb), kb == 1 ? 200 : 900);
         datagen_fill(k, n, t, DATAGEN_NEGATIVE, 0, 5);
         for (size_t i = 0; i < n; i++)
-                negative += (load(k, i, kb) & sign) != 0;
+                negative += top_bit(k, i, kb);
         if (is_unsigned)
                 ck_assert(negative > n / 3 && negative < n * 2 / 3);
         else
@@ -316,10 +348,12 @@ END_TEST
 /* Every class the header promises, in both signs. */
 START_TEST(special_floats)
 {
+        static const sortd_key_type types[] = {SORTD_KEY_F32, SORTD_KEY_F64, SORTD_KEY_F16,
+                                               SORTD_KEY_BF16};
         const size_t n = 20000;
-        bool f32 = _i == 0;
-        size_t kb = f32 ? 4 : 8;
-        unsigned mb = f32 ? 23 : 52;
+        sortd_key_type t = types[_i];
+        size_t kb = sortd_key_size(t);
+        unsigned mb = mant_bits(t);
         uint64_t sign = (uint64_t)1 << (8 * kb - 1), mant = ((uint64_t)1 << mb) - 1;
         uint64_t expo = (sign - 1) & ~mant, quiet = (uint64_t)1 << (mb - 1);
         unsigned char *k = malloc(n * kb);
@@ -327,7 +361,7 @@ START_TEST(special_floats)
         size_t seen[2][CLASSES] = {{0}};
 
         ck_assert_ptr_nonnull(k);
-        datagen_fill(k, n, f32 ? SORTD_KEY_F32 : SORTD_KEY_F64, DATAGEN_SPECIAL, 0, 3);
+        datagen_fill(k, n, t, DATAGEN_SPECIAL, 0, 3);
         for (size_t i = 0; i < n; i++) {
                 uint64_t x = load(k, i, kb), e = x & expo, m = x & mant;
                 int c = e == expo ? (m == 0        ? C_INF
@@ -339,8 +373,8 @@ START_TEST(special_floats)
         }
         for (int s = 0; s < 2; s++)
                 for (int c = 0; c < CLASSES; c++)
-                        ck_assert_msg(seen[s][c] > n / 100, "sign %d class %d: %zu", s, c,
-                                      seen[s][c]);
+                        ck_assert_msg(seen[s][c] > n / 100, "%s sign %d class %d: %zu",
+                                      sortd_key_type_name(t), s, c, seen[s][c]);
         free(k);
 }
 END_TEST
@@ -373,6 +407,64 @@ START_TEST(special_integers)
 }
 END_TEST
 
+/*
+ * 128-bit integers, {low, high}: 0, 1, u128 max (i128 -1), i128 max and min, 2^64 - 1 and 2^64,
+ * and many distinct keys that share one high word.
+ */
+START_TEST(special_wide)
+{
+        const uint64_t a = ~(uint64_t)0, s = (uint64_t)1 << 63;
+        const uint64_t want[][2] = {{0, 0}, {1, 0}, {a, a}, {a, s - 1}, {0, s}, {a, 0}, {0, 1}};
+        const size_t n = 5000;
+        sortd_key_type t = _i ? SORTD_KEY_I128 : SORTD_KEY_U128;
+        unsigned char *k = malloc(n * 16);
+        size_t shared = 0;
+
+        ck_assert_ptr_nonnull(k);
+        datagen_fill(k, n, t, DATAGEN_SPECIAL, 0, 3);
+        for (size_t w = 0; w < LEN(want); w++) {
+                size_t hits = 0;
+
+                for (size_t i = 0; i < n; i++)
+                        hits += load_word(k, i, 0) == want[w][0] &&
+                                load_word(k, i, 1) == want[w][1];
+                ck_assert_msg(hits > n / 40, "%s: {0x%llx, 0x%llx} %zu times",
+                              sortd_key_type_name(t), (unsigned long long)want[w][0],
+                              (unsigned long long)want[w][1], hits);
+        }
+        for (size_t i = 1; i < n; i++)
+                for (size_t j = i < 50 ? 0 : i - 50; j < i; j++)
+                        shared += load_word(k, i, 1) == load_word(k, j, 1) &&
+                                  load_word(k, i, 0) != load_word(k, j, 0);
+        ck_assert_msg(shared > n, "%s: %zu pairs share only their high word",
+                      sortd_key_type_name(t), shared);
+        free(k);
+}
+END_TEST
+
+/* Few 128-bit values: pairs of them share their high word and differ in the low one. */
+START_TEST(few_wide)
+{
+        const size_t n = 4000;
+        unsigned char *k = malloc(n * 16);
+        size_t high_only = 0, both = 0;
+
+        ck_assert_ptr_nonnull(k);
+        datagen_fill(k, n, (sortd_key_type)(SORTD_KEY_U128 + _i), DATAGEN_FEW, 16, 8);
+        ck_assert_uint_eq(count_distinct(k, n, 16), 16);
+        for (size_t i = 1; i < n; i++) {
+                bool hi = load_word(k, i, 1) == load_word(k, i - 1, 1);
+                bool lo = load_word(k, i, 0) == load_word(k, i - 1, 0);
+
+                high_only += hi && !lo;
+                both += hi && lo;
+        }
+        ck_assert_uint_gt(high_only, n / 50);
+        ck_assert_uint_gt(both, n / 50);
+        free(k);
+}
+END_TEST
+
 static Suite *datagen_suite(void)
 {
         Suite *s = suite_create("datagen");
@@ -387,8 +479,10 @@ static Suite *datagen_suite(void)
         tcase_add_loop_test(tc, sorted_and_reverse, 0, SORTD_KEY_TYPE_COUNT);
         tcase_add_loop_test(tc, equal_few_negative, 0, SORTD_KEY_TYPE_COUNT);
         tcase_add_loop_test(tc, entropy, 0, SORTD_KEY_TYPE_COUNT);
-        tcase_add_loop_test(tc, special_floats, 0, 2);
+        tcase_add_loop_test(tc, special_floats, 0, 4);
         tcase_add_loop_test(tc, special_integers, 0, 8);
+        tcase_add_loop_test(tc, special_wide, 0, 2);
+        tcase_add_loop_test(tc, few_wide, 0, 2);
         suite_add_tcase(s, tc);
         return s;
 }
