@@ -54,6 +54,33 @@ sortd_status sortd__wire_sort_check(const Sortd__Wire__Sort *s, sortd_sort_desc 
 sortd_status sortd__wire_sizes_of(const sortd_sort_desc *desc, uint64_t n,
                                   sortd__wire_sizes *sizes);
 
+/* A sort by key columns (wire_columns.c): its columns, in the engine's enums. */
+typedef struct sortd__wire_columns {
+        unsigned count; /* 0: a sort of one key array */
+        sortd_column col[SORTD_MAX_COLUMNS];
+} sortd__wire_columns;
+
+/*
+ * Validates a Sort message with columns as sortd.proto's Sort.columns says (1 to
+ * SORTD_MAX_COLUMNS columns, each of a known type and order with a bit range inside its key;
+ * key_type unset, order and bit range 0, no segments, no top-k; a data location) and converts
+ * it. On success writes *cols, *payload and *sizes (sortd__wire_columns_sizes); on error returns
+ * SORTD_E_INVAL with why naming the fault.
+ */
+sortd_status sortd__wire_columns_check(const Sortd__Wire__Sort *s, sortd__wire_columns *cols,
+                                       sortd_payload *payload, sortd__wire_sizes *sizes, char *why,
+                                       size_t why_len);
+
+/*
+ * The sizes of an inline sort by columns of n rows (after sortd_columns_check): keys_bytes the
+ * columns' buffer (sortd_columns_offset), vals_bytes the n values or indices; the request sends
+ * the buffer and the values unless an argsort makes them; the reply is the permutation alone
+ * for an argsort (the columns are only read), else the buffer and the values. SORTD_E_INVAL
+ * when they pass what one request may hold.
+ */
+sortd_status sortd__wire_columns_sizes(const sortd_column *c, unsigned count, sortd_payload p,
+                                       uint64_t n, sortd__wire_sizes *sizes);
+
 /* The socket both sides use by default: $SORTD_SOCKET, else /run/sortd/sortd.sock as root
    (or without $XDG_RUNTIME_DIR), else $XDG_RUNTIME_DIR/sortd.sock. */
 void sortd__wire_default_socket(char *out, size_t len);

@@ -83,9 +83,14 @@ START_TEST(sort_checks)
         s = good_sort();
         s.key_type = 0;
         ck_assert_int_eq(sortd__wire_sort_check(&s, &d, &z, why, sizeof(why)), SORTD_E_INVAL);
-        s.key_type = 11;
+        s.key_type = SORTD__WIRE__KEY_TYPE__KEY_I128 + 1;
         ck_assert_int_eq(sortd__wire_sort_check(&s, &d, &z, why, sizeof(why)), SORTD_E_INVAL);
-        ck_assert_ptr_nonnull(strstr(why, "key type 11"));
+        ck_assert_ptr_nonnull(strstr(why, "key type 15"));
+        s.key_type = SORTD__WIRE__KEY_TYPE__KEY_U128; /* 16-byte keys: sizes of 16 a key */
+        ck_assert_int_eq(sortd__wire_sort_check(&s, &d, &z, why, sizeof(why)), SORTD_OK);
+        ck_assert_int_eq(d.key_type, SORTD_KEY_U128);
+        ck_assert_uint_eq(z.keys_bytes, 160);
+        ck_assert_uint_eq(z.reply_len, 160 + 80);
         s = good_sort();
         s.payload = 6;
         ck_assert_int_eq(sortd__wire_sort_check(&s, &d, &z, why, sizeof(why)), SORTD_E_INVAL);
