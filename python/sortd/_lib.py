@@ -16,7 +16,8 @@ E_UNSUPPORTED, E_PROTOCOL, E_IO, E_TIMEOUT, E_BUSY, E_SELFCHECK = 7, 8, 9, 10, 1
 E_DENIED = 13
 
 # sortd_key_type, in the enum's order
-KEY_TYPES = ("u8", "i8", "u16", "i16", "u32", "i32", "f32", "u64", "i64", "f64")
+KEY_TYPES = ("u8", "i8", "u16", "i16", "u32", "i32", "f32", "u64", "i64", "f64", "f16", "bf16",
+             "u128", "i128")
 KEY_TYPE = {name: i for i, name in enumerate(KEY_TYPES)}
 
 # sortd_payload
@@ -24,6 +25,8 @@ PAYLOAD_NONE, PAYLOAD_VALUES32, PAYLOAD_VALUES64, PAYLOAD_ARGSORT32, PAYLOAD_ARG
 
 # sortd_order
 ASCENDING, DESCENDING = 0, 1
+
+MAX_COLUMNS = 8  # SORTD_MAX_COLUMNS: key columns of one sort
 
 CUDA_IPC_HANDLE_BYTES = 64
 DEVICE_UUID_BYTES = 16
@@ -111,6 +114,11 @@ class Segments(ctypes.Structure):
     ]
 
 
+class Column(ctypes.Structure):
+    _fields_ = [("key_type", ctypes.c_int), ("order", ctypes.c_int), ("begin_bit", ctypes.c_uint),
+                ("end_bit", ctypes.c_uint)]
+
+
 class RegionSort(ctypes.Structure):
     _fields_ = [
         ("keys", ctypes.c_void_p),
@@ -130,6 +138,8 @@ class RegionSort(ctypes.Structure):
         ("out_keys_offset", ctypes.c_size_t),
         ("out_vals", ctypes.c_void_p),
         ("out_vals_offset", ctypes.c_size_t),
+        ("columns", ctypes.POINTER(Column)),
+        ("column_count", ctypes.c_uint),
         ("timings", Timings),
     ]
 
@@ -147,6 +157,9 @@ class Request(ctypes.Structure):
         ("k", u64),
         ("out_keys", ctypes.c_void_p),
         ("out_vals", ctypes.c_void_p),
+        ("columns", ctypes.POINTER(Column)),
+        ("column_count", ctypes.c_uint),
+        ("column_keys", ctypes.POINTER(ctypes.c_void_p)),
         ("id", u64),
         ("timings", Timings),
     ]
@@ -181,6 +194,7 @@ _FUNCTIONS = {
     "sortd_region_size": (_sz, [_vp]),
     "sortd_region_destroy": (_st, [_vp, _vp]),
     "sortd_sort_in_region": (_st, [_vp, _P(RegionSort)]),
+    "sortd_columns_offset": (u64, [_P(Column), ctypes.c_uint, u64, ctypes.c_uint]),
 }
 
 _loaded = None

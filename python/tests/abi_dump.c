@@ -83,6 +83,9 @@ static void offsets(void)
         OFF(sortd_request, k);
         OFF(sortd_request, out_keys);
         OFF(sortd_request, out_vals);
+        OFF(sortd_request, columns);
+        OFF(sortd_request, column_count);
+        OFF(sortd_request, column_keys);
         OFF(sortd_request, id);
         OFF(sortd_request, timings);
         OFF(sortd_region_sort, keys);
@@ -102,11 +105,17 @@ static void offsets(void)
         OFF(sortd_region_sort, out_keys_offset);
         OFF(sortd_region_sort, out_vals);
         OFF(sortd_region_sort, out_vals_offset);
+        OFF(sortd_region_sort, columns);
+        OFF(sortd_region_sort, column_count);
         OFF(sortd_region_sort, timings);
         OFF(sortd_segments, count);
         OFF(sortd_segments, row_len);
         OFF(sortd_segments, offsets);
         OFF(sortd_segments, offset_bytes);
+        OFF(sortd_column, key_type);
+        OFF(sortd_column, order);
+        OFF(sortd_column, begin_bit);
+        OFF(sortd_column, end_bit);
 }
 
 static void sizes(void)
@@ -120,6 +129,7 @@ static void sizes(void)
         SIZE(sortd_request);
         SIZE(sortd_region_sort);
         SIZE(sortd_segments);
+        SIZE(sortd_column);
         SIZE(sortd_status);
         SIZE(sortd_key_type);
         SIZE(sortd_payload);
@@ -154,6 +164,7 @@ static void enums(void)
         ENUM(SORTD_DEVICE_UUID_BYTES);
         ENUM(SORTD_DEVICE_UUID_TEXT);
         ENUM(SORTD_MAX_DEVICES);
+        ENUM(SORTD_MAX_COLUMNS);
         ENUM(SORTD_DEVICE_UNKNOWN);
         ENUM(SORTD_DEVICE_SERVING);
         ENUM(SORTD_DEVICE_FAILED);

@@ -27,6 +27,7 @@ STRUCTS = {
     "sortd_request": _lib.Request,
     "sortd_region_sort": _lib.RegionSort,
     "sortd_segments": _lib.Segments,
+    "sortd_column": _lib.Column,
 }
 
 
@@ -53,7 +54,7 @@ def test_constants(abi):
                  "E_UNSUPPORTED", "E_PROTOCOL", "E_IO", "E_TIMEOUT", "E_BUSY", "E_SELFCHECK", "E_DENIED",
                  "PAYLOAD_NONE", "PAYLOAD_VALUES32", "PAYLOAD_VALUES64", "PAYLOAD_ARGSORT32",
                  "PAYLOAD_ARGSORT64", "ASCENDING", "DESCENDING", "CUDA_IPC_HANDLE_BYTES",
-                 "DEVICE_UUID_BYTES", "DEVICE_UUID_TEXT", "MAX_DEVICES", "DEVICE_UNKNOWN",
+                 "DEVICE_UUID_BYTES", "DEVICE_UUID_TEXT", "MAX_DEVICES", "MAX_COLUMNS", "DEVICE_UNKNOWN",
                  "DEVICE_SERVING", "DEVICE_FAILED", "DEVICE_LOST"):
         assert getattr(_lib, name) == e["SORTD_" + name], name
     assert list(_lib.KEY_TYPES) == abi["key_types"]
