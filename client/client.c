@@ -12,6 +12,7 @@
 #include <sys/un.h>
 
 #include "call.h"
+#include "columns.h"
 #include "device.h"
 #include "region.h"
 #include "segmented.h"
@@ -227,6 +228,11 @@ static void plan_reply(const sortd_request *r, inline_plan *p)
 {
         size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
 
+        if (r->column_count) { /* read by sortd__columns_read, column by column */
+                p->keys_len = p->sizes.reply_len - p->sizes.vals_bytes;
+                p->vals_len = p->sizes.vals_bytes;
+                return;
+        }
         if (r->k) {
                 p->keys_dst = r->out_keys;
                 p->vals_dst = r->out_vals;
@@ -294,9 +300,16 @@ static sortd_status check_held(sortd_conn *c, const sortd_request *r, const inli
 /* Everything the daemon would refuse, refused here before a byte is sent. */
 static sortd_status validate(sortd_conn *c, const sortd_request *r, inline_plan *p)
 {
-        sortd_status s = sortd__call_check_sort(c, r->key_type, r->payload, &r->opts,
-                                                r->device_uuid, r->n, &p->sizes);
+        sortd_status s;
 
+        *p = (inline_plan){0};
+        if (r->column_count) {
+                s = sortd__columns_check_inline(c, r, &p->sizes);
+                plan_reply(r, p);
+                return s;
+        }
+        s = sortd__call_check_sort(c, r->key_type, r->payload, &r->opts, r->device_uuid, r->n,
+                                   &p->sizes);
         if (s == SORTD_OK)
                 s = sortd__segmented_check(c, r->segments, r->n, r->k, &p->seg);
         if (s == SORTD_OK)
@@ -309,13 +322,27 @@ static sortd_status validate(sortd_conn *c, const sortd_request *r, inline_plan 
         return check_held(c, r, p);
 }
 
+/* The payload of one array's sort: the keys, the values unless the sort makes them, then the
+   offsets. */
+static void array_pieces(const sortd_request *r, const inline_plan *p, sortd__transport_piece *out)
+{
+        bool argsort = sortd_payload_is_argsort(r->payload);
+
+        out[0] = (sortd__transport_piece){r->keys, (size_t)p->sizes.keys_bytes};
+        out[1] = (sortd__transport_piece){r->vals, argsort ? 0 : (size_t)p->sizes.vals_bytes};
+        out[2] = (sortd__transport_piece){r->segments ? r->segments->offsets : NULL,
+                                          (size_t)p->seg.offsets_bytes};
+}
+
 sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
 {
         Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
         Sortd__Wire__Sort sort = SORTD__WIRE__SORT__INIT;
         Sortd__Wire__InlineData inl = SORTD__WIRE__INLINE_DATA__INIT;
         Sortd__Wire__Segments seg = SORTD__WIRE__SEGMENTS__INIT;
-        bool argsort;
+        sortd__columns_msg cols;
+        sortd__transport_piece pieces[SORTD__TRANSPORT_MAX_PIECES];
+        int count = 3;
         inline_plan p;
         sortd_status s;
 
@@ -324,21 +351,22 @@ sortd_status sortd_submit(sortd_conn *c, sortd_request *r)
                 s = validate(c, r, &p);
         if (s != SORTD_OK)
                 return s;
-        argsort = sortd_payload_is_argsort(r->payload);
-        sortd__call_sort_msg(&sort, r->key_type, r->payload, &r->opts, r->device_uuid, r->n);
-        sortd__segmented_msg(&sort, &seg, r->segments, r->k);
+        if (r->column_count) {
+                sortd__columns_sort_msg(&sort, &cols, r->columns, r->column_count, r->payload,
+                                        r->device_uuid, r->n);
+                count = sortd__columns_pieces(r, pieces);
+        } else {
+                sortd__call_sort_msg(&sort, r->key_type, r->payload, &r->opts, r->device_uuid,
+                                     r->n);
+                sortd__segmented_msg(&sort, &seg, r->segments, r->k);
+                array_pieces(r, &p, pieces);
+        }
         sort.data_case = SORTD__WIRE__SORT__DATA_INLINE_DATA;
         sort.inline_data = &inl;
         req.id = r->id = ++c->next_id;
         req.body_case = SORTD__WIRE__REQUEST__BODY_SORT;
         req.sort = &sort;
-        /* The payload is the keys, the values unless the sort makes them, then the offsets. */
-        sortd__transport_piece pieces[] = {
-                {r->keys, (size_t)p.sizes.keys_bytes},
-                {r->vals, argsort ? 0 : (size_t)p.sizes.vals_bytes},
-                {r->segments ? r->segments->offsets : NULL, (size_t)p.seg.offsets_bytes},
-        };
-        s = sortd__transport_send_request(c, &req, -1, pieces, 3);
+        s = sortd__transport_send_request(c, &req, -1, pieces, count);
         if (s == SORTD_OK)
                 c->outstanding++;
         return s;
@@ -362,6 +390,15 @@ static sortd_status replan(sortd_conn *c, const sortd_request *r, inline_plan *p
 {
         sortd_sort_desc d = {r->key_type, r->payload, r->opts.order, 0, 0};
 
+        *p = (inline_plan){0};
+        if (r->column_count) {
+                if (sortd__wire_columns_sizes(r->columns, r->column_count, r->payload, r->n,
+                                              &p->sizes) != SORTD_OK)
+                        return sortd__transport_fail(c, SORTD_E_INVAL,
+                                                     "not the request that was submitted");
+                plan_reply(r, p);
+                return SORTD_OK;
+        }
         if (sortd__wire_sizes_of(&d, r->n, &p->sizes) != SORTD_OK ||
             sortd__segmented_check(c, r->segments, r->n, r->k, &p->seg) != SORTD_OK)
                 return sortd__transport_fail(c, SORTD_E_INVAL,
@@ -413,9 +450,13 @@ static sortd_status receive(sortd_conn *c, sortd_request *r)
         if (s != SORTD_OK)
                 return s;
         sortd__transport_progress_begin(c, SORTD_PROGRESS_RECEIVING, 0, p.keys_len + p.vals_len);
-        s = sortd__transport_read_all(c, p.keys_dst, (size_t)p.keys_len);
-        if (s == SORTD_OK && p.vals_len)
-                s = sortd__transport_read_all(c, p.vals_dst, (size_t)p.vals_len);
+        if (r->column_count) {
+                s = sortd__columns_read(c, r);
+        } else {
+                s = sortd__transport_read_all(c, p.keys_dst, (size_t)p.keys_len);
+                if (s == SORTD_OK && p.vals_len)
+                        s = sortd__transport_read_all(c, p.vals_dst, (size_t)p.vals_len);
+        }
         c->progress.total = 0;
         return s == SORTD_OK ? s : result_cut(c, s);
 }
@@ -529,5 +570,22 @@ sortd_status sortd_topk(sortd_conn *c, const void *keys, const void *vals, size_
                                                  "k must be at least 1 (k = 0 selects nothing)")
                          : SORTD_E_INVAL;
         r.opts = options_or_default(opts);
+        return sortd_sort_request(c, &r);
+}
+
+sortd_status sortd_sort_columns(sortd_conn *c, const sortd_column *cols, unsigned count,
+                                void *const *keys, void *vals, size_t n, sortd_payload payload)
+{
+        sortd_request r = {.vals = vals,
+                           .n = n,
+                           .payload = payload,
+                           .columns = cols,
+                           .column_count = count,
+                           .column_keys = keys};
+
+        /* column_count 0 would be a one-array sort of nothing: refused as the columns' check */
+        if (c && count == 0)
+                return sortd__transport_fail(c, SORTD_E_INVAL, "0 key columns; 1 to %d are allowed",
+                                             SORTD_MAX_COLUMNS);
         return sortd_sort_request(c, &r);
 }

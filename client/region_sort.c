@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "call.h"
+#include "columns.h"
 #include "region.h"
 #include "segmented.h"
 #include "sortd.h"
@@ -125,6 +126,22 @@ static sortd_status check_segments(sortd_conn *c, const sortd_region_sort *rs, p
         return sortd__segmented_check(c, rs->segments, rs->n, rs->k, &p->seg);
 }
 
+/* The values a sort moves, an argsort writes or a top-k reads, apart from the keys (checked). */
+static sortd_status check_vals(sortd_conn *c, const sortd_region_sort *rs, plan *p)
+{
+        size_t vs = sortd_payload_size(rs->payload);
+        sortd_status s;
+
+        p->vals = (span){rs->vals, rs->vals_offset, (uint64_t)rs->n * vs};
+        s = check_span(c, "vals", rs->vals, rs->vals_offset, p->vals.bytes, vs);
+        if (s == SORTD_OK)
+                s = check_kind(c, "vals", rs->vals, rs->keys);
+        if (s == SORTD_OK && overlap(&p->keys, &p->vals))
+                s = sortd__transport_fail(c, SORTD_E_INVAL,
+                                          "the keys and vals spans overlap in the region");
+        return s;
+}
+
 /* The inputs: the keys, and the values a sort moves, an argsort writes or a top-k reads. */
 static sortd_status check_inputs(sortd_conn *c, const sortd_region_sort *rs, plan *p)
 {
@@ -136,14 +153,41 @@ static sortd_status check_inputs(sortd_conn *c, const sortd_region_sort *rs, pla
         p->vals_in = vs && !(rs->k && sortd_payload_is_argsort(rs->payload));
         if (s != SORTD_OK || !p->vals_in)
                 return s;
-        p->vals = (span){rs->vals, rs->vals_offset, (uint64_t)rs->n * vs};
-        s = check_span(c, "vals", rs->vals, rs->vals_offset, p->vals.bytes, vs);
-        if (s == SORTD_OK)
-                s = check_kind(c, "vals", rs->vals, rs->keys);
-        if (s == SORTD_OK && overlap(&p->keys, &p->vals))
-                s = sortd__transport_fail(c, SORTD_E_INVAL,
-                                          "the keys and vals spans overlap in the region");
-        return s;
+        return check_vals(c, rs, p);
+}
+
+/* What a one-array sort has that a sort by columns must not. */
+static const char *extra_fields(const sortd_region_sort *rs)
+{
+        if (rs->segments || rs->offsets_region)
+                return "segments";
+        if (rs->k || rs->out_keys || rs->out_vals)
+                return "top-k (k, out_keys, out_vals)";
+        return NULL;
+}
+
+/* A sort by key columns: their buffer at keys_offset in a memfd region (the engines sort
+   columns in host memory), and the values' span. The daemon holds none of it. */
+static sortd_status validate_columns(sortd_conn *c, const sortd_region_sort *rs, plan *p)
+{
+        sortd__wire_sizes sz;
+        sortd_status s = sortd__columns_check(c, rs->columns, rs->column_count, rs->payload, rs->n,
+                                              extra_fields(rs), rs->device_uuid, &sz);
+
+        *p = (plan){0};
+        if (s != SORTD_OK)
+                return s;
+        if (rs->keys && rs->keys->device)
+                return sortd__transport_fail(c, SORTD_E_UNSUPPORTED,
+                                             "key columns are sorted in host memory: the keys "
+                                             "region is %s; use a memfd region",
+                                             kind_name(rs->keys));
+        p->keys = (span){rs->keys, rs->keys_offset, sz.keys_bytes};
+        s = check_span(c, "keys", rs->keys, rs->keys_offset, sz.keys_bytes, SORTD__COLUMNS_ALIGN);
+        p->vals_in = sz.vals_bytes != 0;
+        if (s != SORTD_OK || !p->vals_in)
+                return s;
+        return check_vals(c, rs, p);
 }
 
 /* A top-k's results: spans of its inputs' kind that overlap no input and each other. */
@@ -191,9 +235,12 @@ static sortd_status check_held(sortd_conn *c, const sortd_region_sort *rs)
 static sortd_status validate(sortd_conn *c, const sortd_region_sort *rs, plan *p)
 {
         sortd__wire_sizes sz;
-        sortd_status s = sortd__call_check_sort(c, rs->key_type, rs->payload, &rs->opts,
-                                                rs->device_uuid, rs->n, &sz);
+        sortd_status s;
 
+        if (rs->column_count)
+                return validate_columns(c, rs, p);
+        s = sortd__call_check_sort(c, rs->key_type, rs->payload, &rs->opts, rs->device_uuid, rs->n,
+                                   &sz);
         *p = (plan){0};
         if (s == SORTD_OK)
                 s = check_segments(c, rs, p);
@@ -231,6 +278,7 @@ sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
         Sortd__Wire__RegionData where = SORTD__WIRE__REGION_DATA__INIT;
         Sortd__Wire__Segments seg = SORTD__WIRE__SEGMENTS__INIT;
         Sortd__Wire__TopkOut out = SORTD__WIRE__TOPK_OUT__INIT;
+        sortd__columns_msg cols;
         Sortd__Wire__Reply *rep;
         plan p;
         sortd_status s;
@@ -241,7 +289,12 @@ sortd_status sortd_sort_in_region(sortd_conn *c, sortd_region_sort *rs)
         if (s != SORTD_OK)
                 return s;
         region_msgs(rs, &p, &where, &out);
-        sortd__call_sort_msg(&sort, rs->key_type, rs->payload, &rs->opts, rs->device_uuid, rs->n);
+        if (rs->column_count)
+                sortd__columns_sort_msg(&sort, &cols, rs->columns, rs->column_count, rs->payload,
+                                        rs->device_uuid, rs->n);
+        else
+                sortd__call_sort_msg(&sort, rs->key_type, rs->payload, &rs->opts, rs->device_uuid,
+                                     rs->n);
         sortd__segmented_msg(&sort, &seg, rs->segments, rs->k);
         if (rs->offsets_region) {
                 seg.offsets_region_id = rs->offsets_region->id;

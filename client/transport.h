@@ -81,8 +81,9 @@ void sortd__transport_progress_begin(sortd_conn *c, sortd_progress_phase phase, 
 /* A reply's payload lands straight in the caller's buffer, so a reply is read in two steps. */
 sortd_status sortd__transport_read_all(sortd_conn *c, void *buf, size_t len);
 
-/* The most pieces a request's payload has: keys, values, segment offsets. */
-#define SORTD__TRANSPORT_MAX_PIECES 3
+/* The most pieces a request's payload has: keys, values, segment offsets; or each key column
+   and its padding, then the values. */
+#define SORTD__TRANSPORT_MAX_PIECES (2 * SORTD_MAX_COLUMNS + 1)
 
 /* One piece of a request's payload; a piece of len 0 is skipped. */
 typedef struct sortd__transport_piece {

@@ -262,6 +262,10 @@ static void note_sort(fake_sortd *f, const Sortd__Wire__Sort *s, const uint8_t *
         f->out_keys_offset = out ? out->keys_offset : 0;
         f->out_vals_region_id = out ? out->vals_region_id : 0;
         f->out_vals_offset = out ? out->vals_offset : 0;
+        f->n_columns = (unsigned)s->n_columns;
+        for (size_t i = 0; i < s->n_columns && i < SORTD_MAX_COLUMNS; i++)
+                f->columns[i] = *s->columns[i];
+        f->sort_key_type = (int)s->key_type;
         f->sort_payload_len = total;
         memcpy(f->sort_payload, payload, kept < FAKE_KEPT_BYTES ? kept : FAKE_KEPT_BYTES);
 }
@@ -304,7 +308,16 @@ static size_t sort_result(const Sortd__Wire__Sort *s, const uint8_t *payload, si
         uint64_t ks = sortd_key_size((sortd_key_type)(s->key_type - 1)), vs = sortd_payload_size(p);
         uint64_t sent = s->n * ks + (sortd_payload_is_argsort(p) ? 0 : s->n * vs);
         uint64_t rlen = s->k ? 0 : s->n * (ks + vs);
+        sortd__wire_columns cols;
+        sortd__wire_sizes z;
+        char why[256];
 
+        if (s->n_columns) { /* the columns' buffer, then the values; an argsort: its indices */
+                if (sortd__wire_columns_check(s, &cols, &p, &z, why, sizeof(why)) != SORTD_OK)
+                        return 0;
+                sent = z.request_len;
+                rlen = z.reply_len;
+        }
         if (len < sent || s->n > FAKE_ECHO_BYTES)
                 return 0;
         if (s->k)
@@ -312,7 +325,9 @@ static size_t sort_result(const Sortd__Wire__Sort *s, const uint8_t *payload, si
         if (rlen > cap)
                 return 0;
         for (uint64_t i = 0; i < rlen; i++)
-                out[i] = !s->k && i < sent ? payload[i] : fake_result_byte(i);
+                out[i] = !s->k && i < sent && !(s->n_columns && sortd_payload_is_argsort(p))
+                                 ? payload[i]
+                                 : fake_result_byte(i);
         return (size_t)rlen;
 }
 

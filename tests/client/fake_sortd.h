@@ -15,6 +15,8 @@
  * fake_result_byte says; an inline top-k with as many results as the request asks for
  * (sortd_topk_results over its segments, offsets read from the payload), every byte of them
  * fake_result_byte's: no sort, but the bytes a client must land in its buffers, in order.
+ * A sort by key columns is answered with its columns' buffer and values as they came, or an
+ * argsort's permutation alone as fake_result_byte says.
  */
 #ifndef SORTD_TESTS_FAKE_SORTD_H
 #define SORTD_TESTS_FAKE_SORTD_H
@@ -24,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sortd.pb-c.h"
 #include "sortd_types.h"
 
 /*
@@ -114,6 +117,10 @@ typedef struct fake_sortd {
         uint64_t out_keys_region_id, out_keys_offset, out_vals_region_id, out_vals_offset;
         uint64_t sort_payload_len;
         uint8_t sort_payload[FAKE_KEPT_BYTES];
+        /* The last Sort's key columns (their number, and each as sent) and key_type */
+        unsigned n_columns;
+        Sortd__Wire__Column columns[SORTD_MAX_COLUMNS];
+        int sort_key_type;
         uint64_t next_id; /* region ids handed out: 1, 2, ... */
         /* Set by the test: RegisterRegion is refused with this status and message (SORTD_OK:
            accepted). */
