@@ -4,18 +4,19 @@
  *
  * Reading: a line is a number with optional spaces or tabs around it (and an optional \r
  * before its \n, for files from other systems); the last line needs no \n. Integers are
- * decimal with an optional sign ('-' only for signed types) and must fit the type. Floats are
- * what strtod accepts in the C locale: decimal or hexadecimal (%a), "inf", "infinity", "nan",
- * each with a sign; a finite number too large for the type is refused, one too small becomes
- * a denormal or zero as strtod rounds it. Blank lines (empty, or spaces, tabs and a \r only)
- * after the last number are ignored, as editors leave them; anything else, a blank line
- * before a number included, is a bad line.
+ * decimal with an optional sign ('-' only for signed types) and must fit the type, the 128-bit
+ * ones included (up to 39 digits). Floats are what strtod accepts in the C locale: decimal or
+ * hexadecimal (%a), "inf", "infinity", "nan", each with a sign; a finite number too large for
+ * the type is refused, one too small becomes a denormal or zero as strtod rounds it. f16 and
+ * bf16 are read as doubles and rounded to the nearest (ties to even, fmt_half.h). Blank lines
+ * (empty, or spaces, tabs and a \r only) after the last number are ignored, as editors leave them;
+ * anything else, a blank line before a number included, is a bad line.
  *
  * Writing: integers in decimal; floats with the fewest significant digits that read back to
- * the same bits, in %g's notation except that whole numbers below 10^9 (f32) or 10^17 (f64)
- * are written out (2500, not 2.5e+03); -0 stays "-0", infinities are "inf" and "-inf". NaNs are
- * written "nan" or "-nan" and read back as the quiet NaN of that sign: a NaN's payload bits are the
- * one thing text does not keep.
+ * the same bits, in %g's notation except that whole numbers below 10^4 (bf16), 10^5 (f16),
+ * 10^9 (f32) or 10^17 (f64) are written out (2500, not 2.5e+03); -0 stays "-0", infinities are
+ * "inf" and "-inf". NaNs are written "nan" or "-nan" and read back as the quiet NaN of that sign: a
+ * NaN's payload bits are the one thing text does not keep.
  */
 #ifndef SORTCTL_FMT_TEXT_H
 #define SORTCTL_FMT_TEXT_H

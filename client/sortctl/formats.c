@@ -63,31 +63,57 @@ static int read_at(sc_input *in, void *dst, uint64_t len, uint64_t offset, sc_pr
         return SC_OK;
 }
 
-static int open_npy(sc_input *in, uint64_t size)
+/* A structured file's fields and header, kept for the records' sort and output. */
+static int keep_records(sc_input *in, const npy_header *h, const uint8_t *head)
+{
+        npy_fields *f = malloc(sizeof(*f));
+        uint8_t *copy = malloc(h->data_offset);
+
+        if (!f || !copy) {
+                free(f);
+                free(copy);
+                return sc_fail(SC_FAIL, "out of memory");
+        }
+        *f = h->fields;
+        in->fields = f;
+        in->head = memcpy(copy, head, h->data_offset);
+        in->head_len = h->data_offset;
+        return SC_OK;
+}
+
+static int open_npy(sc_input *in, uint64_t size, int type, const char *type_option)
 {
         uint8_t *head;
         size_t len = size < NPY_MAX_PREAMBLE ? (size_t)size : NPY_MAX_PREAMBLE;
         char why[256];
-        npy_header h;
+        npy_header *h = malloc(sizeof(*h)); /* its fields are large for a stack */
         int r;
 
         head = malloc(len ? len : 1);
-        if (!head)
+        if (!head || !h) {
+                free(head);
+                free(h);
                 return sc_fail(SC_FAIL, "out of memory");
+        }
         r = read_at(in, head, len, 0, NULL);
-        if (r == SC_OK && npy_parse(head, len, size, &h, why, sizeof(why)) < 0)
+        if (r == SC_OK && npy_parse(head, len, size, h, why, sizeof(why)) < 0)
                 r = sc_fail(SC_FAIL, "%s: %s", in->path, why);
+        if (r == SC_OK && npy_retype(h, type, type_option, why, sizeof(why)) < 0)
+                r = sc_fail(SC_FAIL, "%s %s", in->path, why);
+        if (r == SC_OK && h->fields.count)
+                r = keep_records(in, h, head);
+        if (r == SC_OK) {
+                in->type = h->type;
+                in->npy = h->layout;
+                in->n = h->n;
+                in->ndim = h->ndim;
+                in->shape[0] = h->shape[0];
+                in->shape[1] = h->shape[1];
+                in->offset = h->data_offset;
+        }
         free(head);
-        if (r != SC_OK)
-                return r;
-        in->type = h.type;
-        in->big_endian = h.big_endian;
-        in->n = h.n;
-        in->ndim = h.ndim;
-        in->shape[0] = h.shape[0];
-        in->shape[1] = h.shape[1];
-        in->offset = h.data_offset;
-        return SC_OK;
+        free(h);
+        return r;
 }
 
 static int open_raw(sc_input *in, uint64_t size)
@@ -134,15 +160,15 @@ static int open_text(sc_input *in, uint64_t size, sc_progress *p)
 /* The types type_option takes: values travel as 4- or 8-byte elements only. */
 static const char *type_choices(const char *type_option)
 {
-        return strcmp(type_option, "--values-type") == 0 ? "u32 i32 f32 u64 i64 f64"
-                                                         : "u8 i8 u16 i16 u32 i32 f32 u64 i64 f64";
+        return strcmp(type_option, "--values-type") == 0
+                       ? "u32 i32 f32 u64 i64 f64"
+                       : "u8 i8 u16 i16 u32 i32 f32 u64 i64 f64 f16 bf16 u128 i128";
 }
 
 int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const char *type_option,
                   sc_progress *p)
 {
         struct stat st;
-        int r;
 
         *in = (sc_input){.path = path, .fmt = fmt ? fmt : sc_format_of(path, SC_FMT_RAW), .fd = -1};
         in->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -156,15 +182,11 @@ int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const
                                in->fmt == SC_FMT_TEXT ? "text" : "raw binary", type_option,
                                type_choices(type_option));
         in->type = (sortd_key_type)type;
+        in->npy = npy_layout_of(in->type);
         sc_progress_phase(p, "reading", (uint64_t)st.st_size);
         switch (in->fmt) {
         case SC_FMT_NPY:
-                r = open_npy(in, (uint64_t)st.st_size);
-                if (r == SC_OK && type >= 0 && in->type != (sortd_key_type)type)
-                        r = sc_fail(SC_FAIL, "%s holds %s, but %s says %s: leave %s out", path,
-                                    sortd_key_type_name(in->type), type_option,
-                                    sortd_key_type_name((sortd_key_type)type), type_option);
-                return r;
+                return open_npy(in, (uint64_t)st.st_size, type, type_option);
         case SC_FMT_TEXT:
                 return open_text(in, (uint64_t)st.st_size, p);
         default:
@@ -174,8 +196,7 @@ int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const
 
 int sc_input_read(sc_input *in, void *dst, sc_progress *p)
 {
-        size_t ks = sortd_key_size(in->type);
-        uint64_t bytes = in->n * ks;
+        uint64_t bytes = in->n * (in->fields ? in->fields->itemsize : sortd_key_size(in->type));
         int r;
 
         if (in->parsed) {
@@ -183,8 +204,8 @@ int sc_input_read(sc_input *in, void *dst, sc_progress *p)
                 return SC_OK;
         }
         r = read_at(in, dst, bytes, in->offset, p);
-        if (r == SC_OK && in->big_endian)
-                npy_byteswap(dst, in->n, ks);
+        if (r == SC_OK && !in->fields)
+                npy_to_native(&in->npy, dst, bytes);
         return r;
 }
 
@@ -193,8 +214,12 @@ void sc_input_close(sc_input *in)
         if (in->fd >= 0)
                 close(in->fd);
         free(in->parsed);
+        free((void *)in->fields);
+        free((void *)in->head);
         in->fd = -1;
         in->parsed = NULL;
+        in->fields = NULL;
+        in->head = NULL;
 }
 
 static int write_text(sc_out *o, sortd_key_type t, const uint8_t *data, uint64_t n, sc_progress *p)
@@ -213,13 +238,19 @@ static int write_text(sc_out *o, sortd_key_type t, const uint8_t *data, uint64_t
         return SC_OK;
 }
 
-/* An output's .npy header: 2-d as it says, else of its n elements. */
+/* An output's .npy header: a records' as their input had it; else 2-d as it says, or of its
+   n elements. */
 static size_t npy_header_of(const sc_output *d, uint8_t head[NPY_HEADER_OUT])
 {
         const uint64_t one[2] = {d->n, 0};
+        npy_layout l = d->npy ? *d->npy : npy_layout_of(d->type);
 
-        return d->ndim == 2 ? npy_format(d->type, d->big_endian, 2, d->shape, head)
-                            : npy_format(d->type, d->big_endian, 1, one, head);
+        return d->ndim == 2 ? npy_format(&l, 2, d->shape, head) : npy_format(&l, 1, one, head);
+}
+
+static uint64_t element_size(const sc_output *d)
+{
+        return d->record_size ? d->record_size : sortd_key_size(d->type);
 }
 
 /* Raw data, or .npy's header and data; big-endian data is swapped a piece at a time in a copy,
@@ -228,23 +259,25 @@ static int write_binary(sc_out *o, const sc_output *d, sc_progress *p)
 {
         uint8_t head[NPY_HEADER_OUT];
         bool npy = d->fmt == SC_FMT_NPY;
-        size_t ks = sortd_key_size(d->type);
-        uint64_t bytes = d->n * ks;
-        bool swap = npy && d->big_endian && bytes;
+        uint64_t bytes = d->n * element_size(d);
+        bool swap = npy && !d->record_size && d->npy && d->npy->big_endian && bytes;
         uint8_t *copy = swap ? malloc(bytes < CHUNK ? bytes : CHUNK) : NULL;
         int r = SC_OK;
 
         if (swap && !copy)
                 return sc_fail(SC_FAIL, "%s: out of memory", d->path);
-        if (npy && sc_out_write(o, head, npy_header_of(d, head)) != SC_OK)
-                r = SC_FAIL;
+        if (npy && d->record_size)
+                r = sc_out_write(o, d->head, d->head_len) == SC_OK ? SC_OK : SC_FAIL;
+        else if (npy)
+                r = sc_out_write(o, head, npy_header_of(d, head)) == SC_OK ? SC_OK : SC_FAIL;
+        /* CHUNK is a multiple of every key size: a piece swaps whole keys. */
         for (uint64_t at = 0; at < bytes && r == SC_OK; at += CHUNK) {
                 size_t len = bytes - at < CHUNK ? (size_t)(bytes - at) : CHUNK;
                 const uint8_t *piece = (const uint8_t *)d->data + at;
 
                 if (copy) {
                         piece = memcpy(copy, piece, len);
-                        npy_byteswap(copy, len / ks, ks);
+                        npy_to_native(d->npy, copy, len);
                 }
                 r = sc_out_write(o, piece, len) == SC_OK ? SC_OK : SC_FAIL;
                 sc_progress_add(p, len);
@@ -257,7 +290,7 @@ static int write_output(sc_out *o, const sc_output *d, sc_progress *p)
 {
         int r;
 
-        sc_progress_phase(p, "writing", d->n * sortd_key_size(d->type));
+        sc_progress_phase(p, "writing", d->n * element_size(d));
         r = d->fmt == SC_FMT_TEXT ? write_text(o, d->type, d->data, d->n, p)
                                   : write_binary(o, d, p);
         return r == SC_OK ? sc_out_finish(o) : r;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "atomic.h"
+#include "fmt_npy.h"
 #include "progress.h"
 #include "sortd_types.h"
 
@@ -30,9 +31,15 @@ typedef struct sc_input {
         sc_format fmt;
         sortd_key_type type;
         uint64_t n;
-        bool big_endian; /* a big-endian .npy file: sc_input_read swaps it to native order */
-        unsigned ndim;   /* 2: a 2-d .npy file, of shape[0] rows of shape[1]; else 1 */
+        npy_layout npy; /* how a .npy file stores the keys (sc_input_read makes them native);
+                           npy_layout_of(type) for other formats */
+        unsigned ndim;  /* 2: a 2-d .npy file, of shape[0] rows of shape[1]; else 1 */
         uint64_t shape[2];
+        /* A structured .npy file (records): its fields, and its header to write back as it
+           was; n counts records, and type is unused. NULL for others. */
+        const npy_fields *fields;
+        const uint8_t *head;
+        uint64_t head_len;
         /* private */
         int fd;
         uint64_t offset; /* of the data in the file */
@@ -42,12 +49,14 @@ typedef struct sc_input {
 /*
  * Opens path in format fmt (AUTO: by its extension). type is the key type the command line
  * gave (-1 for none), named type_option in messages: raw and text files need it, and a .npy
- * file's dtype must match it. Fills in->type and in->n. Text is read and parsed here, so that
- * a bad line fails before anything is sent or written.
+ * file's dtype must match it or store it (npy_retype). Fills in->type and in->n, or
+ * in->fields for a structured .npy file. Text is read and parsed here, so that a bad line
+ * fails before anything is sent or written.
  */
 int sc_input_open(sc_input *in, const char *path, sc_format fmt, int type, const char *type_option,
                   sc_progress *p);
-/* Reads the n elements into dst (n * key size bytes), in native byte order. */
+/* Reads the n elements into dst (n * key size bytes, or n records), in native byte order
+   (records as they are: their keys are swapped where they are taken out). */
 int sc_input_read(sc_input *in, void *dst, sc_progress *p);
 void sc_input_close(sc_input *in);
 
@@ -58,9 +67,14 @@ typedef struct sc_output {
         sortd_key_type type;
         const void *data;
         uint64_t n;
-        bool big_endian; /* npy: the data is written big-endian, as the input was */
-        unsigned ndim;   /* npy: 2 writes shape (shape[0], shape[1]); else (n,) */
+        const npy_layout *npy; /* npy: stored as the input was; NULL: npy_layout_of(type) */
+        unsigned ndim;         /* npy: 2 writes shape (shape[0], shape[1]); else (n,) */
         uint64_t shape[2];
+        /* Records (record_size > 0): data is n records, and a .npy output starts with head,
+           the input's header; type, npy and ndim are unused. */
+        uint64_t record_size;
+        const uint8_t *head;
+        uint64_t head_len;
 } sc_output;
 
 /*

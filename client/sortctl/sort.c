@@ -97,7 +97,7 @@ static int type_value(sc_args *a, const char *name, int *t)
         if ((*t = sortd_key_type_parse(v)) < 0)
                 return sc_fail(SC_FAIL,
                                "--%s %s: give one of u8 i8 u16 i16 u32 i32 f32 u64 i64 "
-                               "f64",
+                               "f64 f16 bf16 u128 i128",
                                name, v),
                        -1;
         return 1;
@@ -114,10 +114,10 @@ static int bits_value(sc_args *a, sortd_sort_options *o)
         /* Digits only: sscanf's %u would take spaces and a sign, and wrap a negative B. */
         bd = strspn(v, "0123456789");
         ed = v[bd] == ':' ? strspn(v + bd + 1, "0123456789") : 0;
-        /* strtoul returns ULONG_MAX on overflow: refused as beyond 64. */
+        /* strtoul returns ULONG_MAX on overflow: refused as beyond 128. */
         b = bd && ed && !v[bd + 1 + ed] ? strtoul(v, NULL, 10) : ULONG_MAX;
         e = b != ULONG_MAX ? strtoul(v + bd + 1, NULL, 10) : 0;
-        if (b >= e || e > 64)
+        if (b >= e || e > 128)
                 return sc_fail(SC_FAIL, "--bits %s: give B:E with 0 <= B < E <= the key's bits", v),
                        -1;
         o->begin_bit = (unsigned)b;
@@ -289,13 +289,13 @@ static int write_outputs(const sort_args *s, const sc_rows *rows, const sc_input
                  .type = j->type,
                  .data = j->keys,
                  .n = j->n,
-                 .big_endian = in->big_endian},
+                 .npy = &in->npy},
                 {.path = second,
                  .fmt = (sc_format)s->fmt,
                  .type = s->values ? vals->type : SORTD_KEY_I64,
                  .data = j->vals,
                  .n = j->n,
-                 .big_endian = s->values && vals->big_endian},
+                 .npy = s->values ? &vals->npy : NULL},
         };
 
         for (int i = 0; i < 2; i++) {

@@ -152,7 +152,7 @@ static int write_outputs(const topk_args *t, const sc_rows *rows, const sc_input
                  .type = j->type,
                  .data = j->out_keys,
                  .n = j->results,
-                 .big_endian = in->big_endian},
+                 .npy = &in->npy},
                 {.path = t->indices,
                  .fmt = (sc_format)t->fmt,
                  .type = SORTD_KEY_I64,

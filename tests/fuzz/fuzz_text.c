@@ -1,8 +1,9 @@
 /*
  * libFuzzer target for the text parser: the first byte chooses the key type, the rest is the
- * file. Every line parsed must land inside the buffer text_count_lines sized (the count
- * text_parse returns no more than it), and what parses must format and parse back to the same
- * value (NaN payloads aside, which text does not keep).
+ * file (every key type, the 16-bit floats and 128-bit integers included). Every line parsed
+ * must land inside the buffer text_count_lines sized (the count text_parse returns no more
+ * than it), and what parses must format and parse back to the same value (NaN payloads aside,
+ * which text does not keep).
  */
 #include <math.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@ static int same(sortd_key_type t, const uint8_t *a, const uint8_t *b)
         size_t ks = sortd_key_size(t);
         double x, y;
         float f, g;
+        uint16_t h, k;
 
         if (t == SORTD_KEY_F32) {
                 memcpy(&f, a, 4);
@@ -29,6 +31,15 @@ static int same(sortd_key_type t, const uint8_t *a, const uint8_t *b)
                 memcpy(&y, b, 8);
                 return isnan(x) ? isnan(y) && signbit(x) == signbit(y) : memcmp(a, b, 8) == 0;
         }
+        if (t == SORTD_KEY_F16 || t == SORTD_KEY_BF16) {
+                /* A NaN: all ones in the exponent (5 bits, or 8), something in the mantissa. */
+                uint16_t exp = t == SORTD_KEY_F16 ? 0x7c00 : 0x7f80;
+
+                memcpy(&h, a, 2);
+                memcpy(&k, b, 2);
+                if ((h & exp) == exp && (h & ~exp & 0x7fff))
+                        return (k & exp) == exp && (k & ~exp & 0x7fff) && (h >> 15) == (k >> 15);
+        }
         return memcmp(a, b, ks) == 0;
 }
 
@@ -38,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t ks;
         uint64_t n, parsed = 0, one = 0;
         char *text, line[TEXT_MAX_FORMATTED];
-        uint8_t *out, back[8];
+        uint8_t *out, back[16];
         text_error err;
 
         if (size < 1)

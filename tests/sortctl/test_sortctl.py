@@ -645,10 +645,12 @@ class SortctlTest(unittest.TestCase):
         out = self.write("out.npy", b"precious")
         cases = [
             ([self.path("missing.npy")], "missing.npy: cannot open it: No such file"),
-            ([self.write("h.npy", npy_bytes("<f2", b"\0\0" * 4, 4))], "unsupported dtype '<f2'"),
+            ([self.write("h.npy", npy_bytes("<c8", b"\0" * 32, 4))], "unsupported dtype '<c8'"),
+            ([self.write("o.npy", npy_bytes("|O", b"\0" * 32, 4))],
+             "unsupported dtype '|O': Python objects (pickled)"),
             ([self.write("b.npy", npy_bytes("|b1", b"\0" * 4, 4))], "unsupported dtype '|b1'"),
             ([self.write("s.npy", npy_bytes("<U4", b"\0" * 32, 2))], "unsupported dtype '<U4'"),
-            ([self.write("be.npy", npy_bytes(">f2", b"\0" * 16, 8))], "unsupported dtype '>f2'"),
+            ([self.write("be.npy", npy_bytes(">f2", b"\0" * 15, 8))], "of >f2 needs 16"),
             ([self.write("bcut.npy", npy_bytes(">u8", b"\0" * 15, 2))], "of >u8 needs 16"),
             ([self.write("bt.npy", npy_bytes(">u4", b"\0" * 16, 4)), "--type", "i32"],
              "holds u32, but --type says i32"),
@@ -677,7 +679,7 @@ class SortctlTest(unittest.TestCase):
             ([self.write("big.txt", b"1e39\n"), "--type", "f32"], "'1e39' is out of range for f32"),
             ([self.write("odd.bin", b"\0" * 7), "--type", "u32"], "not a whole number of u32"),
             ([self.path("x.npy"), "--via", "fast"], "--via fast"),
-            ([self.path("x.npy"), "--type", "u128"], "--type u128"),
+            ([self.path("x.npy"), "--type", "u256"], "--type u256"),
             ([self.path("x.npy"), "--frobnicate"], "no option --frobnicate"),
         ]
         for args, message in cases:
