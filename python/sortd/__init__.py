@@ -29,7 +29,7 @@ from ._errors import (Busy, CapacityError, ConnectionLost, DeviceError, Error, I
                       NotRunning, OutOfMemory, PermissionDenied, Timeout, Unsupported)
 
 __all__ = [
-    "Client", "Timings", "default_socket", "sort", "argsort", "topk",
+    "Client", "Timings", "default_socket", "sort", "argsort", "topk", "lexsort", "sort_by",
     "Error", "InvalidRequest", "CapacityError", "OutOfMemory", "DeviceError", "Unsupported",
     "Busy", "ConnectionLost", "NotRunning", "Timeout", "PermissionDenied",
 ]
@@ -76,6 +76,18 @@ def sort(a, axis=-1, **kwargs):
 def argsort(a, axis=-1, **kwargs):
     """Client.argsort on this thread's default client."""
     return _on_default(lambda c: c.argsort(a, axis, **kwargs), a)
+
+
+def lexsort(keys, **kwargs):
+    """Client.lexsort on this thread's default client: np.lexsort(keys), the last key first."""
+    return _on_default(lambda c: c.lexsort(keys, **kwargs), None)
+
+
+def sort_by(columns, descending=False, inplace=False, **kwargs):
+    """Client.sort_by on this thread's default client: the permutation (int64) that sorts
+    rows by the columns, the first most significant, or with inplace=True the columns
+    reordered in place."""
+    return _on_default(lambda c: c.sort_by(columns, descending, inplace, **kwargs), None)
 
 
 def topk(a, k, largest=True, axis=-1, **kwargs):

@@ -8,7 +8,12 @@ from . import _lib
 # (numpy kind, itemsize) -> sortd key type
 _KEY = {("u", 1): "u8", ("i", 1): "i8", ("u", 2): "u16", ("i", 2): "i16",
         ("u", 4): "u32", ("i", 4): "i32", ("f", 4): "f32",
-        ("u", 8): "u64", ("i", 8): "i64", ("f", 8): "f64"}
+        ("u", 8): "u64", ("i", 8): "i64", ("f", 8): "f64", ("f", 2): "f16"}
+
+# each sortd key type's bytes
+WIDTH = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "f32": 4, "u64": 8,
+         "i64": 8, "f64": 8, "f16": 2, "bf16": 2, "u128": 16, "i128": 16}
+WIDE = ("u128", "i128")
 
 _NATIVE = "<" if sys.byteorder == "little" else ">"
 
@@ -18,28 +23,80 @@ def _np():
     return numpy
 
 
-def key_type(dtype):
-    """The sortd key type of a numpy dtype, or a TypeError/ValueError that says what to do."""
+def key_type(dtype, name=None):
+    """The sortd key type (its enum value) of a numpy dtype, or of key_type=name given for
+    it, or a TypeError/ValueError that says what to do. name reads the elements' bytes as
+    keys of that type, which must be as wide: "bf16" for uint16 holding bfloat16 bits,
+    "u128" or "i128" for 16-byte elements (V16)."""
     np = _np()
     dtype = np.dtype(dtype)
     if dtype.byteorder not in ("=", "|", _NATIVE):
         raise ValueError(f"sortd sorts native byte order; this array is {dtype.str}: "
                          f"pass a.astype(a.dtype.newbyteorder('='))")
-    name = _KEY.get((dtype.kind, dtype.itemsize))
     if name is not None:
-        return _lib.KEY_TYPE[name]
-    if dtype.kind == "f" and dtype.itemsize == 2:
-        raise TypeError("sortd has no float16 keys: pass a.astype(np.float32), which sorts "
-                        "the same values in the same order")
+        return _named_key_type(dtype, name)
+    found = _KEY.get((dtype.kind, dtype.itemsize))
+    if found is not None:
+        return _lib.KEY_TYPE[found]
     if dtype.kind == "V" and dtype.itemsize == 2 and "bfloat16" in str(dtype):
-        raise TypeError("sortd has no bfloat16 keys: pass a.astype(np.float32)")
+        return _lib.KEY_TYPE["bf16"]  # ml_dtypes' bfloat16, as JAX and others make it
+    if dtype.kind == "V" and dtype.itemsize == 16:
+        raise TypeError(f"{dtype} elements could be unsigned or signed 128-bit keys: pass "
+                        f"key_type='u128' or key_type='i128'")
     if dtype.kind == "b":
         raise TypeError("sortd has no bool keys: pass a.view(np.uint8)")
     if dtype.kind in "mM":
         raise TypeError(f"sortd has no {dtype} keys: pass a.view(np.int64) "
                         f"(NaT is the smallest int64)")
     raise TypeError(f"sortd cannot sort {dtype} keys: it sorts uint8..uint64, int8..int64, "
-                    f"float32 and float64")
+                    f"float16, float32 and float64 (and with key_type=, bfloat16 bits and "
+                    f"128-bit integers)")
+
+
+def _named_key_type(dtype, name):
+    if name not in _lib.KEY_TYPE:
+        raise ValueError(f"key_type {name!r} is not a sortd key type: one of "
+                         f"{', '.join(_lib.KEY_TYPES)}")
+    if dtype.hasobject or dtype.kind == "b" or dtype.fields is not None:
+        raise TypeError(f"key_type={name!r} reads the elements' bytes as keys; {dtype} "
+                        f"elements are not plain numbers")
+    width = WIDTH[name]
+    if dtype.itemsize != width:
+        hint = (": pass the keys as an (n, 2) uint64 array (the low word first) or a V16 "
+                "array" if name in WIDE else "")
+        raise TypeError(f"key_type={name!r} sorts {width}-byte keys, and these elements are "
+                        f"{dtype} ({dtype.itemsize} bytes){hint}")
+    return _lib.KEY_TYPE[name]
+
+
+def wide_pairs(shape, dtype, name):
+    """Whether an array of this shape and dtype holds 128-bit keys of key_type name as pairs
+    of 8-byte integers (its last axis, of 2: the low word first), which the client sorts as
+    one key each."""
+    dtype = _np().dtype(dtype)
+    if name not in WIDE or dtype.itemsize != 8:
+        return False
+    if dtype.kind not in "ui":
+        raise TypeError(f"key_type={name!r} takes pairs of uint64 or int64 words, not {dtype}")
+    if len(shape) < 2 or shape[-1] != 2:
+        raise ValueError(f"key_type={name!r} takes 8-byte words in pairs, the low word first: "
+                         f"the array's last axis must be 2, not shape {tuple(shape)}")
+    return True
+
+
+def keys_of(a, name):
+    """The keys of numpy array a (checked already) for key_type name: a itself, or for
+    128-bit keys as word pairs a V16 view of them (its shape without the last axis), which
+    writes through to a; and their key type."""
+    np = _np()
+    if wide_pairs(a.shape, a.dtype, name):
+        a = a.view(np.dtype("V16")).reshape(a.shape[:-1])
+    return a, key_type(a.dtype, name)
+
+
+def key_bits(key_type):
+    """The bits of a key type (its enum value)."""
+    return 8 * WIDTH[_lib.KEY_TYPES[key_type]]
 
 
 def value_payload(dtype):
@@ -161,16 +218,16 @@ def values_are_keys(kaddr, kbytes, vaddr, vbytes, keys):
                      f"values.copy()")
 
 
-def bit_range(bits):
-    """(begin_bit, end_bit) for the sort options; None is the whole key."""
+def bit_range(bits, width=64):
+    """(begin_bit, end_bit) for the sort options, within width bits; None is the whole key."""
     if bits is None:
         return 0, 0
     try:
         begin, end = (int(b) for b in bits)
     except (TypeError, ValueError):
         raise TypeError(f"bits must be a (begin_bit, end_bit) pair, not {bits!r}") from None
-    # Past 64 no key has the bits, and past 2^32 - 1 the C unsigned would wrap to a range
-    # that does: (2^32 + 4, 2^32 + 12) sorted by bits 4..12.
-    if not 0 <= begin < end <= 64:
+    # Past its width the key has no bits, and past 2^32 - 1 the C unsigned would wrap to a
+    # range that does: (2^32 + 4, 2^32 + 12) sorted by bits 4..12.
+    if not 0 <= begin < end <= width:
         raise ValueError(f"bits {bits!r}: need 0 <= begin_bit < end_bit <= the key's width")
     return begin, end

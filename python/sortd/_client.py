@@ -10,8 +10,10 @@ An array reaches the daemon by the cheapest of three paths:
   - through the pool: a larger ordinary array is copied once into a region the client keeps
     for reuse, sorted there, and copied back.
 """
+import contextlib
 import ctypes
 import errno
+import functools
 import math
 import operator
 import os
@@ -20,7 +22,7 @@ import time
 import weakref
 from collections import namedtuple
 
-from . import _arrays, _cuda, _devices, _errors, _lib, _regions, _waiter
+from . import _arrays, _columns, _cuda, _devices, _dlpack, _errors, _lib, _regions, _waiter
 
 Timings = namedtuple("Timings", "queued transfer sort")
 Timings.__doc__ = "The daemon's account of the last sort, in seconds."
@@ -55,6 +57,25 @@ def default_socket():
     if os.geteuid() == 0 or not run:
         return "/run/sortd/sortd.sock"
     return os.path.join(run, "sortd.sock")
+
+
+def _by_dlpack(returns_a):
+    """A sorting method that also takes, as a, an object with __dlpack__ (or its capsule):
+    it gets the tensor's memory as a numpy array (host) or a CUDA array, and the key type its
+    dtype needs (bfloat16, 128-bit); returns_a: the method returns a, sorted in place, for
+    which it returns the object it was given."""
+    def wrap(method):
+        @functools.wraps(method)
+        def call(self, a, *args, **kwargs):
+            with _dlpack.taken(a, "a") as t:
+                if t is None:
+                    return method(self, a, *args, **kwargs)
+                if kwargs.get("key_type") is None and t.key_type is not None:
+                    kwargs["key_type"] = t.key_type
+                out = method(self, t.array, *args, **kwargs)
+                return a if returns_a else out
+        return call
+    return wrap
 
 
 def _unreachable(path, status, err):
@@ -322,8 +343,9 @@ class Client:
 
     # ---- sorting ----
 
+    @_by_dlpack(returns_a=True)
     def sort(self, a, axis=-1, *, descending=False, bits=None, values=None, out=None,
-             device=None):
+             device=None, key_type=None):
         """Sorts a in place (stable) and returns it; with out, a is left as it was and the
         sorted keys go to out. An array of several dimensions has each row of its last axis
         sorted on its own, as np.sort(a, axis=-1), in one request: axis must name the last
@@ -332,23 +354,37 @@ class Client:
         those bits of the key only. a may be a numpy array, a CuPy array or a PyTorch CUDA
         tensor, C-contiguous. device asks for the GPU to sort on: its UUID ("GPU-..." as
         info() lists it, or its 16 bytes) or its ordinal in info()'s devices; a device the
-        daemon does not serve is refused (InvalidRequest). None: the daemon chooses."""
+        daemon does not serve is refused (InvalidRequest). None: the daemon chooses.
+
+        Keys are a's dtype (float16 sorts as f16; ml_dtypes' bfloat16 as bf16), or key_type
+        says what a's elements are: "bf16" for a uint16 array of bfloat16 bits, "u128" or
+        "i128" for 128-bit integers, given as an (..., 2) uint64 or int64 array (the low
+        word first; the last axis is the key's two words, not a row) or a V16 array; any
+        sortd key type as wide as a's elements reads their bytes as such keys.
+
+        a may also be any object with __dlpack__ (a PyTorch tensor, a JAX array, ...) or a
+        DLPack capsule, on the host or a CUDA device: sorted in place, its keys land in the
+        producer's memory, as a CUDA array's do (the capsule is used up); a bfloat16 tensor
+        sorts as bf16."""
         device = _devices.check(self._lib, device)
         cuda = _cuda.describe(a, "a")
         if cuda is not None:
+            cuda = _cuda.as_keys(cuda, key_type)
             _arrays.last_axis(cuda.shape, axis, "a")
             if out is not None:
                 raise ValueError("out= is for numpy arrays: to keep a CUDA array, sort a copy "
                                  "(a.copy() for CuPy, a.clone() for PyTorch)")
-            return self._sort_cuda(cuda, values, _lib.PAYLOAD_NONE, descending, bits, device)
+            self._sort_cuda(cuda, values, _lib.PAYLOAD_NONE, descending, bits, device,
+                            key_type)
+            return a
         _arrays.check_array(a, "a", writable=out is None)
-        _arrays.last_axis(a.shape, axis, "a")
-        key_type = _arrays.key_type(a.dtype)
-        opts = _options(descending, bits)
+        keys, kt = _arrays.keys_of(a, key_type)
+        _arrays.last_axis(keys.shape, axis, "a")
+        opts = _options(descending, bits, kt)
         payload = _lib.PAYLOAD_NONE
         if values is not None:
             _arrays.check_array(values, "values", writable=True)
-            _same_shape(a, values, "values")
+            _same_shape(keys, values, "values")
             payload = _arrays.value_payload(values.dtype)
         target = a
         if out is not None:
@@ -357,40 +393,48 @@ class Client:
                 raise ValueError(f"out must be {a.dtype} of shape {a.shape}, "
                                  f"not {out.dtype} of shape {out.shape}")
             target = out
+        tkeys = _arrays.keys_of(target, key_type)[0]
         if values is not None and _arrays.values_are_keys(
-                target.ctypes.data, target.nbytes, values.ctypes.data, values.nbytes,
+                tkeys.ctypes.data, tkeys.nbytes, values.ctypes.data, values.nbytes,
                 "a" if out is None else "out"):
             values, payload = None, _lib.PAYLOAD_NONE
         if out is not None:
             _arrays._np().copyto(out, a)
-        if target.size:
-            self._sort_host(target, key_type, values, payload, opts, device,
-                            _arrays.rows(a.shape))
+        if tkeys.size:
+            self._sort_host(tkeys, kt, values, payload, opts, device, _arrays.rows(keys.shape))
         return target
 
+    @_by_dlpack(returns_a=False)
     def argsort(self, a, axis=-1, *, descending=False, bits=None, index_dtype=None,
-                device=None):
+                device=None, key_type=None):
         """The stable permutation that sorts a: a new array of a's shape and index_dtype
         (np.uint32, the default, for n up to 2^32; np.uint64 or np.int64), with idx[i] the
         position in a of the i-th key in order; of several dimensions, each row of the last
         axis on its own, its indices within the row, as np.argsort(a, axis=-1,
-        kind="stable"). a is left as it was. axis, device: as for sort()."""
+        kind="stable"). a is left as it was. axis, device, key_type: as for sort() (for
+        128-bit keys as word pairs, idx has a's shape without its last axis). a may be a DLPack
+        tensor (see sort()), left as it was: idx is a numpy array for a host tensor, an array of
+        the tensor's library for a CUDA one."""
         np = _arrays._np()
         device = _devices.check(self._lib, device)
         index_dtype = np.dtype(np.uint32 if index_dtype is None else index_dtype)
         payload = _arrays.index_payload(index_dtype)
         cuda = _cuda.describe(a, "a", writable=False)  # the daemon sorts a copy of a
         if cuda is not None:
+            cuda = _cuda.as_keys(cuda, key_type)
             _arrays.last_axis(cuda.shape, axis, "a")
-            _arrays.key_type(np.dtype(cuda.typestr))  # refused before anything is allocated
+            # refused before anything is allocated
+            _arrays.key_type(np.dtype(cuda.typestr), key_type)
             idx = _cuda.empty_like_indices(cuda, index_dtype)
-            keys = _cuda.describe(_cuda.copy_of(cuda), "a copy of a")
-            self._sort_cuda(keys, idx, payload, descending, bits, device)
+            with contextlib.ExitStack() as held:
+                copy = _cuda_of(_cuda.copy_of(cuda), "a copy of a", held)
+                self._sort_cuda(_cuda.as_keys(copy, key_type), idx, payload, descending, bits,
+                                device, key_type)
             return idx
         _arrays.check_array(a, "a", writable=False)
+        a, key_type = _arrays.keys_of(a, key_type)
         _arrays.last_axis(a.shape, axis, "a")
-        key_type = _arrays.key_type(a.dtype)
-        opts = _options(descending, bits)
+        opts = _options(descending, bits, key_type)
         idx = np.empty(a.shape, dtype=index_dtype)
         if not a.size:
             return idx
@@ -411,32 +455,61 @@ class Client:
                 self._regions.give_back(self._io, lease)
         return idx
 
-    def topk(self, a, k, largest=True, axis=-1, *, index_dtype=None, device=None):
+    @_by_dlpack(returns_a=False)
+    def topk(self, a, k, largest=True, axis=-1, *, index_dtype=None, device=None,
+             key_type=None):
         """The k largest keys of each row of a's last axis (largest=False: the smallest), as
         torch.topk gives them: (values, indices), both of shape a.shape[:-1] + (min(k, a's
         last dimension),), values in order (the largest first, or the smallest), equal keys
         by their index, indices within the row (index_dtype: np.int64, the default, np.uint32
         or np.uint64). Floats compare in totalOrder, so +NaN is the largest and -NaN the
         smallest. a is left as it was; it may be a numpy array, a CuPy array or a PyTorch CUDA
-        tensor, and the results are arrays of its kind. axis, device: as for sort()."""
+        tensor, and the results are arrays of its kind. axis, device, key_type: as for sort()
+        (128-bit keys as word pairs come back as word pairs). a may be a DLPack tensor (see
+        sort()), left as it was."""
         np = _arrays._np()
         device = _devices.check(self._lib, device)
         k = _arrays.check_k(k)
         index_dtype = np.dtype(np.int64 if index_dtype is None else index_dtype)
         payload = _arrays.index_payload(index_dtype)
-        opts = _options(largest, None)
         cuda = _cuda.describe(a, "a", writable=False)  # only read
         if cuda is not None:
+            cuda = _cuda.as_keys(cuda, key_type)
             _arrays.last_axis(cuda.shape, axis, "a")
-            return self._topk_cuda(cuda, k, index_dtype, payload, opts, device)
+            return self._topk_cuda(cuda, k, index_dtype, payload, largest, device, key_type)
         _arrays.check_array(a, "a", writable=False)
-        _arrays.last_axis(a.shape, axis, "a")
-        key_type = _arrays.key_type(a.dtype)
-        shape = a.shape[:-1] + (min(k, a.shape[-1]),)
-        vals, idx = np.empty(shape, a.dtype), np.empty(shape, index_dtype)
+        keys, kt = _arrays.keys_of(a, key_type)
+        _arrays.last_axis(keys.shape, axis, "a")
+        shape = keys.shape[:-1] + (min(k, keys.shape[-1]),)
+        vals, idx = np.empty(shape, keys.dtype), np.empty(shape, index_dtype)
         if vals.size:
-            self._topk_host(a, k, key_type, (vals, idx), payload, opts, device)
+            self._topk_host(keys, k, kt, (vals, idx), payload, _options(largest, None, kt),
+                            device)
+        if keys is not a:  # word pairs, as they came
+            vals = vals.view(a.dtype).reshape(shape + (2,))
         return vals, idx
+
+    def sort_by(self, columns, descending=False, inplace=False, *, key_types=None, bits=None,
+                device=None):
+        """Sorts rows by several key columns, column 0 most significant (ORDER BY c0, c1 DESC,
+        ...), stably: returns the permutation (int64, as np.lexsort's) and leaves the columns
+        as they are, or with inplace=True reorders every column in place and returns None.
+        columns: 1 to 8 numpy arrays of n rows each, of any key dtype (128-bit keys as (n, 2)
+        word pairs or V16, with key_types). descending, key_types (see sort()'s key_type) and
+        bits ((begin, end) of the key's bits) are one value for every column or a list of one
+        a column."""
+        device = _devices.check(self._lib, device)
+        cols = _columns.Columns(columns, descending, key_types, bits, writable=inplace)
+        return _columns.sort(self, cols, inplace, device)
+
+    def lexsort(self, keys, *, key_types=None, device=None):
+        """np.lexsort(keys): the stable permutation (int64) that sorts by the last key, ties
+        by the one before it, and so on; keys is a sequence of 1 to 8 arrays of equal length,
+        or a 2-D array whose rows are the keys. key_types: as sort_by's, in keys' order."""
+        keys = list(keys)
+        if isinstance(key_types, (list, tuple)):
+            key_types = list(reversed(key_types))
+        return self.sort_by(keys[::-1], key_types=key_types, device=device)
 
     def _topk_host(self, a, k, key_type, results, payload, opts, device):
         """The top-k of a's rows into results, (values, indices): inline, or through regions
@@ -590,12 +663,12 @@ class Client:
 
     # ---- CUDA arrays ----
 
-    def _sort_cuda(self, keys, vals, payload, descending, bits, device):
+    def _sort_cuda(self, keys, vals, payload, descending, bits, device, key_type=None):
         """Sorts a CUDA array where it is, on device (as _devices.check left it); vals is a
-        CUDA array of values or indices."""
+        CUDA array of values or indices; key_type as sort()'s, keys already as_keys'."""
         np = _arrays._np()
-        key_type = _arrays.key_type(np.dtype(keys.typestr))
-        opts = _options(descending, bits)
+        key_type = _arrays.key_type(np.dtype(keys.typestr), key_type)
+        opts = _options(descending, bits, key_type)
         vdesc = None
         if vals is not None:
             vdesc = vals if isinstance(vals, _cuda.CudaArray) else _cuda.describe(vals, "values")
@@ -624,17 +697,25 @@ class Client:
                              _arrays.rows(keys.shape))
         return keys.obj
 
-    def _topk_cuda(self, keys, k, index_dtype, payload, opts, device):
+    def _topk_cuda(self, keys, k, index_dtype, payload, largest, device, key_type=None):
         """The top-k of a CUDA array's rows into new arrays of its library and device, all of
         them registered as regions: the keys are only read."""
         np = _arrays._np()
-        key_type = _arrays.key_type(np.dtype(keys.typestr))
+        kt = _arrays.key_type(np.dtype(keys.typestr), key_type)
+        opts = _options(largest, None, kt)
         shape = keys.shape[:-1] + (min(k, keys.shape[-1]),)
         vals = _cuda.empty_like(keys, shape)
         idx = _cuda.empty_like_indices(keys, index_dtype, shape)
         if keys.n == 0 or shape[-1] == 0:
             return vals, idx
-        outs = (_cuda.describe(vals, "values"), _cuda.describe(idx, "indices"))
+        with contextlib.ExitStack() as held:
+            outs = (_cuda.as_keys(_cuda_of(vals, "values", held), key_type),
+                    _cuda_of(idx, "indices", held))
+            self._topk_into(keys, k, kt, payload, opts, device, outs)
+        return vals, idx
+
+    def _topk_into(self, keys, k, kt, payload, opts, device, outs):
+        """The top-k of keys' rows into outs, the CudaArrays of its values and indices."""
         drv = _cuda.driver()
         for arr in (keys,) + outs:  # the new arrays' memory may still be read by queued work
             drv.synchronize(arr)
@@ -643,9 +724,8 @@ class Client:
             kspan = self._cuda_span(drv, keys, ())
             vspan = self._cuda_span(drv, outs[0], (kspan[0],))
             ispan = self._cuda_span(drv, outs[1], (kspan[0], vspan[0]))
-            self._in_regions(kspan, None, keys.n, key_type, payload, opts, device,
+            self._in_regions(kspan, None, keys.n, kt, payload, opts, device,
                              _arrays.rows(keys.shape), k, (vspan, ispan))
-        return vals, idx
 
     def _cuda_span(self, drv, arr, busy):
         """The region of arr's allocation and arr's offset in it, from the cache of
@@ -665,8 +745,18 @@ class Client:
         return _regions.Region(out.value, 0, size)
 
 
-def _options(descending, bits):
-    begin, end = _arrays.bit_range(bits)
+def _cuda_of(obj, what, held):
+    """The CudaArray of an array the client made (a copy, results), by its CUDA Array
+    Interface or, where that fails (PyTorch's bfloat16), by DLPack, held open in held (an
+    ExitStack) until the sort is done."""
+    t = held.enter_context(_dlpack.taken(obj, what))
+    return t.array if t is not None else _cuda.describe(obj, what)
+
+
+def _options(descending, bits, key_type):
+    # Only what a C unsigned cannot carry is refused here; libsortd and the daemon refuse a
+    # range past the key's own width (InvalidRequest, saying so).
+    begin, end = _arrays.bit_range(bits, max(64, _arrays.key_bits(key_type)))
     return _lib.SortOptions(_lib.DESCENDING if descending else _lib.ASCENDING, begin, end)
 
 

@@ -10,6 +10,8 @@ import ctypes
 import sys
 from dataclasses import dataclass
 
+from . import _arrays
+
 _CU_POINTER_ATTRIBUTE_CONTEXT = 1
 _CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
 # CUDA Array Interface v3 stream values with fixed meanings
@@ -25,6 +27,7 @@ class CudaArray:
     stream: object  # None: the producer promises no pending work; else a CUstream value
     has_stream: bool  # whether the interface said anything about a stream (v3)
     shape: tuple = ()  # n elements in all, sorted along the last axis
+    pairs: bool = False  # 128-bit keys as pairs of 8-byte words: shape and n count keys
 
     @property
     def module(self):
@@ -40,7 +43,10 @@ _WRITTEN = {
 
 def describe(a, what, writable=True):
     """A CudaArray for a, None when a is not a CUDA array, or an error saying what to do;
-    writable: whether a is sorted in place, which a read-only array cannot be."""
+    writable: whether a is sorted in place, which a read-only array cannot be. A CudaArray
+    (a DLPack tensor's) is itself."""
+    if isinstance(a, CudaArray):
+        return a
     try:
         cai = a.__cuda_array_interface__
     except AttributeError:
@@ -58,7 +64,7 @@ def describe(a, what, writable=True):
                          f"(shape ()): pass {what}.reshape(1)")
     typestr = cai["typestr"]
     strides = cai.get("strides")
-    if strides is not None and not _c_contiguous(shape, tuple(strides), int(typestr[2:])):
+    if strides is not None and not c_contiguous(shape, tuple(strides), int(typestr[2:])):
         raise ValueError(f"{what} is not contiguous (strides {tuple(strides)}): pass "
                          f"cupy.ascontiguousarray({what}) for CuPy or {what}.contiguous() for "
                          f"PyTorch")
@@ -72,7 +78,17 @@ def describe(a, what, writable=True):
     return CudaArray(a, int(ptr or 0), n, typestr, cai.get("stream"), "stream" in cai, shape)
 
 
-def _c_contiguous(shape, strides, itemsize):
+def as_keys(arr, key_type):
+    """arr, or for 128-bit keys (key_type "u128" or "i128") given as pairs of 8-byte words
+    (its last axis, of 2) the same memory as n // 2 keys of 16 bytes."""
+    import numpy as np
+    if arr.pairs or not _arrays.wide_pairs(arr.shape, np.dtype(arr.typestr), key_type):
+        return arr
+    return CudaArray(arr.obj, arr.ptr, arr.n // 2, "|V16", arr.stream, arr.has_stream,
+                     arr.shape[:-1], True)
+
+
+def c_contiguous(shape, strides, itemsize):
     """Whether strides lay shape out in C order; an axis of one element may have any."""
     step = itemsize
     for d, s in zip(reversed(shape), reversed(strides)):
@@ -199,8 +215,11 @@ def empty_like_indices(arr, index_dtype, shape=None):
 
 
 def empty_like(arr, shape, dtype=None):
-    """A new array of arr's library and device, of shape and dtype (default: arr's)."""
+    """A new array of arr's library and device, of shape and dtype (default: arr's; for
+    128-bit keys as word pairs, word pairs of them)."""
     import numpy as np
+    if arr.pairs and dtype is None:
+        shape = tuple(shape) + (2,)  # of the words' dtype, arr.obj's
     if arr.module == "torch":
         torch = sys.modules["torch"]
         return torch.empty(shape, dtype=arr.obj.dtype if dtype is None else _torch_dtype(dtype),
@@ -208,7 +227,8 @@ def empty_like(arr, shape, dtype=None):
     if arr.module == "cupy":
         cupy = sys.modules["cupy"]
         with arr.obj.device:
-            return cupy.empty(shape, dtype=np.dtype(arr.typestr if dtype is None else dtype))
+            like = arr.obj.dtype if arr.pairs else arr.typestr
+            return cupy.empty(shape, dtype=np.dtype(like if dtype is None else dtype))
     raise TypeError(f"a {type(arr.obj).__name__} is not supported here: sortd makes the "
                     f"arrays it returns with CuPy or PyTorch; sort() works on any CUDA array")
 

@@ -17,7 +17,8 @@ import sortd
     (FakeCudaArray(shape=(4, 4), strides=(4, 16)), ValueError, "contiguous"),
     (FakeCudaArray(strides=(8,)), ValueError, "contiguous"),
     (FakeCudaArray(readonly=True), ValueError, "read-only"),
-    (FakeCudaArray(typestr="<f2"), TypeError, "float16"),
+    (FakeCudaArray(typestr="<c8"), TypeError, "complex64"),
+    (FakeCudaArray(typestr="|V16"), TypeError, "key_type='u128'"),
     (FakeCudaArray(typestr=">u4"), ValueError, "byte order"),
 ])
 def test_refused_before_cuda(client, arr, exc, hint):
@@ -114,8 +115,10 @@ def test_torch_rows(dtype):
 
 
 def test_argsort_refuses_before_allocating(client):
-    with pytest.raises(TypeError, match="float16"):
-        client.argsort(FakeCudaArray(typestr="<f2"))
+    with pytest.raises(TypeError, match="complex64"):
+        client.argsort(FakeCudaArray(typestr="<c8"))
+    with pytest.raises(ValueError, match="last axis must be 2"):
+        client.argsort(FakeCudaArray(shape=(4, 3), typestr="<u8"), key_type="u128")
     with pytest.raises(TypeError, match="CuPy or PyTorch"):
         client.argsort(FakeCudaArray())  # no library to make the index array with
 

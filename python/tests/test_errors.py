@@ -15,7 +15,7 @@ from conftest import CAPACITY, FakeCudaArray, settled_regions
 
 
 @pytest.mark.parametrize("a, exc, hint", [
-    (np.zeros(10, np.float16), TypeError, "astype(np.float32)"),
+    (np.zeros(10, "V16"), TypeError, "key_type='u128' or key_type='i128'"),
     (np.zeros(10, bool), TypeError, "view(np.uint8)"),
     (np.zeros(10, complex), TypeError, "float32 and float64"),
     (np.zeros(10, "datetime64[s]"), TypeError, "view(np.int64)"),
