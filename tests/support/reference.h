@@ -49,6 +49,20 @@ int ref_sort_segments(const sortd_sort_desc *desc, const sortd_segments *seg, vo
 int ref_topk(const sortd_sort_desc *desc, const sortd_segments *seg, uint64_t k, const void *keys,
              const void *vals, void *out_keys, void *out_vals, size_t n);
 
+/*
+ * Sorts rows of keys in several columns as sortd_engine_sort_columns() would (kernels/engine.h,
+ * sortd_types.h): by column 0 in its order and bit range, ties by column 1, and so on; stable,
+ * so rows equal in every column keep their input order. keys[j] is column j's n keys (any key
+ * type, 128-bit ones too). With an argsort payload vals receives the permutation and the
+ * columns are only read; else every column, and vals' n values, are reordered in place.
+ * Returns SORTD_OK; SORTD_E_INVAL for 0 or more than SORTD_MAX_COLUMNS columns, an unknown key
+ * type, order or payload, a bit range outside its key, argsort32 past 2^32 rows, or NULL
+ * buffers with n > 0; SORTD_E_NOMEM when memory runs out. Nothing is written unless it
+ * returns SORTD_OK.
+ */
+sortd_status reference_sort_columns(const sortd_column *cols, unsigned count, sortd_payload payload,
+                                    void *const *keys, void *vals, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

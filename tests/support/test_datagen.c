@@ -307,7 +307,8 @@ END_TEST
 START_TEST(entropy)
 {
         sortd_key_type t = (sortd_key_type)_i;
-        size_t kb = sortd_key_size(t), n = 1 << 18, bits = n * kb * 8;
+        /* 2^18 keys, as many bits for 128-bit keys as for 64-bit ones */
+        size_t kb = sortd_key_size(t), n = kb > 8 ? (1 << 21) / kb : 1 << 18, bits = n * kb * 8;
         unsigned char *k = malloc(n * kb);
         static const unsigned qs[] = {1, 2, 3, 4, 7, 8, 9, 12, 16};
 
