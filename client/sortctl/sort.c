@@ -18,6 +18,7 @@
 #include "fail.h"
 #include "formats.h"
 #include "job.h"
+#include "records.h"
 #include "rows.h"
 #include "sortctl.h"
 
@@ -27,6 +28,7 @@ static const char HELP[] =
         "                   [--via auto|inline|shm] [--format npy|raw|text] [--device D]\n"
         "                   [--quiet]\n"
         "                   [--socket PATH] [--timeout MS]\n"
+        "       sortctl sort IN.npy -o OUT --key FIELD[:asc|:desc][:T]... [--argsort FILE]\n"
         "\n"
         "Sorts the keys in IN through sortd and writes them to OUT. The sort is stable; floats\n"
         "follow IEEE totalOrder (-nan < -inf < ... < -0 < +0 < ... < inf < nan). A 2-d .npy\n"
@@ -34,10 +36,18 @@ static const char HELP[] =
         "request; --rows does the same to any input.\n"
         "\n"
         "  -o, --out OUT      where the sorted keys go (may be IN: IN is read first)\n"
-        "  --type T           key type: u8 i8 u16 i16 u32 i32 f32 u64 i64 f64; raw and text\n"
-        "                     inputs need it, a .npy file's dtype must match it\n"
+        "  --type T           key type: u8 i8 u16 i16 u32 i32 f32 u64 i64 f64 f16 bf16\n"
+        "                     u128 i128; raw and text inputs need it, a .npy file's dtype\n"
+        "                     must match it or store it: bf16 in <u2, u128 and i128 in\n"
+        "                     |V16 or in <u8 of shape (n, 2), the low word first\n"
         "  --desc             descending order (still stable)\n"
         "  --bits B:E         order by bits [B, E) of the key's order-preserving image only\n"
+        "  --key FIELD[:desc] sort the records of a 1-d structured .npy array by FIELD;\n"
+        "                     repeat it (up to 8), the first most significant, each\n"
+        "                     ascending or :desc. :bf16, :u128 or :i128 reads a <u2,\n"
+        "                     |V16 or (2,) <u8 field as that type. Every field moves with\n"
+        "                     its row: OUT keeps IN's dtype. Not with --desc, --bits,\n"
+        "                     --rows, --values, --type, --via shm or --device\n"
         "  --rows LEN         sort each row of LEN keys on its own (IN holds whole rows); a\n"
         "                     .npy output is 2-d. A 2-d .npy input has rows of its own\n"
         "  --values FILE      values (4- or 8-byte elements, one for each key) that move with\n"
@@ -58,11 +68,14 @@ static const char HELP[] =
         "  --quiet            no progress line\n"
         "\n"
         "Formats, by extension unless --format says: .npy (NumPy; 1-d or 2-d, little- or\n"
-        "big-endian, dtypes u1 i1 u2 i2 u4 i4 f4 u8 i8 f8, versions 1.0 to 3.0; a .npy\n"
+        "big-endian, dtypes u1 i1 u2 i2 u4 i4 f4 u8 i8 f8 f2, and as --type says <u2,\n"
+        "|V16 and (n, 2) <u8; structured by --key; versions 1.0 to 3.0; a .npy\n"
         "output keeps its input's byte order, --argsort's is <i8), .txt (text: one\n"
-        "number per line; decimal integers; floats as strtod reads them, inf and nan\n"
-        "included, written in the shortest form that reads back exactly),\n"
-        ".bin or .raw (little-endian binary). An input with another extension is raw; an\n"
+        "number per line; decimal integers, 128-bit ones too; floats as strtod reads\n"
+        "them, inf and nan included, f16 and bf16 rounded to the nearest, written in the\n"
+        "shortest form that reads back exactly),\n"
+        ".bin or .raw (little-endian binary; a 128-bit key is 16 bytes, the low 8\n"
+        "first). An input with another extension is raw; an\n"
         "output with another extension takes IN's format. Blank lines after a text file's\n"
         "last number are ignored; a bad text line (a blank one before a number included) is\n"
         "reported as IN:LINE and nothing is written.\n"
@@ -85,6 +98,7 @@ typedef struct sort_args {
         sortd_sort_options opts;
         sc_rows rows;
         sc_via via;
+        sc_keys keys;
         bool quiet;
 } sort_args;
 
@@ -144,6 +158,8 @@ static int option(sc_args *a, const char *name, const char *pos, void *ctx)
                 return bits_value(a, &s->opts);
         if (!strcmp(name, "rows"))
                 return sc_rows_value(a, &s->rows);
+        if (!strcmp(name, "key"))
+                return sc_keys_value(a, &s->keys);
         if (!strcmp(name, "desc")) {
                 s->opts.order = SORTD_DESCENDING;
                 return 1;
@@ -306,6 +322,35 @@ static int write_outputs(const sort_args *s, const sc_rows *rows, const sc_input
         return sc_outputs_write(o, second ? 2 : 1, p);
 }
 
+/* A structured .npy file's records, sorted by --key: the options of arrays of keys are
+   refused, not ignored. */
+static int sort_records(sc_common *c, const sort_args *s, sc_input *in, sc_progress *p)
+{
+        const sc_records_out o = {.out = s->out, .argsort = s->argsort, .fmt = (sc_format)s->fmt};
+        const char *other = s->values              ? "--values"
+                            : s->rows.len          ? "--rows"
+                            : s->opts.end_bit      ? "--bits"
+                            : s->opts.order        ? "--desc (give FIELD:desc)"
+                            : s->via == SC_VIA_SHM ? "--via shm"
+                            : s->device            ? "--device"
+                                                   : NULL;
+        sortd_conn *conn = NULL;
+        int r;
+
+        if (!in->fields)
+                return sc_fail(SC_FAIL,
+                               "--key sorts the records of a structured .npy file, but %s is "
+                               "an array of %s keys: leave --key out",
+                               s->in, sortd_key_type_name(in->type));
+        if (other)
+                return sc_fail(SC_FAIL, "%s does not apply to records sorted by --key", other);
+        r = sc_connect(c, &conn);
+        if (r == SC_OK)
+                r = sc_records_sort(conn, in, &s->keys, &o, p);
+        sortd_close(conn);
+        return r;
+}
+
 /* Reads the inputs into the job's buffers, sorts them, and writes the outputs. */
 static int sort_file(sc_common *c, const sort_args *s, sc_progress *p)
 {
@@ -315,6 +360,11 @@ static int sort_file(sc_common *c, const sort_args *s, sc_progress *p)
         sortd_conn *conn = NULL;
         int r = sc_input_open(&in, s->in, (sc_format)s->fmt, s->type, "--type", p);
 
+        if (r == SC_OK && (in.fields || s->keys.count)) {
+                r = sort_records(c, s, &in, p);
+                sc_input_close(&in);
+                return r;
+        }
         if (r == SC_OK)
                 r = check_bits(&s->opts, in.type);
         if (r == SC_OK)

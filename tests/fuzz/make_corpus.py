@@ -70,10 +70,49 @@ NPY = {
     "shape_negative": npy(d(shape="(-4,)")),
     "many_dims": npy(d(shape="(" + "1," * 70 + ")")),
     "not_a_dict": npy("['descr', '<u4']"),
+    "v16_untyped": npy(d("|V16", shape="(2,)"), b"\0" * 32),
+    "f2_2d_big": npy(d(">f2", shape="(2, 3)"), b"\0" * 12),
+    "records": npy("{'descr': [('a', '<u4'), ('b', '>f8'), ('', '|V4'), ('s', '|S3'), "
+                   "('w', '<u8', (2,)), ('t', '<M8[ns]'), ('u', '<U2')], 'fortran_order': False, "
+                   "'shape': (2,), }", b"\0" * 2 * 51),
+    "records_sub_array": npy("{'descr': [('m', '<f4', (2, 3)), ('z', '<i2', ())], "
+                             "'fortran_order': False, 'shape': (1,), }", b"\0" * 26),
+    "records_nested": npy("{'descr': [('x', [('y', '<u4')])], 'fortran_order': False, "
+                          "'shape': (1,), }", b"\0" * 4),
+    "records_title": npy("{'descr': [(('T', 'x'), '<u4')], 'fortran_order': False, "
+                         "'shape': (1,), }", b"\0" * 4),
+    "records_twice": npy("{'descr': [('x', '<u4'), ('x', '<u2')], 'fortran_order': False, "
+                         "'shape': (1,), }", b"\0" * 6),
+    "records_object": npy("{'descr': [('x', '|O')], 'fortran_order': False, "
+                          "'shape': (1,), }", b"\0" * 8),
+    "records_empty": npy("{'descr': [], 'fortran_order': False, 'shape': (1,), }"),
+    "records_unclosed": npy("{'descr': [('x', '<u4'), 'fortran_order': False, "
+                            "'shape': (1,), }", b"\0" * 4),
+    "records_2d": npy("{'descr': [('x', '<u4')], 'fortran_order': False, "
+                      "'shape': (2, 2), }", b"\0" * 16),
+    "records_huge_sub_array": npy("{'descr': [('x', '<u8', (99999999999, 99999999999))], "
+                                  "'fortran_order': False, 'shape': (1,), }"),
+}
+
+# Entries with the key type the command line gives (fuzz_npy.c: the byte above the file
+# size's 40 bits, the type plus one): how npy_retype reads what numpy has no dtype for.
+KEY = {"u16": 2, "u64": 7, "f16": 10, "bf16": 11, "u128": 12, "i128": 13}
+NPY_TYPED = {
+    "bf16_from_u2": (KEY["bf16"], npy(d("<u2"), b"\0" * 8)),
+    "bf16_from_u2_big": (KEY["bf16"], npy(d(">u2", shape="(2, 2)"), b"\0" * 8)),
+    "bf16_from_f2": (KEY["bf16"], npy(d("<f2"), b"\0" * 8)),
+    "u128_from_v16": (KEY["u128"], npy(d("|V16", shape="(2,)"), b"\0" * 32)),
+    "i128_from_pairs": (KEY["i128"], npy(d("<u8", shape="(2, 2)"), b"\0" * 32)),
+    "u128_from_pairs_big": (KEY["u128"], npy(d(">u8", shape="(1, 2)"), b"\0" * 16)),
+    "u128_from_u8_rows_of_3": (KEY["u128"], npy(d("<u8", shape="(2, 3)"), b"\0" * 48)),
+    "u128_from_1d_u8": (KEY["u128"], npy(d("<u8", shape="(2,)"), b"\0" * 16)),
+    "f16_typed": (KEY["f16"], npy(d("<f2"), b"\0" * 8)),
+    "records_typed": (KEY["u64"], npy("{'descr': [('x', '<u8')], 'fortran_order': False, "
+                                      "'shape': (1,), }", b"\0" * 8)),
 }
 
 T = {"u8": 0, "i8": 1, "u16": 2, "i16": 3, "u32": 4, "i32": 5, "f32": 6, "u64": 7, "i64": 8,
-     "f64": 9}
+     "f64": 9, "f16": 10, "bf16": 11, "u128": 12, "i128": 13}
 
 TEXT = {
     "u32_plain": (T["u32"], b"1\n2\n3\n4294967295\n0\n"),
@@ -105,6 +144,21 @@ TEXT = {
     "f32_trailing": (T["f32"], b"1.5x\n"),
     "f64_leading_space_in_token": (T["f64"], b"1 2\n"),
     "f64_long_digits": (T["f64"], b"0." + b"3" * 120 + b"\n"),
+    "f16_forms": (T["f16"], b"1\n-0\n65504\n65519.99\n6e-8\n3e-8\n2.98e-8\n1.00048828125\n"
+                  b"0x1.ffcp15\n-nan\ninf\n"),
+    "f16_overflow": (T["f16"], b"65520\n"),
+    "f16_denormals": (T["f16"], b"5.96e-8\n6.1e-5\n6.0975552e-05\n1e-10\n"),
+    "bf16_forms": (T["bf16"], b"1\n3.39e38\n1e-40\n-0.1\nnan\n-inf\n9.2e-41\n"),
+    "bf16_overflow": (T["bf16"], b"3.4e38\n"),
+    "u128_limits": (T["u128"], b"0\n340282366920938463463374607431768211455\n"
+                    b"18446744073709551616\n"),
+    "u128_overflow": (T["u128"], b"340282366920938463463374607431768211456\n"),
+    "u128_negative": (T["u128"], b"-1\n"),
+    "i128_limits": (T["i128"], b"-170141183460469231731687303715884105728\n"
+                    b"170141183460469231731687303715884105727\n-1\n+7\n"),
+    "i128_overflow": (T["i128"], b"170141183460469231731687303715884105728\n"),
+    "i128_below": (T["i128"], b"-170141183460469231731687303715884105729\n"),
+    "i128_long": (T["i128"], b"9" * 60 + b"\n"),
 }
 
 
@@ -208,6 +262,9 @@ def main():
     for name, data in NPY.items():
         with open(os.path.join(HERE, "corpus", "npy", name), "wb") as f:
             f.write(b"\0" * 8 + data)
+    for name, (t, data) in NPY_TYPED.items():
+        with open(os.path.join(HERE, "corpus", "npy", name), "wb") as f:
+            f.write(struct.pack("<Q", (t + 1) << 40) + data)
     for name, (t, data) in TEXT.items():
         with open(os.path.join(HERE, "corpus", "text", name), "wb") as f:
             f.write(bytes([t]) + data)
