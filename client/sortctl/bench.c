@@ -25,7 +25,8 @@ static const char HELP[] =
         "the sort and the reply, as the client waits for them) and of the daemon's sort time\n"
         "(the engine alone, from the reply), and their throughput in millions of keys a second.\n"
         "\n"
-        "  --type LIST      key types: u8 i8 u16 i16 u32 i32 f32 u64 i64 f64 (default u32)\n"
+        "  --type LIST      key types: u8 i8 u16 i16 u32 i32 f32 u64 i64 f64 f16 bf16\n"
+        "                   (default u32)\n"
         "  --dist LIST      uniform (random bits), sorted, reversed, few (16 distinct keys)\n"
         "                   (default uniform)\n"
         "  --n LIST         key counts: 1000000, 1e6, 2^20 or 1M (K, M, G are powers of 2)\n"
@@ -154,7 +155,7 @@ static int option(sc_args *a, const char *name, const char *pos, void *ctx)
         if (!(v = sc_args_value(a, name)))
                 return -1;
         if (!strcmp(name, "type"))
-                return list(name, v, sortd_key_type_parse, b->types, &b->ntypes);
+                return list(name, v, bench_type_parse, b->types, &b->ntypes);
         if (!strcmp(name, "dist"))
                 return list(name, v, bench_dist_parse, b->dists, &b->ndists);
         if (!strcmp(name, "payload"))

@@ -34,6 +34,19 @@ static bool is_signed(sortd_key_type t)
         return t == SORTD_KEY_I8 || t == SORTD_KEY_I16 || t == SORTD_KEY_I32 || t == SORTD_KEY_I64;
 }
 
+static bool is_float(sortd_key_type t)
+{
+        return t == SORTD_KEY_F16 || t == SORTD_KEY_BF16 || t == SORTD_KEY_F32 ||
+               t == SORTD_KEY_F64;
+}
+
+int bench_type_parse(const char *name)
+{
+        int t = sortd_key_type_parse(name);
+
+        return t >= 0 && sortd_key_size((sortd_key_type)t) <= 8 ? t : -1;
+}
+
 /* The order-preserving unsigned image of a key (sortd_types.h): what the sort orders by. */
 static uint64_t key_image(const uint8_t *k, sortd_key_type t)
 {
@@ -43,7 +56,7 @@ static uint64_t key_image(const uint8_t *k, sortd_key_type t)
         memcpy(&u, k, ks); /* little-endian, as the wire and the engines */
         if (is_signed(t))
                 return u ^ sign;
-        if (t == SORTD_KEY_F32 || t == SORTD_KEY_F64)
+        if (is_float(t))
                 return u & sign ? ~u & all : u | sign;
         return u;
 }
@@ -56,7 +69,7 @@ static void from_image(uint64_t u, sortd_key_type t, uint8_t *k)
 
         if (is_signed(t))
                 u ^= sign;
-        else if (t == SORTD_KEY_F32 || t == SORTD_KEY_F64)
+        else if (is_float(t))
                 u = u & sign ? u & ~sign : ~u & all;
         memcpy(k, &u, ks);
 }

@@ -19,6 +19,8 @@ typedef enum bench_dist {
 } bench_dist;
 
 int bench_dist_parse(const char *name); /* -1 if unknown */
+/* The key types bench generates and checks, those of up to 64 bits: -1 for others. */
+int bench_type_parse(const char *name);
 const char *bench_dist_name(bench_dist d);
 
 /* n keys of type t in distribution d from seed. */

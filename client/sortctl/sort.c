@@ -277,6 +277,11 @@ static int open_values(const sort_args *s, const sc_input *keys, sc_input *vals,
                           prog);
         if (r != SC_OK)
                 return r;
+        if (vals->fields)
+                return sc_fail(SC_FAIL,
+                               "%s is a structured array (records): values are an "
+                               "array of 4- or 8-byte elements",
+                               s->values);
         vs = sortd_key_size(vals->type);
         if (vs != 4 && vs != 8)
                 return sc_fail(SC_FAIL,

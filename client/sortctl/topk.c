@@ -181,6 +181,10 @@ static int topk_file(sc_common *c, const topk_args *t, sc_progress *p)
         sortd_conn *conn = NULL;
         int r = sc_input_open(&in, t->in, (sc_format)t->fmt, t->type, "--type", p);
 
+        if (r == SC_OK && in.fields)
+                r = sc_fail(SC_FAIL,
+                            "%s is a structured array (records): topk takes an array of keys",
+                            t->in);
         if (r == SC_OK)
                 r = sc_rows_of(&in, &rows);
         j.seg = rows.on ? &rows.seg : NULL;

@@ -203,6 +203,13 @@ class TypesTest(unittest.TestCase):
                                               bits[order])
                 np.testing.assert_array_equal(np.load(self.path("i.npy")), order)
 
+    def test_bench_16_bit_floats(self):
+        """bench generates and checks 16-bit floats; 128-bit keys it cannot, and says so."""
+        r = self.sortctl("bench", "--type", "f16,bf16", "--dist", "uniform,few", "--n", "3000",
+                         "--payload", "none,argsort32", "--repeat", "1", "--json")
+        self.assertEqual(len(r.stdout.splitlines()), 8, r.stdout)
+        self.fails(["bench", "--type", "u128"], "'u128' is not one of the choices")
+
     # ---- u128 and i128 ----
 
     def test_128_bit_raw_and_npy(self):
@@ -382,6 +389,10 @@ class TypesTest(unittest.TestCase):
         for args, message in cases:
             with self.subTest(message=message):
                 self.fails(["sort", args[0], "-o", self.path("x.npy")] + args[1:], message)
+        self.fails(["topk", "-k", "2", src, "-o", self.path("x.npy")],
+                   "is a structured array (records): topk takes an array of keys")
+        self.fails(["sort", plain, "-o", self.path("x.npy"), "--values", src, "--values-out",
+                    self.path("xv.npy")], "is a structured array (records): values are an array")
         self.assertEqual([f for f in os.listdir(self.dir) if f.startswith("x")], [])
 
 
