@@ -1,11 +1,11 @@
 /*
  * libFuzzer target for the engine: a request drawn from the input (n up to 16385, key type,
- * payload, order, bit range, whether n is past the capacity) and keys and values that are the
- * input's bytes, sorted by the CPU engine and by the reference (tests/support/reference.c),
- * which must agree bit for bit; a request the engine refuses must be one the reference refuses
- * or one over the capacity, and must leave the buffers as they were.
- * The engine is made once per process, with 2 threads and a capacity of 16384 keys: sizes up
- * to 8192 take its one-thread small sort, larger ones Onesweep's tiles.
+ * payload, order, bit range up to bit 135, whether n is past the capacity) and keys (1 to 16
+ * bytes each) and values that are the input's bytes, sorted by the CPU engine and by the reference
+ * (tests/support/reference.c), which must agree bit for bit; a request the engine refuses must be
+ * one the reference refuses or one over the capacity, and must leave the buffers as they were. The
+ * engine is made once per process, with 2 threads and a capacity of 16384 keys: sizes up to 8192
+ * take its one-thread small sort, larger ones Onesweep's tiles.
  *
  * Bits 1-2 of the head's byte 7 pick the call: 0 and 1 a sort, 2 a segmented sort, 3 a top-k
  * (against ref_sort_segments and ref_topk). Their segments' lengths are the input's bytes (bit
@@ -80,7 +80,8 @@ static void check_topk(const sortd_sort_desc *d, const sortd_segments *seg, uint
                        const uint8_t *orig, size_t voff, size_t n, size_t len)
 {
         uint64_t m = sortd_topk_results(seg, n, k);
-        uint8_t *in = malloc(len + 1), *got = malloc(m * 16 + 16), *want = malloc(m * 16 + 16);
+        size_t out = m * (16 + 8) + 16; /* the widest keys (128-bit) and values */
+        uint8_t *in = malloc(len + 1), *got = malloc(out), *want = malloc(out);
         size_t kb = sortd_key_size(d->key_type) ? sortd_key_size(d->key_type) : 8;
         size_t gv = (m * kb + 7) / 8 * 8;
         sortd_status s;
@@ -89,12 +90,12 @@ static void check_topk(const sortd_sort_desc *d, const sortd_segments *seg, uint
         if (!in || !got || !want)
                 abort();
         memcpy(in, orig, len);
-        memset(got, 0xa5, m * 16 + 16);
-        memset(want, 0xa5, m * 16 + 16);
+        memset(got, 0xa5, out);
+        memset(want, 0xa5, out);
         ref = ref_topk(d, seg, k, in, in + voff, want, want + gv, n);
         s = sortd_engine_topk(engine(), d, seg, k, SORTD_MEMORY_HOST, in, in + voff, got, got + gv,
                               n);
-        if (s == SORTD_OK && (ref != 0 || memcmp(got, want, m * 16 + 16) != 0))
+        if (s == SORTD_OK && (ref != 0 || memcmp(got, want, out) != 0))
                 abort();
         if (s != SORTD_OK && ref == 0 && !(s == SORTD_E_CAPACITY && n > CAPACITY))
                 abort();
@@ -123,8 +124,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         d = (sortd_sort_desc){.key_type = (sortd_key_type)(data[0] % (SORTD_KEY_TYPE_COUNT + 1)),
                               .payload = (sortd_payload)(data[1] % (SORTD_PAYLOAD_COUNT + 1)),
                               .order = (sortd_order)(data[2] % (SORTD_ORDER_COUNT + 1)),
-                              .begin_bit = data[3] % 72u,
-                              .end_bit = data[4] % 72u};
+                              .begin_bit = data[3] % 136u,
+                              .end_bit = data[4] % 136u};
         n = ((size_t)data[5] | (size_t)data[6] << 8) % (CAPACITY + 2);
         if (data[7] & 1)
                 n %= 512; /* most runs small: far more of them per second */
