@@ -4,34 +4,13 @@
  * the engines may call down into it (sortd__engine_fail, sortd__engine_lose).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "columns/columns.h"
 #include "engine_impl.h"
-
-/* What the key map needs to know of a key type beyond its width. */
-static const enum sortd__key_kind key_kinds[SORTD_KEY_TYPE_COUNT] = {
-        [SORTD_KEY_U8] = SORTD__KEY_UNSIGNED,   [SORTD_KEY_I8] = SORTD__KEY_SIGNED,
-        [SORTD_KEY_U16] = SORTD__KEY_UNSIGNED,  [SORTD_KEY_I16] = SORTD__KEY_SIGNED,
-        [SORTD_KEY_U32] = SORTD__KEY_UNSIGNED,  [SORTD_KEY_I32] = SORTD__KEY_SIGNED,
-        [SORTD_KEY_F32] = SORTD__KEY_FLOAT,     [SORTD_KEY_U64] = SORTD__KEY_UNSIGNED,
-        [SORTD_KEY_I64] = SORTD__KEY_SIGNED,    [SORTD_KEY_F64] = SORTD__KEY_FLOAT,
-        [SORTD_KEY_F16] = SORTD__KEY_FLOAT,     [SORTD_KEY_BF16] = SORTD__KEY_FLOAT,
-        [SORTD_KEY_U128] = SORTD__KEY_UNSIGNED, [SORTD_KEY_I128] = SORTD__KEY_SIGNED,
-};
-
-sortd_status sortd__engine_fail(sortd_engine *e, sortd_status s, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(e->why, sizeof(e->why), fmt, ap);
-        va_end(ap);
-        return s;
-}
 
 int sortd__misaligned(const void *p, size_t align)
 {
@@ -74,7 +53,7 @@ sortd__plan sortd__plan_of(const sortd_sort_desc *d)
                 .key_bytes = width / 8,
                 .val_bytes = (unsigned)sortd_payload_size(d->payload),
                 .argsort = sortd_payload_is_argsort(d->payload),
-                .kind = key_kinds[d->key_type],
+                .kind = sortd__key_kind_of(d->key_type),
                 .descending = d->order == SORTD_DESCENDING,
                 .begin_bit = d->begin_bit,
                 .end_bit = d->end_bit ? d->end_bit : width,
@@ -88,9 +67,6 @@ static sortd_status make_plan(sortd_engine *e, const sortd_sort_desc *d, size_t 
                                           e->capacity);
         if (sortd_sort_desc_check(d, n, e->why, sizeof(e->why)) != SORTD_OK)
                 return SORTD_E_INVAL;
-        if (sortd_key_size(d->key_type) > 8)
-                return sortd__engine_fail(e, SORTD_E_UNSUPPORTED, "%s keys are not sorted yet",
-                                          sortd_key_type_name(d->key_type));
         *p = sortd__plan_of(d);
         return SORTD_OK;
 }
@@ -158,6 +134,28 @@ void sortd__engine_sort_one(const sortd__plan *p, void *vals)
                 memset(vals, 0, p->val_bytes); /* index 0, in either width */
 }
 
+/*
+ * A 16-byte key (u128, i128): one column through the columns layer, under this call's contract
+ * (keys sorted in place, an argsort's permutation written too).
+ */
+static sortd_status sort_wide(sortd_engine *e, const sortd_sort_desc *d, void *keys, void *vals,
+                              size_t n)
+{
+        const sortd_column col = {d->key_type, d->order, d->begin_bit, d->end_bit};
+        void *const cols[1] = {keys};
+
+        return sortd__columns_sort(e, &(sortd__columns_job){
+                                              .cols = &col,
+                                              .count = 1,
+                                              .keys = cols,
+                                              .vals = vals,
+                                              .n = n,
+                                              .payload = d->payload,
+                                              .packed = true,
+                                              .sort_keys = true,
+                                      });
+}
+
 static sortd_status sort_host(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
                               size_t n, bool shared)
 {
@@ -175,7 +173,10 @@ static sortd_status sort_host(sortd_engine *e, const sortd_sort_desc *desc, void
                 return SORTD_OK;
         }
         s = sortd__engine_sorting_call(e);
-        return s == SORTD_OK ? e->ops->sort(e, &p, keys, vals, n) : s;
+        if (s != SORTD_OK)
+                return s;
+        return p.key_bytes == 16 ? sort_wide(e, desc, keys, vals, n)
+                                 : e->ops->sort(e, &p, keys, vals, n);
 }
 
 sortd_status sortd_engine_sort(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
@@ -210,6 +211,26 @@ static void fail_each(sortd_engine *e, sortd__batch_job *jobs, size_t count, sor
                 jobs[i].item->status = s;
                 snprintf(jobs[i].item->why, sizeof(jobs[i].item->why), "%s", e->why);
         }
+}
+
+/* Sorts the members of 16-byte keys, which no engine's batch takes; returns the others, first. */
+static size_t sort_wide_members(sortd_engine *e, sortd__batch_job *jobs, size_t count)
+{
+        size_t narrow = 0;
+
+        for (size_t i = 0; i < count; i++) {
+                sortd__batch_job *j = &jobs[i];
+
+                if (j->plan.key_bytes != 16) {
+                        jobs[narrow++] = *j;
+                        continue;
+                }
+                e->why[0] = '\0';
+                j->item->status = sort_wide(e, &j->item->desc, j->keys, j->vals, j->n);
+                snprintf(j->item->why, sizeof(j->item->why), "%s",
+                         j->item->status == SORTD_OK ? "" : e->why);
+        }
+        return narrow;
 }
 
 static void sort_each(sortd_engine *e, sortd__batch_job *jobs, size_t count)
@@ -248,8 +269,12 @@ sortd_status sortd_engine_sort_batch(sortd_engine *e, sortd_engine_batch_item *i
                 }
                 sortd_status s = nj ? sortd__engine_sorting_call(e) : SORTD_OK;
 
+                if (s == SORTD_OK)
+                        nj = sort_wide_members(e, jobs, nj);
                 if (s != SORTD_OK)
                         fail_each(e, jobs, nj, s);
+                else if (!nj)
+                        continue;
                 else if (e->ops->sort_batch)
                         e->ops->sort_batch(e, jobs, nj);
                 else
@@ -275,6 +300,11 @@ sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *de
         if (!e->ops->sort_device)
                 return sortd__engine_no_device(e);
         s = sortd__engine_begin(e, desc, keys, vals, n, &p);
+        if (s == SORTD_OK && p.key_bytes == 16)
+                return sortd__engine_fail(e, SORTD_E_UNSUPPORTED,
+                                          "%s keys are sorted in host memory only, not in "
+                                          "device memory",
+                                          sortd_key_type_name(desc->key_type));
         if (s != SORTD_OK || n == 0)
                 return s;
         /* n == 1 too: an argsort's index 0 must be written on the device */

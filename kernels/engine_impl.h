@@ -15,6 +15,26 @@ extern "C" {
 
 enum sortd__key_kind { SORTD__KEY_UNSIGNED, SORTD__KEY_SIGNED, SORTD__KEY_FLOAT };
 
+/* What the key map (keys.h) needs to know of a key type beyond its width. */
+static inline enum sortd__key_kind sortd__key_kind_of(sortd_key_type t)
+{
+        switch (t) {
+        case SORTD_KEY_I8:
+        case SORTD_KEY_I16:
+        case SORTD_KEY_I32:
+        case SORTD_KEY_I64:
+        case SORTD_KEY_I128:
+                return SORTD__KEY_SIGNED;
+        case SORTD_KEY_F16:
+        case SORTD_KEY_BF16:
+        case SORTD_KEY_F32:
+        case SORTD_KEY_F64:
+                return SORTD__KEY_FLOAT;
+        default:
+                return SORTD__KEY_UNSIGNED;
+        }
+}
+
 /* A request after validation: every field is in range. */
 typedef struct sortd__plan {
         unsigned key_bytes; /* 1, 2, 4, 8 or 16 */
@@ -41,7 +61,8 @@ typedef struct sortd__engine_ops {
         const char *kind;
         sortd_status (*create)(const sortd_engine_config *cfg, sortd_engine **out, char *why,
                                size_t why_len);
-        /* Called only with a valid plan, n <= capacity, n >= 2. */
+        /* Called only with a valid plan, n <= capacity, n >= 2, keys of at most 8 bytes (engine.c
+           sorts 16-byte keys through columns/, whose passes call this with u64 keys). */
         sortd_status (*sort)(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
                              size_t n);
         void (*destroy)(sortd_engine *e);

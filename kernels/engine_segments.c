@@ -6,12 +6,17 @@
 
 #include "engine_impl.h"
 
-/* The checks of where, and that the engine has what the call needs. */
-static sortd_status check_memory(sortd_engine *e, sortd_memory where, const void *op,
-                                 const char *what)
+/* The checks of where, and that the engine has what the call needs for these keys. */
+static sortd_status check_memory(sortd_engine *e, const sortd__plan *p, sortd_memory where,
+                                 const void *op, const char *what)
 {
         if ((unsigned)where >= SORTD_MEMORY_COUNT)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "unknown memory kind %d", (int)where);
+        if (p->key_bytes == 16)
+                return sortd__engine_fail(e, SORTD_E_UNSUPPORTED,
+                                          "no engine has a %s of 16-byte keys (u128, i128): "
+                                          "sort them whole",
+                                          what);
         if (where == SORTD_MEMORY_DEVICE && !e->ops->device_uuid)
                 return sortd__engine_no_device(e);
         if (!op)
@@ -34,7 +39,7 @@ sortd_status sortd_engine_sort_segments(sortd_engine *e, const sortd_sort_desc *
                 return s;
         if (sortd_segments_check(seg, n, e->why, sizeof(e->why)) != SORTD_OK)
                 return SORTD_E_INVAL;
-        s = check_memory(e, where, (const void *)e->ops->sort_segments, "segmented sort");
+        s = check_memory(e, &p, where, (const void *)e->ops->sort_segments, "segmented sort");
         if (s != SORTD_OK || n == 0)
                 return s;
         p.shared = where == SORTD_MEMORY_SHARED;
@@ -111,7 +116,7 @@ sortd_status sortd_engine_topk(sortd_engine *e, const sortd_sort_desc *desc,
                                           p.val_bytes);
         if (m && (s = check_topk_buffers(e, &p, keys, vals, out_keys, out_vals, n, m)) != SORTD_OK)
                 return s;
-        s = check_memory(e, where, (const void *)e->ops->topk, "top-k");
+        s = check_memory(e, &p, where, (const void *)e->ops->topk, "top-k");
         if (s != SORTD_OK || m == 0)
                 return s;
         p.shared = where == SORTD_MEMORY_SHARED;

@@ -206,7 +206,7 @@ START_TEST(error_overlap)
 
                         /* adjacent both ways: valid, and sorted like the reference */
                         for (int side = 0; side < 2; side++) {
-                                unsigned char *want = malloc(n * 16);
+                                unsigned char *want = malloc(n * (kb + vb));
                                 struct sort_case c =
                                         make_case(t, p, SORTD_ASCENDING, all_dists[0], n);
                                 char name[256];

@@ -456,7 +456,7 @@ sortd__plan plan_of(const sortd_sort_desc &d)
                            (unsigned)sortd_payload_size(d.payload),
                            d.payload == SORTD_PAYLOAD_ARGSORT32 ||
                                    d.payload == SORTD_PAYLOAD_ARGSORT64,
-                           emulated::key_kind(d.key_type),
+                           sortd__key_kind_of(d.key_type),
                            d.order == SORTD_DESCENDING,
                            d.begin_bit,
                            d.end_bit ? d.end_bit : kb * 8,

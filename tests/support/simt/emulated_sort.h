@@ -52,23 +52,6 @@ struct Backend {
         }
 };
 
-/* The plan fields the engine would derive from a desc (kernels/engine.c). */
-inline sortd__key_kind key_kind(sortd_key_type t)
-{
-        switch (t) {
-        case SORTD_KEY_I8:
-        case SORTD_KEY_I16:
-        case SORTD_KEY_I32:
-        case SORTD_KEY_I64:
-                return SORTD__KEY_SIGNED;
-        case SORTD_KEY_F32:
-        case SORTD_KEY_F64:
-                return SORTD__KEY_FLOAT;
-        default:
-                return SORTD__KEY_UNSIGNED;
-        }
-}
-
 /* The cuda engine's own device memory for n keys, in host memory. */
 template <class P32, class P64> struct Memory {
         std::vector<uint64_t> k0, k1, v0, v1;
@@ -98,7 +81,7 @@ inline sortd_cuda::SortRequest request(const sortd_sort_desc &d, size_t n)
         r.key_bytes = kb;
         r.val_bytes = (unsigned)sortd_payload_size(d.payload);
         r.argsort = d.payload == SORTD_PAYLOAD_ARGSORT32 || d.payload == SORTD_PAYLOAD_ARGSORT64;
-        r.tw = sortd__twiddle_make(kb, key_kind(d.key_type), d.order == SORTD_DESCENDING);
+        r.tw = sortd__twiddle_make(kb, sortd__key_kind_of(d.key_type), d.order == SORTD_DESCENDING);
         r.begin_bit = d.begin_bit;
         r.end_bit = d.end_bit ? d.end_bit : kb * 8;
         return r;

@@ -1,0 +1,60 @@
+/* The LSD passes over the columns' words, each a stable sort by the engine's own sort. */
+#include "columns.h"
+
+#include <string.h>
+
+static void identity(void *perm, unsigned perm_bytes, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (perm_bytes == 4)
+                        ((uint32_t *)perm)[i] = (uint32_t)i;
+                else
+                        ((uint64_t *)perm)[i] = i;
+        }
+}
+
+/* One word sorted: the first makes the permutation (an argsort), later ones carry it. */
+static sortd_status sort_word(sortd_engine *e, uint64_t *word, void *perm, unsigned perm_bytes,
+                              unsigned bits, bool first, size_t n)
+{
+        const sortd__plan p = {
+                .key_bytes = 8,
+                .val_bytes = perm_bytes,
+                .argsort = first,
+                .kind = SORTD__KEY_UNSIGNED,
+                .descending = false,
+                .begin_bit = 0,
+                .end_bit = bits,
+                .shared = false,
+        };
+
+        return e->ops->sort(e, &p, word, perm, n);
+}
+
+sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__column_group *groups, unsigned count,
+                                uint64_t *word, void *perm, unsigned perm_bytes, size_t n)
+{
+        bool have_perm = false;
+
+        for (unsigned g = count; g-- > 0;) {
+                const sortd__column_group *grp = &groups[g];
+
+                for (unsigned part = 0; part < sortd__group_words(grp); part++) {
+                        const unsigned bits = part             ? grp->bits - 64
+                                              : grp->bits < 64 ? grp->bits
+                                                               : 64;
+                        sortd_status s;
+
+                        if (!sortd__group_fill(grp, part, have_perm ? perm : NULL, perm_bytes, word,
+                                               n))
+                                continue;
+                        s = sort_word(e, word, perm, perm_bytes, bits, !have_perm, n);
+                        if (s != SORTD_OK)
+                                return s;
+                        have_perm = true;
+                }
+        }
+        if (!have_perm)
+                identity(perm, perm_bytes, n);
+        return SORTD_OK;
+}

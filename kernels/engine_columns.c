@@ -1,0 +1,118 @@
+/*
+ * sortd_engine_sort_columns (engine.h): the checks of a sort of several key columns, which path
+ * it takes, then the engine-neutral layer that sorts them (columns/).
+ */
+#include <string.h>
+
+#include "columns/columns.h"
+
+static unsigned total_width(const sortd_column *cols, unsigned count)
+{
+        unsigned w = 0;
+
+        for (unsigned j = 0; j < count; j++)
+                w += sortd__column_width(&cols[j]);
+        return w;
+}
+
+static sortd_status check_request(sortd_engine *e, const sortd_column *cols, unsigned count,
+                                  sortd_payload payload, sortd_columns_path path,
+                                  sortd_memory where, size_t n)
+{
+        if (sortd_columns_check(cols, count, payload, n, e->why, sizeof(e->why)) != SORTD_OK)
+                return SORTD_E_INVAL;
+        if ((unsigned)path >= SORTD_COLUMNS_PATH_COUNT)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "unknown columns path %d", (int)path);
+        if ((unsigned)where >= SORTD_MEMORY_COUNT)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "unknown memory %d", (int)where);
+        if (where == SORTD_MEMORY_DEVICE)
+                return sortd__engine_fail(e, SORTD_E_UNSUPPORTED,
+                                          "key columns are sorted in host or shared memory, not "
+                                          "in device memory");
+        if (path == SORTD_COLUMNS_PACKED && total_width(cols, count) > 128)
+                return sortd__engine_fail(e, SORTD_E_INVAL,
+                                          "the packed path needs columns of at most 128 bits in "
+                                          "all; these have %u",
+                                          total_width(cols, count));
+        if (n > e->capacity)
+                return sortd__engine_fail(e, SORTD_E_CAPACITY, "n = %zu above capacity %zu", n,
+                                          e->capacity);
+        return SORTD_OK;
+}
+
+/* Buffer j (count: vals) and its element size. */
+static const void *buffer(void *const *keys, const void *vals, unsigned count, unsigned j)
+{
+        return j < count ? keys[j] : vals;
+}
+
+static sortd_status check_buffers(sortd_engine *e, const sortd_column *cols, unsigned count,
+                                  sortd_payload payload, void *const *keys, const void *vals,
+                                  size_t n)
+{
+        const unsigned vb = (unsigned)sortd_payload_size(payload);
+        unsigned size[SORTD_MAX_COLUMNS + 1];
+
+        if (!keys)
+                return sortd__engine_fail(e, SORTD_E_INVAL, "keys is NULL");
+        if (vb && !vals)
+                return sortd__engine_fail(e, SORTD_E_INVAL,
+                                          "vals is NULL but the payload needs it");
+        for (unsigned j = 0; j <= count; j++) {
+                const void *p = buffer(keys, vals, count, j);
+
+                size[j] = j < count ? (unsigned)sortd_key_size(cols[j].key_type) : vb;
+                if (j < count && !p)
+                        return sortd__engine_fail(e, SORTD_E_INVAL, "column %u's keys are NULL", j);
+                if (size[j] && sortd__misaligned(p, size[j]))
+                        return sortd__engine_fail(e, SORTD_E_INVAL, "%s%u not aligned to %u bytes",
+                                                  j < count ? "column " : "vals, after column ",
+                                                  j < count ? j : count - 1, size[j]);
+                for (unsigned i = 0; i < j; i++)
+                        if (size[j] && sortd__overlap(buffer(keys, vals, count, i), n * size[i], p,
+                                                      n * size[j]))
+                                return sortd__engine_fail(e, SORTD_E_INVAL,
+                                                          "buffers %u and %u overlap (columns "
+                                                          "first, then vals)",
+                                                          i, j);
+        }
+        return SORTD_OK;
+}
+
+sortd_status sortd_engine_sort_columns(sortd_engine *e, const sortd_column *cols, unsigned count,
+                                       sortd_payload payload, sortd_columns_path path,
+                                       sortd_memory where, void *const *keys, void *vals, size_t n)
+{
+        sortd_status s;
+
+        if (!e)
+                return SORTD_E_INVAL;
+        e->why[0] = '\0';
+        e->last_device_seconds = 0;
+        s = check_request(e, cols, count, payload, path, where, n);
+        if (s != SORTD_OK || n == 0)
+                return s;
+        s = check_buffers(e, cols, count, payload, keys, vals, n);
+        if (s != SORTD_OK)
+                return s;
+        if (n == 1) {
+                if (sortd_payload_is_argsort(payload))
+                        memset(vals, 0, sortd_payload_size(payload));
+                return SORTD_OK;
+        }
+        s = sortd__engine_sorting_call(e);
+        if (s != SORTD_OK)
+                return s;
+        return sortd__columns_sort(e, &(sortd__columns_job){
+                                              .cols = cols,
+                                              .count = count,
+                                              .keys = keys,
+                                              .vals = vals,
+                                              .n = n,
+                                              .payload = payload,
+                                              .packed = path == SORTD_COLUMNS_PACKED ||
+                                                        (path == SORTD_COLUMNS_AUTO &&
+                                                         total_width(cols, count) <= 128),
+                                              .sort_keys = false,
+                                      });
+}
