@@ -10,11 +10,6 @@
 #include "segmented.h"
 #include "transport.h"
 
-static uint64_t align8(uint64_t n)
-{
-        return (n + 7) & ~(uint64_t)7;
-}
-
 static bool misaligned(const void *p, size_t align)
 {
         return (uintptr_t)p % align != 0;
@@ -114,7 +109,9 @@ sortd_status sortd__columns_check_inline(sortd_conn *c, const sortd_request *r,
         if (s != SORTD_OK)
                 return s;
         /* the daemon's buffer: the columns, then the values or the indices it writes */
-        return sortd__segmented_check_held(c, align8(sizes->keys_bytes) + align8(sizes->vals_bytes),
+        return sortd__segmented_check_held(c,
+                                           sortd__segmented_part(sizes->keys_bytes) +
+                                                   sortd__segmented_part(sizes->vals_bytes),
                                            "request");
 }
 

@@ -42,9 +42,9 @@ sortd_status sortd__segmented_check(sortd_conn *c, const sortd_segments *seg, ui
         return SORTD_OK;
 }
 
-static uint64_t align8(uint64_t x)
+uint64_t sortd__segmented_part(uint64_t bytes)
 {
-        return (x + 7) & ~(uint64_t)7;
+        return (bytes + 15) & ~(uint64_t)15;
 }
 
 /* The daemon cannot count the results of offsets it has not read: it takes the most. */
@@ -64,10 +64,12 @@ uint64_t sortd__segmented_held_bytes(const sortd_segments *seg, uint64_t n, uint
         uint64_t offsets = seg && seg->offset_bytes ? (seg->count + 1) * seg->offset_bytes : 0;
 
         if (!inline_data)
-                return align8(offsets);
+                return sortd__segmented_part(offsets);
         /* a top-k reads the values it moves, and an argsort's indices are its results */
-        return align8(n * ks) + align8(k && sortd_payload_is_argsort(p) ? 0 : n * vs) +
-               align8(offsets) + align8(m * ks) + align8(m * vs);
+        return sortd__segmented_part(n * ks) +
+               sortd__segmented_part(k && sortd_payload_is_argsort(p) ? 0 : n * vs) +
+               sortd__segmented_part(offsets) + sortd__segmented_part(m * ks) +
+               sortd__segmented_part(m * vs);
 }
 
 void sortd__segmented_msg(Sortd__Wire__Sort *sort, Sortd__Wire__Segments *msg,

@@ -37,10 +37,15 @@ sortd_status sortd__segmented_check(sortd_conn *c, const sortd_segments *seg, ui
  * The bytes the daemon holds for an inline segmented sort or top-k, which its max-request-bytes
  * bounds, worked out as it does (daemon/request/request_segments.c): keys, the values it reads
  * or writes, offsets, and the most results k may give (offsets: k a segment, n at most), each
- * rounded up to 8 bytes. For a region sort (inline 0) only its copy of the offsets.
+ * rounded up to 16 bytes (sortd__segmented_part). For a region sort (inline 0) only its copy of
+ * the offsets.
  */
 uint64_t sortd__segmented_held_bytes(const sortd_segments *seg, uint64_t n, uint64_t k,
                                      sortd_key_type t, sortd_payload p, int inline_data);
+
+/* A part of the daemon's buffer of a request: its bytes rounded up to 16, as the daemon lays
+   each part out (on the alignment of the widest key, a u128's). */
+uint64_t sortd__segmented_part(uint64_t bytes);
 
 /* held bytes, what the daemon would hold of a request (what: "request", "offsets"), refused with
    SORTD_E_CAPACITY above its max-request-bytes as it would refuse them. */

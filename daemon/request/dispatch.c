@@ -72,6 +72,7 @@ static sortd__job *sort_job(const sortd__dispatch_ctx *d, const sortd__request *
         j->work.desc = rq->desc;
         j->work.n = rq->n;
         j->work.sizes = rq->sizes;
+        j->work.cols = rq->cols;
         j->parts = (sortd__job_parts){.keys = rq->sizes.keys_bytes, .vals = rq->sizes.vals_bytes};
         j->t_frame = t_frame;
         return j;
@@ -163,6 +164,8 @@ static int region_spans(const sortd__dispatch_ctx *d, const sortd__request *rq, 
         size_t len = sizeof(j->work.why);
         int r;
 
+        if (rq->cols.count)
+                return sortd__dispatch_columns_spans(d, rq, j, kr, vr);
         *vr = NULL;
         *kr = sortd__regions_find(d->regions, rq->region_id, why, len);
         if (!*kr)

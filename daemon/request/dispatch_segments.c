@@ -82,7 +82,8 @@ int sortd__dispatch_segments(const sortd__dispatch_ctx *d, const sortd__request 
         j->work.k = g->k;
         j->work.seg = (sortd_segments){
                 .count = g->count, .row_len = g->row_len, .offset_bytes = g->offset_bytes};
-        if (sortd__job_plain(j))
+        /* key columns take no segments (their check): their buffer is their sizes' */
+        if (sortd__job_plain(j) || j->work.cols.count)
                 return 0;
         sortd__request_segments_parts(rq, rq->kind == SORTD__REQUEST_REGION_SORT, &j->parts);
         if (g->on && g->offsets_region)
@@ -134,7 +135,7 @@ int sortd__dispatch_segments_ready(sortd__job *j)
 {
         const sortd_segments *seg = j->work.segmented ? &j->work.seg : NULL;
 
-        if (sortd__job_plain(j))
+        if (sortd__job_plain(j) || j->work.cols.count)
                 return 0;
         /* The client's process may write its region still: the copy is what is checked. */
         if (j->offsets_src)

@@ -119,6 +119,8 @@ sortd_status sortd__reply_status_of(int err)
                 return SORTD_E_BUSY;
         case -ENOMEM:
                 return SORTD_E_NOMEM;
+        case -ENOTSUP:
+                return SORTD_E_UNSUPPORTED;
         default:
                 return SORTD_E_SYSTEM;
         }

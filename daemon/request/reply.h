@@ -62,7 +62,8 @@ void sortd__reply_ping(sortd__reply *m, uint64_t id, uint64_t nonce);
 void sortd__reply_registered(sortd__reply *m, uint64_t id, uint64_t region_id);
 void sortd__reply_unregistered(sortd__reply *m, uint64_t id);
 /* The status a client is told for a negative errno of the daemon's: -EINVAL a bad argument,
-   -EBUSY a limit, -ENOMEM memory, any other a system call's failure. */
+   -EBUSY a limit, -ENOMEM memory, -ENOTSUP what this daemon does not do, any other a system
+   call's failure. */
 sortd_status sortd__reply_status_of(int err);
 /* why must outlive m. */
 void sortd__reply_error(sortd__reply *m, uint64_t id, sortd_status s, const char *why);

@@ -96,6 +96,14 @@ static void refuse_payload(const Sortd__Wire__Sort *s, uint64_t payload_len, sor
         if (sortd__request_segments_payload(g))
                 snprintf(offsets, sizeof(offsets), " and %llu offsets of %u bytes",
                          (unsigned long long)g->count + 1, g->offset_bytes);
+        if (rq->cols.count) {
+                refuse(rq, SORTD_E_INVAL,
+                       "payload of %llu bytes, but %llu rows of %u key columns (laid out as "
+                       "sortd_columns_offset says) with payload %s need %llu",
+                       (unsigned long long)payload_len, (unsigned long long)s->n, rq->cols.count,
+                       sortd_payload_name(rq->desc.payload), (unsigned long long)g->payload_bytes);
+                return;
+        }
         refuse(rq, SORTD_E_INVAL,
                "payload of %llu bytes, but %llu %s keys with payload %s%s need %llu",
                (unsigned long long)payload_len, (unsigned long long)s->n,
@@ -155,7 +163,9 @@ static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
                        const sortd__request_limits *lim, sortd__stats *stats, sortd__request *rq)
 {
         char why[200];
-        sortd_status st = sortd__wire_sort_check(s, &rq->desc, &rq->sizes, why, sizeof(why));
+        sortd_status st =
+                s->n_columns ? sortd__request_columns_check(s, rq, why, sizeof(why))
+                             : sortd__wire_sort_check(s, &rq->desc, &rq->sizes, why, sizeof(why));
 
         if (st != SORTD_OK) {
                 stats->sorts_failed++;
@@ -168,7 +178,8 @@ static void check_sort(const Sortd__Wire__Sort *s, uint64_t payload_len,
                 stats->rejected++;
                 refuse(rq, SORTD_E_CAPACITY, "n = %llu above the engine's capacity %llu",
                        (unsigned long long)s->n, (unsigned long long)lim->capacity);
-        } else if ((st = sortd__request_segments_check(s, rq, why, sizeof(why))) != SORTD_OK) {
+        } else if (!s->n_columns &&
+                   (st = sortd__request_segments_check(s, rq, why, sizeof(why))) != SORTD_OK) {
                 stats->sorts_failed++;
                 refuse(rq, st, "%s", why);
         } else if (s->data_case == SORTD__WIRE__SORT__DATA_REGION) {

@@ -86,6 +86,7 @@ typedef struct sortd__request {
                                                               REGION_SORT with has_device */
         bool has_device;             /* SORT, REGION_SORT: the client chose the device */
         sortd__request_segments seg; /* SORT, REGION_SORT */
+        sortd__wire_columns cols;    /* SORT, REGION_SORT: a sort by key columns (count > 0) */
 } sortd__request;
 
 /*
@@ -105,6 +106,16 @@ void sortd__request_decode(const uint8_t *msg, size_t len, uint64_t payload_len,
  */
 sortd_status sortd__request_segments_check(const Sortd__Wire__Sort *s, sortd__request *rq,
                                            char *why, size_t why_len);
+
+/*
+ * A Sort s by key columns (request_columns.c), checked as sortd__wire_columns_check does, into
+ * rq: its columns, its payload in rq->desc (whose key type is column 0's, for the logs: the
+ * columns' buffer is sized by sortd_columns_offset, never by it), its sizes, and in rq->seg the
+ * bytes the daemon holds (an inline sort's buffer: the columns, then the values or indices) and
+ * reads after the frame. SORTD_OK, or the status and why of the first fault.
+ */
+sortd_status sortd__request_columns_check(const Sortd__Wire__Sort *s, sortd__request *rq, char *why,
+                                          size_t why_len);
 
 /* The parts of the daemon's buffer for rq's segmented or top-k sort (after its check): a region
    sort's offsets alone (region), else the keys, values, offsets and top-k results. */

@@ -73,9 +73,10 @@ void sortd__job_free(sortd__job *j)
                 sortd__admission_uncharge(a, charged);
 }
 
-static uint64_t align8(uint64_t n)
+/* Each part starts on 16 bytes: the alignment of the widest key (u128, i128). */
+static uint64_t align16(uint64_t n)
 {
-        return (n + 7) & ~(uint64_t)7;
+        return (n + 15) & ~(uint64_t)15;
 }
 
 uint64_t sortd__job_parts_bytes(const sortd__job_parts *p)
@@ -85,7 +86,7 @@ uint64_t sortd__job_parts_bytes(const sortd__job_parts *p)
 
         /* Each part is a request's, under 2^59 bytes (wire.c): no sum of five can wrap. */
         for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
-                sum += align8(part[i]);
+                sum += align16(part[i]);
         return sum;
 }
 
@@ -102,16 +103,16 @@ static void lay_out(sortd__job *j)
 
         if (p->keys)
                 j->work.keys = at;
-        at += align8(p->keys);
+        at += align16(p->keys);
         if (p->vals)
                 j->work.vals = at;
-        at += align8(p->vals);
+        at += align16(p->vals);
         if (p->offsets)
                 j->work.seg.offsets = at;
-        at += align8(p->offsets);
+        at += align16(p->offsets);
         if (p->out_keys)
                 j->work.out_keys = at;
-        at += align8(p->out_keys);
+        at += align16(p->out_keys);
         if (p->out_vals)
                 j->work.out_vals = at;
 }
@@ -143,6 +144,9 @@ uint64_t sortd__job_reply_payload(const sortd__job *j, uv_buf_t parts[2], unsign
         /* A region sort's result is in the client's memory; an empty one has no buffer. */
         if (!sortd__job_is_sort(j) || j->work.status != SORTD_OK || !j->parts.keys)
                 return 0;
+        /* an argsort by columns only read them: its reply is the permutation */
+        if (j->work.cols.count && sortd_payload_is_argsort(j->work.desc.payload))
+                kb = 0;
         if (j->work.k) {
                 keys = j->work.out_keys;
                 vals = j->work.out_vals;

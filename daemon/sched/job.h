@@ -39,7 +39,7 @@ typedef enum sortd__job_state {
 } sortd__job_state;
 
 /*
- * The parts of a job's buffer in bytes, 0 for those it lacks, each 8-aligned in it in this
+ * The parts of a job's buffer in bytes, 0 for those it lacks, each 16-aligned in it in this
  * order: an inline sort's keys and values (or indices), the offsets of its segments (an inline
  * or a region sort's: never the client's memory), an inline top-k's results.
  */
@@ -74,6 +74,9 @@ typedef struct sortd__job_work {
         uint64_t k;                   /* top-k; 0: sort */
         uint64_t results;             /* top-k: how many (sortd_topk_results) */
         uint8_t *out_keys, *out_vals; /* top-k: where they go */
+        /* A sort by key columns (count > 0): keys is their buffer (sortd_columns_offset), and
+           desc only says the payload */
+        sortd__wire_columns cols;
         bool cpu_fallback; /* an engine without it hands it back for the CPU path (engines.c) */
         struct sortd__turns *turns; /* a region sort's place in its connection's order */
         uint64_t turn;              /* (turns.h) */
@@ -142,14 +145,16 @@ int sortd__job_buffer(sortd__job *j, struct sortd__hostpool *pool);
 /* j holds bytes of a's in-flight memory: sortd__job_free gives them back. */
 void sortd__job_charge(sortd__job *j, struct sortd__admission *a, size_t bytes);
 
-/* The payload of j's reply, into parts (two at most): an inline sort's sorted keys and values,
-   or its top-k results; none for a region sort or a failed one. Returns its bytes. */
+/* The payload of j's reply, into parts (two at most): an inline sort's sorted keys and values
+   (an argsort by columns: the permutation alone), or its top-k results; none for a region sort
+   or a failed one. Returns its bytes. */
 uint64_t sortd__job_reply_payload(const sortd__job *j, uv_buf_t parts[2], unsigned *count);
 
-/* Whether j sorts plain arrays: no segments, no top-k (what batches and the loop may take). */
+/* Whether j sorts plain arrays: no segments, no top-k, no key columns (what batches and the
+   loop may take). */
 static inline bool sortd__job_plain(const sortd__job *j)
 {
-        return !j->work.segmented && !j->work.k;
+        return !j->work.segmented && !j->work.k && !j->work.cols.count;
 }
 
 /* Where j's keys lie, as the engine's segmented and top-k calls take it. */

@@ -30,12 +30,27 @@ static sortd_status sort_segments(sortd__worker *w, sortd__job *j)
                                           k->vals, (size_t)k->n);
 }
 
+/* Key columns: each column's keys at its offset in their buffer (sortd_columns_offset). */
+static sortd_status sort_columns(sortd__worker *w, sortd__job *j)
+{
+        const sortd__job_work *k = &j->work;
+        void *keys[SORTD_MAX_COLUMNS];
+
+        for (unsigned i = 0; i < k->cols.count; i++)
+                keys[i] = k->keys + sortd_columns_offset(k->cols.col, k->cols.count, k->n, i);
+        return sortd_engine_sort_columns(w->engine, k->cols.col, k->cols.count, k->desc.payload,
+                                         SORTD_COLUMNS_AUTO, sortd__job_memory(j), keys, k->vals,
+                                         (size_t)k->n);
+}
+
 static sortd_status sort(sortd__worker *w, sortd__job *j)
 {
         size_t n = (size_t)j->work.n;
         sortd_status s;
 
-        if (!sortd__job_plain(j))
+        if (j->work.cols.count)
+                s = sort_columns(w, j);
+        else if (!sortd__job_plain(j))
                 s = sort_segments(w, j);
         else if (j->work.op == SORTD__JOB_OP_SORT_DEVICE)
                 s = sortd_engine_sort_device(w->engine, &j->work.desc, j->work.keys, j->work.vals,

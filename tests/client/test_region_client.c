@@ -477,12 +477,14 @@ START_TEST(region_round_trips)
 
         daemon_start(&d, NULL);
         c = client_open(&d);
-        a = region(c, 1u << 16); /* keys at 8, values after them */
+        a = region(c, 1u << 17); /* keys at 8 (16-byte keys at 16), values after them */
         b = region(c, 1u << 15);
         for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
                 for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++)
                         for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
-                                round_trip(c, a, 8, a, 8 * 4096, n, (sortd_key_type)t,
+                                size_t at = sortd_key_size((sortd_key_type)t) > 8 ? 16 : 8;
+
+                                round_trip(c, a, at, a, 16 * 4096, n, (sortd_key_type)t,
                                            (sortd_payload)p, (sortd_order)o);
                                 round_trip(c, a, 0, b, 64, n, (sortd_key_type)t, (sortd_payload)p,
                                            (sortd_order)o);

@@ -387,7 +387,7 @@ START_TEST(topk_held_bytes)
                 sortd_topk(c, keys, vals, 257, SORTD_KEY_U32, SORTD_PAYLOAD_VALUES32, &seg, 1,
                            out_keys, out_vals, NULL),
                 SORTD_E_CAPACITY,
-                "request of 4128 bytes above the daemon's max-request-bytes 4096");
+                "request of 4160 bytes above the daemon's max-request-bytes 4096");
         /* A sort of as many keys and values is held to those alone. */
         OK(c, sortd_sort_pairs(c, keys, vals, 4, 257, SORTD_KEY_U32, NULL));
         /* A region sort's daemon holds a copy of its offsets, nothing more. */
@@ -408,7 +408,7 @@ START_TEST(topk_held_bytes)
                 rs.n = 512;
                 rs.segments = &(sortd_segments){.count = 512, .offsets = off, .offset_bytes = 8};
                 REFUSED(&f, c, sortd_sort_in_region(c, &rs), SORTD_E_CAPACITY,
-                        "offsets of 4104 bytes above the daemon's max-request-bytes 4096");
+                        "offsets of 4112 bytes above the daemon's max-request-bytes 4096");
                 ck_assert_int_eq(sortd_region_destroy(c, r), SORTD_OK);
         }
         close_fake(&f, c);

@@ -21,6 +21,8 @@ typedef struct message {
         Sortd__Wire__RegionData region;
         Sortd__Wire__Segments segments;
         Sortd__Wire__TopkOut topk_out;
+        Sortd__Wire__Column column[SORTD_MAX_COLUMNS + 1]; /* one past the most allowed */
+        Sortd__Wire__Column *columns[SORTD_MAX_COLUMNS + 1];
         Sortd__Wire__RegisterRegion reg;
         Sortd__Wire__UnregisterRegion unreg;
         uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES]; /* a CUDA region's, when one is named */
@@ -44,6 +46,10 @@ static inline void message_init(message *m, uint64_t id)
                 .unreg = SORTD__WIRE__UNREGISTER_REGION__INIT,
         };
         m->req.id = id;
+        for (unsigned i = 0; i <= SORTD_MAX_COLUMNS; i++) {
+                m->column[i] = (Sortd__Wire__Column)SORTD__WIRE__COLUMN__INIT;
+                m->columns[i] = &m->column[i];
+        }
 }
 
 #endif

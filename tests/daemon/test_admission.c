@@ -157,13 +157,13 @@ START_TEST(job_without_buffer)
         j = sortd__job_new(8);
         j->parts = (sortd__job_parts){.keys = 13, .vals = 8};
         j->work.desc.payload = SORTD_PAYLOAD_VALUES64;
-        ck_assert_uint_eq(sortd__job_buffer_bytes(j), 24);
-        ck_assert_int_eq(sortd__job_buffer(j, &pool), 0); /* the pool is off: no miss */
+        ck_assert_uint_eq(sortd__job_buffer_bytes(j), 32); /* each part on 16 bytes */
+        ck_assert_int_eq(sortd__job_buffer(j, &pool), 0);  /* the pool is off: no miss */
         ck_assert_ptr_eq(j->work.keys, j->buf);
         ck_assert_ptr_eq(j->work.vals, j->buf + 16);
-        ck_assert(sortd__admission_charge(&a, &(sortd__admission_waiter){0}, 24, NULL));
-        sortd__job_charge(j, &a, 24);
-        ck_assert_uint_eq(st.inflight_bytes, 24);
+        ck_assert(sortd__admission_charge(&a, &(sortd__admission_waiter){0}, 32, NULL));
+        sortd__job_charge(j, &a, 32);
+        ck_assert_uint_eq(st.inflight_bytes, 32);
         sortd__job_free(j);
         ck_assert_uint_eq(st.inflight_bytes, 0);
         sortd__job_free(NULL);
