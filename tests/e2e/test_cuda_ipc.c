@@ -316,6 +316,54 @@ START_TEST(segments_in_device_memory)
 }
 END_TEST
 
+/* Key columns are sorted in host memory: a CUDA region's are refused, by the daemon (a raw
+   frame) and by libsortd before it sends, both with SORTD_E_UNSUPPORTED; nothing is written. */
+START_TEST(columns_refused_in_device_memory)
+{
+        int fd = raw_connect(g.daemon.sock);
+        uint64_t region = raw_register_piece(fd);
+        Sortd__Wire__Sort s = raw_sort_msg(0, SORTD__WIRE__PAYLOAD__PAYLOAD_ARGSORT32, 100);
+        Sortd__Wire__RegionData rd = SORTD__WIRE__REGION_DATA__INIT;
+        Sortd__Wire__Column col[2] = {SORTD__WIRE__COLUMN__INIT, SORTD__WIRE__COLUMN__INIT};
+        Sortd__Wire__Column *cols[2] = {&col[0], &col[1]};
+        const sortd_column two[2] = {{SORTD_KEY_U32, SORTD_ASCENDING, 0, 0},
+                                     {SORTD_KEY_U128, SORTD_DESCENDING, 0, 0}};
+        uint8_t *host = xmalloc(ALLOC_BYTES);
+        sortd_region *r;
+
+        CUDA_OK(cudaMemset(g.base, GUARD, ALLOC_BYTES));
+        CUDA_OK(cudaDeviceSynchronize());
+        col[0].key_type = SORTD__WIRE__KEY_TYPE__KEY_U32;
+        col[1].key_type = SORTD__WIRE__KEY_TYPE__KEY_U128;
+        s.n_columns = 2;
+        s.columns = cols;
+        rd.region_id = region;
+        rd.vals_offset = 16 << 10;
+        s.data_case = SORTD__WIRE__SORT__DATA_REGION;
+        s.region = &rd;
+        raw_send_sort(fd, 2, &s, 0);
+        raw_expect_reply(fd, 2, SORTD_E_UNSUPPORTED, "key columns are sorted in host memory");
+        raw_expect_in_sync(fd);
+        close(fd);
+
+        r = register_piece(SEG_PIECE, 64 << 10);
+        sortd_region_sort rs = {.keys = r,
+                                .vals = r,
+                                .vals_offset = 16 << 10,
+                                .n = 100,
+                                .payload = SORTD_PAYLOAD_ARGSORT32,
+                                .columns = two,
+                                .column_count = 2};
+        ck_assert_int_eq(sortd_sort_in_region(g.conn, &rs), SORTD_E_UNSUPPORTED);
+        ck_assert_ptr_nonnull(
+                strstr(sortd_error_message(g.conn), "key columns are sorted in host memory"));
+        ck_assert_int_eq(sortd_region_destroy(g.conn, r), SORTD_OK);
+        CUDA_OK(cudaMemcpy(host, g.base, ALLOC_BYTES, cudaMemcpyDeviceToHost));
+        check_guards(host, 0, 0, 0, 0);
+        free(host);
+}
+END_TEST
+
 static Suite *cuda_ipc_suite(void)
 {
         Suite *s = suite_create("cuda_ipc");
@@ -326,6 +374,7 @@ static Suite *cuda_ipc_suite(void)
         tcase_add_loop_test(tc, sorts_in_device_memory, 0, 2 * SORTD_PAYLOAD_COUNT * 2);
         tcase_add_test(tc, wrong_uuid_refused);
         tcase_add_test(tc, segments_in_device_memory);
+        tcase_add_test(tc, columns_refused_in_device_memory);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1,7 +1,7 @@
 /*
- * libFuzzer target for request validation (daemon/request/request.c) on its own: a Request
- * message's bytes, with the payload length its frame claims and the daemon's limits drawn from the
- * input too. What the connection relies on is checked for every request the decoder lets through.
+ * libFuzzer target for request validation (daemon/request/request.c, with its segments and key
+ * columns) on its own: a Request message's bytes, with the payload length its frame claims and
+ * the daemon's limits drawn from the input too. What the connection relies on is checked for every request the decoder lets through.
  * Input: 1 byte picks the limits, 8 bytes the payload length, the rest is the message.
  */
 #include <stdint.h>
@@ -23,20 +23,36 @@ static void check_refusals(const sortd__request *rq)
                         abort();
 }
 
-/* An admitted inline sort: a valid descriptor, within the limits, its payload its size (keys,
-   values, and any offsets of its segments), what it holds within max-request-bytes. */
+/* A sort's sizes, as its descriptor or its key columns (valid ones: checked) make them. */
+static void check_sizes(const sortd__request *rq, sortd__wire_sizes *sz)
+{
+        const sortd__wire_columns *c = &rq->cols;
+        char why[256];
+
+        if (c->count &&
+            (sortd_columns_check(c->col, c->count, rq->desc.payload, rq->n, why, sizeof(why)) !=
+                     SORTD_OK ||
+             sortd__wire_columns_sizes(c->col, c->count, rq->desc.payload, rq->n, sz) != SORTD_OK ||
+             rq->seg.on || rq->seg.k))
+                abort();
+        if (!c->count && (sortd_sort_desc_check(&rq->desc, rq->n, why, sizeof(why)) != SORTD_OK ||
+                          sortd__wire_sizes_of(&rq->desc, rq->n, sz) != SORTD_OK))
+                abort();
+        if (memcmp(sz, &rq->sizes, sizeof(*sz)) != 0)
+                abort();
+}
+
+/* An admitted inline sort: a valid descriptor or valid columns, within the limits, its payload
+   its size (keys, values, and any offsets of its segments), what it holds within
+   max-request-bytes. */
 static void check_sort(const sortd__request *rq, uint64_t payload_len,
                        const sortd__request_limits *lim)
 {
         sortd__wire_sizes sz;
-        char why[256];
 
-        if (rq->refusals || rq->n > lim->capacity ||
-            sortd_sort_desc_check(&rq->desc, rq->n, why, sizeof(why)) != SORTD_OK)
+        if (rq->refusals || rq->n > lim->capacity)
                 abort();
-        if (sortd__wire_sizes_of(&rq->desc, rq->n, &sz) != SORTD_OK ||
-            memcmp(&sz, &rq->sizes, sizeof(sz)) != 0)
-                abort();
+        check_sizes(rq, &sz);
         if (rq->seg.payload_bytes != payload_len || rq->seg.buffer_bytes > lim->max_request_bytes)
                 abort();
         if (!rq->seg.on && !rq->seg.k && sz.request_len != payload_len)

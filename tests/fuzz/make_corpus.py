@@ -3,7 +3,7 @@
 fuzzer found are added beside them). npy entries start with the 8 bytes fuzz_npy.c reads as
 the extra file size (zero: the file is the rest); text entries with the key-type byte; request
 entries are the messages of tests/daemon/corpus's frames behind fuzz_request.c's limits byte
-and payload length; region entries are fuzz_region.c's programs; engine entries
+and payload length, and sorts by key columns built here; region entries are fuzz_region.c's programs; engine entries
 fuzz_engine.c's 8-byte request head and the bytes keys are made of; segments entries fuzz_segments.c's head and offsets."""
 import os
 import struct
@@ -179,6 +179,64 @@ def requests():
             yield name, bytes([0x54]) + struct.pack("<Q", plen) + msg
 
 
+def varint(v):
+    out = b""
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def field(num, value):
+    """A protobuf field: an int is a varint, bytes a length-delimited message."""
+    if isinstance(value, int):
+        return varint(num << 3) + varint(value)
+    return varint(num << 3 | 2) + varint(len(value)) + value
+
+
+def column(key_type, order=0, begin=0, end=0):
+    """A Sort.columns entry (sortd.proto's Column): fields 1 to 4, zeros left out."""
+    return b"".join(field(i + 1, v) for i, v in enumerate((key_type, order, begin, end)) if v)
+
+
+def columns_request(cols, payload, n, region=None, **extra):
+    """fuzz_request.c's entry of a Sort by key columns: limits byte 0xF4 (capacity 2^20,
+    max-request-bytes 8 KiB) and the payload length the columns and values need (none for a
+    region sort); extra sets Sort's other fields by number (to be refused)."""
+    sizes = {1: 1, 2: 1, 3: 2, 4: 2, 5: 4, 6: 4, 7: 4, 8: 8, 9: 8, 10: 8, 11: 2, 12: 2, 13: 16,
+             14: 16}
+    buffer = sum((n * sizes.get(c[0], 0) + 15) // 16 * 16 for c in cols)
+    vals = n * {1: 0, 2: 4, 3: 8, 4: 0, 5: 0}.get(payload, 0)
+    sort = field(2, payload) + field(6, n)
+    sort += field(8, field(1, region[0]) + field(2, region[1])) if region else field(7, b"")
+    for num, value in sorted(extra.items()):
+        sort += field(int(num[1:]), value)
+    sort += b"".join(field(13, column(*c)) for c in cols)
+    plen = 0 if region else buffer + vals
+    return bytes([0xF4]) + struct.pack("<Q", plen) + field(1, 1) + field(3, sort)
+
+
+# Key types and payloads as the wire numbers them (sortd.proto: the engine's plus one).
+U8, I16, U32, F32, U64, F64, F16, BF16, U128, I128 = 1, 4, 5, 7, 8, 10, 11, 12, 13, 14
+NONE, V32, V64, ARG32, ARG64 = 1, 2, 3, 4, 5
+
+COLUMNS = {
+    "columns_two_values": columns_request([(U32, 1), (F64,)], V32, 10),
+    "columns_three_argsort": columns_request([(I16, 0, 2, 14), (U128, 1), (BF16,)], ARG32, 7),
+    "columns_eight": columns_request([(U8,), (I16, 1), (U32,), (F16, 1), (F32,), (U64,),
+                                      (I128, 1), (U8, 0, 0, 4)], ARG64, 5),
+    "columns_region": columns_request([(F16, 1), (I128,)], V64, 9, region=(1, 32)),
+    "columns_nine": columns_request([(U8,)] * 9, NONE, 3),
+    "columns_unknown_type": columns_request([(U32,), (15,)], NONE, 3),
+    "columns_bits_past_width": columns_request([(U8, 0, 0, 9)], NONE, 3),
+    "columns_with_key_type": columns_request([(U32,)], NONE, 3, f1=U32),
+    "columns_with_k": columns_request([(U32,)], NONE, 3, f11=2),
+}
+
+
 def add(what, size, claim=None, seal=True):
     """fuzz_region.c's add: a memfd (sealing allowed, shrink-sealed unless seal is False) of
     size bytes, the request claiming claim (default: size)."""
@@ -256,6 +314,7 @@ def write(kind, entries):
 
 def main():
     write("request", requests())
+    write("request", COLUMNS.items())
     write("region", REGION.items())
     write("engine", ENGINE.items())
     write("segments", SEGMENTS.items())
