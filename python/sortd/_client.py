@@ -494,13 +494,15 @@ class Client:
         """Sorts rows by several key columns, column 0 most significant (ORDER BY c0, c1 DESC,
         ...), stably: returns the permutation (int64, as np.lexsort's) and leaves the columns
         as they are, or with inplace=True reorders every column in place and returns None.
-        columns: 1 to 8 numpy arrays of n rows each, of any key dtype (128-bit keys as (n, 2)
-        word pairs or V16, with key_types). descending, key_types (see sort()'s key_type) and
+        columns: 1 to 8 numpy arrays (or host DLPack tensors, reordered in their producer's
+        memory) of n rows each, of any key dtype (128-bit keys as (n, 2) word pairs or V16,
+        with key_types). descending, key_types (see sort()'s key_type) and
         bits ((begin, end) of the key's bits) are one value for every column or a list of one
         a column."""
         device = _devices.check(self._lib, device)
-        cols = _columns.Columns(columns, descending, key_types, bits, writable=inplace)
-        return _columns.sort(self, cols, inplace, device)
+        with contextlib.ExitStack() as held:
+            cols = _columns.Columns(columns, descending, key_types, bits, inplace, held)
+            return _columns.sort(self, cols, inplace, device)
 
     def lexsort(self, keys, *, key_types=None, device=None):
         """np.lexsort(keys): the stable permutation (int64) that sorts by the last key, ties

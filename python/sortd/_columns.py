@@ -4,14 +4,15 @@ says (sortd_types.h)."""
 import ctypes
 import operator
 
-from . import _arrays, _lib
+from . import _arrays, _dlpack, _lib
 
 
 class Columns:
     """The checked key columns of one sort: arrays (numpy, 1-D keys of n rows: 128-bit word
     pairs as their V16 view), libsortd's sortd_column array, and the permutation's dtype."""
 
-    def __init__(self, columns, descending, key_types, bits, writable):
+    def __init__(self, columns, descending, key_types, bits, writable, held):
+        """held: an ExitStack that keeps the DLPack tensors among the columns open."""
         np = _arrays._np()
         if isinstance(columns, np.ndarray) and columns.ndim == 2:
             columns = list(columns)  # as np.lexsort: each row a key
@@ -30,9 +31,11 @@ class Columns:
         self.desc = (_lib.Column * count)()
         for j, a in enumerate(columns):
             what = f"column {j}"
+            a = _host(a, what, types, j, held)
             _arrays.check_array(a, what, writable)
             try:
                 keys, kt = _arrays.keys_of(a, types[j])
+                begin, end = _arrays.bit_range(ranges[j], _arrays.key_bits(kt))
             except (TypeError, ValueError) as e:
                 raise type(e)(f"{what}: {e}") from None
             if keys.ndim != 1:
@@ -43,7 +46,6 @@ class Columns:
             elif keys.size != self.n:
                 raise ValueError(f"{what} has {keys.size} rows and column 0 has {self.n}: the "
                                  f"columns must be of equal length")
-            begin, end = _arrays.bit_range(ranges[j], _arrays.key_bits(kt))
             order = _lib.DESCENDING if orders[j] else _lib.ASCENDING
             self.desc[j] = _lib.Column(kt, order, begin, end)
             self.arrays.append(keys)
@@ -55,6 +57,21 @@ class Columns:
     @property
     def nbytes(self):
         return sum(a.nbytes for a in self.arrays)
+
+
+def _host(a, what, types, j, held):
+    """Column j as a numpy array: itself, or a host DLPack tensor's memory (types[j] its key
+    type if its dtype names one)."""
+    t = held.enter_context(_dlpack.taken(a, what))
+    if t is not None and t.cuda is None:
+        if types[j] is None:
+            types[j] = t.key_type
+        return t.array
+    if t is not None or hasattr(a, "__cuda_array_interface__"):
+        raise TypeError(f"{what} is a CUDA array: sort_by and lexsort take host columns (numpy "
+                        f"arrays, host DLPack tensors); copy it to the host (cupy.asnumpy, "
+                        f"tensor.cpu())")
+    return a
 
 
 def _per_column(arg, count, what, conv):
