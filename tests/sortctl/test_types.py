@@ -115,6 +115,12 @@ class TypesTest(unittest.TestCase):
                 order = order16(bits, desc)
                 np.testing.assert_array_equal(out.view(np.uint16), bits[order])
                 np.testing.assert_array_equal(idx, order)
+        # big-endian in, big-endian out, the same order
+        self.sortctl("sort", self.save("b.npy", bits.view(np.float16).astype(">f2")), "-o",
+                     self.path("b.npy"))
+        out = np.load(self.path("b.npy"))
+        self.assertEqual(out.dtype, np.dtype(">f2"))
+        np.testing.assert_array_equal(out.astype("<f2").view(np.uint16), bits[order16(bits)])
         # numbers alone: numpy's own sort agrees (NaNs aside, which numpy puts last)
         finite = bits.view(np.float16)[~np.isnan(bits.view(np.float16))]
         ordered = np.load(self.path("o.npy"))
