@@ -359,6 +359,18 @@ class TypesTest(unittest.TestCase):
         self.sortctl("sort", src, "-o", self.path("o.bin"), "--key", "c:asc")
         self.assertEqual(open(self.path("o.bin"), "rb").read(),
                          r[self.expect(r, [("c", False, None)])].tobytes())
+        # bf16 from a '<u2' field, u128 from a '|V16' one
+        g = np.zeros(2000, dtype=[("g", "<u2"), ("v", "V16")])
+        g["g"] = self.rng.choice([0x3f80, 0xbf80, 0x7fc0, 0x0000, 0x8000], 2000)
+        pairs = random128(self.rng, 2000) % np.uint64(3)
+        g["v"] = pairs.view("V16").reshape(-1)
+        self.sortctl("sort", self.save("g.npy", g), "-o", self.path("g.out.npy"),
+                     "--key", "g:bf16:desc", "--key", "v:u128")
+        img = image16(g["g"]).astype(np.uint64)
+        v = [int(h) << 64 | int(l) for l, h in pairs]
+        ranks = {x: i for i, x in enumerate(sorted(set(v)))}
+        order = np.lexsort((np.array([ranks[x] for x in v], dtype=np.uint64), ~img))
+        self.assertEqual(np.load(self.path("g.out.npy")).tobytes(), g[order].tobytes())
         empty = self.save("e.npy", r[:0])
         self.sortctl("sort", empty, "-o", self.path("e.out.npy"), "--key", "a")
         self.assertEqual(np.load(self.path("e.out.npy")).dtype, r.dtype)
