@@ -8,6 +8,8 @@ sortd daemon, through libsortd.
     m = a.reshape(1000, -1)
     sortd.sort(m)                       # each row on its own (the last axis), one request
     values, indices = sortd.topk(m, 10) # each row's 10 largest, as torch.topk
+    perm = sortd.lexsort((b, a))        # np.lexsort: by a, ties by b
+    sortd.sort_by([a, b], descending=[False, True], inplace=True)  # ORDER BY a, b DESC
     with sortd.Client() as c:           # a connection of your own
         b = c.empty(1 << 24, np.float32)  # lives in shared memory: sorted with no copy
         ...
@@ -17,6 +19,12 @@ Floats sort in IEEE 754 totalOrder: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf
 numpy puts every NaN last, whatever its sign, and treats -0.0 and +0.0 as equal; sortd puts
 NaNs with the sign bit set first, and -0.0 before +0.0. For arrays without NaNs or mixed zeros
 the results are numpy's (np.sort(kind="stable"), np.argsort(kind="stable")).
+
+Keys are u8..u64, i8..i64, float16, float32, float64, bfloat16 (ml_dtypes', or uint16 bits with
+key_type="bf16") and 128-bit integers (key_type="u128" or "i128", as (n, 2) uint64 word pairs,
+the low word first, or V16). Arrays come as numpy arrays, CUDA arrays (CUDA Array Interface)
+or any object with __dlpack__, on the host or a CUDA device; one sorted in place is sorted in
+its own memory.
 
 Arrays of several dimensions are sorted along their last axis, each row on its own, as
 np.sort(a, axis=-1); another axis is refused with the way to make it the last (np.moveaxis,

@@ -73,7 +73,7 @@ def _by_dlpack(returns_a):
                 if kwargs.get("key_type") is None and t.key_type is not None:
                     kwargs["key_type"] = t.key_type
                 out = method(self, t.array, *args, **kwargs)
-                return a if returns_a else out
+                return a if returns_a and kwargs.get("out") is None else out
         return call
     return wrap
 

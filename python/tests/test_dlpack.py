@@ -5,8 +5,6 @@ its deleter once, refused or not."""
 import numpy as np
 import pytest
 
-import sortd
-
 from dlpack_producer import BFLOAT, COMPLEX, FLOAT, UINT, Producer, Wrapped
 
 
@@ -33,6 +31,9 @@ def test_numpy_capsules(path_client):
 def test_numpy_capsules_of_rows_and_128_bit_pairs(client):
     m = np.random.default_rng(2).integers(0, 1 << 20, (30, 100)).astype(np.int32)
     want = np.sort(m, axis=-1)
+    out = np.empty_like(m)
+    assert client.sort(Wrapped(m), out=out) is out
+    np.testing.assert_array_equal(out, want)
     sortd_sorted = client.sort(Wrapped(m))
     np.testing.assert_array_equal(m, want)
     assert isinstance(sortd_sorted, Wrapped)
