@@ -216,3 +216,61 @@ def test_128_bit_word_pairs_in_device_memory(gpu_daemon, cupy, kt):
             with pytest.raises(sortd.Unsupported, match=f"{kt} keys are sorted in host memory"):
                 call()
     np.testing.assert_array_equal(keys.view, a)
+
+
+class BF16Only:
+    """A bfloat16 CUDA array as PyTorch has them: its CUDA Array Interface refuses the dtype,
+    and DLPack (kDLBfloat) carries it. Made by BF16Cupy for uint16, over a FakeCupyArray."""
+
+    __module__ = "cupy"
+
+    def __init__(self, arr):
+        from dlpack_producer import BFLOAT, KDL_CUDA, Producer
+        self.arr, self.cupy, self.shape, self.dtype = arr, arr.cupy, arr.shape, arr.dtype
+        self.view, self.device = arr.view, arr.device
+        ptr = arr.__cuda_array_interface__["data"][0]
+        self.producer = Producer(self, ptr, self.shape, BFLOAT, 16, device=KDL_CUDA)
+
+    @property
+    def __cuda_array_interface__(self):
+        raise TypeError("bfloat16 is not supported by the CUDA Array Interface")
+
+    def __dlpack__(self, stream=None):
+        return self.producer.capsule()
+
+    def __dlpack_device__(self):
+        return self.producer.__dlpack_device__()
+
+    def copy(self):
+        c = self.cupy.empty(self.shape, self.dtype)
+        c.view[...] = self.view
+        return c
+
+
+class BF16Cupy(FakeCupy):
+    def empty(self, shape, dtype):
+        arr = super().empty(shape, dtype)
+        return BF16Only(arr) if np.dtype(dtype) == np.uint16 else arr
+
+
+def test_bfloat16_by_dlpack_only(gpu_daemon, device, monkeypatch):
+    """A CUDA array whose CUDA Array Interface fails (PyTorch's bfloat16) goes by DLPack:
+    argsorted through a copy and top-k'd into new arrays of its library, which go by DLPack
+    too, and sorted in place; every capsule released."""
+    cupy = BF16Cupy(device, 256 << 10)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    n = 3000
+    bits = np.random.default_rng(13).permutation(1 << 16)[:n].astype(np.uint16)
+    keys = cupy.empty((n,), np.uint16)
+    keys.view[...] = bits
+    want = _total_order(bits)
+    with sortd.Client(gpu_daemon.sock, timeout=120) as c:
+        idx = c.argsort(keys)
+        np.testing.assert_array_equal(idx.view, want)
+        vals, where = c.topk(keys, 6, largest=False)
+        assert isinstance(vals, BF16Only)
+        np.testing.assert_array_equal(where.view, want[:6])
+        np.testing.assert_array_equal(vals.view, bits[want[:6]])
+        c.sort(keys)
+    np.testing.assert_array_equal(keys.view, bits[want])
+    assert keys.producer.deleted == 3 and vals.producer.deleted == 1
