@@ -5,6 +5,8 @@ its deleter once, refused or not."""
 import numpy as np
 import pytest
 
+import sortd
+
 from dlpack_producer import BFLOAT, COMPLEX, FLOAT, UINT, Producer, Wrapped
 
 
@@ -134,3 +136,32 @@ def test_cuda_columns_refused(client):
     from conftest import FakeCudaArray
     with pytest.raises(TypeError, match="host columns"):
         client.sort_by([np.zeros(16, np.uint32), FakeCudaArray()])
+
+
+def test_random_descriptors(client):
+    """DLPack descriptors drawn at random (type codes, bits, lanes, host and other devices,
+    shapes, strides): each is sorted or refused, by the client (TypeError, ValueError) or the
+    daemon (Unsupported: rows of 128-bit keys), never anything else, and its deleter runs once
+    either way; the memory before the tensor is never written."""
+    rng = np.random.default_rng(99)
+    buf = np.zeros(64, np.uint64)
+    sorted_ = 0
+    for _ in range(300):
+        buf[:] = rng.integers(0, 1 << 63, 64, dtype=np.uint64)
+        ndim = int(rng.integers(1, 3))
+        shape = tuple(int(d) for d in rng.integers(0, 4, ndim))
+        strides = None if rng.integers(0, 4) else tuple(int(s) for s in rng.integers(0, 5, ndim))
+        code = int(rng.choice([0, 1, 2, 0, 1, 2, 3, 4, 5, 6, 9]))
+        bits = int(rng.choice([1, 8, 16, 32, 64, 128]))
+        lanes = int(rng.choice([1, 1, 1, 2]))
+        device = int(rng.choice([1, 1, 1, 3, 7, 13]))
+        p = Producer(buf, buf[8:].ctypes.data, shape, code, bits, lanes, strides, device)
+        guard = buf[:8].copy()
+        try:
+            client.argsort(p)
+            sorted_ += 1
+        except (TypeError, ValueError, sortd.Unsupported):
+            pass
+        assert p.deleted == 1
+        np.testing.assert_array_equal(buf[:8], guard)
+    assert sorted_ > 20  # the draw reaches the daemon, not only the refusals
