@@ -70,6 +70,19 @@ def test_16_bit_float_bit_range_and_topk(client, patterns):
     np.testing.assert_array_equal(vals.view(np.uint16), patterns[want])
 
 
+def test_16_bit_float_rows(client):
+    """Rows of float16 (no NaN, no -0.0: numpy's order then is totalOrder), each sorted on
+    its own in one request, and their top-k."""
+    m = np.random.default_rng(17).standard_normal((50, 300)).astype(np.float16)
+    m[m == 0] = 1
+    want = np.sort(m, axis=-1)
+    vals, idx = client.topk(m, 3)
+    np.testing.assert_array_equal(vals, want[:, ::-1][:, :3])
+    np.testing.assert_array_equal(np.take_along_axis(m, idx, -1), vals)
+    client.sort(m)
+    np.testing.assert_array_equal(m, want)
+
+
 # ---- 128-bit integers ----
 
 M64 = (1 << 64) - 1
