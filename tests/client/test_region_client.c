@@ -412,13 +412,15 @@ static uint64_t rng(void)
         return rng_state;
 }
 
-/* Random keys with many repeats (so stability shows), values 0..n-1. */
+/* Random keys with many repeats (so stability shows), values 0..n-1; a 16-byte key's two
+   words alike. */
 static void fill(uint8_t *keys, uint8_t *vals, size_t n, size_t ks, size_t vs)
 {
         for (size_t i = 0; i < n; i++) {
                 uint64_t k = rng() % 7 == 0 ? 0 : rng();
+                uint64_t k2[2] = {k, k};
 
-                memcpy(keys + i * ks, &k, ks);
+                memcpy(keys + i * ks, k2, ks);
                 if (vals && vs)
                         memcpy(vals + i * vs, &(uint64_t){i}, vs);
         }
