@@ -284,6 +284,16 @@ ENGINE = {
                                     small=6 | 8),
     "topk_u16_long_bits": engine(2, 4, 1, 2, 14, 16000, bytes([3, 1, 200, 9, 77]) * 50,
                                  small=6 | 32),
+    # f16 10, bf16 11, u128 12, i128 13 (the engine's numbers); 128-bit keys by bits across
+    # bit 64 and past the width; their segmented sorts and top-k, which the engines refuse
+    "f16_values64_desc": engine(10, 2, 1, 0, 0, 3000, bytes(range(0, 256, 3)) * 5),
+    "bf16_argsort32_bits": engine(11, 3, 0, 2, 14, 9000, bytes(range(255, 0, -5)) * 4),
+    "u128_values32": engine(12, 1, 0, 0, 0, 500, bytes(range(256)) * 3, small=1),
+    "i128_argsort64_across_64": engine(13, 4, 1, 60, 70, 2000, bytes([0, 255, 128, 127, 1]) * 40),
+    "i128_past_width": engine(13, 0, 0, 0, 129, 100, b"z"),
+    "seg_bf16_offsets": engine(11, 3, 0, 0, 0, 3000, bytes([30, 31, 30, 31, 29]) * 100, small=4),
+    "seg_u128_rows": engine(12, 2, 1, 0, 0, 5000, bytes(range(200, 0, -7)) * 20, small=4 | 16),
+    "topk_u128_values64": engine(12, 2, 0, 0, 0, 4000, bytes(range(7, 255, 5)) * 30, small=6 | 8),
 }
 
 
