@@ -34,6 +34,8 @@ static const struct {
         {SORTD_KEY_I16, SORTD_PAYLOAD_VALUES64, SORTD_ASCENDING, 4, 12},
         {SORTD_KEY_U8, SORTD_PAYLOAD_ARGSORT32, SORTD_DESCENDING, 7, 8},
         {SORTD_KEY_F64, SORTD_PAYLOAD_VALUES32, SORTD_DESCENDING, 0, 13},
+        {SORTD_KEY_F16, SORTD_PAYLOAD_ARGSORT32, SORTD_DESCENDING, 2, 16},
+        {SORTD_KEY_U128, SORTD_PAYLOAD_VALUES64, SORTD_ASCENDING, 40, 100}, /* across bit 64 */
 };
 
 /* Thousands of tiles, at most 12 bytes a key: a few hundred MiB for both engines. */

@@ -22,7 +22,7 @@ static uint64_t next(uint64_t *s)
    and -1), the largest finite magnitudes, the smallest denormals. */
 static uint64_t special(unsigned key_bytes, uint64_t i)
 {
-        unsigned bits = key_bytes * 8;
+        unsigned bits = (key_bytes < 8 ? key_bytes : 8) * 8;
         uint64_t sign = (uint64_t)1 << (bits - 1), all = sign | (sign - 1);
         const uint64_t p[] = {0, sign, all, sign - 1, 1, sign | 1, all ^ 1, sign >> 1};
 
@@ -48,7 +48,12 @@ void sortd__selfcheck_fill(void *keys, void *vals, size_t n, unsigned kb, unsign
                 }
                 if (i % 17 == 0)
                         k = special(kb, i / 17);
-                memcpy((char *)keys + i * kb, &k, kb); /* little-endian: the low bytes */
+                memcpy((char *)keys + i * kb, &k, kb < 8 ? kb : 8); /* little-endian: low bytes */
+                if (kb > 8) { /* 16 bytes: a high word of few values, so the low words decide */
+                        uint64_t hi = special(8, i % 17 == 0 ? i / 17 + 3 : next(&s) % 3);
+
+                        memcpy((char *)keys + i * kb + 8, &hi, 8);
+                }
                 if (vb) {
                         uint64_t v = next(&s);
                         memcpy((char *)vals + i * vb, &v, vb);

@@ -28,6 +28,7 @@ static const struct shape {
         {SORTD_KEY_U32, SORTD_PAYLOAD_ARGSORT32, SORTD_ASCENDING, 0, 0, 1000, 100003},
         {SORTD_KEY_I64, SORTD_PAYLOAD_VALUES64, SORTD_DESCENDING, 0, 513, 10, 513 * 64},
         {SORTD_KEY_F32, SORTD_PAYLOAD_ARGSORT64, SORTD_ASCENDING, 4, 0, 257, 40009},
+        {SORTD_KEY_F16, SORTD_PAYLOAD_VALUES32, SORTD_DESCENDING, 0, 700, 5, 700 * 8},
 };
 
 /* Segment lengths in turn: empty, one key, about a warp's, a block's and a tile's bounds. */
