@@ -22,6 +22,7 @@
 #include "datagen.h"
 #include "engine.h"
 #include "harness.h"
+#include "matrix.h"
 
 #define MEMFD_NAME "sortd-e2e"
 
@@ -179,11 +180,7 @@ static sortd_engine *local_engine(void)
  */
 START_TEST(matrix_in_place)
 {
-        sortd_sort_desc d = {
-                .key_type = (sortd_key_type)(_i / (SORTD_PAYLOAD_COUNT * 2)),
-                .payload = (sortd_payload)(_i / 2 % SORTD_PAYLOAD_COUNT),
-                .order = (sortd_order)(_i % 2),
-        };
+        sortd_sort_desc d = matrix_desc(_i);
         const size_t n = 30011, ks = sortd_key_size(d.key_type), vs = sortd_payload_size(d.payload);
         const size_t voff = _i % 2 ? (64 + n * ks + 63) / 64 * 64 : 0;
         int sock = raw_connect(shared_daemon.sock);
@@ -892,7 +889,7 @@ int main(void)
 
         tcase_add_unchecked_fixture(tc, shared_start, shared_stop);
         tcase_set_timeout(tc, 60);
-        tcase_add_loop_test(tc, matrix_in_place, 0, SORTD_KEY_TYPE_COUNT * SORTD_PAYLOAD_COUNT * 2);
+        tcase_add_loop_test(tc, matrix_in_place, 0, MATRIX_CASES);
         tcase_add_test(tc, connections_isolated);
         tcase_add_test(tc, refusals_leave_no_fd);
         tcase_add_test(tc, unregister_waits_for_no_one);

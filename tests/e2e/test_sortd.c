@@ -16,6 +16,7 @@
 #include "datagen.h"
 #include "engine.h"
 #include "harness.h"
+#include "matrix.h"
 #include "reference.h"
 
 static daemon_proc shared_daemon; /* zero: no notify socket */
@@ -152,11 +153,7 @@ static sortd_status daemon_sort(sortd_conn *c, const sortd_sort_desc *d, void *k
 /* _i walks key type x payload x order. */
 START_TEST(matrix)
 {
-        sortd_sort_desc d = {
-                .key_type = (sortd_key_type)(_i / (SORTD_PAYLOAD_COUNT * 2)),
-                .payload = (sortd_payload)(_i / 2 % SORTD_PAYLOAD_COUNT),
-                .order = (sortd_order)(_i % 2),
-        };
+        sortd_sort_desc d = matrix_desc(_i);
         static const size_t sizes[] = {0, 1, 2, 1000, 65537};
         static const datagen_dist dists[] = {DATAGEN_UNIFORM, DATAGEN_SPECIAL, DATAGEN_FEW};
         size_t ks = sortd_key_size(d.key_type), vs = sortd_payload_size(d.payload);
@@ -660,7 +657,7 @@ int main(void)
         tcase_set_timeout(basic, 60);
         tcase_add_test(basic, hello_ping_status);
         tcase_add_test(basic, transfer_progress);
-        tcase_add_loop_test(basic, matrix, 0, SORTD_KEY_TYPE_COUNT * SORTD_PAYLOAD_COUNT * 2);
+        tcase_add_loop_test(basic, matrix, 0, MATRIX_CASES);
         tcase_add_test(basic, concurrent_pipelines);
         tcase_add_test(basic, fair_queue);
         tcase_add_test(basic, loop_sorts_when_idle);
