@@ -1,7 +1,8 @@
 /*
  * The engine interface: validation shared by all engines, and dispatch. It names no engine:
  * each engine's operations come with the engine itself (e->ops), made by engine_create.c, so
- * the engines may call down into it (sortd__engine_fail, sortd__engine_lose).
+ * the engines may call down into it (sortd__engine_lose; messages: engine_fail.c). Keys of
+ * 16 bytes go to the columns layer (columns/), which sorts them through the engine's own sort.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -40,7 +40,7 @@ static sortd_status check_request(sortd_engine *e, const sortd_column *cols, uns
         return SORTD_OK;
 }
 
-/* Buffer j (count: vals) and its element size. */
+/* Buffer j: column j's keys, or vals for j = count. */
 static const void *buffer(void *const *keys, const void *vals, unsigned count, unsigned j)
 {
         return j < count ? keys[j] : vals;
@@ -65,9 +65,13 @@ static sortd_status check_buffers(sortd_engine *e, const sortd_column *cols, uns
                 if (j < count && !p)
                         return sortd__engine_fail(e, SORTD_E_INVAL, "column %u's keys are NULL", j);
                 if (size[j] && sortd__misaligned(p, size[j]))
-                        return sortd__engine_fail(e, SORTD_E_INVAL, "%s%u not aligned to %u bytes",
-                                                  j < count ? "column " : "vals, after column ",
-                                                  j < count ? j : count - 1, size[j]);
+                        return j < count ? sortd__engine_fail(e, SORTD_E_INVAL,
+                                                              "column %u's keys not aligned to %u "
+                                                              "bytes",
+                                                              j, size[j])
+                                         : sortd__engine_fail(e, SORTD_E_INVAL,
+                                                              "vals not aligned to %u bytes",
+                                                              size[j]);
                 for (unsigned i = 0; i < j; i++)
                         if (size[j] && sortd__overlap(buffer(keys, vals, count, i), n * size[i], p,
                                                       n * size[j]))
