@@ -3,9 +3,12 @@
  * SORTD_TEST_ENGINE names ("cpu" when unset; the emulated build runs it on "cuda"): pairs and
  * triples of key types in both orders against reference_sort_columns, the packed and chained
  * paths forced on one input agreeing bit for bit, eight columns, bit ranges, u128 and i128
- * keys (random, sharing their high 64 bits, extremes), and the call's refusals.
+ * keys (random, sharing their high 64 bits, extremes), the call's refusals, and shared keys
+ * written while they sort.
  */
 #include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,6 +544,76 @@ START_TEST(one_sorting_call)
 }
 END_TEST
 
+/* Keys another process writes while they sort: random bytes into every column until told. */
+typedef struct writer {
+        unsigned char *cols[2];
+        size_t bytes[2];
+        atomic_int stop;
+} writer;
+
+static void *scribble(void *arg)
+{
+        writer *w = arg;
+        uint64_t r = 1;
+
+        while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+                r = mix(r);
+                unsigned j = r & 1;
+
+                ((volatile unsigned char *)w->cols[j])[(r >> 8) % w->bytes[j]] = (unsigned char)r;
+        }
+        return NULL;
+}
+
+/* A permutation of 0..n-1, whatever order the keys changing under the sort gave. */
+static void expect_permutation(const char *what, const uint64_t *p, size_t n)
+{
+        unsigned char *seen = calloc(n, 1);
+
+        ck_assert_ptr_nonnull(seen);
+        for (size_t i = 0; i < n; i++) {
+                if (p[i] >= n || seen[p[i]])
+                        ck_abort_msg("%s: %llu at row %zu repeats or is out of range", what,
+                                     (unsigned long long)p[i], i);
+                seen[p[i]] = 1;
+        }
+        free(seen);
+}
+
+START_TEST(shared_written_meanwhile)
+{
+        const size_t n = 20000 / stride(4);
+        const sortd_column cols[2] = {{SORTD_KEY_U128, SORTD_DESCENDING, 0, 100},
+                                      {SORTD_KEY_F64, SORTD_ASCENDING, 36, 64}}; /* 128 bits */
+        sortd_engine *e = engine_new((sortd_engine_faults){0});
+        writer w = {{xmalloc(n * 16), xmalloc(n * 8)}, {n * 16, n * 8}, 0};
+        uint64_t *v = xmalloc(n * 8);
+        pthread_t t;
+
+        datagen_fill(w.cols[0], n, SORTD_KEY_U128, DATAGEN_FEW, 4, 1);
+        datagen_fill(w.cols[1], n, SORTD_KEY_F64, DATAGEN_UNIFORM, 0, 2);
+        ck_assert_int_eq(pthread_create(&t, NULL, scribble, &w), 0);
+        for (int p = SORTD_PAYLOAD_VALUES64; p <= SORTD_PAYLOAD_ARGSORT64; p += 2)
+                for (int path = SORTD_COLUMNS_PACKED; path <= SORTD_COLUMNS_CHAINED; path++) {
+                        for (size_t i = 0; i < n; i++) /* the values are the rows */
+                                v[i] = i;
+                        ck_assert_msg(sortd_engine_sort_columns(
+                                              e, cols, 2, (sortd_payload)p,
+                                              (sortd_columns_path)path, SORTD_MEMORY_SHARED,
+                                              (void *const[]){w.cols[0], w.cols[1]}, v,
+                                              n) == SORTD_OK,
+                                      "%s", sortd_engine_error(e));
+                        expect_permutation(sortd_payload_name((sortd_payload)p), v, n);
+                }
+        atomic_store(&w.stop, 1);
+        pthread_join(t, NULL);
+        free(w.cols[0]);
+        free(w.cols[1]);
+        free(v);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("engine-columns");
@@ -557,6 +630,7 @@ int main(void)
                 {"wide-batch", wide_batch},
                 {"refusals", refusals},
                 {"one-sorting-call", one_sorting_call},
+                {"shared-written-meanwhile", shared_written_meanwhile},
         };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
