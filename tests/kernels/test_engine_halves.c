@@ -127,8 +127,10 @@ static void every_pattern(sortd_key_type t)
                                                    0};
                         char what[64];
 
-                        /* the emulated engine: each arrangement in one order */
-                        if (!on_cpu() && o != (a == ASCENDING))
+                        /* the emulated engine: each arrangement of f16 in one order, bf16
+                           (the same key map) shuffled */
+                        if (!on_cpu() &&
+                            (o != (a == ASCENDING) || (t == SORTD_KEY_BF16 && a != SHUFFLED)))
                                 continue;
                         snprintf(what, sizeof(what), "%s %s input %d", sortd_key_type_name(t),
                                  o ? "descending" : "ascending", a);
@@ -139,7 +141,7 @@ static void every_pattern(sortd_key_type t)
                         expect_total_order(what, in, keys, idx, o);
                         done++;
                 }
-        ck_assert_uint_eq(done, on_cpu() ? 6 : 3);
+        ck_assert_uint_eq(done, on_cpu() ? 6 : t == SORTD_KEY_BF16 ? 1 : 3);
         free(in);
         free(keys);
         free(idx);
