@@ -1,8 +1,9 @@
 /*
  * libFuzzer target for request validation (daemon/request/request.c, with its segments and key
  * columns) on its own: a Request message's bytes, with the payload length its frame claims and
- * the daemon's limits drawn from the input too. What the connection relies on is checked for every request the decoder lets through.
- * Input: 1 byte picks the limits, 8 bytes the payload length, the rest is the message.
+ * the daemon's limits drawn from the input too. What the connection relies on is checked for every
+ * request the decoder lets through. Input: 1 byte picks the limits, 8 bytes the payload length, the
+ * rest is the message.
  */
 #include <stdint.h>
 #include <stdlib.h>
