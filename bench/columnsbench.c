@@ -16,30 +16,10 @@
 #include <time.h>
 
 #include "datagen.h"
+#include "clock.h"
 #include "engine.h"
 
 #define MAX_RUNS 99
-
-static double now(void)
-{
-        struct timespec t;
-
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int by_value(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-        qsort(v, n, sizeof(*v), by_value);
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static int parse(int argc, char **argv, size_t *n, unsigned *threads, unsigned *repeats)
 {
@@ -95,7 +75,7 @@ int main(int argc, char **argv)
         for (unsigned r = 0; r < repeats; r++)
                 for (int p = 0; p < 2; p++) {
                         void *const keys[2] = {a, b};
-                        double t0 = now();
+                        double t0 = bench_now();
 
                         if (sortd_engine_sort_columns(
                                     e, cols, 2, SORTD_PAYLOAD_ARGSORT32,
@@ -104,12 +84,12 @@ int main(int argc, char **argv)
                                 fprintf(stderr, "columnsbench: %s\n", sortd_engine_error(e));
                                 return 1;
                         }
-                        t[p][r] = now() - t0;
+                        t[p][r] = bench_now() - t0;
                 }
         printf("argsort of 2 u32 columns, n = %zu, %s, median of %u\n", n, sortd_engine_device(e),
                repeats);
         for (int p = 0; p < 2; p++) {
-                double s = median(t[p], repeats);
+                double s = bench_median(t[p], repeats);
 
                 printf("  %-8s %9.3f ms  %8.1f Mrows/s\n", names[p], s * 1e3, n / s / 1e6);
         }

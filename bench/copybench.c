@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cpu/copy.h"
 #include "cpu/pool.h"
 
@@ -35,27 +36,6 @@ struct ring {
         unsigned char *array, *slots;
         size_t bytes;
 };
-
-static double now(void)
-{
-        struct timespec t;
-
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int by_value(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-        qsort(v, n, sizeof(*v), by_value);
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static size_t chunk_len(const struct ring *r, size_t off)
 {
@@ -82,14 +62,14 @@ static double transfer(const struct ring *r, sortd__pool *pool, bool up, bool st
         else
                 for (unsigned s = 0; s < SLOTS; s++)
                         seed(r->slots + s * SLOT_BYTES, SLOT_BYTES, run * SLOTS + s);
-        t0 = now();
+        t0 = bench_now();
         for (size_t off = 0, k = 0; off < r->bytes; off += SLOT_BYTES, k++) {
                 unsigned char *slot = r->slots + k % SLOTS * SLOT_BYTES;
 
                 sortd__pool_copy(pool, up ? slot : r->array + off, up ? r->array + off : slot,
                                  chunk_len(r, off), SHARE_MIN, stream);
         }
-        t = now() - t0;
+        t = bench_now() - t0;
         /* Up, the slots hold the last chunks; down, chunk k of the array is slot k's copy. */
         for (size_t off = 0, k = 0; off < r->bytes; off += SLOT_BYTES, k++) {
                 const unsigned char *slot = r->slots + k % SLOTS * SLOT_BYTES;
@@ -125,7 +105,7 @@ static int row(const struct ring *r, unsigned threads, bool up, unsigned repeats
                         }
                 }
         sortd__pool_destroy(pool);
-        double plain = median(rate[0], repeats), streamed = median(rate[1], repeats);
+        double plain = bench_median(rate[0], repeats), streamed = bench_median(rate[1], repeats);
 
         printf("%-4s %7u %12.2f %12.2f %7.2fx\n", up ? "up" : "down", threads, plain, streamed,
                streamed / plain);

@@ -7,12 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BENCH_RUNS 5
+#include "clock.h"
 
-/* Seconds on the monotonic clock. */
-double bench_now(void);
-/* The median of v[0..n), which it sorts: the mean of the middle two when n is even. */
-double bench_median(double *v, size_t n);
+#define BENCH_RUNS 5
 
 /* "2^K" for a power of two, else the number, in buf. */
 const char *bench_count_name(size_t n, char *buf, size_t len);

@@ -1,5 +1,5 @@
 /*
- * What sortd-bench's parts share (sortd_bench.h): the clock and medians, the daemon each run
+ * What sortd-bench's parts share (sortd_bench.h): the daemon each run
  * starts and stops, the socket copy every inline path is measured against, and the rates of
  * clients' latencies.
  */
@@ -14,27 +14,6 @@
 
 #include "sortd.h"
 #include "sortd_bench.h"
-
-double bench_now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return x < y ? -1 : x > y;
-}
-
-double bench_median(double *v, size_t n)
-{
-        qsort(v, n, sizeof(*v), cmp_double);
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 const char *bench_count_name(size_t n, char *buf, size_t len)
 {
@@ -165,7 +144,7 @@ void bench_rate_of(double *const *lat, const size_t *count, int clients, double 
                 memcpy(all + k, lat[i], count[i] * sizeof(double));
                 k += count[i];
         }
-        qsort(all, total, sizeof(double), cmp_double);
+        bench_sort_doubles(all, total);
         out->p50 = all[total / 2];
         out->p99 = all[total * 99 / 100];
         free(all);
