@@ -12,6 +12,7 @@
 #include <sys/un.h>
 
 #include "call.h"
+#include "buffers.h"
 #include "columns.h"
 #include "device.h"
 #include "region.h"
@@ -210,11 +211,6 @@ sortd_status sortd_query_status(sortd_conn *c, sortd_server_status *st)
 
 /* ---- sorts ---- */
 
-static bool misaligned(const void *p, size_t align)
-{
-        return (uintptr_t)p % align != 0;
-}
-
 /* What an inline sort sends and gets back: the arrays' sizes, its segments and results, and
    where the reply's keys and values (or indices) land. */
 typedef struct inline_plan {
@@ -246,26 +242,18 @@ static void plan_reply(const sortd_request *r, inline_plan *p)
         p->vals_len = p->sizes.vals_bytes;
 }
 
-/* Two buffers of the caller's, both written by the reply, must not share a byte. */
-static bool overlap(const void *a, uint64_t alen, const void *b, uint64_t blen)
-{
-        uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-
-        return alen && blen && x < y + blen && y < x + alen;
-}
-
 /* A top-k's outputs: non-NULL and aligned where results go, and apart. */
 static sortd_status check_outputs(sortd_conn *c, const sortd_request *r, const inline_plan *p)
 {
         size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
 
-        if (p->keys_len && (!r->out_keys || misaligned(r->out_keys, ks)))
+        if (p->keys_len && (!r->out_keys || sortd__misaligned(r->out_keys, ks)))
                 return sortd__transport_fail(
                         c, SORTD_E_INVAL, "out_keys must be non-NULL and aligned to %zu bytes", ks);
-        if (p->vals_len && (!r->out_vals || misaligned(r->out_vals, vs)))
+        if (p->vals_len && (!r->out_vals || sortd__misaligned(r->out_vals, vs)))
                 return sortd__transport_fail(
                         c, SORTD_E_INVAL, "out_vals must be non-NULL and aligned to %zu bytes", vs);
-        if (overlap(r->out_keys, p->keys_len, r->out_vals, p->vals_len))
+        if (sortd__overlap(r->out_keys, p->keys_len, r->out_vals, p->vals_len))
                 return sortd__transport_fail(c, SORTD_E_INVAL, "out_keys and out_vals overlap");
         return SORTD_OK;
 }
@@ -277,10 +265,10 @@ static sortd_status check_inputs(sortd_conn *c, const sortd_request *r)
         size_t ks = sortd_key_size(r->key_type), vs = sortd_payload_size(r->payload);
         bool vals = vs && !(r->k && sortd_payload_is_argsort(r->payload));
 
-        if (r->n && (!r->keys || misaligned(r->keys, ks)))
+        if (r->n && (!r->keys || sortd__misaligned(r->keys, ks)))
                 return sortd__transport_fail(c, SORTD_E_INVAL,
                                              "keys must be non-NULL and aligned to %zu bytes", ks);
-        if (r->n && vals && (!r->vals || misaligned(r->vals, vs)))
+        if (r->n && vals && (!r->vals || sortd__misaligned(r->vals, vs)))
                 return sortd__transport_fail(c, SORTD_E_INVAL,
                                              "vals must be non-NULL and aligned to %zu bytes", vs);
         return SORTD_OK;

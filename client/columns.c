@@ -5,15 +5,11 @@
  */
 #include <stdint.h>
 
+#include "buffers.h"
 #include "columns.h"
 #include "device.h"
 #include "segmented.h"
 #include "transport.h"
-
-static bool misaligned(const void *p, size_t align)
-{
-        return (uintptr_t)p % align != 0;
-}
 
 sortd_status sortd__columns_check(sortd_conn *c, const sortd_column *cols, unsigned count,
                                   sortd_payload p, size_t n, const char *extra,
@@ -47,26 +43,18 @@ static const char *extra_fields(const sortd_request *r)
         return NULL;
 }
 
-/* Two arrays the reply writes must not share a byte. */
-static bool overlap(const void *a, uint64_t alen, const void *b, uint64_t blen)
-{
-        uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-
-        return alen && blen && x < y + blen && y < x + alen;
-}
-
 /* Column j's array: non-NULL, aligned to its key, apart from the columns before it. */
 static sortd_status check_column(sortd_conn *c, const sortd_request *r, unsigned j)
 {
         size_t ks = sortd_key_size(r->columns[j].key_type);
 
-        if (!r->column_keys[j] || misaligned(r->column_keys[j], ks))
+        if (!r->column_keys[j] || sortd__misaligned(r->column_keys[j], ks))
                 return sortd__transport_fail(
                         c, SORTD_E_INVAL,
                         "column_keys[%u] must be non-NULL and aligned to its %zu-byte keys", j, ks);
         for (unsigned i = 0; i < j; i++)
-                if (overlap(r->column_keys[i], r->n * sortd_key_size(r->columns[i].key_type),
-                            r->column_keys[j], r->n * ks))
+                if (sortd__overlap(r->column_keys[i], r->n * sortd_key_size(r->columns[i].key_type),
+                                   r->column_keys[j], r->n * ks))
                         return sortd__transport_fail(c, SORTD_E_INVAL,
                                                      "column_keys[%u] and [%u] overlap", i, j);
         return SORTD_OK;
@@ -86,13 +74,13 @@ static sortd_status check_arrays(sortd_conn *c, const sortd_request *r)
                 s = check_column(c, r, j);
         if (s != SORTD_OK || !vs)
                 return s;
-        if (!r->vals || misaligned(r->vals, vs))
+        if (!r->vals || sortd__misaligned(r->vals, vs))
                 return sortd__transport_fail(c, SORTD_E_INVAL,
                                              "vals must be non-NULL and aligned to %zu bytes (%s)",
                                              vs, sortd_payload_name(r->payload));
         for (unsigned j = 0; j < r->column_count; j++)
-                if (overlap(r->column_keys[j], r->n * sortd_key_size(r->columns[j].key_type),
-                            r->vals, r->n * vs))
+                if (sortd__overlap(r->column_keys[j], r->n * sortd_key_size(r->columns[j].key_type),
+                                   r->vals, r->n * vs))
                         return sortd__transport_fail(c, SORTD_E_INVAL,
                                                      "column_keys[%u] and vals overlap", j);
         return SORTD_OK;
