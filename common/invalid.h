@@ -1,4 +1,5 @@
-/* The refusal of the checks in common/ (private to it): SORTD_E_INVAL, its message in why. */
+/* The refusal of the checks in common/ and proto/: SORTD_E_INVAL, its message in why (when
+   why_len > 0). */
 #ifndef SORTD_COMMON_INVALID_H
 #define SORTD_COMMON_INVALID_H
 

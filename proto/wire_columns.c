@@ -2,27 +2,14 @@
  * The checks of a Sort by key columns, shared by the daemon and libsortd (see wire.h): what the
  * message alone can tell, before a byte of its payload or its regions is read.
  */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "invalid.h"
 #include "wire.h"
 
 /* Each part a request holds stays below 2^58 bytes: the daemon adds a few of them up. */
 #define PART_MAX (UINT64_C(1) << 58)
-
-static sortd_status fail(char *why, size_t len, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static sortd_status fail(char *why, size_t len, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(why, len, fmt, ap);
-        va_end(ap);
-        return SORTD_E_INVAL;
-}
 
 sortd_status sortd__wire_columns_sizes(const sortd_column *c, unsigned count, sortd_payload p,
                                        uint64_t n, sortd__wire_sizes *sizes)
@@ -49,20 +36,22 @@ sortd_status sortd__wire_columns_sizes(const sortd_column *c, unsigned count, so
 static sortd_status check_unset(const Sortd__Wire__Sort *s, char *why, size_t len)
 {
         if (s->key_type)
-                return fail(why, len,
-                            "key_type %d is set beside %zu key columns: a sort by columns takes "
-                            "each column's key type",
-                            (int)s->key_type, s->n_columns);
+                return sortd__invalid(
+                        why, len,
+                        "key_type %d is set beside %zu key columns: a sort by columns takes "
+                        "each column's key type",
+                        (int)s->key_type, s->n_columns);
         if (s->order || s->begin_bit || s->end_bit)
-                return fail(why, len,
-                            "order %d and bits [%u, %u) are set beside key columns: a sort by "
-                            "columns takes each column's order and bit range",
-                            (int)s->order, s->begin_bit, s->end_bit);
+                return sortd__invalid(
+                        why, len,
+                        "order %d and bits [%u, %u) are set beside key columns: a sort by "
+                        "columns takes each column's order and bit range",
+                        (int)s->order, s->begin_bit, s->end_bit);
         if (s->segments)
-                return fail(why, len, "a sort by key columns takes no segments");
+                return sortd__invalid(why, len, "a sort by key columns takes no segments");
         if (s->k || s->topk_out)
-                return fail(why, len, "a sort by key columns takes no top-k (k = %llu)",
-                            (unsigned long long)s->k);
+                return sortd__invalid(why, len, "a sort by key columns takes no top-k (k = %llu)",
+                                      (unsigned long long)s->k);
         return SORTD_OK;
 }
 
@@ -71,9 +60,10 @@ static sortd_status convert(const Sortd__Wire__Column *w, unsigned i, sortd_colu
                             size_t len)
 {
         if ((int)w->key_type <= 0 || (int)w->key_type > (int)SORTD_KEY_TYPE_COUNT)
-                return fail(why, len, "column %u: unknown key type %d", i, (int)w->key_type);
+                return sortd__invalid(why, len, "column %u: unknown key type %d", i,
+                                      (int)w->key_type);
         if ((int)w->order < 0 || (int)w->order >= (int)SORTD_ORDER_COUNT)
-                return fail(why, len, "column %u: unknown order %d", i, (int)w->order);
+                return sortd__invalid(why, len, "column %u: unknown order %d", i, (int)w->order);
         *c = (sortd_column){
                 .key_type = (sortd_key_type)(w->key_type - 1),
                 .order = (sortd_order)w->order,
@@ -87,8 +77,8 @@ static sortd_status check_columns(const Sortd__Wire__Sort *s, sortd__wire_column
                                   sortd_payload p, char *why, size_t len)
 {
         if (s->n_columns == 0 || s->n_columns > SORTD_MAX_COLUMNS)
-                return fail(why, len, "%zu key columns; 1 to %d are allowed", s->n_columns,
-                            SORTD_MAX_COLUMNS);
+                return sortd__invalid(why, len, "%zu key columns; 1 to %d are allowed",
+                                      s->n_columns, SORTD_MAX_COLUMNS);
         cols->count = (unsigned)s->n_columns;
         for (unsigned i = 0; i < cols->count; i++)
                 if (convert(s->columns[i], i, &cols->col[i], why, len) != SORTD_OK)
@@ -106,16 +96,16 @@ sortd_status sortd__wire_columns_check(const Sortd__Wire__Sort *s, sortd__wire_c
         if (check_unset(s, why, why_len) != SORTD_OK)
                 return SORTD_E_INVAL;
         if ((int)s->payload <= 0 || (int)s->payload > (int)SORTD_PAYLOAD_COUNT)
-                return fail(why, why_len, "unknown payload kind %d", (int)s->payload);
+                return sortd__invalid(why, why_len, "unknown payload kind %d", (int)s->payload);
         p = (sortd_payload)(s->payload - 1);
         if (check_columns(s, &c, p, why, why_len) != SORTD_OK)
                 return SORTD_E_INVAL;
         if (s->data_case != SORTD__WIRE__SORT__DATA_INLINE_DATA &&
             s->data_case != SORTD__WIRE__SORT__DATA_REGION)
-                return fail(why, why_len, "sort request names no data location");
+                return sortd__invalid(why, why_len, "sort request names no data location");
         if (sortd__wire_columns_sizes(c.col, c.count, p, s->n, sizes) != SORTD_OK)
-                return fail(why, why_len, "n = %llu rows of %u key columns is too large",
-                            (unsigned long long)s->n, c.count);
+                return sortd__invalid(why, why_len, "n = %llu rows of %u key columns is too large",
+                                      (unsigned long long)s->n, c.count);
         *cols = c;
         *payload = p;
         return SORTD_OK;
