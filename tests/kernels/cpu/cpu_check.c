@@ -221,6 +221,16 @@ struct sort_case make_case(sortd_key_type t, sortd_payload p, sortd_order o, str
         };
 }
 
+bool variant_taken(size_t v, size_t count, size_t cell)
+{
+        return !SORTD_TEST_ONE_VARIANT || v == cell % count;
+}
+
+size_t variants_per_cell(size_t count)
+{
+        return SORTD_TEST_ONE_VARIANT ? 1 : count;
+}
+
 /* Every case ran, and most of them had something to sort. */
 void expect_tally(const struct tally *t, size_t cases)
 {

@@ -26,8 +26,10 @@
 #endif
 #if defined(__SANITIZE_ADDRESS__) || defined(SORTD_TEST_ASAN)
 #define GUARD 0
+#define SORTD_TEST_ONE_VARIANT 1
 #else
 #define GUARD 64
+#define SORTD_TEST_ONE_VARIANT 0
 #endif
 #define GUARD_BYTE 0xcd
 #define ARGSORT_FILL 0xa5 /* 0xa5a5a5a5 is no index of any test's n */
@@ -97,6 +99,16 @@ void engine_check(sortd_engine *e, const struct sort_case *c, const struct input
 void check_case(sortd_engine *e, struct sort_case *c, struct tally *t);
 struct sort_case make_case(sortd_key_type t, sortd_payload p, sortd_order o, struct dist d,
                            size_t n);
+/*
+ * Whether a matrix's cell (a payload, order, size... numbered by the test) takes variant v of
+ * count (a distribution, a payload): every one in the release build, one per cell in turn under
+ * ASan, where a sort costs several times as much. What ASan finds follows sizes, widths and
+ * paths, which every cell keeps; every variant still comes round many times a key type; the
+ * release build sorts them all.
+ */
+bool variant_taken(size_t v, size_t count, size_t cell);
+/* How many of count variants variant_taken() gives one cell. */
+size_t variants_per_cell(size_t count);
 /* Every case ran, and most of them had something to sort. */
 void expect_tally(const struct tally *t, size_t cases);
 
