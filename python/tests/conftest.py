@@ -20,8 +20,8 @@ CAPACITY = 1 << 22
 
 
 class Daemon:
-    def __init__(self, tmp, *extra):
-        self.sock = os.path.join(tmp, f"sortd-{len(os.listdir(tmp))}.sock")
+    def __init__(self, tmp, *extra, sock=None):
+        self.sock = sock or os.path.join(tmp, f"sortd-{len(os.listdir(tmp))}.sock")
         self.log = open(self.sock + ".log", "w")
         self.proc = subprocess.Popen(
             [SORTD, "--socket", self.sock, "--engine", "cpu", "--capacity", str(CAPACITY),
