@@ -40,8 +40,8 @@ def total_order(a):
     the signed-integer trick, not by sortd.dask's images."""
     if a.dtype.kind != "f":
         return a
-    bits = a.view(np.int64)
-    return np.where(bits < 0, bits ^ np.int64(0x7fffffffffffffff), bits)
+    bits = a.view(f"i{a.itemsize}").astype(np.int64)
+    return np.where(bits < 0, bits ^ ((1 << (8 * a.itemsize - 1)) - 1), bits)
 
 
 def keys(dtype, dist, n, seed=0):
@@ -171,6 +171,27 @@ def test_sort_values(cluster):
     assert got.npartitions == 4 and not got.known_divisions
     want = pdf.sort_values(["a", "b"], ascending=[False, True], kind="stable")
     pd.testing.assert_frame_equal(got.compute(), want)
+
+
+def test_small_and_empty_chunks(cluster):
+    """float16 keys (NaN of both signs, +-0), empty chunks, more output chunks than keys,
+    and DataFrame partitions left empty by a filter."""
+    a = np.array([np.nan, -0.0, 0.0, -np.nan, 1.5, -2.0, np.inf, 0.0, -0.0] * 130,
+                 np.float16)[:1025]
+    x = da.from_array(a, chunks=((3, 0, 5, 1000, 0, 17),))
+    want = np.argsort(total_order(a), kind="stable")
+    assert (sdd.argsort(x).compute() == want).all()
+    got = sdd.sort(x, descending=True).compute()
+    want = np.argsort(~total_order(a), kind="stable")
+    assert (got.view(np.uint16) == a[want].view(np.uint16)).all()
+    few = da.from_array(np.array([3, 1, 2, 1, 0], np.uint8), chunks=2)
+    out = sdd.argsort(few, npartitions=8)
+    assert (out.compute() == [4, 1, 3, 2, 0]).all() and out.npartitions == 8
+    pdf = pd.DataFrame({"a": np.arange(1000, dtype=np.int16)[::-1].copy()})
+    df = dd.from_pandas(pdf, npartitions=4, sort=False)
+    kept = df[df.a < 300]  # the first partitions keep no row
+    pd.testing.assert_frame_equal(sdd.sort_values(kept, "a").compute(),
+                                  pdf[pdf.a < 300].sort_values("a", kind="stable"))
 
 
 def test_refusals(cluster):
