@@ -9,6 +9,9 @@ An array reaches the daemon by the cheapest of three paths:
     copied into the array once whole;
   - through the pool: a larger ordinary array is copied once into a region the client keeps
     for reuse, sorted there, and copied back.
+
+A Client holds the connection and checks its methods' arguments; the paths are _host's (numpy
+arrays) and _cuda_sort's (CUDA arrays), each request built by _requests.
 """
 import contextlib
 import ctypes
@@ -22,7 +25,8 @@ import time
 import weakref
 from collections import namedtuple
 
-from . import _arrays, _columns, _cuda, _devices, _dlpack, _errors, _lib, _regions, _waiter
+from . import (_arrays, _columns, _cuda, _cuda_sort, _devices, _dlpack, _errors, _host, _lib,
+               _regions, _requests, _waiter)
 
 Timings = namedtuple("Timings", "queued transfer sort")
 Timings.__doc__ = "The daemon's account of the last sort, in seconds."
@@ -32,7 +36,6 @@ INLINE_MAX_BYTES = 1 << 20
 # mapping in the daemon, which keeps the allocation's device memory alive after the array's
 # library frees it, and counts against the connection's max-regions.
 CUDA_KEEP = 8
-_ALIGN = 64
 REGION_MAX_BYTES = 2**63 - 1  # libsortd's limit (sortd_region_create)
 
 # Every connected Client, so that the child of a fork can disown the parent's (see _disown).
@@ -374,13 +377,13 @@ class Client:
             if out is not None:
                 raise ValueError("out= is for numpy arrays: to keep a CUDA array, sort a copy "
                                  "(a.copy() for CuPy, a.clone() for PyTorch)")
-            self._sort_cuda(cuda, values, _lib.PAYLOAD_NONE, descending, bits, device,
-                            key_type)
+            _cuda_sort.sort(self, cuda, values, _lib.PAYLOAD_NONE, descending, bits, device,
+                            key_type, keep=CUDA_KEEP)
             return a
         _arrays.check_array(a, "a", writable=out is None)
         keys, kt = _arrays.keys_of(a, key_type)
         _arrays.last_axis(keys.shape, axis, "a")
-        opts = _options(descending, bits, kt)
+        opts = _requests.options(descending, bits, kt)
         payload = _lib.PAYLOAD_NONE
         if values is not None:
             _arrays.check_array(values, "values", writable=True)
@@ -401,7 +404,7 @@ class Client:
         if out is not None:
             _arrays._np().copyto(out, a)
         if tkeys.size:
-            self._sort_host(tkeys, kt, values, payload, opts, device, _arrays.rows(keys.shape))
+            _host.sort(self, tkeys, kt, values, payload, opts, device, _arrays.rows(keys.shape))
         return target
 
     @_by_dlpack(returns_a=False)
@@ -425,34 +428,15 @@ class Client:
             _arrays.last_axis(cuda.shape, axis, "a")
             # refused before anything is allocated
             _arrays.key_type(np.dtype(cuda.typestr), key_type)
-            idx = _cuda.empty_like_indices(cuda, index_dtype)
-            with contextlib.ExitStack() as held:
-                copy = _cuda_of(_cuda.copy_of(cuda), "a copy of a", held)
-                self._sort_cuda(_cuda.as_keys(copy, key_type), idx, payload, descending, bits,
-                                device, key_type)
-            return idx
+            return _cuda_sort.argsort(self, cuda, index_dtype, payload, descending, bits,
+                                      device, key_type, keep=CUDA_KEEP)
         _arrays.check_array(a, "a", writable=False)
         a, key_type = _arrays.keys_of(a, key_type)
         _arrays.last_axis(a.shape, axis, "a")
-        opts = _options(descending, bits, key_type)
+        opts = _requests.options(descending, bits, key_type)
         idx = np.empty(a.shape, dtype=index_dtype)
-        if not a.size:
-            return idx
-        seg = _arrays.rows(a.shape)
-        with self._call():
-            device = self._device_uuid(device)
-            if self._fits_inline(a.nbytes + idx.nbytes):
-                keys = a.copy()  # the daemon sorts the keys it is sent; a stays as it was
-                self._inline(keys, idx, key_type, payload, opts, device, seg)
-                return idx
-            lease = self._regions.lease(_round_up(a.nbytes) + idx.nbytes, self._create_region)
-            try:
-                np.copyto(lease.view(0, a.dtype, a.size), a.reshape(-1))
-                self._in_regions((lease, 0), (lease, _round_up(a.nbytes)), a.size, key_type,
-                                 payload, opts, device, seg)
-                np.copyto(idx.reshape(-1), lease.view(_round_up(a.nbytes), index_dtype, a.size))
-            finally:
-                self._regions.give_back(self._io, lease)
+        if a.size:
+            _host.argsort(self, a, idx, key_type, payload, opts, device)
         return idx
 
     @_by_dlpack(returns_a=False)
@@ -476,15 +460,16 @@ class Client:
         if cuda is not None:
             cuda = _cuda.as_keys(cuda, key_type)
             _arrays.last_axis(cuda.shape, axis, "a")
-            return self._topk_cuda(cuda, k, index_dtype, payload, largest, device, key_type)
+            return _cuda_sort.topk(self, cuda, k, index_dtype, payload, largest, device,
+                                   key_type, keep=CUDA_KEEP)
         _arrays.check_array(a, "a", writable=False)
         keys, kt = _arrays.keys_of(a, key_type)
         _arrays.last_axis(keys.shape, axis, "a")
         shape = keys.shape[:-1] + (min(k, keys.shape[-1]),)
         vals, idx = np.empty(shape, keys.dtype), np.empty(shape, index_dtype)
         if vals.size:
-            self._topk_host(keys, k, kt, (vals, idx), payload, _options(largest, None, kt),
-                            device)
+            _host.topk(self, keys, k, kt, (vals, idx), payload,
+                       _requests.options(largest, None, kt), device)
         if keys is not a:  # word pairs, as they came
             vals = vals.view(a.dtype).reshape(shape + (2,))
         return vals, idx
@@ -513,103 +498,11 @@ class Client:
             key_types = list(reversed(key_types))
         return self.sort_by(keys[::-1], key_types=key_types, device=device)
 
-    def _topk_host(self, a, k, key_type, results, payload, opts, device):
-        """The top-k of a's rows into results, (values, indices): inline, or through regions
-        (a where it lies in one already, else a copy of it; the results through a lease)."""
-        np = _arrays._np()
-        vals, idx = results
-        seg = _arrays.rows(a.shape)
-        with self._call():
-            device = self._device_uuid(device)
-            kspan = self._regions.span(a)
-            if kspan is None and self._fits_inline(a.nbytes + a.size * idx.itemsize):
-                keys = a if a.flags.aligned else a.copy()  # only read
-                self._inline(keys, None, key_type, payload, opts, device, seg, k, results)
-                return
-            at = 0 if kspan else _round_up(a.nbytes)
-            iat = at + _round_up(vals.nbytes)
-            lease = self._regions.lease(iat + idx.nbytes, self._create_region)
-            try:
-                if kspan is None:
-                    np.copyto(lease.view(0, a.dtype, a.size), a.reshape(-1))
-                    kspan = (lease, 0)
-                self._in_regions(kspan, None, a.size, key_type, payload, opts, device, seg, k,
-                                 ((lease, at), (lease, iat)))
-                np.copyto(vals.reshape(-1), lease.view(at, vals.dtype, vals.size))
-                np.copyto(idx.reshape(-1), lease.view(iat, idx.dtype, idx.size))
-            finally:
-                self._regions.give_back(self._io, lease)
+    # ---- what the data paths (_host, _cuda_sort, _columns) use, in a call ----
 
-    def _sort_host(self, keys, key_type, vals, payload, opts, device, seg):
-        np = _arrays._np()
-        with self._call():
-            device = self._device_uuid(device)
-            kspan, vspan = self._regions.span(keys), self._regions.span(vals)
-            if kspan and (vals is None or vspan):
-                self._in_regions(kspan, vspan, keys.size, key_type, payload, opts, device, seg)
-                return
-            vbytes = vals.nbytes if vals is not None else 0
-            if self._fits_inline(keys.nbytes + vbytes):
-                # Into copies, which reach the caller's arrays only whole: a reply cut short
-                # (connection lost, timeout) leaves its buffers half-written. At this size a
-                # copy is cheap, and it is aligned as libsortd wants whatever the array is.
-                kbuf = keys.copy()
-                vbuf = vals.copy() if vals is not None else None
-                copies = [(keys, kbuf)] + ([(vals, vbuf)] if vals is not None else [])
-                self._sort_copies(
-                    lambda: self._inline(kbuf, vbuf, key_type, payload, opts, device, seg),
-                    copies)
-                return
-            # Copy what is not in a region already into one lease: keys first, values after.
-            size = (0 if kspan else _round_up(keys.nbytes)) + (0 if vspan else vbytes)
-            lease = self._regions.lease(size, self._create_region)
-            try:
-                copied = []
-                at = 0
-                spans = []
-                for arr, span in ((keys, kspan), (vals, vspan)):
-                    if arr is None or span:
-                        spans.append(span)
-                        continue
-                    view = lease.view(at, arr.dtype, arr.size).reshape(arr.shape)
-                    np.copyto(view, arr)
-                    copied.append((arr, view))
-                    spans.append((lease, at))
-                    at += _round_up(arr.nbytes)
-                self._sort_copies(lambda: self._in_regions(spans[0], spans[1], keys.size,
-                                                           key_type, payload, opts, device, seg),
-                                  copied)
-            finally:
-                self._regions.give_back(self._io, lease)
-
-    def _sort_copies(self, sort, copies):
-        """sort(), one exchange that sorts the client's copies of the caller's arrays (and
-        maybe arrays in regions, in place), then each (array, copy) of copies back into the
-        caller's array. A signal handler's exception (KeyboardInterrupt) may come anywhere on
-        the way: the arrays are still left whole, all sorted or none. Once the daemon has
-        sorted, every copy goes back before the exception does: copying back a copy that
-        still holds its input changes nothing, and the way to tell a sort that failed, whose
-        copies must not reach the caller, is libsortd's message, "" unless the last exchange
-        failed. Called in a call."""
-        np = _arrays._np()
-        try:
-            sort()
-            for arr, copy in copies:
-                np.copyto(arr, copy)
-        except BaseException:
-            if not self._lib.sortd_error_message(self._conn):
-                for arr, copy in copies:
-                    np.copyto(arr, copy)
-            raise
-
-    def _fits_inline(self, nbytes):
-        """Whether a sort of nbytes (keys and values or indices) goes inline. The daemon
-        refuses an inline request above its max-request-bytes, which a region sort is not
-        held to. Called in a call."""
-        if nbytes > self.inline_max_bytes:
-            return False
-        info = self._last_hello()
-        return not info.max_request_bytes or nbytes <= info.max_request_bytes  # 0: no limit
+    # _columns reaches these as the client's: _requests' functions, which take it first.
+    _fits_inline = _requests.fits_inline
+    _sort_copies = _requests.sort_copies
 
     def _last_hello(self):
         """The last Hello's answer, kept by libsortd: no round trip. Called in a call."""
@@ -623,147 +516,9 @@ class Client:
             return _devices.resolve(self._lib, self._last_hello(), device)
         return _devices.resolve(self._lib, None, device)
 
-    def _inline(self, keys, vals, key_type, payload, opts, device, seg=None, k=0,
-                results=None):
-        """Sorts keys and vals, the client's own buffers (a failure may leave them
-        half-written), through the socket, on device (libsortd's device_uuid), in the
-        segments seg (None: one array); with k, only reads them and writes the top-k into
-        results, (values, indices)."""
-        req = _lib.Request(keys.ctypes.data, vals.ctypes.data if vals is not None else None,
-                           keys.size, key_type, payload, opts, _uuid_array(device))
-        if seg is not None:
-            req.segments = ctypes.pointer(seg)
-        if k:
-            req.k, req.out_keys, req.out_vals = k, results[0].ctypes.data, results[1].ctypes.data
-        # One call, for one deadline over sending and waiting (sortd_submit and sortd_receive
-        # have one each: twice the timeout), and for no moment between them where a signal
-        # handler's exception would leave the request outstanding. It reports the timings,
-        # which sortd_sort and its kin do not.
-        self._check(self._io("sortd_sort_request", ctypes.byref(req)))
-        self._record(req.timings)
-
-    def _in_regions(self, kspan, vspan, n, key_type, payload, opts, device, seg=None, k=0,
-                    results=None):
-        """A sort in regions, spans (region, offset) of keys and values; in the segments
-        seg (None: one array); with k, a top-k into results, the spans of its values and
-        indices."""
-        rs = _lib.RegionSort(kspan[0].handle, kspan[1], vspan[0].handle if vspan else None,
-                             vspan[1] if vspan else 0, n, key_type, payload, opts,
-                             _uuid_array(device))
-        if seg is not None:
-            rs.segments = ctypes.pointer(seg)
-        if k:
-            (okeys, ooff), (ovals, voff) = results
-            rs.k = k
-            rs.out_keys, rs.out_keys_offset = okeys.handle, ooff
-            rs.out_vals, rs.out_vals_offset = ovals.handle, voff
-        self._check(self._io("sortd_sort_in_region", ctypes.byref(rs)))
-        self._record(rs.timings)
-
     def _record(self, t):
+        """The timings t of the sort just done (libsortd's), as last_timings."""
         self.last_timings = Timings(t.queued_ns / 1e9, t.transfer_ns / 1e9, t.sort_ns / 1e9)
-
-    # ---- CUDA arrays ----
-
-    def _sort_cuda(self, keys, vals, payload, descending, bits, device, key_type=None):
-        """Sorts a CUDA array where it is, on device (as _devices.check left it); vals is a
-        CUDA array of values or indices; key_type as sort()'s, keys already as_keys'."""
-        np = _arrays._np()
-        key_type = _arrays.key_type(np.dtype(keys.typestr), key_type)
-        opts = _options(descending, bits, key_type)
-        vdesc = None
-        if vals is not None:
-            vdesc = vals if isinstance(vals, _cuda.CudaArray) else _cuda.describe(vals, "values")
-            if vdesc is None:
-                raise TypeError("values of a CUDA array must be a CUDA array on the same device")
-            if vdesc.n != keys.n:
-                raise ValueError(f"values has {vdesc.n} elements and a has {keys.n}")
-            if vdesc.shape != keys.shape:
-                raise ValueError(f"values has shape {vdesc.shape} and a has shape {keys.shape}")
-            if payload == _lib.PAYLOAD_NONE:
-                payload = _arrays.value_payload(np.dtype(vdesc.typestr))
-                if _arrays.values_are_keys(keys.ptr, keys.n * int(keys.typestr[2:]),
-                                           vdesc.ptr, vdesc.n * int(vdesc.typestr[2:]), "a"):
-                    vdesc, payload = None, _lib.PAYLOAD_NONE
-        if keys.n == 0:
-            return keys.obj
-        drv = _cuda.driver()
-        for arr in (keys, vdesc):
-            if arr is not None:
-                drv.synchronize(arr)
-        with self._call():
-            device = self._device_uuid(device)
-            kspan = self._cuda_span(drv, keys, ())
-            vspan = self._cuda_span(drv, vdesc, (kspan[0],)) if vdesc is not None else None
-            self._in_regions(kspan, vspan, keys.n, key_type, payload, opts, device,
-                             _arrays.rows(keys.shape))
-        return keys.obj
-
-    def _topk_cuda(self, keys, k, index_dtype, payload, largest, device, key_type=None):
-        """The top-k of a CUDA array's rows into new arrays of its library and device, all of
-        them registered as regions: the keys are only read."""
-        np = _arrays._np()
-        kt = _arrays.key_type(np.dtype(keys.typestr), key_type)
-        opts = _options(largest, None, kt)
-        shape = keys.shape[:-1] + (min(k, keys.shape[-1]),)
-        vals = _cuda.empty_like(keys, shape)
-        idx = _cuda.empty_like_indices(keys, index_dtype, shape)
-        if keys.n == 0 or shape[-1] == 0:
-            return vals, idx
-        with contextlib.ExitStack() as held:
-            outs = (_cuda.as_keys(_cuda_of(vals, "values", held), key_type),
-                    _cuda_of(idx, "indices", held))
-            self._topk_into(keys, k, kt, payload, opts, device, outs)
-        return vals, idx
-
-    def _topk_into(self, keys, k, kt, payload, opts, device, outs):
-        """The top-k of keys' rows into outs, the CudaArrays of its values and indices."""
-        drv = _cuda.driver()
-        for arr in (keys,) + outs:  # the new arrays' memory may still be read by queued work
-            drv.synchronize(arr)
-        with self._call():
-            device = self._device_uuid(device)
-            kspan = self._cuda_span(drv, keys, ())
-            vspan = self._cuda_span(drv, outs[0], (kspan[0],))
-            ispan = self._cuda_span(drv, outs[1], (kspan[0], vspan[0]))
-            self._in_regions(kspan, None, keys.n, kt, payload, opts, device,
-                             _arrays.rows(keys.shape), k, (vspan, ispan))
-
-    def _cuda_span(self, drv, arr, busy):
-        """The region of arr's allocation and arr's offset in it, from the cache of
-        registered allocations (CUDA_KEEP at most); busy: regions this call uses."""
-        return self._regions.cuda_span(self._io, drv, arr, busy, CUDA_KEEP, self._register_cuda)
-
-    def _register_cuda(self, handle, size, uuid, busy):
-        out = ctypes.c_void_p()
-        with self._regions.made(out):
-            status = self._io("sortd_region_register_cuda", handle, 0, size, uuid,
-                              ctypes.byref(out))
-            if status == _lib.E_BUSY and self._regions.forget_cuda(self._io, busy, 0):
-                # the connection's region limit: the cached ones gave way, so try again
-                status = self._io("sortd_region_register_cuda", handle, 0, size, uuid,
-                                  ctypes.byref(out))
-        self._check(status)
-        return _regions.Region(out.value, 0, size)
-
-
-def _cuda_of(obj, what, held):
-    """The CudaArray of an array the client made (a copy, results), by its CUDA Array
-    Interface or, where that fails (PyTorch's bfloat16), by DLPack, held open in held (an
-    ExitStack) until the sort is done."""
-    t = held.enter_context(_dlpack.taken(obj, what))
-    return t.array if t is not None else _cuda.describe(obj, what)
-
-
-def _options(descending, bits, key_type):
-    # Only what a C unsigned cannot carry is refused here; libsortd and the daemon refuse a
-    # range past the key's own width (InvalidRequest, saying so).
-    begin, end = _arrays.bit_range(bits, max(64, _arrays.key_bits(key_type)))
-    return _lib.SortOptions(_lib.DESCENDING if descending else _lib.ASCENDING, begin, end)
-
-
-def _uuid_array(uuid):
-    return (ctypes.c_uint8 * _lib.DEVICE_UUID_BYTES).from_buffer_copy(uuid)
 
 
 def _same_shape(a, b, what):
@@ -771,10 +526,6 @@ def _same_shape(a, b, what):
         raise ValueError(f"{what} has {b.size} elements and a has {a.size}")
     if b.shape != a.shape:
         raise ValueError(f"{what} has shape {b.shape} and a has shape {a.shape}")
-
-
-def _round_up(nbytes):
-    return (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
 def _plain(v):
