@@ -150,6 +150,15 @@ def local_sort_array(pieces, descending, index):
     return where[on_node(sortd.argsort, keys, descending=descending)]
 
 
+def order(columns, descending):
+    """The stable permutation of rows by the key columns, from the node's sortd: one column
+    as a plain argsort, which skips the columns layer's image of the keys."""
+    import sortd
+    if len(columns) == 1:
+        return on_node(sortd.argsort, columns[0], descending=descending[0])
+    return on_node(sortd.sort_by, columns, descending=descending)
+
+
 def frame_columns(pdf, by):
     n = np()
     return [n.ascontiguousarray(pdf[c].to_numpy()) for c in by]
@@ -158,11 +167,9 @@ def frame_columns(pdf, by):
 def partition_frame(pdf, offset, by, descending, splitters):
     """A partition's rows sorted by the node's sortd (by its key columns) and cut at the
     splitters: a list of DataFrames."""
-    import sortd
     n = np()
     cols = frame_columns(pdf, by)
-    perm = on_node(sortd.sort_by, cols, descending=descending) if len(pdf) else \
-        n.empty(0, n.int64)
+    perm = order(cols, descending) if len(pdf) else n.empty(0, n.int64)
     c = cuts([col[perm] for col in cols], descending, perm.astype(n.int64) + offset, splitters)
     rows = pdf.iloc[perm]
     return [rows.iloc[a:b] for a, b in zip(c, c[1:])]
@@ -171,11 +178,10 @@ def partition_frame(pdf, offset, by, descending, splitters):
 def local_sort_frame(pieces, by, descending):
     """The pieces of one output partition, in partition order, sorted by the node's sortd."""
     import pandas
-    import sortd
     rows = pandas.concat(pieces)
     if not len(rows):
         return rows
-    return rows.iloc[on_node(sortd.sort_by, frame_columns(rows, by), descending=descending)]
+    return rows.iloc[order(frame_columns(rows, by), descending)]
 
 
 def topk_chunk(chunk, offset, k, largest):
