@@ -1,7 +1,9 @@
 /*
  * sortd_engine_sort_columns (engine.h): the checks of a sort of several key columns, which path
- * it takes, then the engine-neutral layer that sorts them (columns/).
+ * it takes, then the engine-neutral layer that sorts them (columns/), or for one column of up
+ * to 8 bytes argsorted, the engine's own sort.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "columns/columns.h"
@@ -83,6 +85,36 @@ static sortd_status check_buffers(sortd_engine *e, const sortd_column *cols, uns
         return SORTD_OK;
 }
 
+/*
+ * One column of up to 8 bytes, argsorted: the engine's own sort of a copy of its keys, as the
+ * key type they are, needs no image of every row and none of the layer's workspace. The copy
+ * leaves the caller's column as an argsort of columns must, and reads shared memory once.
+ */
+static sortd_status argsort_one(sortd_engine *e, const sortd_column *c, sortd_payload payload,
+                                const void *keys, void *vals, size_t n)
+{
+        const sortd_sort_desc d = {c->key_type, payload, c->order, c->begin_bit, c->end_bit};
+        const sortd__plan p = sortd__plan_of(&d);
+        const size_t bytes = n * sortd_key_size(c->key_type);
+        void *copy = malloc(bytes);
+        sortd_status s;
+
+        if (!copy)
+                return sortd__engine_fail(e, SORTD_E_NOMEM,
+                                          "cannot allocate the %zu bytes of a copy of %zu keys",
+                                          bytes, n);
+        memcpy(copy, keys, bytes);
+        s = e->ops->sort(e, &p, copy, vals, n);
+        free(copy);
+        return s;
+}
+
+static bool one_narrow_argsort(const sortd_column *cols, unsigned count, sortd_payload payload)
+{
+        return count == 1 && sortd_key_size(cols[0].key_type) <= 8 &&
+               sortd_payload_is_argsort(payload);
+}
+
 sortd_status sortd_engine_sort_columns(sortd_engine *e, const sortd_column *cols, unsigned count,
                                        sortd_payload payload, sortd_columns_path path,
                                        sortd_memory where, void *const *keys, void *vals, size_t n)
@@ -107,6 +139,8 @@ sortd_status sortd_engine_sort_columns(sortd_engine *e, const sortd_column *cols
         s = sortd__engine_sorting_call(e);
         if (s != SORTD_OK)
                 return s;
+        if (one_narrow_argsort(cols, count, payload))
+                return argsort_one(e, cols, payload, keys[0], vals, n);
         return sortd__columns_sort(e, &(sortd__columns_job){
                                               .cols = cols,
                                               .count = count,

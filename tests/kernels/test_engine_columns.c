@@ -1,8 +1,8 @@
 /*
  * sortd_engine_sort_columns, and 128-bit keys through sortd_engine_sort, on the engine that
- * SORTD_TEST_ENGINE names ("cpu" when unset; the emulated build runs it on "cuda"): pairs and
- * triples of key types in both orders against reference_sort_columns, the packed and chained
- * paths forced on one input agreeing bit for bit, eight columns, bit ranges, u128 and i128
+ * SORTD_TEST_ENGINE names ("cpu" when unset; the emulated build runs it on "cuda"): one column,
+ * pairs and triples of key types in both orders against reference_sort_columns, the packed and
+ * chained paths forced on one input agreeing bit for bit, eight columns, bit ranges, u128 and i128
  * keys (random, sharing their high 64 bits, extremes), the call's refusals, and shared keys
  * written while they sort.
  */
@@ -180,6 +180,35 @@ START_TEST(pairs)
                                 table_make(&t, cols, 2, (sortd_payload)(c % SORTD_PAYLOAD_COUNT),
                                            300 + c % 7, c);
                                 expect_sorted(e, &t, SORTD_COLUMNS_AUTO, SORTD_MEMORY_HOST);
+                                table_free(&t);
+                        }
+        sortd_engine_destroy(e);
+}
+END_TEST
+
+/*
+ * One column: argsorted by the engine's own sort of a copy of its keys when they are 8 bytes or
+ * fewer, else through the layer. Every type, both orders, each payload, a bit range on half;
+ * the column itself must come back unchanged from an argsort (the reference's want says so).
+ */
+START_TEST(one_column)
+{
+        sortd_engine *e = engine_new((sortd_engine_faults){0});
+        unsigned c = 0;
+
+        for (unsigned a = 0; a < NTYPES; a++)
+                for (unsigned o = 0; o < 2; o++)
+                        for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++, c++) {
+                                const unsigned width = 8 * (unsigned)sortd_key_size(types[a]);
+                                const sortd_column col = {types[a], (sortd_order)o, c % 2 ? 3 : 0,
+                                                          c % 2 ? width - 2 : 0};
+                                table t;
+
+                                if (c % stride(5))
+                                        continue;
+                                table_make(&t, &col, 1, (sortd_payload)p, 2000 + c, c);
+                                expect_sorted(e, &t, SORTD_COLUMNS_AUTO,
+                                              c % 3 ? SORTD_MEMORY_HOST : SORTD_MEMORY_SHARED);
                                 table_free(&t);
                         }
         sortd_engine_destroy(e);
@@ -621,6 +650,7 @@ int main(void)
                 const char *name;
                 const TTest *test;
         } cases[] = {
+                {"one-column", one_column},
                 {"pairs", pairs},
                 {"triples", triples},
                 {"packed-and-chained", packed_and_chained},
