@@ -10,16 +10,7 @@ order, so the cut before a splitter is found by bisection."""
 import os
 
 from . import _errors
-
-_np = None
-
-
-def np():
-    global _np
-    if _np is None:
-        import numpy
-        _np = numpy
-    return _np
+from ._arrays import _np as np
 
 
 def _where():

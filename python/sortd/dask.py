@@ -78,17 +78,13 @@ def _sort_array(x, descending, npartitions, index):
     parts = _parts(npartitions, len(chunks))
     offsets, spl = _plan(chunks, lambda c: [c], [descending], parts)
     out = _shuffle(chunks, offsets,
-                   functools.partial(_partition_array, splitters=spl, descending=descending,
+                   functools.partial(node.partition_array, splitters=spl, descending=descending,
                                      index=index),
                    functools.partial(node.local_sort_array, descending=descending, index=index),
                    parts)
     dtype = np.dtype(np.int64) if index else x.dtype
     return da.concatenate([da.from_delayed(o, (np.nan,), dtype, name=f"sortd-local_sort-{o.key}")
                            for o in out])
-
-
-def _partition_array(chunk, offset, *, splitters, descending, index):
-    return node.partition_array(chunk, offset, splitters, descending, index)
 
 
 def sort(x, descending=False, npartitions=None):
@@ -148,7 +144,7 @@ def sort_values(df, by, ascending=True, npartitions=None):
     parts = _parts(npartitions, len(chunks))
     offsets, spl = _plan(chunks, functools.partial(_frame_columns, by=by), descending, parts)
     out = _shuffle(chunks, offsets,
-                   functools.partial(_partition_frame, by=by, descending=descending,
+                   functools.partial(node.partition_frame, by=by, descending=descending,
                                      splitters=spl),
                    functools.partial(node.local_sort_frame, by=by, descending=descending),
                    parts)
@@ -158,6 +154,3 @@ def sort_values(df, by, ascending=True, npartitions=None):
 def _frame_columns(pdf, by):
     return dask.delayed(node.frame_columns, pure=False)(pdf, by)
 
-
-def _partition_frame(pdf, offset, *, by, descending, splitters):
-    return node.partition_frame(pdf, offset, by, descending, splitters)
