@@ -500,10 +500,6 @@ class Client:
 
     # ---- what the data paths (_host, _cuda_sort, _columns) use, in a call ----
 
-    # _columns reaches these as the client's: _requests' functions, which take it first.
-    _fits_inline = _requests.fits_inline
-    _sort_copies = _requests.sort_copies
-
     def _last_hello(self):
         """The last Hello's answer, kept by libsortd: no round trip. Called in a call."""
         self._lib.sortd_get_info(self._conn, ctypes.byref(self._info))

@@ -4,7 +4,7 @@ says (sortd_types.h)."""
 import ctypes
 import operator
 
-from . import _arrays, _dlpack, _lib
+from . import _arrays, _dlpack, _lib, _requests
 
 
 class Columns:
@@ -105,7 +105,7 @@ def sort(client, cols, inplace, device):
     with client._call():
         uuid = (ctypes.c_uint8 * _lib.DEVICE_UUID_BYTES).from_buffer_copy(
             client._device_uuid(device))
-        if client._fits_inline(cols.nbytes + (idx.nbytes if idx is not None else 0)):
+        if _requests.fits_inline(client, cols.nbytes + (idx.nbytes if idx is not None else 0)):
             _inline(client, cols, idx, payload, uuid)
         else:
             _in_region(client, cols, idx, payload, uuid)
@@ -125,7 +125,7 @@ def _inline(client, cols, idx, payload, uuid):
         client._record(req.timings)
 
     back = list(zip(cols.arrays, copies)) if idx is None else []
-    client._sort_copies(run, back)
+    _requests.sort_copies(client, run, back)
 
 
 def _in_region(client, cols, idx, payload, uuid):
@@ -152,7 +152,7 @@ def _in_region(client, cols, idx, payload, uuid):
             client._record(rs.timings)
 
         if idx is None:
-            client._sort_copies(run, views)
+            _requests.sort_copies(client, run, views)
         else:
             run()
             _arrays._np().copyto(idx, lease.view(vat, idx.dtype, cols.n))
