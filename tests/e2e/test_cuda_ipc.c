@@ -25,6 +25,7 @@
 
 #include "datagen.h"
 #include "harness.h"
+#include "cuda_check.h"
 #include "reference.h"
 
 _Static_assert(sizeof(cudaIpcMemHandle_t) == SORTD_CUDA_IPC_HANDLE_BYTES,
@@ -34,12 +35,6 @@ _Static_assert(sizeof(((struct cudaDeviceProp *)0)->uuid) == SORTD_DEVICE_UUID_B
 
 #define ALLOC_BYTES ((size_t)4 << 20)
 #define GUARD 0xAB /* every byte of the allocation outside the spans */
-
-#define CUDA_OK(call)                                                                              \
-        do {                                                                                       \
-                cudaError_t e_ = (call);                                                           \
-                ck_assert_msg(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));         \
-        } while (0)
 
 /* One device allocation, what a caller sends for it, and the daemon serving it. */
 static struct {
@@ -54,17 +49,8 @@ static void setup(void)
 {
         /* A small capacity keeps the emulated daemon's self-check at start short. */
         const char *const extra[] = {"--engine", "cuda", "--capacity", "16K", NULL};
-        struct cudaDeviceProp prop;
-        cudaIpcMemHandle_t h;
-        int dev;
 
-        CUDA_OK(cudaGetDevice(&dev));
-        CUDA_OK(cudaGetDeviceProperties(&prop, dev));
-        memcpy(g.uuid, prop.uuid.bytes, sizeof(g.uuid));
-        CUDA_OK(cudaMalloc((void **)&g.base, ALLOC_BYTES));
-        /* A handle names a whole allocation: the base's, whatever piece is registered. */
-        CUDA_OK(cudaIpcGetMemHandle(&h, g.base));
-        memcpy(g.handle, &h, sizeof(g.handle));
+        cuda_shared_alloc(ALLOC_BYTES, (void **)&g.base, g.handle, sizeof(g.handle), g.uuid);
         daemon_start(&g.daemon, extra);
         g.conn = client_open(&g.daemon);
 }
@@ -379,23 +365,9 @@ static Suite *cuda_ipc_suite(void)
         return s;
 }
 
-/* 77 (skipped) without a CUDA device: any error from the runtime here means none. */
-static int probe(void)
-{
-        int count = 0;
-        cudaError_t e = cudaGetDeviceCount(&count);
-
-        if (e != cudaSuccess || count == 0) {
-                printf("SKIP: no CUDA device: %s\n",
-                       e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-                return 77;
-        }
-        return 0;
-}
-
 int main(void)
 {
-        int rc = probe();
+        int rc = cuda_probe();
 
         return rc != 0 ? rc : run_suite_nofork(cuda_ipc_suite());
 }

@@ -30,6 +30,7 @@
 
 #include "datagen.h"
 #include "harness.h"
+#include "cuda_check.h"
 #include "reference.h"
 
 #define DEVICES 4
@@ -37,12 +38,6 @@
 #define N 4096
 #define CLIENTS 6
 #define DEPTH 8
-
-#define CUDA_OK(call)                                                                              \
-        do {                                                                                       \
-                cudaError_t rc_ = (call);                                                          \
-                ck_assert_msg(rc_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(rc_));       \
-        } while (0)
 
 static daemon_proc g_daemon;
 static char g_fault_file[64];

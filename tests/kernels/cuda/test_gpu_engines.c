@@ -36,6 +36,8 @@
 #include <unistd.h>
 #ifdef SORTD_HAVE_CUDA
 #include <cuda_runtime_api.h>
+
+#include "cuda_check.h"
 #endif
 
 #include "datagen.h"
@@ -447,12 +449,6 @@ END_TEST
 #ifdef SORTD_HAVE_CUDA
 
 /* A CUDA call the test makes itself, outside the engines. */
-#define CUDA_OK(call)                                                                              \
-        do {                                                                                       \
-                cudaError_t rc_ = (call);                                                          \
-                ck_assert_msg(rc_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(rc_));       \
-        } while (0)
-
 /* in's keys and values in device arrays of exactly n keys and values. */
 static struct run to_device(const sortd_sort_desc *d, const struct run *in, size_t n)
 {
