@@ -115,7 +115,7 @@ static void write_job(sortd__pipeline *p, sortd__job *j)
         unsigned nbufs = 0, n;
         int r;
 
-        if (sortd__job_is_sort(j) && sortd__reply_pack_sort(j) < 0)
+        if (sortd__job_is_sort(j) && sortd__reply_pack_sort(j, uv_hrtime()) < 0)
                 j->out_len = 0;
         if (j->out_len == 0) { /* no memory for the reply: the stream would lose sync */
                 sortd__job_free(j);

@@ -152,7 +152,7 @@ int sortd__reply_pack(sortd__job *j, const Sortd__Wire__Reply *r, uint64_t paylo
         return 0;
 }
 
-int sortd__reply_pack_sort(sortd__job *j)
+int sortd__reply_pack_sort(sortd__job *j, uint64_t now)
 {
         Sortd__Wire__Reply r = SORTD__WIRE__REPLY__INIT;
         Sortd__Wire__SortReply sr = SORTD__WIRE__SORT_REPLY__INIT;
@@ -170,6 +170,8 @@ int sortd__reply_pack_sort(sortd__job *j)
                         t.transfer_ns = j->t_read - j->t_frame;
                         t.queued_ns = j->work.t_sort - j->t_read;
                         t.sort_ns = j->work.t_done - j->work.t_sort;
+                        t.reply_ns = now - j->work.t_done;
+                        t.device_ns = j->work.device_ns;
                 }
                 sr.timings = &t;
                 r.body_case = SORTD__WIRE__REPLY__BODY_SORT;

@@ -72,7 +72,8 @@ void sortd__reply_error(sortd__reply *m, uint64_t id, sortd_status s, const char
  * memory.
  */
 int sortd__reply_pack(sortd__job *j, const Sortd__Wire__Reply *r, uint64_t payload_len);
-/* Packs the reply of the sort j: its status, and when it succeeded n, timings and its payload. */
-int sortd__reply_pack_sort(sortd__job *j);
+/* Packs the reply of the sort j at now (uv_hrtime): its status, and when it succeeded n,
+   timings and its payload. */
+int sortd__reply_pack_sort(sortd__job *j, uint64_t now);
 
 #endif

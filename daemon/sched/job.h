@@ -84,6 +84,7 @@ typedef struct sortd__job_work {
         sortd_status status;
         char why[256];
         uint64_t t_sort, t_done;
+        uint64_t device_ns;  /* of those, the device's own (the engine's events); 0: unmeasured */
         uint16_t batch_size; /* members of its batch (0: sorted alone) */
         bool batch_first;    /* the batch's first member, which counts the batch */
         bool bounced;        /* not run: its engine thread has stopped sorting (worker.h) */

@@ -17,7 +17,7 @@ struct sortd__queue;
  * path's, the loop). One whose turn has not come waits at the head of its flow.
  */
 typedef struct sortd__turns {
-        uint64_t given;                   /* loop thread: turns handed out */
+        atomic_uint_fast64_t given;       /* turns handed out: written by the loop thread */
         atomic_uint_fast64_t done;        /* turns finished: written by whichever thread ran them */
         struct sortd__queue *const *wake; /* where its sorts may wait, woken as each finishes */
         unsigned n_wake;

@@ -67,16 +67,26 @@ static sortd_status sort(sortd__worker *w, sortd__job *j)
         return s;
 }
 
+/* t_done is taken before the turn ends: sort_ns is the engine's time, and what follows is the
+   hand-back's (the reply's phase). Only a plain sort's call sets the device's time afresh. */
+static void run_sort(sortd__worker *w, sortd__job *j)
+{
+        j->work.status = sort(w, j);
+        j->work.t_done = uv_hrtime();
+        if (sortd__job_plain(j))
+                j->work.device_ns = (uint64_t)(sortd_engine_last_device_seconds(w->engine) * 1e9);
+        if (!j->work.unsupported) /* else its turn goes with it to the CPU path */
+                sortd__turns_end(j);
+}
+
 static void run_job(sortd__worker *w, sortd__job *j)
 {
         j->work.t_sort = uv_hrtime();
         switch (j->work.op) {
         case SORTD__JOB_OP_SORT:
         case SORTD__JOB_OP_SORT_DEVICE:
-                j->work.status = sort(w, j);
-                if (!j->work.unsupported) /* else its turn goes with it to the CPU path */
-                        sortd__turns_end(j);
-                break;
+                run_sort(w, j);
+                return;
         case SORTD__JOB_OP_REGION_OPEN:
                 j->work.status = sortd__region_engine_open(j->work.region, w->engine, j->work.why,
                                                            sizeof(j->work.why));
