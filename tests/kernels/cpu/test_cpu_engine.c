@@ -424,7 +424,8 @@ END_TEST
  * sorted by byte 0, a tile of keys with such bytes 0 holds half the bytes 1
  * twice as often, and overruns, while the next tiles fit. After a few
  * overruns a thread counts first for the rest of the pass. Keys, values and
- * indices must all match the reference, on one thread and two.
+ * indices must all match the reference, on one thread and two (under ASan each
+ * case on one of them, in turn: variant_taken()).
  */
 static void fill_clustered(uint32_t *keys, size_t n, uint64_t seed)
 {
@@ -501,6 +502,8 @@ START_TEST(bucket_overruns)
                         sortd_sort_desc d = {SORTD_KEY_U32, cases[k].payload, cases[k].order, 0, 0};
                         bool has_vals = d.payload != SORTD_PAYLOAD_NONE;
 
+                        if (!variant_taken(threads - 1, 2, k))
+                                continue;
                         cases[k].fill(keys, n, 500 + threads * 4 + k);
                         datagen_fill(vals, n, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 900 + k);
                         memcpy(want, keys, n * 4);
@@ -526,7 +529,8 @@ END_TEST
  * A dominant digit of a keys-only sort of 16 MiB and more goes straight to the
  * output, in the first pass and in later ones: q = 8 keys make
  * every place dominant. Both widths of the non-temporal store (u32, u64),
- * keys mapped (i32 descending) and not, one thread and two.
+ * keys mapped (i32 descending) and not, one thread and two (under ASan each case
+ * on one of them, in turn).
  */
 START_TEST(dominant_direct)
 {
@@ -546,13 +550,15 @@ START_TEST(dominant_direct)
                 sortd_engine *e = engine_new(32 * TILE + 7, threads);
 
                 for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+                        if (!variant_taken(threads - 1, 2, k))
+                                continue;
                         struct sort_case c = make_case(cases[k].type, SORTD_PAYLOAD_NONE,
                                                        cases[k].order, q8, cases[k].n);
                         check_case(e, &c, &t);
                 }
                 sortd_engine_destroy(e);
         }
-        expect_tally(&t, 6);
+        expect_tally(&t, 3 * variants_per_cell(2));
 }
 END_TEST
 
