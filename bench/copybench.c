@@ -3,15 +3,19 @@
  * transfer copies the caller's pageable memory through a ring of pinned slots (kernels/cuda/
  * staging.h): up, the whole array into the slots chunk by chunk; down, the slots back out into
  * the array. This times exactly that copy (sortd__pool_copy, split over 1, 2, 4 ... threads),
- * with streaming stores as the engines copy and with memcpy as they copied before, each
+ * with streaming stores and with memcpy, the two copies an engine may take each way, each
  * configuration's repeats alternated so that both see the same machine. The slots here are
  * ordinary memory: the DMA that would read or fill them is left out, and with it its share of
  * the memory bandwidth.
  *
  *   copybench [--mib N] [--threads T] [--repeats R]
+ *   copybench --engines
  *
  * N MiB of array (default 1024), at most T threads (default: the online CPUs), medians of R runs
- * (default 5). Every copy is checked after it is timed; a wrong byte exits 1.
+ * (default 5). Every copy is checked after it is timed; a wrong byte exits 1. After the table, a
+ * line says which copy was faster in each direction at the largest thread count, and one which
+ * copy the engines use (kernels/cuda/staging_copy.h, as this binary was built); --engines prints
+ * only the latter.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +27,7 @@
 #include "clock.h"
 #include "cpu/copy.h"
 #include "cpu/pool.h"
+#include "cuda/staging_copy.h"
 
 /* The CUDA engines' staging (kernels/cuda/cuda_backend.cuh): 4 slots of 8 MiB, shares of
    512 KiB at least. */
@@ -81,8 +86,9 @@ static double transfer(const struct ring *r, sortd__pool *pool, bool up, bool st
         return (double)r->bytes / t / 1e9;
 }
 
-/* One row: a direction at a thread count, both copies; 0, or -1 after saying what failed. */
-static int row(const struct ring *r, unsigned threads, bool up, unsigned repeats)
+/* One row: a direction at a thread count, both copies, with streamed's rate over memcpy's in
+   ratio; 0, or -1 after saying what failed. */
+static int row(const struct ring *r, unsigned threads, bool up, unsigned repeats, double *ratio)
 {
         double rate[2][MAX_RUNS];
         sortd__pool *pool;
@@ -107,9 +113,28 @@ static int row(const struct ring *r, unsigned threads, bool up, unsigned repeats
         sortd__pool_destroy(pool);
         double plain = bench_median(rate[0], repeats), streamed = bench_median(rate[1], repeats);
 
+        *ratio = streamed / plain;
         printf("%-4s %7u %12.2f %12.2f %7.2fx\n", up ? "up" : "down", threads, plain, streamed,
-               streamed / plain);
+               *ratio);
         return 0;
+}
+
+static const char *kind(bool stream)
+{
+        return stream ? "streamed" : "memcpy";
+}
+
+/* The faster copy each way at the largest thread count (ratio: streamed over memcpy). */
+static void print_decision(const double ratio[2])
+{
+        printf("decision: up %s (%.2fx memcpy), down %s (%.2fx)\n", kind(ratio[0] > 1), ratio[0],
+               kind(ratio[1] > 1), ratio[1]);
+}
+
+static void print_engines(void)
+{
+        printf("engines: up %s, down %s (kernels/cuda/staging_copy.h)\n", kind(SORTD_STREAM_UP),
+               kind(SORTD_STREAM_DOWN));
 }
 
 /* A positive count of at most max from s, or 0. */
@@ -125,8 +150,13 @@ int main(int argc, char **argv)
 {
         unsigned long mib = 1024, threads = sortd__online_cpus(), repeats = 5;
         struct ring r;
+        double ratio[2] = {0, 0};
         int status = 0;
 
+        if (argc == 2 && strcmp(argv[1], "--engines") == 0) {
+                print_engines();
+                return 0;
+        }
         for (int i = 1; i < argc; i++) {
                 unsigned long *opt = strcmp(argv[i], "--mib") == 0       ? &mib
                                      : strcmp(argv[i], "--threads") == 0 ? &threads
@@ -139,7 +169,7 @@ int main(int argc, char **argv)
                 if (!opt || i + 1 == argc || (*opt = count_of(argv[++i], max)) == 0) {
                         fprintf(stderr,
                                 "usage: copybench [--mib 1..%lu] [--threads 1..%u] "
-                                "[--repeats 1..%u]\n",
+                                "[--repeats 1..%u]\n       copybench --engines\n",
                                 1ul << 20, MAX_THREADS, MAX_RUNS);
                         return 2;
                 }
@@ -162,10 +192,14 @@ int main(int argc, char **argv)
                 for (unsigned long t = 1; status == 0; t *= 2) {
                         unsigned long n = t < threads ? t : threads;
 
-                        status = row(&r, (unsigned)n, dir == 0, (unsigned)repeats);
+                        status = row(&r, (unsigned)n, dir == 0, (unsigned)repeats, &ratio[dir]);
                         if (n == threads)
                                 break;
                 }
+        if (status == 0) {
+                print_decision(ratio);
+                print_engines();
+        }
         free(r.array);
         free(r.slots);
         return status ? 1 : 0;

@@ -38,6 +38,8 @@ template <class K, class V> struct BinningParams {
         const uint32_t *bins;  /* where this strip's keys of each digit go */
         uint32_t *next_bins;   /* the next strip's, written by the last tile; or null */
         uint32_t *status;      /* [tile][RADIX] status counters, cleared */
+        uint32_t *status_next; /* the next binning launch's, which this one clears; or null */
+        uint32_t next_tiles;   /* that launch's tiles */
         uint32_t *tile_ticket; /* cleared */
         DigitPlace place;
         sortd__twiddle tw_load, tw_store;
@@ -142,6 +144,22 @@ template <class Policy, class K, class V> struct AgentBinning {
                 tile = s.tile;
                 tile_base = tile * TILE;
                 valid = p.n - tile_base < (uint32_t)TILE ? p.n - tile_base : TILE;
+        }
+
+        /* The next launch's status counters, rows blockIdx, blockIdx + blocks, ... (the next
+           strip may have more tiles): the launch before this one used them and has ended, and
+           the next one starts after this one ends, so no memset is needed between the two. By
+           block index, not tile, so that nothing stays live in registers for it. */
+        SORTD_DEVICE void clear_next_status() const
+        {
+                for (uint32_t t = blockIdx.x; t < p.next_tiles; t += gridDim.x)
+#pragma unroll
+                        for (int j = 0; j < DIGITS_PER_THREAD; j++) {
+                                int d = (int)threadIdx.x + j * THREADS;
+
+                                global_store_if(d < RADIX, p.status_next + (size_t)t * RADIX + d,
+                                                0u);
+                        }
         }
 
         /* Keys past n become all-ones: they rank last in the top digit, at
@@ -438,6 +456,7 @@ template <class Policy, class K, class V> struct AgentBinning {
                 K keys[ITEMS];
                 uint32_t ranks[RANK_WORDS];
 
+                clear_next_status();
                 take_ticket();
                 load_keys(keys);
                 rank_keys(keys, ranks);

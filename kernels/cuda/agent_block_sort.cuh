@@ -28,7 +28,8 @@
 namespace sortd_cuda
 {
 
-/* One launch of the segmented kernel: block b sorts segs[b]. */
+/* One launch of the segmented kernel: block b sorts segs[b] (the small-sort kernel takes its one
+   segment's descriptor in the launch instead, and no segs). */
 struct SegmentedParams {
         const Segment *segs;
         unsigned char *keys;          /* every segment's keys, sorted in place */
@@ -66,8 +67,8 @@ template <class Policy, class K> struct AgentBlockSort {
         const Segment seg;
         const sortd__twiddle tw;
 
-        SORTD_DEVICE AgentBlockSort(TempStorage &s_, const SegmentedParams &p_)
-            : s(s_), p(p_), seg(global_load(p_.segs + blockIdx.x)),
+        SORTD_DEVICE AgentBlockSort(TempStorage &s_, const SegmentedParams &p_, Segment seg_)
+            : s(s_), p(p_), seg(seg_),
               tw(sortd__twiddle_make(seg.key_bytes, seg.kind, seg.flags & SEGMENT_DESCENDING))
         {
         }

@@ -6,6 +6,7 @@
 #ifndef SORTD_CUDA_COMPAT_CUH
 #define SORTD_CUDA_COMPAT_CUH
 
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__)
@@ -33,9 +34,19 @@ SORTD_DEVICE void note_lookback(unsigned steps)
 SORTD_DEVICE void note_homogeneous_tile()
 {
 }
-SORTD_DEVICE void note_kernel(const char *name)
+/*
+ * Every kernel's first statement. On sm_90 and later a kernel launched with programmatic
+ * dependent launch (cuda_backend.cuh: launch) may start while its predecessor in the stream still
+ * runs, so it waits here for that grid to end and its writes to show before reading anything;
+ * without the launch attribute the wait returns at once. The emulator names the launch for its
+ * cost model instead (it runs launches one after another).
+ */
+SORTD_DEVICE void begin_kernel(const char *name)
 {
         (void)name;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 }
 /* A kernel launched with another architecture's policy (kernels.cuh
    built_here): a sticky error, never a wrong result. */
@@ -75,7 +86,7 @@ inline void note_homogeneous_tile()
         ::simt::counters().homogeneous_tiles++;
 }
 /* Names the running launch in the cost model's report. */
-inline void note_kernel(const char *name)
+inline void begin_kernel(const char *name)
 {
         ::simt::cost_kernel_name(name);
 }
@@ -99,6 +110,34 @@ namespace sortd_cuda
 
 constexpr unsigned FULL_MASK = 0xffffffffu;
 constexpr int WARP_THREADS = 32;
+
+/*
+ * A block may declare 48 KiB of static shared memory; a larger TempStorage lives in the launch's
+ * dynamic shared memory (sm_90 allows 227 KiB a block), which the launch must ask for:
+ * dynamic_shared_bytes<T>() (cuda_backend.cuh: launch_with also raises the kernel's limit).
+ */
+constexpr size_t STATIC_SHARED_MAX = 48 * 1024;
+
+template <class T> SORTD_HOST_DEVICE constexpr size_t dynamic_shared_bytes()
+{
+        return sizeof(T) > STATIC_SHARED_MAX ? sizeof(T) : 0;
+}
+
+/* The block's T, in static or dynamic shared memory as its size needs. */
+template <class T> SORTD_DEVICE T &temp_storage()
+{
+#if defined(__CUDACC__)
+        if constexpr (dynamic_shared_bytes<T>() == 0) {
+                __shared__ T s;
+                return s;
+        } else {
+                extern __shared__ __align__(16) unsigned char sortd_dynamic_shared[];
+                return *reinterpret_cast<T *>(sortd_dynamic_shared);
+        }
+#else
+        return ::simt::block_shared<T>();
+#endif
+}
 
 /* Relaxed single-word accesses for the look-back's status counters: one
    32-bit word carries flag and count, so a reader never sees half of it.

@@ -41,7 +41,8 @@ constexpr size_t STAGING_SLOT_BYTES = SORTD_STAGING_SLOT_BYTES;
  * from pageable memory took 0.90 / 2.81 / 3.85 GKeys/s with 1 / 4 / 8 threads of memcpy, still
  * rising at 8 (the cap then); 16 is not measured there yet (bench/copybench times the copy alone).
  * Shares are whole pages of at least 512 KiB, so that an 8 MiB slot feeds 16 threads: below
- * that a thread's wake-up costs more than it copies.
+ * that a thread's wake-up costs more than it copies. Whether each direction streams its stores
+ * or uses memcpy is STREAM_UP / STREAM_DOWN (staging.h; staging_copy.h says why).
  */
 constexpr unsigned COPY_THREADS = 16;
 #ifndef SORTD_COPY_SHARE_MIN
@@ -63,6 +64,7 @@ class CudaBackend
         StagingSlots staging = {};                              /* pinned; see STAGING_SLOTS */
         cudaEvent_t slot_done[MAX_STAGING_SLOTS] = {};          /* each slot's last DMA */
         sortd__pool *copy_threads = nullptr;
+        bool pdl = false; /* programmatic dependent launch: see launch() */
 
         sortd_status failed = SORTD_E_DEVICE; /* the status of the last failed check */
 
@@ -102,15 +104,47 @@ class CudaBackend
                 }
         }
 
+        /*
+         * With pdl (policy.cuh: PDL, on devices and kernels of sm_90 and later), a launch may
+         * begin while the kernel before it in the stream ends, hiding the launch's latency
+         * behind that kernel's last blocks; each kernel waits for its predecessor first thing
+         * (compat.cuh: begin_kernel), so it never reads what is not yet written.
+         */
         template <class... P, class... A>
         bool launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args)
         {
+                return launch_with(0, kernel, grid, block, args...);
+        }
+
+        /* A launch with shared_bytes of dynamic shared memory (compat.cuh: temp_storage), over
+           the 48 KiB a kernel may have unless it asks for more. */
+        template <class... P, class... A>
+        bool launch_with(size_t shared_bytes, void (*kernel)(P...), dim3 grid, dim3 block,
+                         A... args)
+        {
 #if defined(SORTD_SIMT) /* tests/support/fake_cuda: the kernel on the SIMT emulator */
+                (void)shared_bytes;
                 (void)fake_cuda::launch(stream, grid, block, [=] { kernel(args...); });
-#else
-                kernel<<<grid, block, 0, stream>>>(args...);
-#endif
                 return check(cudaGetLastError(), "kernel launch");
+#else
+                cudaLaunchAttribute attr;
+                cudaLaunchConfig_t cfg = {};
+
+                if (shared_bytes &&
+                    !check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                (int)shared_bytes),
+                           "cudaFuncSetAttribute"))
+                        return false;
+                attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+                attr.val.programmaticStreamSerializationAllowed = 1;
+                cfg.gridDim = grid;
+                cfg.blockDim = block;
+                cfg.dynamicSmemBytes = shared_bytes;
+                cfg.stream = stream;
+                cfg.attrs = &attr;
+                cfg.numAttrs = pdl ? 1 : 0;
+                return check(cudaLaunchKernelEx(&cfg, kernel, args...), "kernel launch");
+#endif
         }
 
         bool clear(void *dev, size_t bytes)
@@ -355,11 +389,10 @@ class CudaBackend
                 stream = nullptr;
         }
 
-        /* dst = src on the host, split over the copy threads; the staging slot or the caller's
-           memory written is read next by the DMA engine or by the caller, long after: streamed. */
-        void host_copy(void *dst, const void *src, size_t bytes)
+        /* dst = src on the host, split over the copy threads, streamed or with memcpy. */
+        void host_copy(void *dst, const void *src, size_t bytes, bool stream)
         {
-                sortd__pool_copy(copy_threads, dst, src, bytes, COPY_SHARE_MIN, true);
+                sortd__pool_copy(copy_threads, dst, src, bytes, COPY_SHARE_MIN, stream);
         }
 };
 
@@ -377,9 +410,9 @@ class CudaStaging
                 return page_locked(host) && page_locked((const unsigned char *)host + bytes - 1);
         }
 
-        bool host_copy(void *dst, const void *src, size_t bytes)
+        bool host_copy(void *dst, const void *src, size_t bytes, Dir dir)
         {
-                be_.host_copy(dst, src, bytes);
+                be_.host_copy(dst, src, bytes, streamed(dir));
                 return true;
         }
 

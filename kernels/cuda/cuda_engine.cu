@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cuda_backend.cuh"
+#include "graph_cache.h"
 #include "memory_ops.cuh"
 #include "segment_sort.cuh"
 
@@ -32,6 +33,7 @@ struct cuda_engine {
         int arch; /* of the kernels the device runs, as __CUDA_ARCH__ counts: with_tuning */
         Segment *segs_dev, *segs_host; /* a sub-batch's descriptors; the host's are pinned */
         DescriptorChunk chunk;         /* segmented sorts' and top-k's; the host's pinned */
+        GraphCache graphs;             /* single sorts' launch sequences, by shape */
 };
 
 void cuda_destroy(sortd_engine *e)
@@ -41,6 +43,7 @@ void cuda_destroy(sortd_engine *e)
                        c->buf.hist,    c->buf.offsets, c->buf.tile_tickets, c->buf.status};
 
         (void)cudaSetDevice(c->be.device);
+        c->graphs.clear();
         for (void *p : dev)
                 if (p)
                         (void)cudaFree(p);
@@ -69,8 +72,9 @@ bool kernel_arch(cuda_engine *c)
         if (!c->be.check(cudaFuncGetAttributes(&a, iota_kernel<uint32_t>), "cudaFuncGetAttributes"))
                 return false;
         c->arch = a.ptxVersion * 10;
-        snprintf(c->base.device + len, sizeof(c->base.device) - len, ", kernels for sm_%d",
-                 a.ptxVersion);
+        c->be.pdl = PDL && c->arch >= PDL_MIN_ARCH;
+        snprintf(c->base.device + len, sizeof(c->base.device) - len, ", kernels for sm_%d%s",
+                 a.ptxVersion, SORTD_TUNE_NOTE);
         return true;
 }
 
@@ -137,13 +141,15 @@ sortd_status cuda_sort(sortd_engine *e, const sortd__plan *plan, void *keys, voi
         CudaBackend &be = c->be;
         SortRequest r = sort_request(plan, n);
         SortResult res;
+        auto sort = [&](SortResult *out) { return sort_tuned(c->arch, be, c->buf, r, out); };
 
         if (!be.select())
                 return SORTD_E_DEVICE;
-        return sort_finished(be, upload(be, plan, keys, vals, n, c->buf.keys[0], c->buf.vals[0]) &&
-                                         onesweep_sort_tuned(c->arch, be, c->buf, r, &res) &&
-                                         download(be, plan, keys, vals, n, c->buf.keys[res.key_buf],
-                                                  c->buf.vals[res.val_buf]));
+        return sort_finished(
+                be, upload(be, plan, keys, vals, n, c->buf.keys[0], c->buf.vals[0]) &&
+                            c->graphs.run(be, GraphShape{r, nullptr, nullptr}, &res, sort) &&
+                            download(be, plan, keys, vals, n, c->buf.keys[res.key_buf],
+                                     c->buf.vals[res.val_buf]));
 }
 
 sortd_status cuda_sort_device(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
@@ -151,9 +157,12 @@ sortd_status cuda_sort_device(sortd_engine *e, const sortd__plan *plan, void *ke
 {
         cuda_engine *c = (cuda_engine *)e;
         SortRequest r = sort_request(plan, n);
+        SortResult unused; /* the results are in the caller's arrays */
 
         return sort_device(c->be, n, [&] {
-                return onesweep_sort_device_tuned(c->arch, c->be, c->buf, r, keys, vals);
+                return c->graphs.run(c->be, GraphShape{r, keys, vals}, &unused, [&](SortResult *) {
+                        return sort_device_tuned(c->arch, c->be, c->buf, r, keys, vals);
+                });
         });
 }
 

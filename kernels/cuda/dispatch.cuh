@@ -6,6 +6,7 @@
  *
  *   template <class... P, class... A>
  *   bool launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args);
+ *   bool launch_with(size_t dynamic_shared_bytes, kernel, grid, block, args...);
  *   bool clear(void *dev, size_t bytes);              // async memset 0
  *   bool to_host(void *host, const void *dev, size_t bytes); // waits
  *   bool copy_device(void *dst, const void *src, size_t bytes); // async
@@ -54,14 +55,15 @@ template <class P32, class P64> size_t strip_count(size_t n)
                        : 1;
 }
 
-/* Status counters for the most tiles of one strip either key width can have. */
+/* Status counters for the most tiles of one strip either key width can have, twice: binning
+   launches take turns between two halves (OnesweepDispatch::status_half). */
 template <class P32, class P64> size_t status_words(size_t capacity)
 {
         size_t keys = capacity < strip_keys<P32, P64>() ? capacity : strip_keys<P32, P64>();
         size_t a = (keys + P32::MIN_TILE - 1) / P32::MIN_TILE;
         size_t b = (keys + P64::MIN_TILE - 1) / P64::MIN_TILE;
 
-        return (a > b ? a : b) * RADIX;
+        return 2 * (a > b ? a : b) * RADIX;
 }
 
 /* A request as the kernels see it: keys in keys[0] at their own width,
@@ -72,6 +74,8 @@ struct SortRequest {
         unsigned val_bytes; /* 0, 4, 8 */
         bool argsort;
         sortd__twiddle tw; /* the key map of the key's own width */
+        enum sortd__key_kind kind;
+        bool descending;
         unsigned begin_bit, end_bit;
 };
 
@@ -105,14 +109,17 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
                 unsigned places = (r_.end_bit - r_.begin_bit + RADIX_BITS - 1) / RADIX_BITS;
                 unsigned active[MAX_PLACES], passes = 0;
 
-                if (!histogram(places))
+                bool read_back = r_.n >= Policy::ROUND_TRIP_MIN;
+
+                if (!histogram(places, read_back))
                         return false;
                 /* a place whose keys all share one digit changes nothing */
                 for (unsigned pl = 0; pl < places; pl++)
-                        if (!single_bin(b_.hist_host + pl * RADIX))
+                        if (!read_back || !single_bin(b_.hist_host + pl * RADIX))
                                 active[passes++] = pl;
                 if (passes == 0 && r_.argsort)
                         return iota();
+                launches_ = passes * strips_;
                 for (unsigned i = 0; i < passes; i++)
                         if (!binning(active[i], i == 0, i + 1 == passes))
                                 return false;
@@ -122,7 +129,8 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
       private:
         using HP = typename Policy::histogram;
         using Val = typename std::conditional<std::is_same<V, void>::value, NoValue, V>::type;
-        using BP = typename AgentBinning<Policy, K, Val>::P;
+        using Binning = AgentBinning<Policy, K, Val>;
+        using BP = typename Binning::P;
 
         bool iota()
         {
@@ -149,9 +157,24 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
                 return rest < Policy::STRIP ? (uint32_t)rest : Policy::STRIP;
         }
 
+        unsigned tiles_of(unsigned st) const
+        {
+                return (unsigned)(((uint64_t)strip_n(st) + BP::TILE - 1) / BP::TILE);
+        }
+
+        /* The status counters of binning launch l: the two halves of b_.status take turns, so
+           that each launch clears the next one's counters (agent_binning.cuh) and no memset
+           comes between two launches, which would keep them from overlapping (PDL). A half
+           holds the first strip's tiles, the most any strip has. */
+        uint32_t *status_half(unsigned l) const
+        {
+                return b_.status + (size_t)(l % 2) * tiles_of(0) * RADIX;
+        }
+
         /* One histogram of the whole input: its counts fit 32 bits, where
-           only the look-back's are 30. */
-        bool histogram(unsigned places)
+           only the look-back's are 30. Read back by the host (a wait for the
+           stream) when read_back. */
+        bool histogram(unsigned places, bool read_back)
         {
                 unsigned tiles = (unsigned)(((uint64_t)r_.n + HP::TILE - 1) / HP::TILE);
                 /* 8 blocks an SM hide the global loads' latency better than
@@ -167,7 +190,8 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
                                   r_.begin_bit, r_.end_bit, places) &&
                        be_.launch(scan_kernel<Policy>, dim3(places), dim3(32),
                                   (const uint32_t *)b_.hist, b_.offsets) &&
-                       be_.to_host(b_.hist_host, b_.hist, sizeof(uint32_t) * places * RADIX);
+                       (!read_back ||
+                        be_.to_host(b_.hist_host, b_.hist, sizeof(uint32_t) * places * RADIX));
         }
 
         /* One launch per strip, in order: a strip's last tile leaves where
@@ -179,7 +203,7 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
                 for (unsigned st = 0; st < strips_; st++) {
                         size_t base = (size_t)st * Policy::STRIP;
                         uint32_t n = strip_n(st);
-                        unsigned tiles = (unsigned)(((uint64_t)n + BP::TILE - 1) / BP::TILE);
+                        unsigned tiles = tiles_of(st);
                         BinningParams<K, Val> p;
 
                         p.keys_in = (const K *)b_.keys[kb] + base;
@@ -192,16 +216,22 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
                         p.next_bins = st + 1 < strips_
                                               ? b_.offsets + (st + 1) * TABLE + place * RADIX
                                               : nullptr;
-                        p.status = b_.status;
+                        p.status = status_half(launch_);
+                        p.status_next =
+                                launch_ + 1 < launches_ ? status_half(launch_ + 1) : nullptr;
+                        p.next_tiles = launch_ + 1 < launches_ ? tiles_of((st + 1) % strips_) : 0;
                         p.tile_ticket = b_.tile_tickets + st * MAX_PLACES + place;
                         p.place = digit_place(r_.begin_bit, r_.end_bit, place);
                         p.tw_load = first ? tw_ : sortd__twiddle_identity();
                         p.tw_store = last ? tw_ : sortd__twiddle_identity();
                         p.gen_index = first && r_.argsort;
-                        if (!be_.clear(b_.status, sizeof(uint32_t) * tiles * RADIX) ||
-                            !be_.launch(binning_kernel<Policy, K, Val>, dim3(tiles),
-                                        dim3(BP::THREADS), p))
+                        if ((launch_ == 0 &&
+                             !be_.clear(p.status, sizeof(uint32_t) * tiles * RADIX)) ||
+                            !be_.launch_with(dynamic_shared_bytes<typename Binning::TempStorage>(),
+                                             binning_kernel<Policy, K, Val>, dim3(tiles),
+                                             dim3(BP::THREADS), p))
                                 return false;
+                        launch_++;
                 }
                 res_->key_buf = pass_output(kb);
                 if (!std::is_same<Val, NoValue>::value)
@@ -215,6 +245,7 @@ template <class Policy, class K, class V, class Backend> class OnesweepDispatch
         sortd__twiddle tw_; /* applied by the first pass, undone by the last */
         SortResult *res_;
         unsigned strips_;
+        unsigned launch_ = 0, launches_ = 0; /* binning launches made, and to make */
 };
 
 template <class Policy, class K, class Backend>
@@ -275,18 +306,19 @@ bool onesweep_sort(Backend &be, const DeviceBuffers &b, const SortRequest &r, So
 }
 
 /*
- * onesweep_sort on the caller's device arrays keys and vals (any n <= MAX_KEYS): own's
- * ping-pong buffers with the caller's arrays in place of buffer 0 (caller_buffers.h).
+ * sort(b, &res), a sort of r's keys in b.keys[0] (values in b.vals[0]), on the caller's device
+ * arrays keys and vals (any n <= MAX_KEYS): own's ping-pong buffers with the caller's arrays in
+ * place of buffer 0 (caller_buffers.h).
  */
-template <class P32, class P64, class Backend>
-bool onesweep_sort_device(Backend &be, const DeviceBuffers &own, const SortRequest &r, void *keys,
-                          void *vals)
+template <class Backend, class Sort>
+bool sort_device_with(Backend &be, const DeviceBuffers &own, const SortRequest &r, void *keys,
+                      void *vals, Sort sort)
 {
         CallerArrays c = {keys, vals, r.n, r.key_bytes, r.val_bytes, r.argsort};
 
         return sort_in_caller_buffers(be, own, c, [&](DeviceBuffers &b, int *kb, int *vb) {
                 SortResult res;
-                bool ok = onesweep_sort<P32, P64>(be, b, r, &res);
+                bool ok = sort(b, &res);
 
                 *kb = res.key_buf;
                 *vb = res.val_buf;
@@ -294,26 +326,94 @@ bool onesweep_sort_device(Backend &be, const DeviceBuffers &own, const SortReque
         });
 }
 
-/* onesweep_sort and onesweep_sort_device with the policies of the kernels the device runs,
-   which are built for arch (policy.cuh with_tuning). */
+template <class P32, class P64, class Backend>
+bool onesweep_sort_device(Backend &be, const DeviceBuffers &own, const SortRequest &r, void *keys,
+                          void *vals)
+{
+        return sort_device_with(be, own, r, keys, vals,
+                                [&](const DeviceBuffers &b, SortResult *res) {
+                                        return onesweep_sort<P32, P64>(be, b, r, res);
+                                });
+}
+
+/* A whole sort as one segment of the segmented kernel (segments.h), at offset 0. */
+inline Segment whole_segment(const SortRequest &r)
+{
+        Segment s;
+
+        s.keys = 0;
+        s.vals = 0;
+        s.n = (uint16_t)r.n;
+        s.key_bytes = (uint8_t)r.key_bytes;
+        s.val_bytes = (uint8_t)r.val_bytes;
+        s.flags = (uint8_t)((r.argsort ? SEGMENT_ARGSORT : 0) |
+                            (r.descending ? SEGMENT_DESCENDING : 0));
+        s.kind = (uint8_t)r.kind;
+        s.begin_bit = (uint8_t)r.begin_bit;
+        s.end_bit = (uint8_t)r.end_bit;
+        return s;
+}
+
+template <class Policy, class Backend>
+bool launch_small(Backend &be, const SortRequest &r, const SegmentedParams &p)
+{
+        if (r.key_bytes == 8)
+                return be.launch(small_sort_kernel<Policy, uint64_t>, dim3(1),
+                                 dim3(Policy::THREADS), p, whole_segment(r));
+        return be.launch(small_sort_kernel<Policy, uint32_t>, dim3(1), dim3(Policy::THREADS), p,
+                         whole_segment(r));
+}
+
+/*
+ * A sort of 2 <= r.n <= SMALL_SORT_MAX keys (policy.cuh) by one warp or one block, as the
+ * segmented kernel sorts a segment, its descriptor in the launch: one launch, where Onesweep makes
+ * two memsets, a histogram and a scan launch, a wait for the histogram and a binning launch per
+ * digit place, each after the last. Keys are sorted in b.keys[0], the payload goes to b.vals[1].
+ */
 template <class Backend>
-bool onesweep_sort_tuned(int arch, Backend &be, const DeviceBuffers &b, const SortRequest &r,
-                         SortResult *res)
+bool small_sort(Backend &be, const DeviceBuffers &b, const SortRequest &r, SortResult *res)
+{
+        SegmentedParams p = {nullptr, (unsigned char *)b.keys[0], (const unsigned char *)b.vals[0],
+                             (unsigned char *)b.vals[1]};
+
+        res->key_buf = 0;
+        res->val_buf = 1;
+        if (r.n <= (uint32_t)SmallSegmentPolicy::TILE)
+                return launch_small<SmallSegmentPolicy>(be, r, p);
+        return launch_small<SegmentPolicy>(be, r, p);
+}
+
+/* A single sort of r.n >= 2 keys: the small path up to SMALL_SORT_MAX keys, else Onesweep. */
+template <class P32, class P64, class Backend>
+bool sort_keys(Backend &be, const DeviceBuffers &b, const SortRequest &r, SortResult *res)
+{
+        if (r.n <= SMALL_SORT_MAX)
+                return small_sort(be, b, r, res);
+        return onesweep_sort<P32, P64>(be, b, r, res);
+}
+
+/* sort_keys on the engine's buffers, and on the caller's device arrays, with the policies of the
+   kernels the device runs, which are built for arch (policy.cuh with_tuning). */
+template <class Backend>
+bool sort_tuned(int arch, Backend &be, const DeviceBuffers &b, const SortRequest &r,
+                SortResult *res)
 {
         return with_tuning(arch, [&](auto t) {
                 using T = decltype(t);
-                return onesweep_sort<typename T::P32, typename T::P64>(be, b, r, res);
+                return sort_keys<typename T::P32, typename T::P64>(be, b, r, res);
         });
 }
 
 template <class Backend>
-bool onesweep_sort_device_tuned(int arch, Backend &be, const DeviceBuffers &own,
-                                const SortRequest &r, void *keys, void *vals)
+bool sort_device_tuned(int arch, Backend &be, const DeviceBuffers &own, const SortRequest &r,
+                       void *keys, void *vals)
 {
         return with_tuning(arch, [&](auto t) {
                 using T = decltype(t);
-                return onesweep_sort_device<typename T::P32, typename T::P64>(be, own, r, keys,
-                                                                              vals);
+                return sort_device_with(
+                        be, own, r, keys, vals, [&](const DeviceBuffers &b, SortResult *res) {
+                                return sort_keys<typename T::P32, typename T::P64>(be, b, r, res);
+                        });
         });
 }
 

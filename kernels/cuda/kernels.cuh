@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(Policy::histogram::THREADS)
         if constexpr (built_here<Policy>) {
                 using Agent = AgentHistogram<Policy, K>;
                 SORTD_SHARED(typename Agent::TempStorage, temp);
-                note_kernel("histogram");
+                begin_kernel("histogram");
                 Agent{temp, keys, n, tw, begin_bit, end_bit, places}.run(hist);
         } else {
                 not_built_here();
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(Policy::histogram::THREADS)
 template <class Policy>
 __global__ void __launch_bounds__(32) scan_kernel(const uint32_t *hist, uint32_t *offsets)
 {
-        note_kernel("scan");
+        begin_kernel("scan");
         warp_exclusive_scan_radix(hist + blockIdx.x * RADIX, offsets + blockIdx.x * RADIX);
 }
 
@@ -65,8 +65,8 @@ __global__ void __launch_bounds__(AgentBinning<Policy, K, V>::THREADS,
 {
         if constexpr (built_here<Policy>) {
                 using Agent = AgentBinning<Policy, K, V>;
-                SORTD_SHARED(typename Agent::TempStorage, temp);
-                note_kernel("binning");
+                auto &temp = temp_storage<typename Agent::TempStorage>();
+                begin_kernel("binning");
                 Agent(temp, params).process();
         } else {
                 not_built_here();
@@ -79,8 +79,20 @@ __global__ void __launch_bounds__(Policy::THREADS) segmented_sort_kernel(Segment
 {
         using Agent = AgentBlockSort<Policy, K>;
         SORTD_SHARED(typename Agent::TempStorage, temp);
-        note_kernel("segmented");
-        Agent(temp, params).process();
+        begin_kernel("segmented");
+        Agent(temp, params, global_load(params.segs + blockIdx.x)).process();
+}
+
+/* A single sort of up to one block's tile, whole, in shared memory (dispatch.cuh: small_sort): the
+   segmented kernel's one block, its descriptor in the launch, so that nothing is uploaded. */
+template <class Policy, class K>
+__global__ void __launch_bounds__(Policy::THREADS)
+        small_sort_kernel(SegmentedParams params, Segment seg)
+{
+        using Agent = AgentBlockSort<Policy, K>;
+        SORTD_SHARED(typename Agent::TempStorage, temp);
+        begin_kernel("small-sort");
+        Agent(temp, params, seg).process();
 }
 
 /* Elementwise key conversion between widths, through the key map: widens
@@ -90,7 +102,7 @@ template <class In, class Out>
 __global__ void convert_keys_kernel(const In *in, Out *out, uint32_t n, sortd__twiddle tw,
                                     bool inverse)
 {
-        note_kernel("convert");
+        begin_kernel("convert");
         /* a block-uniform stride, so every lane makes every access call;
            64-bit, so the last step cannot wrap past n */
         for (uint64_t base = (uint64_t)blockIdx.x * blockDim.x; base < n;
@@ -112,7 +124,7 @@ __global__ void __launch_bounds__(Policy::THREADS)
 {
         using Agent = AgentSelectHistogram<K, MAPPED>;
         SORTD_SHARED(typename Agent::TempStorage, temp);
-        note_kernel("select-histogram");
+        begin_kernel("select-histogram");
         Agent{temp, in, lv}.run(hist, out);
 }
 
@@ -123,7 +135,7 @@ __global__ void __launch_bounds__(Policy::THREADS)
 {
         using Agent = AgentSelectGather<Policy, K>;
         SORTD_SHARED(typename Agent::TempStorage, temp);
-        note_kernel("select-count");
+        begin_kernel("select-count");
         Agent{temp, in, cut}.count(tile_counts);
 }
 
@@ -132,7 +144,7 @@ __global__ void __launch_bounds__(Policy::THREADS)
 template <class Policy>
 __global__ void __launch_bounds__(32) select_scan_kernel(uint32_t *counts, uint32_t tiles)
 {
-        note_kernel("select-scan");
+        begin_kernel("select-scan");
         warp_exclusive_scan(counts, tiles);
 }
 
@@ -144,7 +156,7 @@ __global__ void __launch_bounds__(Policy::THREADS)
 {
         using Agent = AgentSelectGather<Policy, K>;
         SORTD_SHARED(typename Agent::TempStorage, temp);
-        note_kernel("select-gather");
+        begin_kernel("select-gather");
         Agent{temp, in, cut}.template gather<V>(tile_starts, vals_in, argsort, payload, keys_out,
                                                 vals_out);
 }
@@ -154,7 +166,7 @@ __global__ void __launch_bounds__(Policy::THREADS)
 template <class T>
 __global__ void gather_kernel(const CopyRange *ranges, unsigned per_range, const T *src, T *dst)
 {
-        note_kernel("gather");
+        begin_kernel("gather");
         const CopyRange r = global_load(ranges + blockIdx.x / per_range);
         const unsigned part = blockIdx.x % per_range;
 
@@ -171,7 +183,7 @@ __global__ void gather_kernel(const CopyRange *ranges, unsigned per_range, const
 /* argsort when no pass runs, and CUB's input permutation. */
 template <class V> __global__ void iota_kernel(V *out, uint32_t n)
 {
-        note_kernel("iota");
+        begin_kernel("iota");
         for (uint64_t base = (uint64_t)blockIdx.x * blockDim.x; base < n;
              base += (uint64_t)blockDim.x * gridDim.x) {
                 uint64_t i = base + threadIdx.x;

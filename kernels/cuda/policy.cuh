@@ -9,6 +9,8 @@
  * the binning kernel's staging.
  * ptxas figures (nvcc 13.0, -Xptxas -v) are in kernels/cuda/PTXAS.md; the
  * build fails on any spill in our kernels (-Xptxas -warn-spills -Werror).
+ * Only the binning kernel may take a tile over 48 KiB (dynamic shared memory);
+ * production's all fit static shared memory.
  */
 #ifndef SORTD_CUDA_POLICY_CUH
 #define SORTD_CUDA_POLICY_CUH
@@ -62,6 +64,50 @@ template <int THREADS_, int ITEMS_, int MIN_BLOCKS_ = 1> struct BinningPolicy {
    device memory. */
 constexpr uint32_t DEFAULT_STRIP = (1u << 30) - (1u << 16);
 
+/*
+ * A sort of at least ROUND_TRIP_MIN keys waits for its histogram and leaves out the digit places
+ * whose keys all share one digit (keys of a small range, bit ranges wider than the data); a
+ * smaller one runs every place and never waits, so its launches queue back to back. The wait
+ * costs a stream synchronisation and an idle device until the host queues the next launch (tens
+ * of microseconds), a binning pass over 2^22 u32 keys about as much (32 MiB of traffic at
+ * 3-4 TB/s). The tune step builds a variant that always waits (-Dtune_off=no-round-trip).
+ */
+#ifndef SORTD_TUNE_ROUND_TRIP_MIN
+#define SORTD_TUNE_ROUND_TRIP_MIN (1u << 22)
+#endif
+constexpr uint32_t ROUND_TRIP_MIN_KEYS = SORTD_TUNE_ROUND_TRIP_MIN;
+
+/*
+ * Programmatic dependent launch between a sort's kernels on devices and kernels of sm_90 and
+ * later (cuda_backend.cuh: launch): each launch's latency hides behind its predecessor's last
+ * blocks, which counts where a sort is a few microseconds a launch. The tune step builds a
+ * variant without it (-Dtune_off=pdl).
+ */
+#ifndef SORTD_TUNE_PDL
+#define SORTD_TUNE_PDL true
+#endif
+constexpr bool PDL = SORTD_TUNE_PDL;
+constexpr int PDL_MIN_ARCH = 900;
+
+/* Sorts repeated at one shape replay a CUDA graph of their launches (graph_cache.h). The tune
+   step builds a variant without (-Dtune_off=graph). */
+#ifndef SORTD_TUNE_GRAPHS
+#define SORTD_TUNE_GRAPHS true
+#endif
+constexpr bool GRAPHS = SORTD_TUNE_GRAPHS;
+/* Graphs an engine keeps: a few clients' repeated shapes; each is a few KiB of the driver's. */
+constexpr unsigned GRAPH_CACHE_SIZE = 8;
+
+/* The paths a tune build leaves out (-Dtune_off), in the device name its engine reports, so
+   that scripts/test can tell each build by a string it holds. */
+#define SORTD_STRINGIZE(x) #x
+#define SORTD_STRING(x) SORTD_STRINGIZE(x)
+#ifdef SORTD_TUNE_OFF
+#define SORTD_TUNE_NOTE ", tune off " SORTD_STRING(SORTD_TUNE_OFF)
+#else
+#define SORTD_TUNE_NOTE ""
+#endif
+
 /* Binning for keys alone, with 4-byte values and with 8-byte values: values
    need staging bytes and registers of their own, so they may want a smaller
    tile, and 8-byte values twice the staging of 4-byte ones.
@@ -81,6 +127,7 @@ struct OnesweepPolicy {
         static constexpr int MAX_TILE =
                 std::max({Binning::TILE, BinningPairs::TILE, BinningWidePairs::TILE});
         static constexpr uint32_t STRIP = STRIP_;
+        static constexpr uint32_t ROUND_TRIP_MIN = ROUND_TRIP_MIN_KEYS;
         static constexpr int ARCH_BEGIN = 0, ARCH_END = INT_MAX;
         static_assert((uint64_t)STRIP + 2 * MAX_TILE <= (1u << 30),
                       "a strip's counts, last tile's padding included, fit 30 bits");
@@ -125,6 +172,23 @@ using Policy32Sm90 = OnesweepPolicy<HistogramPolicy<256, 16>, BinningSm90, Binni
    all 255 registers on the kernels with values (one block an SM); capped at
    128 they keep 2 blocks without spilling. */
 using Policy64 = OnesweepPolicy<HistogramPolicy<256, 8>, BinningPolicy<256, 12, 2>>;
+/* sm_90's 64-bit keys: the tune step measures others, alone (-Dtune_sm90_keys64) and with values
+   of either width (-Dtune_sm90_pairs64). A tile of more than 48 KiB of shared memory takes the
+   launch's dynamic shared memory (compat.cuh: temp_storage), as CUB's 384 x 15 needs. */
+#ifdef SORTD_TUNE_SM90_KEYS64_THREADS
+using Binning64Sm90 = BinningPolicy<SORTD_TUNE_SM90_KEYS64_THREADS, SORTD_TUNE_SM90_KEYS64_ITEMS,
+                                    SORTD_TUNE_SM90_KEYS64_MIN_BLOCKS>;
+#else
+using Binning64Sm90 = BinningPolicy<256, 12, 2>;
+#endif
+#ifdef SORTD_TUNE_SM90_PAIRS64_THREADS
+using BinningPairs64Sm90 =
+        BinningPolicy<SORTD_TUNE_SM90_PAIRS64_THREADS, SORTD_TUNE_SM90_PAIRS64_ITEMS,
+                      SORTD_TUNE_SM90_PAIRS64_MIN_BLOCKS>;
+#else
+using BinningPairs64Sm90 = BinningPolicy<256, 12, 2>;
+#endif
+using Policy64Sm90 = OnesweepPolicy<HistogramPolicy<256, 8>, Binning64Sm90, BinningPairs64Sm90>;
 /* sm_100: nvcc 13.0's ptxas spills the capped kernels there where sm_75..sm_90
    do not (u32 keys alone: 8 bytes at caps of 64, 80 and 128 registers), so
    the caps are lifted until one is tuned on a B200. */
@@ -141,7 +205,7 @@ template <int BEGIN, int END, class P32_, class P64_> struct Tuning {
 };
 
 using TuningSm75 = Tuning<750, 900, Policy32, Policy64>; /* Turing and Ampere, Ada */
-using TuningSm90 = Tuning<900, 1000, Policy32Sm90, Policy64>;
+using TuningSm90 = Tuning<900, 1000, Policy32Sm90, Policy64Sm90>;
 using TuningSm100 = Tuning<1000, INT_MAX, Policy32Uncapped, Policy64Uncapped>;
 
 /* What TuningList::pick() chooses is what built_here() builds: no gaps, no overlaps. */
@@ -232,6 +296,18 @@ using SegmentPolicy = BlockSortPolicy<256, 16>;
  * block's 8 warps idle.
  */
 using SmallSegmentPolicy = BlockSortPolicy<32, 8>;
+
+/*
+ * A single sort of up to SMALL_SORT_MAX keys is one launch of the segmented kernel, one warp or
+ * one block (dispatch.cuh: small_sort), not Onesweep's sequence of memsets, launches and a wait
+ * for the histogram, whose fixed cost is most of a small sort's time on a GPU. The tune step
+ * builds a variant without it (-Dtune_small_sort=0, meson_options.txt), to measure the gain.
+ */
+#ifndef SORTD_TUNE_SMALL_SORT_MAX
+#define SORTD_TUNE_SMALL_SORT_MAX SegmentPolicy::TILE
+#endif
+constexpr uint32_t SMALL_SORT_MAX = SORTD_TUNE_SMALL_SORT_MAX;
+static_assert(SMALL_SORT_MAX <= (uint32_t)SegmentPolicy::TILE, "one block holds the sort");
 
 /*
  * Radix select's stable gather (agent_select.cuh): a block counts, then writes, the selected keys

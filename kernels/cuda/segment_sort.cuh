@@ -84,6 +84,8 @@ inline SortRequest sort_request(const sortd__plan *plan, size_t n)
         r.val_bytes = plan->val_bytes;
         r.argsort = plan->argsort;
         r.tw = sortd__twiddle_make(plan->key_bytes, plan->kind, plan->descending);
+        r.kind = plan->kind;
+        r.descending = plan->descending;
         r.begin_bit = plan->begin_bit;
         r.end_bit = plan->end_bit;
         return r;
@@ -177,9 +179,8 @@ bool sort_large(Backend &be, int arch, const SegmentScratch &scratch, const Segm
 
                 if (len <= (uint64_t)SegmentPolicy::TILE)
                         continue;
-                if (!onesweep_sort_device_tuned(arch, be, scratch.own, sort_request(a.plan, len),
-                                                a.keys + at * kb,
-                                                a.vals ? a.vals + at * vb : nullptr))
+                if (!sort_device_tuned(arch, be, scratch.own, sort_request(a.plan, len),
+                                       a.keys + at * kb, a.vals ? a.vals + at * vb : nullptr))
                         return false;
         }
         return true;
@@ -443,8 +444,8 @@ bool topk_select(Backend &be, int arch, const SelectBuffers &b, const sortd__pla
         }
         values.argsort = false;
         return gathered >= 0 &&
-               onesweep_sort_device_tuned(arch, be, b.own, sort_request(&values, (size_t)gathered),
-                                          b.keys, plan->val_bytes ? b.vals : nullptr);
+               sort_device_tuned(arch, be, b.own, sort_request(&values, (size_t)gathered), b.keys,
+                                 plan->val_bytes ? b.vals : nullptr);
 }
 
 /*

@@ -17,7 +17,7 @@
  *
  * Ops:
  *   bool pinned(const void *host, size_t bytes);  // DMA-able as it is
- *   bool host_copy(void *dst, const void *src, size_t bytes);
+ *   bool host_copy(void *dst, const void *src, size_t bytes, Dir dir); // streamed(dir) or memcpy
  *   bool dma(void *dst, const void *src, size_t bytes, Dir dir); // queued, in order
  *   bool record(unsigned slot);  // marks the last DMA queued, the slot's
  *   bool wait(unsigned slot);    // returns once the slot's marked DMA has finished
@@ -28,12 +28,23 @@
 
 #include <stddef.h>
 
+#include "staging_copy.h"
+
 namespace sortd_cuda
 {
 
 constexpr unsigned MAX_STAGING_SLOTS = 8;
 
 enum class Dir { to_device, to_host };
+
+/* Whether a direction's host copies stream their stores (staging_copy.h says why each does). */
+constexpr bool STREAM_UP = SORTD_STREAM_UP;
+constexpr bool STREAM_DOWN = SORTD_STREAM_DOWN;
+
+constexpr bool streamed(Dir dir)
+{
+        return dir == Dir::to_device ? STREAM_UP : STREAM_DOWN;
+}
 
 /*
  * The slots and what they may still be doing, kept from one transfer to the next: a DMA that
@@ -73,7 +84,8 @@ template <class Ops> class StagedCopy
 
                         s_.next = (s + 1) % s_.slots;
                         if (!settle(s) ||
-                            !ops_.host_copy(s_.slot(s), (const unsigned char *)host + off, len) ||
+                            !ops_.host_copy(s_.slot(s), (const unsigned char *)host + off, len,
+                                            Dir::to_device) ||
                             !queue(s, (unsigned char *)dev + off, s_.slot(s), len, Dir::to_device))
                                 return false;
                 }
@@ -103,7 +115,7 @@ template <class Ops> class StagedCopy
 
                         if (!settle(s) ||
                             !ops_.host_copy((unsigned char *)host + off, s_.slot(s),
-                                            chunk(bytes, off)) ||
+                                            chunk(bytes, off), Dir::to_host) ||
                             (k + s_.slots < chunks && !fetch(dev, bytes, k + s_.slots, first)))
                                 return false;
                 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "cuda/policy.cuh" /* SMALL_SORT_MAX, GRAPHS, GRAPH_CACHE_SIZE */
 #include "datagen.h"
 #include "engine.h"
 extern "C" {
@@ -159,14 +160,14 @@ std::string describe(const Case &c, Memory m)
         return buf;
 }
 
-/* Sorts c with the emulated engine in memory m, and with the CPU engine; the same bytes. */
-void expect_like_cpu(sortd_engine *cuda, sortd_engine *cpu, const Case &c, Memory m)
+/* Sorts c with the emulated engine in k and v, buffers of memory m, and with the CPU engine; the
+   same bytes. */
+void expect_in(sortd_engine *cuda, sortd_engine *cpu, const Case &c, Memory m, Buffer &k, Buffer &v)
 {
         const size_t kb = sortd_key_size(c.d.key_type), vb = sortd_payload_size(c.d.payload);
         const bool argsort = sortd_payload_is_argsort(c.d.payload);
         const std::string name = describe(c, m);
         std::vector<unsigned char> want_k(c.n * kb + 1), want_v(c.n * vb + 1);
-        Buffer k(cuda, m, c.n * kb), v(cuda, m, c.n * vb);
         sortd_status s;
 
         datagen_fill(want_k.data(), c.n, c.d.key_type, c.dist, 16, c.seed);
@@ -186,6 +187,15 @@ void expect_like_cpu(sortd_engine *cuda, sortd_engine *cpu, const Case &c, Memor
                       name.c_str());
         ck_assert_msg(memcmp(v.p, want_v.data(), c.n * vb) == 0, "%s: values differ from cpu's",
                       name.c_str());
+}
+
+/* expect_in, in buffers of its own. */
+void expect_like_cpu(sortd_engine *cuda, sortd_engine *cpu, const Case &c, Memory m)
+{
+        Buffer k(cuda, m, c.n * sortd_key_size(c.d.key_type)),
+                v(cuda, m, c.n * sortd_payload_size(c.d.payload));
+
+        expect_in(cuda, cpu, c, m, k, v);
 }
 
 const sortd_key_type TYPES[] = {SORTD_KEY_U8,  SORTD_KEY_I16, SORTD_KEY_U32,
@@ -263,6 +273,114 @@ START_TEST(chunks)
                 }
         sortd_engine_destroy(cuda);
         sortd_engine_destroy(cpu);
+}
+END_TEST
+
+/* Single sorts around the small path's bounds (one warp, one block, then Onesweep), host and
+   device memory, a bit range too: one launch each up to SMALL_SORT_MAX keys, more past it. */
+START_TEST(small)
+{
+        const size_t sizes[] = {2, 255, 256, 257, 4095, 4096, 4097};
+        const sortd_key_type types[] = {SORTD_KEY_U8, SORTD_KEY_I16, SORTD_KEY_F32, SORTD_KEY_I64};
+        sortd_engine *cuda = cuda_engine(), *cpu = cpu_engine();
+        uint64_t seed = 7, i = 0;
+
+        for (size_t n : sizes)
+                for (sortd_key_type t : types)
+                        for (sortd_payload p : PAYLOADS) {
+                                unsigned bits = (unsigned)sortd_key_size(t) * 8;
+                                bool range = i % 7 == 3;
+                                Case c = {{t, p, i % 2 ? SORTD_DESCENDING : SORTD_ASCENDING,
+                                           range ? 1u : 0u, range ? bits - 1 : 0u},
+                                          n,
+                                          i % 3 ? DATAGEN_UNIFORM : DATAGEN_FEW,
+                                          seed++};
+                                uint64_t before = fake_cuda::control().launches;
+
+                                expect_like_cpu(cuda, cpu, c,
+                                                i % 2 ? Memory::device : Memory::pageable);
+                                uint64_t launches = fake_cuda::control().launches - before;
+                                if (n <= sortd_cuda::SMALL_SORT_MAX)
+                                        ck_assert_msg(launches == 1, "%s: %llu launches, not 1",
+                                                      describe(c, Memory::pageable).c_str(),
+                                                      (unsigned long long)launches);
+                                else
+                                        ck_assert_uint_gt(launches, 1);
+                                i++;
+                        }
+        sortd_engine_destroy(cuda);
+        sortd_engine_destroy(cpu);
+}
+END_TEST
+
+/* Counts of the stand-in runtime's graphs, before and after a sort. */
+struct GraphCounts {
+        uint64_t made, launched, live;
+};
+
+GraphCounts graph_counts()
+{
+        const auto &c = fake_cuda::control();
+
+        return {c.graphs_instantiated, c.graph_launches, c.live_graph_execs};
+}
+
+/* Sorts c in k and v, like the cpu engine, and checks how many graphs it made and launched. */
+void expect_graphs(sortd_engine *cuda, sortd_engine *cpu, const Case &c, Memory m, Buffer &k,
+                   Buffer &v, uint64_t made, uint64_t launched)
+{
+        GraphCounts before = graph_counts();
+
+        expect_in(cuda, cpu, c, m, k, v);
+        GraphCounts after = graph_counts();
+        ck_assert_msg(after.made - before.made == made &&
+                              after.launched - before.launched == launched,
+                      "%s: %llu graphs made, %llu launched; expected %llu and %llu",
+                      describe(c, m).c_str(), (unsigned long long)(after.made - before.made),
+                      (unsigned long long)(after.launched - before.launched),
+                      (unsigned long long)made, (unsigned long long)launched);
+}
+
+/* Graphs of single sorts (graph_cache.h): a shape's first sort captures one, the next ones of that
+   shape (the same arrays) replay it on new data, a new shape makes another, a small sort makes
+   none, the ninth new shape replaces the least recently used, and destroying the engine frees
+   them all. In host and in device memory. */
+START_TEST(graphs)
+{
+        const size_t n0 = sortd_cuda::SMALL_SORT_MAX + 1, small = sortd_cuda::SMALL_SORT_MAX;
+        sortd_engine *cuda = cuda_engine(), *cpu = cpu_engine();
+        const uint64_t live0 = graph_counts().live;
+        uint64_t seed = 31;
+        auto shape = [&](size_t n, sortd_key_type t, sortd_payload p) {
+                return Case{{t, p, SORTD_ASCENDING, 0, 0}, n, DATAGEN_UNIFORM, seed++};
+        };
+
+        if (!sortd_cuda::GRAPHS) /* a tune build without them */
+                return;
+        for (Memory m : {Memory::pageable, Memory::device}) {
+                Buffer k(cuda, m, (n0 + 1) * 8), v(cuda, m, (n0 + 1) * 8);
+                Case a = shape(n0, SORTD_KEY_U32, SORTD_PAYLOAD_VALUES32);
+
+                expect_graphs(cuda, cpu, a, m, k, v, 1, 1);
+                for (int i = 0; i < 2; i++) {
+                        a.seed = seed++; /* the same shape, other data */
+                        expect_graphs(cuda, cpu, a, m, k, v, 0, 1);
+                }
+                expect_graphs(cuda, cpu, shape(n0 + 1, SORTD_KEY_I64, SORTD_PAYLOAD_ARGSORT64), m,
+                              k, v, 1, 1);
+                expect_graphs(cuda, cpu, shape(small, SORTD_KEY_U32, SORTD_PAYLOAD_NONE), m, k, v,
+                              0, 0);
+        }
+        Buffer k(cuda, Memory::pageable, (n0 + 20) * 4), v(cuda, Memory::pageable, 4);
+        for (unsigned i = 0; i < sortd_cuda::GRAPH_CACHE_SIZE + 1; i++)
+                expect_graphs(cuda, cpu, shape(n0 + 10 + i, SORTD_KEY_F32, SORTD_PAYLOAD_NONE),
+                              Memory::pageable, k, v, 1, 1);
+        ck_assert_uint_eq(graph_counts().live - live0, sortd_cuda::GRAPH_CACHE_SIZE);
+        expect_graphs(cuda, cpu, shape(n0 + 10, SORTD_KEY_F32, SORTD_PAYLOAD_NONE),
+                      Memory::pageable, k, v, 1, 1);
+        sortd_engine_destroy(cuda);
+        sortd_engine_destroy(cpu);
+        ck_assert_uint_eq(graph_counts().live, live0);
 }
 END_TEST
 
@@ -930,6 +1048,8 @@ int main(void)
                 {"direct", direct},
                 {"device", device},
                 {"chunks", chunks},
+                {"small", small},
+                {"graphs", graphs},
                 {"batch", batch},
                 {"device-info", device_info},
                 {"create-refusals", create_refusals},

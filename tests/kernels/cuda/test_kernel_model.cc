@@ -177,7 +177,8 @@ START_TEST(test_production_u32)
                 ck_assert_uint_eq(r.passes, 4);
                 ck_assert_uint_eq(r.nonuniform, 0);
                 ck_assert_uint_eq(r.binning_match, 0);
-                ck_assert_msg(r.dram_bytes_per_key <= 1.1 * r.min_bytes_per_key,
+                ck_assert_msg(d.key_type == SORTD_KEY_U16 ||
+                                      r.dram_bytes_per_key <= 1.1 * r.min_bytes_per_key,
                               "sm_%d: DRAM %.2f bytes/key, over 1.1x the minimum %.2f", arch / 10,
                               r.dram_bytes_per_key, r.min_bytes_per_key);
                 ck_assert_msg(r.wavefronts_per_key_pass <= 0.4,
@@ -187,25 +188,46 @@ START_TEST(test_production_u32)
 }
 END_TEST
 
-/* Every other kind runs through the model too: verified, uniform, no MATCH. */
+/* 32- and 64-bit keys with every payload: verified, uniform, no MATCH, and within 1.1x the
+   minimum DRAM bytes. Their shared wavefronts are printed, not held: a value staged through
+   shared memory costs its own scatter and read-back (about 0.2 a key and pass), and 8-byte keys
+   more than 4-byte ones, so only u32 keys alone meet 0.4 (above). A 16-bit key is verified
+   only: it is widened to 32 bits and back (dispatch.cuh), about twice its minimum bytes. */
+/* Under AddressSanitizer every third kind: it looks for memory errors, which the kinds share. */
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t KIND_STEP = 3;
+#else
+constexpr size_t KIND_STEP = 1;
+#endif
+
 START_TEST(test_production_kinds)
 {
-        const sortd_sort_desc descs[] = {
-                {SORTD_KEY_U32, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING, 0, 0},
-                {SORTD_KEY_F32, SORTD_PAYLOAD_ARGSORT32, SORTD_DESCENDING, 0, 0},
-                {SORTD_KEY_U64, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0},
-                {SORTD_KEY_I64, SORTD_PAYLOAD_VALUES64, SORTD_DESCENDING, 0, 0},
-                {SORTD_KEY_U16, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING, 0, 0},
-        };
+        const sortd_key_type types[] = {SORTD_KEY_U32, SORTD_KEY_I64};
+        const sortd_payload payloads[] = {SORTD_PAYLOAD_NONE, SORTD_PAYLOAD_VALUES32,
+                                          SORTD_PAYLOAD_VALUES64, SORTD_PAYLOAD_ARGSORT32,
+                                          SORTD_PAYLOAD_ARGSORT64};
+        std::vector<sortd_sort_desc> descs;
 
-        for (const sortd_sort_desc &d : descs) {
+        for (sortd_key_type t : types)
+                for (sortd_payload p : payloads)
+                        descs.push_back({t, p,
+                                         t == SORTD_KEY_I64 ? SORTD_DESCENDING : SORTD_ASCENDING, 0,
+                                         0});
+        descs.push_back({SORTD_KEY_U16, SORTD_PAYLOAD_VALUES32, SORTD_ASCENDING, 0, 0});
+        for (size_t i = 0; i < descs.size(); i += KIND_STEP) {
+                const sortd_sort_desc &d = descs[i];
                 emulated::model_report r =
-                        emulated::model_sort(d, 40000, DATAGEN_UNIFORM, 0, 3, 900);
+                        emulated::model_sort(d, 1u << 16, DATAGEN_UNIFORM, 0, 3, 900);
 
                 emulated::model_print(stdout, r);
                 ck_assert_msg(r.sorted, "key type %d payload %d: wrong", d.key_type, d.payload);
                 ck_assert_uint_eq(r.nonuniform, 0);
                 ck_assert_uint_eq(r.binning_match, 0);
+                ck_assert_msg(d.key_type == SORTD_KEY_U16 ||
+                                      r.dram_bytes_per_key <= 1.1 * r.min_bytes_per_key,
+                              "key type %d payload %d: DRAM %.2f bytes/key, over 1.1x the minimum "
+                              "%.2f",
+                              d.key_type, d.payload, r.dram_bytes_per_key, r.min_bytes_per_key);
         }
 }
 END_TEST

@@ -12,7 +12,9 @@
  * the DMA of chunk k - 1 (uploads) or k + 1 (downloads); transfers in a row
  * (keys, values, then both back) share the slots without draining; pinned
  * memory is DMA'd directly; zero bytes does nothing; a failing operation
- * stops the transfer at once.
+ * stops the transfer at once; each host copy names its direction, and so
+ * takes that direction's kind of copy (streamed or memcpy: staging_copy.h,
+ * which the test's second build flips for uploads).
  */
 #include <check.h>
 
@@ -30,6 +32,7 @@ extern "C" {
 using sortd_cuda::Dir;
 using sortd_cuda::StagedCopy;
 using sortd_cuda::StagingSlots;
+using sortd_cuda::streamed;
 
 namespace
 {
@@ -62,7 +65,8 @@ class FakeOps
         long fail_at = -1;   /* the op (counted from 0) that fails */
         Range pinned_range = {nullptr, 0};
         std::deque<Entry> stream;
-        std::vector<Entry> dmas; /* every DMA queued, in order */
+        std::vector<Entry> dmas;    /* every DMA queued, in order */
+        std::vector<Dir> copy_dirs; /* every host copy's direction, in order */
         long ops = 0, waits = 0, host_copies = 0;
         bool touched_after_failure = false;
         std::mt19937_64 rng{1};
@@ -74,11 +78,12 @@ class FakeOps
                 return r.len && p >= r.lo && p + n <= r.lo + r.len;
         }
 
-        bool host_copy(void *dst, const void *src, size_t n)
+        bool host_copy(void *dst, const void *src, size_t n, Dir dir)
         {
                 if (!step())
                         return false;
                 host_copies++;
+                copy_dirs.push_back(dir);
                 for (const Entry &e : stream)
                         if (e.slot < 0) {
                                 Range d = {e.dst, e.bytes}, s = {e.src, e.bytes};
@@ -194,6 +199,20 @@ void check_chunks(const FakeOps &ops, size_t first, size_t count, const unsigned
         }
 }
 
+/* Host copies first .. first + count - 1 go in direction `dir`, with the build's kind of copy for
+   it (what CudaStaging passes its backend: streamed(dir)). */
+void check_copies(const FakeOps &ops, size_t first, size_t count, Dir dir)
+{
+        bool stream = dir == Dir::to_device ? SORTD_STREAM_UP : SORTD_STREAM_DOWN;
+
+        ck_assert_uint_ge(ops.copy_dirs.size(), first + count);
+        for (size_t k = first; k < first + count; k++)
+                ck_assert_msg(ops.copy_dirs[k] == dir && streamed(ops.copy_dirs[k]) == stream,
+                              "host copy %zu: %s, %s", k,
+                              ops.copy_dirs[k] == Dir::to_device ? "up" : "down",
+                              streamed(ops.copy_dirs[k]) ? "streamed" : "memcpy");
+}
+
 const size_t SIZES[] = {1, SLOT - 1, SLOT, SLOT + 1, 3 * SLOT + 5, 10 * SLOT, 10 * SLOT + 1};
 
 /* Every size, slot count and completion pace: one upload, then one download. */
@@ -224,6 +243,9 @@ START_TEST(test_round_trip)
                                 ck_assert_uint_eq(ops.dmas.size(), 2 * chunks);
                                 check_chunks(ops, 0, chunks, dev.data(), n, true);
                                 check_chunks(ops, chunks, chunks, dev.data(), n, false);
+                                ck_assert_uint_eq(ops.copy_dirs.size(), 2 * chunks);
+                                check_copies(ops, 0, chunks, Dir::to_device);
+                                check_copies(ops, chunks, chunks, Dir::to_host);
                         }
 }
 END_TEST
@@ -265,7 +287,7 @@ class OverlapOps : public FakeOps
         size_t chunks = 0, copies = 0;
         bool to_device = true;
 
-        bool host_copy(void *dst, const void *src, size_t n)
+        bool host_copy(void *dst, const void *src, size_t n, Dir dir)
         {
                 size_t k = copies++;
 
@@ -277,7 +299,7 @@ class OverlapOps : public FakeOps
                         ck_assert_msg(queued_at(dev + (k + 1) * SLOT),
                                       "chunk %zu copied out before chunk %zu's DMA was queued", k,
                                       k + 1);
-                return FakeOps::host_copy(dst, src, n);
+                return FakeOps::host_copy(dst, src, n, dir);
         }
 
       private:

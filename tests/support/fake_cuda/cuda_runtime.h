@@ -98,6 +98,9 @@ enum cudaError_t {
         cudaErrorPeerAccessUnsupported = 217,
         cudaErrorHostMemoryAlreadyRegistered = 712,
         cudaErrorHostMemoryNotRegistered = 713,
+        cudaErrorIllegalState = 401,
+        cudaErrorStreamCaptureUnsupported = 900,
+        cudaErrorStreamCaptureInvalidated = 901,
 };
 
 enum cudaMemcpyKind {
@@ -118,6 +121,20 @@ enum cudaDeviceAttr {
         cudaDevAttrGlobalMemoryBusWidth = 37,
 };
 
+/* The mode is taken and not modelled: every capture is checked as a Global one is for its own
+   stream (a wait for it fails), not for other threads' calls. */
+enum cudaStreamCaptureMode {
+        cudaStreamCaptureModeGlobal = 0,
+        cudaStreamCaptureModeThreadLocal = 1,
+        cudaStreamCaptureModeRelaxed = 2,
+};
+
+enum cudaStreamCaptureStatus {
+        cudaStreamCaptureStatusNone = 0,
+        cudaStreamCaptureStatusActive = 1,
+        cudaStreamCaptureStatusInvalidated = 2,
+};
+
 enum cudaDriverEntryPointQueryResult {
         cudaDriverEntryPointSuccess = 0,
         cudaDriverEntryPointSymbolNotFound = 1,
@@ -135,6 +152,10 @@ struct CUstream_st;
 struct CUevent_st;
 typedef CUstream_st *cudaStream_t;
 typedef CUevent_st *cudaEvent_t;
+struct CUgraph_st;
+struct CUgraphExec_st;
+typedef CUgraph_st *cudaGraph_t;
+typedef CUgraphExec_st *cudaGraphExec_t;
 
 struct cudaUUID_t {
         char bytes[16];
@@ -200,6 +221,26 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
                             cudaStream_t s);
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s);
 
+/*
+ * CUDA graphs by stream capture. Between begin and end, what is issued on the stream (copies,
+ * memsets, launches, event records) is recorded instead of queued; cudaGraphLaunch issues the
+ * recorded ops again on its stream, in order, each as its call would (counted again, a launch's
+ * fault decided then). A wait for a capturing stream (cudaStreamSynchronize, cudaEventSynchronize
+ * of an event recorded in the capture, an async copy of pageable memory) fails with
+ * cudaErrorStreamCaptureUnsupported and invalidates the capture: cudaStreamEndCapture then
+ * returns cudaErrorStreamCaptureInvalidated and no graph. Begin on a capturing stream and end on
+ * one that is not fail with cudaErrorIllegalState, as the driver does. An exec owns a copy of its
+ * graph's ops, so it outlives the graph; it launches on streams of the graph's device.
+ */
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *status);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long flags = 0);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p);
 cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned flags);
 cudaError_t cudaIpcCloseMemHandle(void *p);
@@ -239,6 +280,11 @@ struct controls {
         uint64_t device_copies = 0;
         uint64_t ipc_opened = 0;
         uint64_t ipc_closed = 0;
+        uint64_t graphs_instantiated = 0; /* cudaGraphInstantiate calls that made an exec */
+        uint64_t graph_launches = 0;
+        /* Execs instantiated and not yet destroyed: not a count since reset_counts(), which
+           leaves it, but what is live now, so that a test sees a leak. */
+        uint64_t live_graph_execs = 0;
 };
 
 controls &control();

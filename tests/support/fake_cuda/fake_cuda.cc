@@ -1,6 +1,7 @@
 /* The fake CUDA runtime (cuda_runtime.h says what it models). */
 #include "cuda_runtime.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 #include "cudaTypedefs.h"
 #include "fake_devices.h"
@@ -166,20 +168,40 @@ size_t page_round(size_t bytes)
 
 } /* namespace */
 
+/* What a call issues on a stream (queues its work, counts it), kept so that a captured call
+   can be issued again at each launch of its graph. */
+typedef std::function<cudaError_t(cudaStream_t)> Issue;
+
 /* A stream: work queued, run in order when the host waits; on the device (physical) current
-   when it was made. */
+   when it was made. While it captures, issued work goes to captured instead. */
 struct CUstream_st {
         std::deque<std::function<void()>> queue;
         uint64_t queued = 0, done = 0;
         int device = 0;
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        uint64_t capture_id = 0; /* of the capture under way: events recorded in it name it */
+        std::vector<Issue> captured;
 };
 
-/* An event: done once its stream ran up to seq. */
+/* An event: done once its stream ran up to seq. One recorded while its stream captured waits
+   for that capture instead (capture_id), which no host wait may do. */
 struct CUevent_st {
         CUstream_st *stream = nullptr;
         uint64_t seq = 0;
         bool timing = true;
         int device = 0;
+        CUstream_st *captured_on = nullptr;
+        uint64_t capture_id = 0;
+};
+
+/* A graph and an exec: the captured calls, in order; an exec has its own copy. */
+struct CUgraph_st {
+        int device;
+        std::vector<Issue> ops;
+};
+struct CUgraphExec_st {
+        int device;
+        std::vector<Issue> ops;
 };
 
 namespace
@@ -191,9 +213,32 @@ void enqueue(cudaStream_t s, std::function<void()> op)
         s->queued++;
 }
 
+/* Issues a call's work on s, or records it into s's capture, to be issued at each graph launch.
+   After a capture is invalidated, the runtime refuses the stream's calls until it ends. */
+cudaError_t submit(cudaStream_t s, Issue issue)
+{
+        if (s->capture == cudaStreamCaptureStatusInvalidated)
+                return fail(cudaErrorStreamCaptureInvalidated);
+        if (s->capture == cudaStreamCaptureStatusActive) {
+                s->captured.push_back(std::move(issue));
+                return cudaSuccess;
+        }
+        return issue(s);
+}
+
+/* A host wait for a capturing stream: the runtime refuses it and invalidates the capture, so a
+   test sees an engine that waits inside one. */
+cudaError_t wait_in_capture(cudaStream_t s)
+{
+        s->capture = cudaStreamCaptureStatusInvalidated;
+        return fail(cudaErrorStreamCaptureUnsupported);
+}
+
 /* Runs s's queue until seq; a sticky error met on the way is what the wait returns. */
 cudaError_t run_until(cudaStream_t s, uint64_t seq)
 {
+        if (s->capture != cudaStreamCaptureStatusNone)
+                return wait_in_capture(s);
         while (s->done < seq) {
                 std::function<void()> op = std::move(s->queue.front());
 
@@ -367,6 +412,9 @@ const char *cudaGetErrorName(cudaError_t rc)
                 NAME(cudaErrorPeerAccessUnsupported)
                 NAME(cudaErrorHostMemoryAlreadyRegistered)
                 NAME(cudaErrorHostMemoryNotRegistered)
+                NAME(cudaErrorIllegalState)
+                NAME(cudaErrorStreamCaptureUnsupported)
+                NAME(cudaErrorStreamCaptureInvalidated)
 #undef NAME
         }
         return "cudaErrorUnknown";
@@ -512,7 +560,8 @@ cudaError_t cudaStreamCreate(cudaStream_t *s)
 
 cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
-        /* The runtime lets queued work finish first. */
+        /* The runtime lets queued work finish first; a capture under way is dropped. */
+        s->capture = cudaStreamCaptureStatusNone;
         run_until(s, s->queued);
         delete s;
         return cudaSuccess;
@@ -549,9 +598,19 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
         CONTEXT(dev);
         if (ev->device != s->device)
                 return fail(cudaErrorInvalidResourceHandle);
-        enqueue(s, [] {});
-        ev->stream = s;
-        ev->seq = s->queued;
+        bool capturing = s->capture == cudaStreamCaptureStatusActive;
+        cudaError_t rc = submit(s, [](cudaStream_t t) {
+                enqueue(t, [] {});
+                return cudaSuccess;
+        });
+
+        if (rc != cudaSuccess)
+                return rc;
+        /* Recorded in a capture, it marks a point of the graph, not of this stream's queue. */
+        ev->stream = capturing ? nullptr : s;
+        ev->seq = capturing ? 0 : s->queued;
+        ev->captured_on = capturing ? s : nullptr;
+        ev->capture_id = capturing ? s->capture_id : 0;
         return cudaSuccess;
 }
 
@@ -561,6 +620,9 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 
         if (rc != cudaSuccess)
                 return fail(rc);
+        if (ev->captured_on && ev->captured_on->capture != cudaStreamCaptureStatusNone &&
+            ev->captured_on->capture_id == ev->capture_id)
+                return wait_in_capture(ev->captured_on);
         return ev->stream ? run_until(ev->stream, ev->seq) : cudaSuccess;
 }
 
@@ -613,13 +675,19 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
                 /* Pageable: the runtime copies it through a buffer of its own, in stream order,
                    before it returns. */
                 devices::count(&controls::pageable_copies);
+                if (s->capture != cudaStreamCaptureStatusNone)
+                        return wait_in_capture(s); /* the staging waits for the stream */
                 run_until(s, s->queued);
                 copy_out(dst, src, bytes, corrupt);
                 return cudaSuccess;
         }
-        devices::count(host ? &controls::pinned_copies : &controls::device_copies);
-        enqueue(s, [=] { copy_out(dst, src, bytes, corrupt); });
-        return cudaSuccess;
+        uint64_t controls::*counter = host ? &controls::pinned_copies : &controls::device_copies;
+
+        return submit(s, [=](cudaStream_t t) {
+                devices::count(counter);
+                enqueue(t, [=] { copy_out(dst, src, bytes, corrupt); });
+                return cudaSuccess;
+        });
 }
 
 cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s)
@@ -627,8 +695,10 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s)
         CONTEXT(dev);
         if (bytes && !is_device(p, bytes))
                 return fail(cudaErrorInvalidValue);
-        enqueue(s, [=] { memset(p, value, bytes); });
-        return cudaSuccess;
+        return submit(s, [=](cudaStream_t t) {
+                enqueue(t, [=] { memset(p, value, bytes); });
+                return cudaSuccess;
+        });
 }
 
 /* A kernel runs on its stream's device, which must be the current one, as the runtime checks. */
@@ -639,6 +709,10 @@ cudaError_t launch(cudaStream_t s, dim3 grid, dim3 block, std::function<void()> 
                 return fail(cudaErrorInvalidResourceHandle);
         if (!grid.x || !grid.y || !grid.z || !block.x)
                 return fail(cudaErrorInvalidValue);
+        /* Captured, the launch is made again at each graph launch, through here: counted, and
+           its fault decided, then, as a replayed kernel meets the device as it is then. */
+        if (s->capture != cudaStreamCaptureStatusNone)
+                return submit(s, [=](cudaStream_t t) { return launch(t, grid, block, body); });
         devices::count(&controls::launches);
         bool faults = devices::launch_faults(dev);
 
@@ -652,6 +726,85 @@ cudaError_t launch(cudaStream_t s, dim3 grid, dim3 block, std::function<void()> 
 
                 simt::launch(grid, block, body);
         });
+        return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode)
+{
+        static std::atomic<uint64_t> ids{0};
+
+        CONTEXT(dev);
+        if (s->capture != cudaStreamCaptureStatusNone)
+                return fail(cudaErrorIllegalState);
+        s->capture = cudaStreamCaptureStatusActive;
+        s->capture_id = ++ids;
+        s->captured.clear();
+        return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph)
+{
+        cudaStreamCaptureStatus was = s->capture;
+        std::vector<Issue> ops = std::move(s->captured);
+
+        if (was == cudaStreamCaptureStatusNone)
+                return fail(cudaErrorIllegalState);
+        s->capture = cudaStreamCaptureStatusNone;
+        s->captured.clear();
+        *graph = nullptr;
+        if (was == cudaStreamCaptureStatusInvalidated)
+                return fail(cudaErrorStreamCaptureInvalidated);
+        *graph = new CUgraph_st{s->device, std::move(ops)};
+        return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *status)
+{
+        *status = s->capture;
+        return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long)
+{
+        CONTEXT(dev);
+        if (!exec || !graph)
+                return fail(cudaErrorInvalidValue);
+        *exec = new CUgraphExec_st{graph->device, graph->ops};
+        devices::count(&controls::graphs_instantiated);
+        devices::count(&controls::live_graph_execs);
+        return cudaSuccess;
+}
+
+/* The exec's calls issued again on s, in order; on a capturing stream they are captured. */
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
+{
+        CONTEXT(dev);
+        if (!exec)
+                return fail(cudaErrorInvalidValue);
+        if (exec->device != s->device || s->device != dev)
+                return fail(cudaErrorInvalidResourceHandle);
+        devices::count(&controls::graph_launches);
+        for (const Issue &op : exec->ops) {
+                cudaError_t rc = submit(s, op);
+
+                if (rc != cudaSuccess)
+                        return rc;
+        }
+        return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+        delete graph;
+        return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+        if (!exec)
+                return fail(cudaErrorInvalidValue);
+        delete exec;
+        devices::uncount(&controls::live_graph_execs);
         return cudaSuccess;
 }
 

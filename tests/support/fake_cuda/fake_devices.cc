@@ -215,6 +215,7 @@ void reset_counts()
         g_controls.minor = c.minor;
         g_controls.ptx_version = c.ptx_version;
         g_controls.sms = c.sms;
+        g_controls.live_graph_execs = c.live_graph_execs; /* state, not a count */
 }
 
 void reset_devices()
@@ -382,6 +383,14 @@ void count(uint64_t controls::*counter)
         std::lock_guard<std::mutex> g(g_lock);
 
         g_controls.*counter += 1;
+}
+
+void uncount(uint64_t controls::*counter)
+{
+        ensure();
+        std::lock_guard<std::mutex> g(g_lock);
+
+        g_controls.*counter -= 1;
 }
 
 int pci_bus(int physical)

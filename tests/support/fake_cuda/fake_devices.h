@@ -52,6 +52,8 @@ bool malloc_fails();
 
 /* Adds one to a counter of controls, under the lock: engines on several threads count too. */
 void count(uint64_t controls::*counter);
+/* Takes one off (controls::live_graph_execs, when an exec is destroyed). */
+void uncount(uint64_t controls::*counter);
 
 /* "0000:01:00.0": the PCI address of a physical device. */
 int pci_bus(int physical);

@@ -22,12 +22,21 @@ namespace emulated
 struct Backend {
         unsigned sms = 3;
         unsigned copies = 0; /* copy_device calls */
+        unsigned waits = 0;  /* to_host calls: the host waits for the stream */
 
         template <class... P, class... A>
         bool launch(void (*kernel)(P...), dim3 grid, dim3 block, A... args)
         {
                 simt::launch(grid, block, [&] { kernel(args...); });
                 return true;
+        }
+        /* The emulator's shared memory has no static limit. */
+        template <class... P, class... A>
+        bool launch_with(size_t dynamic_shared_bytes, void (*kernel)(P...), dim3 grid, dim3 block,
+                         A... args)
+        {
+                (void)dynamic_shared_bytes;
+                return launch(kernel, grid, block, args...);
         }
         bool clear(void *dev, size_t bytes)
         {
@@ -37,6 +46,7 @@ struct Backend {
         }
         bool to_host(void *host, const void *dev, size_t bytes)
         {
+                waits++;
                 std::memcpy(host, dev, bytes);
                 return true;
         }
@@ -81,15 +91,18 @@ inline sortd_cuda::SortRequest request(const sortd_sort_desc &d, size_t n)
         r.key_bytes = kb;
         r.val_bytes = (unsigned)sortd_payload_size(d.payload);
         r.argsort = d.payload == SORTD_PAYLOAD_ARGSORT32 || d.payload == SORTD_PAYLOAD_ARGSORT64;
-        r.tw = sortd__twiddle_make(kb, sortd__key_kind_of(d.key_type), d.order == SORTD_DESCENDING);
+        r.kind = sortd__key_kind_of(d.key_type);
+        r.descending = d.order == SORTD_DESCENDING;
+        r.tw = sortd__twiddle_make(kb, r.kind, r.descending);
         r.begin_bit = d.begin_bit;
         r.end_bit = d.end_bit ? d.end_bit : kb * 8;
         return r;
 }
 
-/* Sorts like sortd_engine_sort() would with the cuda engine, n >= 2. */
+/* Sorts like sortd_engine_sort() would with the cuda engine's Onesweep, n >= 2. Returns how
+   often the host waited for the stream. */
 template <class P32, class P64>
-void sort(const sortd_sort_desc &d, void *keys, void *vals, size_t n)
+unsigned sort(const sortd_sort_desc &d, void *keys, void *vals, size_t n)
 {
         Memory<P32, P64> m(n);
         sortd_cuda::SortRequest r = request(d, n);
@@ -104,6 +117,7 @@ void sort(const sortd_sort_desc &d, void *keys, void *vals, size_t n)
         std::memcpy(keys, m.b.keys[res.key_buf], n * r.key_bytes);
         if (r.val_bytes)
                 std::memcpy(vals, m.b.vals[res.val_buf], n * r.val_bytes);
+        return be.waits;
 }
 
 /*
