@@ -35,6 +35,7 @@
 
 #include "binning.h"
 #include "histogram.h"
+#include "network.h"
 #include "onesweep.h"
 #include "plan.h"
 #include "rank.h"
@@ -289,6 +290,8 @@ int sortd__cpu_ctx_init(sortd__cpu_ctx *ctx, size_t capacity, unsigned threads)
         if (!ctx->alt_keys || !ctx->alt_vals || !ctx->own_keys || !ctx->status || !ctx->scratch ||
             !ctx->tile_counts || !ctx->seg_chunk_out)
                 return -ENOMEM;
+        for (unsigned t = 0; t < threads; t++)
+                ctx->scratch[t].network = sortd__network_available();
         r = sortd__pool_create(threads, &ctx->pool);
         return r;
 }

@@ -34,6 +34,9 @@ typedef struct sortd__cpu_scratch {
         uint64_t sel_below, sel_cand, sel_take, sel_off, sel_fused;
         uint64_t sel_min, sel_max; /* of the ranks (raw keys: first pass) it counted */
         bool sel_torn;
+        /* Small sorts of keys alone go through the sorting network: the CPU has AVX-512F
+           (network.h). */
+        bool network;
 } sortd__cpu_scratch;
 
 /* Everything a sort needs, allocated once for the engine's capacity. */

@@ -7,10 +7,15 @@
  * the last writes the caller's arrays back in their own widths. The caller's keys are read
  * once, so keys that another process changes meanwhile (a shared-memory region) cannot send a
  * scatter out of its bins. At up to 2^16 keys the scratch (2 MiB at most) stays in L2.
+ *
+ * Keys of up to 4 bytes with no values, sorted over their whole width, go instead through the
+ * sorting network where the CPU has one (network.h) and n is worth it: their images are copied
+ * out, sorted and copied back, the caller's keys again read once.
  */
 #include <string.h>
 
 #include "../keys.h"
+#include "network.h"
 #include "small.h"
 #include "tile.h"
 
@@ -119,6 +124,48 @@ SORTD__ALWAYS_INLINE unsigned count_places(const sortd__plan *p, sortd__twiddle 
         return k;
 }
 
+/* Whether keys alone take the sorting network: no values, and no bit range, where keys that
+   differ outside the range would be equal images, which the network may reorder. */
+static bool by_network(const sortd__plan *p, size_t n, const sortd__cpu_scratch *s)
+{
+        return s->network && p->val_bytes == 0 && p->key_bytes <= 4 && p->begin_bit == 0 &&
+               p->end_bit == 8 * p->key_bytes && sortd__network_worth(n);
+}
+
+/* The keys' images into the network and back, in 32-bit words, kb (the key's bytes) a
+   constant: loops the compiler vectorises. */
+SORTD__ALWAYS_INLINE void network_as(const sortd__plan *p, void *keys, size_t n, uint32_t *images,
+                                     unsigned kb)
+{
+        sortd__twiddle tw = sortd__twiddle_make(kb, p->kind, p->descending);
+        uint32_t sign = (uint32_t)tw.sign_xor, fl = (uint32_t)tw.float_xor,
+                 order = (uint32_t)tw.order_xor, top = tw.top;
+
+        for (size_t i = 0; i < n; i++) {
+                uint32_t x = (uint32_t)sortd__load_elem(keys, i, kb);
+
+                images[i] = x ^ sign ^ (fl & (0u - (x >> top))) ^ order;
+        }
+        sortd__network_sort(images, n);
+        for (size_t i = 0; i < n; i++) {
+                uint32_t z = images[i] ^ order;
+
+                sortd__store_elem(keys, i, kb, z ^ sign ^ (fl & ((z >> top) - 1u)));
+        }
+}
+
+static void sort_by_network(const sortd__plan *p, void *keys, size_t n, sortd__cpu_scratch *s)
+{
+        uint32_t *images = (uint32_t *)(void *)s->local_k;
+
+        if (p->key_bytes == 1)
+                network_as(p, keys, n, images, 1);
+        else if (p->key_bytes == 2)
+                network_as(p, keys, n, images, 2);
+        else
+                network_as(p, keys, n, images, 4);
+}
+
 SORTD__ALWAYS_INLINE void sort_as(const sortd__plan *p, void *keys, void *vals, size_t n,
                                   sortd__cpu_scratch *s, unsigned ek, bool with_vals)
 {
@@ -166,7 +213,9 @@ void sortd__small_sort(const sortd__plan *p, void *keys, void *vals, size_t n,
 {
         bool with_vals = p->val_bytes != 0;
 
-        if (p->key_bytes <= 4 && with_vals)
+        if (by_network(p, n, s))
+                sort_by_network(p, keys, n, s);
+        else if (p->key_bytes <= 4 && with_vals)
                 sort_as(p, keys, vals, n, s, 4, true);
         else if (p->key_bytes <= 4)
                 sort_as(p, keys, vals, n, s, 4, false);

@@ -9,8 +9,8 @@
  *
  * SORTD_TEST_SEED=<number> changes the data (default: fixed). A failure message names the case
  * (type, payload, order, bit range, distribution, n, seed, threads) and the first differing index.
- * CK_RUN_CASE=matrix|buckets|epoch|stability|bit-ranges|threads|shared runs one part (meson runs
- * each as its own test). The error paths are test_cpu_errors.c's.
+ * CK_RUN_CASE=matrix|buckets|network|epoch|stability|bit-ranges|threads|shared runs one part
+ * (meson runs each as its own test). The error paths are test_cpu_errors.c's.
  *
  * The reference's merge sort takes most of the time, so the sizes above 2^20 are kept to
  * matrix_random_sizes and thread_counts; under ASan the matrices take fewer cases
@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "cpu/lookback.h"
+#include "cpu/network.h"
 #include "cpu/small.h"
 #include "cpu_check.h"
 #include "reference.h"
@@ -562,6 +563,105 @@ START_TEST(dominant_direct)
 }
 END_TEST
 
+/* ---- the small sort's network ------------------------------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+        return (x > y) - (x < y);
+}
+
+/*
+ * The sorting network alone, at every n it takes, against qsort: uniform images, images of a
+ * few values, and images already in order and in reverse, padded where n is no power of two.
+ * Without AVX-512 it is skipped with a message: the radix sort serves every small sort then.
+ */
+START_TEST(network_every_n)
+{
+        uint32_t *a = aligned_alloc(64, SORTD__NETWORK_KEYS * 4),
+                 *want = malloc(SORTD__NETWORK_KEYS * 4);
+        uint64_t z = 0x9e3779b97f4a7c15ull;
+
+        ck_assert(a && want);
+        if (!sortd__network_available()) {
+                printf("SKIP network_every_n: this CPU has no AVX-512F\n");
+                goto out;
+        }
+        for (size_t n = 1; n <= SORTD__NETWORK_KEYS; n++)
+                for (unsigned form = 0; form < 4; form++) {
+                        for (size_t i = 0; i < n; i++) {
+                                z = mix(z + i);
+                                a[i] = form == 0   ? (uint32_t)z
+                                       : form == 1 ? (uint32_t)(z % 5) * 0x40000001u
+                                       : form == 2 ? (uint32_t)i
+                                                   : UINT32_MAX - (uint32_t)i;
+                        }
+                        memcpy(want, a, n * 4);
+                        qsort(want, n, 4, cmp_u32);
+                        sortd__network_sort(a, n);
+                        if (memcmp(a, want, n * 4) != 0)
+                                ck_abort_msg("network: n %zu, form %u: images out of order", n,
+                                             form);
+                }
+out:
+        free(a);
+        free(want);
+}
+END_TEST
+
+/*
+ * The small sort of keys alone, through the network and through the radix sort (the context's
+ * flag turned off), against the reference: every key type of up to 4 bytes, both orders, every
+ * distribution (one of them a case under ASan), and the sizes around the network's powers of
+ * two and its three-quarter bounds, where sortd__network_worth() changes its mind.
+ */
+START_TEST(network_or_radix)
+{
+        static const size_t sizes[] = {2,    3,    15,   16,   17,   511,  767,
+                                       768,  1023, 1024, 1025, 1535, 1536, 2047,
+                                       2048, 2049, 3071, 3072, 4095, 4096, 4097};
+        const sortd_key_type type = (sortd_key_type)_i;
+        sortd__cpu_ctx ctx = {0};
+        size_t cases = 0, by_network = 0;
+
+        if (sortd_key_size(type) > 4)
+                return;
+        ck_assert_int_eq(sortd__cpu_ctx_init(&ctx, SORTD__SMALL_KEYS, 1), 0);
+        for (int net = ctx.scratch[0].network; net >= 0; net--)
+                for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+                        for (int o = 0; o < SORTD_ORDER_COUNT; o++)
+                                for (size_t d = 0; d < N_DISTS; d++) {
+                                        if (!variant_taken(d, N_DISTS, s * 2 + (size_t)o))
+                                                continue;
+                                        struct sort_case c =
+                                                make_case(type, SORTD_PAYLOAD_NONE, (sortd_order)o,
+                                                          all_dists[d], sizes[s]);
+                                        sortd__plan plan = sortd__plan_of(&c.desc);
+                                        struct input in;
+                                        void *want, *want_vals;
+                                        char name[160];
+
+                                        input_make(&c, &in);
+                                        reference_sort(&c, &in, &want, &want_vals);
+                                        ctx.scratch[0].network = net;
+                                        sortd__small_sort(&plan, in.keys, NULL, c.n,
+                                                          &ctx.scratch[0]);
+                                        expect_same(describe(&c, name, sizeof(name)),
+                                                    net ? "keys (network)" : "keys (radix)",
+                                                    in.keys, want, c.n, in.kb);
+                                        cases++;
+                                        by_network += net && sortd__network_worth(c.n);
+                                        free(want);
+                                        free(want_vals);
+                                        input_free(&in);
+                                }
+        ck_assert_uint_gt(cases, 0);
+        ck_assert(!sortd__network_available() || by_network > 0);
+        sortd__cpu_ctx_free(&ctx);
+}
+END_TEST
+
 /*
  * On a CPU with AVX-512, bucket tiles of u32 keys split a dominant digit's
  * keys from the others without a branch; elsewhere, or with the split turned
@@ -787,6 +887,12 @@ static Suite *cpu_engine_suite(void)
         tcase_add_test(tc, bucket_overruns);
         tcase_add_test(tc, dominant_direct);
         tcase_add_test(tc, dominant_split_or_not);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("network");
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, network_every_n);
+        tcase_add_loop_test(tc, network_or_radix, 0, SORTD_KEY_TYPE_COUNT);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("epoch");
