@@ -401,10 +401,9 @@ class Client:
                 tkeys.ctypes.data, tkeys.nbytes, values.ctypes.data, values.nbytes,
                 "a" if out is None else "out"):
             values, payload = None, _lib.PAYLOAD_NONE
-        if out is not None:
-            _arrays._np().copyto(out, a)
         if tkeys.size:
-            _host.sort(self, tkeys, kt, values, payload, opts, device, _arrays.rows(keys.shape))
+            _host.sort(self, tkeys, kt, values, payload, opts, device, _arrays.rows(keys.shape),
+                       source=keys if out is not None else None)
         return target
 
     @_by_dlpack(returns_a=False)

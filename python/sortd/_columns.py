@@ -4,7 +4,7 @@ says (sortd_types.h)."""
 import ctypes
 import operator
 
-from . import _arrays, _dlpack, _lib, _requests
+from . import _arrays, _copies, _dlpack, _lib, _requests
 
 
 class Columns:
@@ -141,7 +141,7 @@ def _in_region(client, cols, idx, payload, uuid):
         views = []
         for j, a in enumerate(cols.arrays):
             view = lease.view(at[j], a.dtype, cols.n)
-            _arrays._np().copyto(view, a)
+            _copies.copyto(view, a)
             views.append((a, view))
         rs = _lib.RegionSort(lease.handle, 0, lease.handle if idx is not None else None,
                              vat, cols.n, 0, payload, _lib.SortOptions(), uuid)
@@ -155,6 +155,6 @@ def _in_region(client, cols, idx, payload, uuid):
             _requests.sort_copies(client, run, views)
         else:
             run()
-            _arrays._np().copyto(idx, lease.view(vat, idx.dtype, cols.n))
+            _copies.copyto(idx, lease.view(vat, idx.dtype, cols.n))
     finally:
         client._regions.give_back(client._io, lease)

@@ -10,18 +10,22 @@ the cheapest that fits:
 Each function takes the client and the arguments its method has checked already, and takes
 the client's call (Client._call) itself.
 """
-from . import _arrays, _requests
+from . import _arrays, _copies, _requests
 
 _ALIGN = 64  # where a second array starts in a lease
 
 
-def sort(client, keys, key_type, vals, payload, opts, device, seg):
-    """Sorts keys, and vals with them, in place; seg: the rows (None: one array)."""
-    np = _arrays._np()
+def sort(client, keys, key_type, vals, payload, opts, device, seg, source=None):
+    """Sorts keys, and vals with them, in place; seg: the rows (None: one array). source
+    (keys' shape and type): the keys to sort into keys (out=), read straight into the copy
+    that is sorted, so keys is written once and no copy of source is made first."""
+    source = keys if source is None else source
     with client._call():
         device = client._device_uuid(device)
         kspan, vspan = client._regions.span(keys), client._regions.span(vals)
         if kspan and (vals is None or vspan):
+            if source is not keys:
+                _copies.copyto(keys, source)
             _requests.in_regions(client, kspan, vspan, keys.size, key_type, payload, opts,
                                  device, seg)
             return
@@ -30,7 +34,7 @@ def sort(client, keys, key_type, vals, payload, opts, device, seg):
             # Into copies, which reach the caller's arrays only whole: a reply cut short
             # (connection lost, timeout) leaves its buffers half-written. At this size a
             # copy is cheap, and it is aligned as libsortd wants whatever the array is.
-            kbuf = keys.copy()
+            kbuf = source.copy()
             vbuf = vals.copy() if vals is not None else None
             copies = [(keys, kbuf)] + ([(vals, vbuf)] if vals is not None else [])
             _requests.sort_copies(
@@ -45,12 +49,14 @@ def sort(client, keys, key_type, vals, payload, opts, device, seg):
             copied = []
             at = 0
             spans = []
-            for arr, span in ((keys, kspan), (vals, vspan)):
+            for arr, src, span in ((keys, source, kspan), (vals, vals, vspan)):
                 if arr is None or span:
+                    if span and src is not arr:
+                        _copies.copyto(arr, src)
                     spans.append(span)
                     continue
                 view = lease.view(at, arr.dtype, arr.size).reshape(arr.shape)
-                np.copyto(view, arr)
+                _copies.copyto(view, src)
                 copied.append((arr, view))
                 spans.append((lease, at))
                 at += _round_up(arr.nbytes)
@@ -65,7 +71,6 @@ def sort(client, keys, key_type, vals, payload, opts, device, seg):
 def argsort(client, a, idx, key_type, payload, opts, device):
     """The permutation that sorts a's rows into idx, a new array of a's shape; a, not empty,
     is left as it was."""
-    np = _arrays._np()
     seg = _arrays.rows(a.shape)
     with client._call():
         device = client._device_uuid(device)
@@ -76,10 +81,10 @@ def argsort(client, a, idx, key_type, payload, opts, device):
         at = _round_up(a.nbytes)
         lease = client._regions.lease(at + idx.nbytes, client._create_region)
         try:
-            np.copyto(lease.view(0, a.dtype, a.size), a.reshape(-1))
+            _copies.copyto(lease.view(0, a.dtype, a.size), a.reshape(-1))
             _requests.in_regions(client, (lease, 0), (lease, at), a.size, key_type, payload,
                                  opts, device, seg)
-            np.copyto(idx.reshape(-1), lease.view(at, idx.dtype, a.size))
+            _copies.copyto(idx.reshape(-1), lease.view(at, idx.dtype, a.size))
         finally:
             client._regions.give_back(client._io, lease)
 
@@ -87,7 +92,6 @@ def argsort(client, a, idx, key_type, payload, opts, device):
 def topk(client, a, k, key_type, results, payload, opts, device):
     """The top-k of a's rows into results, (values, indices): inline, or through regions
     (a where it lies in one already, else a copy of it; the results through a lease)."""
-    np = _arrays._np()
     vals, idx = results
     seg = _arrays.rows(a.shape)
     with client._call():
@@ -103,12 +107,12 @@ def topk(client, a, k, key_type, results, payload, opts, device):
         lease = client._regions.lease(iat + idx.nbytes, client._create_region)
         try:
             if kspan is None:
-                np.copyto(lease.view(0, a.dtype, a.size), a.reshape(-1))
+                _copies.copyto(lease.view(0, a.dtype, a.size), a.reshape(-1))
                 kspan = (lease, 0)
             _requests.in_regions(client, kspan, None, a.size, key_type, payload, opts, device,
                                  seg, k, ((lease, at), (lease, iat)))
-            np.copyto(vals.reshape(-1), lease.view(at, vals.dtype, vals.size))
-            np.copyto(idx.reshape(-1), lease.view(iat, idx.dtype, idx.size))
+            _copies.copyto(vals.reshape(-1), lease.view(at, vals.dtype, vals.size))
+            _copies.copyto(idx.reshape(-1), lease.view(iat, idx.dtype, idx.size))
         finally:
             client._regions.give_back(client._io, lease)
 

@@ -7,7 +7,7 @@ connection and sets the deadline its exchanges share.
 """
 import ctypes
 
-from . import _arrays, _lib
+from . import _arrays, _copies, _lib
 
 
 def options(descending, bits, key_type):
@@ -37,15 +37,14 @@ def sort_copies(client, sort, copies):
     still holds its input changes nothing, and the way to tell a sort that failed, whose
     copies must not reach the caller, is libsortd's message, "" unless the last exchange
     failed."""
-    np = _arrays._np()
     try:
         sort()
         for arr, copy in copies:
-            np.copyto(arr, copy)
+            _copies.copyto(arr, copy)
     except BaseException:
         if not client._lib.sortd_error_message(client._conn):
             for arr, copy in copies:
-                np.copyto(arr, copy)
+                _copies.copyto(arr, copy)
         raise
 
 

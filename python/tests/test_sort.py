@@ -108,12 +108,16 @@ def test_bits(client):
 
 
 def test_out_leaves_input(client):
-    a = keys(np.float32, 3000, 4)
-    before = a.copy()
-    out = np.empty_like(a)
-    assert client.sort(a, out=out) is out
-    np.testing.assert_array_equal(a.view(np.uint32), before.view(np.uint32))
-    np.testing.assert_array_equal(out.view(np.uint32), a[expected_order(a)].view(np.uint32))
+    """Inline, and through a lease (a read into the lease, out written once from it)."""
+    for inline_max in (client.inline_max_bytes, 0):
+        client.inline_max_bytes = inline_max
+        a = keys(np.float32, 3000, 4)
+        before = a.copy()
+        out = np.full_like(a, 7.0)
+        assert client.sort(a, out=out) is out
+        np.testing.assert_array_equal(a.view(np.uint32), before.view(np.uint32))
+        np.testing.assert_array_equal(out.view(np.uint32),
+                                      a[expected_order(a)].view(np.uint32))
 
 
 def test_empty_and_one(client):
