@@ -5,14 +5,15 @@
  * inline (sent with the request: n x 4 bytes in for either, and out for the sort) and then in
  * shared-memory regions (sortd_sort_in_region: no keys cross the socket).
  *
- * The separate requests are pipelined (sortd_submit up to SEG_WINDOW ahead of sortd_receive),
- * their best case on one connection: a client waiting for each reply would add a round trip
- * per row. Each pair of timings (one of each form) is taken back to back, the order
- * alternating from pair to pair, and the ratio reported is the median of the pairs' ratios:
- * on a shared machine the speed drifts over seconds, and pairs see the same drift.
- * The targets are printed at the issue's sizes only (10^4 x 1,024; k = 1,000 of 2^24).
- * Every result is checked: the segmented rows equal the separate ones and each row is sorted;
- * the top-k equals the full sort's first k keys.
+ * Inline, the separate requests are pipelined (sortd_submit up to SEG_WINDOW ahead of
+ * sortd_receive), their best case on one connection: a client waiting for each reply would add
+ * a round trip per row. In a region each row's sort waits for its reply, as
+ * sortd_sort_in_region does: libsortd has no pipelined region sort. Each pair of timings (one of
+ * each form) is taken back to back, the order alternating from pair to pair, and the ratio reported
+ * is the median of the pairs' ratios: on a shared machine the speed drifts over seconds, and pairs
+ * see the same drift. The targets are printed at the issue's sizes only (10^4 x 1,024; k = 1,000 of
+ * 2^24). Every result is checked: the segmented rows equal the separate ones and each row is
+ * sorted; the top-k equals the full sort's first k keys.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,39 +49,70 @@ static bool fail(seg_bench *b, const char *what)
         return false;
 }
 
-/* The rows in one request; its seconds in *secs. */
-static bool rows_one(seg_bench *b, double *secs)
+/* The rows in one request, inline or in region r; its seconds in *secs. */
+static bool rows_one(seg_bench *b, sortd_region *r, double *secs)
 {
         sortd_segments seg = {.count = b->rows, .row_len = b->row_len};
         size_t n = b->rows * b->row_len;
+        sortd_region_sort rs = {.keys = r, .n = n, .key_type = SORTD_KEY_U32, .segments = &seg};
+        sortd_status s;
         double t0;
 
-        memcpy(b->one, b->input, n * 4);
+        memcpy(r ? sortd_region_data(r) : (void *)b->one, b->input, n * 4);
         t0 = bench_now();
-        if (sortd_sort_segments(b->c, b->one, NULL, n, SORTD_KEY_U32, SORTD_PAYLOAD_NONE, &seg,
-                                NULL) != SORTD_OK)
-                return fail(b, "segmented sort");
+        s = r ? sortd_sort_in_region(b->c, &rs)
+              : sortd_sort_segments(b->c, b->one, NULL, n, SORTD_KEY_U32, SORTD_PAYLOAD_NONE, &seg,
+                                    NULL);
         *secs = bench_now() - t0;
+        if (s != SORTD_OK)
+                return fail(b, "segmented sort");
+        if (r)
+                memcpy(b->one, sortd_region_data(r), n * 4);
         return true;
 }
 
-/* The rows as one request each, SEG_WINDOW in flight; its seconds in *secs. */
-static bool rows_many(seg_bench *b, double *secs)
+/* The rows as one region sort each, one after another; its seconds in *secs. */
+static bool rows_many_in_region(seg_bench *b, sortd_region *r, double *secs)
+{
+        size_t n = b->rows * b->row_len;
+        double t0;
+
+        memcpy(sortd_region_data(r), b->input, n * 4);
+        t0 = bench_now();
+        for (size_t i = 0; i < b->rows; i++) {
+                sortd_region_sort rs = {.keys = r,
+                                        .keys_offset = i * b->row_len * 4,
+                                        .n = b->row_len,
+                                        .key_type = SORTD_KEY_U32};
+
+                if (sortd_sort_in_region(b->c, &rs) != SORTD_OK)
+                        return fail(b, "separate region sort");
+        }
+        *secs = bench_now() - t0;
+        memcpy(b->many, sortd_region_data(r), n * 4);
+        return true;
+}
+
+/* The rows as one request each: inline SEG_WINDOW in flight, or in region r; its seconds in
+ *secs. */
+static bool rows_many(seg_bench *b, sortd_region *r, double *secs)
 {
         sortd_request q[SEG_WINDOW];
         size_t sent = 0, got = 0;
         double t0;
 
+        if (r)
+                return rows_many_in_region(b, r, secs);
         memcpy(b->many, b->input, b->rows * b->row_len * 4);
         t0 = bench_now();
         while (got < b->rows) {
                 if (sent < b->rows && sent - got < SEG_WINDOW) {
-                        sortd_request *r = &q[sent % SEG_WINDOW];
+                        sortd_request *q_next = &q[sent % SEG_WINDOW];
 
-                        *r = (sortd_request){.keys = b->many + sent * b->row_len,
-                                             .n = b->row_len,
-                                             .key_type = SORTD_KEY_U32};
-                        if (sortd_submit(b->c, r) != SORTD_OK)
+                        *q_next = (sortd_request){.keys = b->many + sent * b->row_len,
+                                                  .n = b->row_len,
+                                                  .key_type = SORTD_KEY_U32};
+                        if (sortd_submit(b->c, q_next) != SORTD_OK)
                                 return fail(b, "separate request");
                         sent++;
                 } else if (sortd_receive(b->c, &q[got++ % SEG_WINDOW]) != SORTD_OK) {
@@ -107,25 +139,30 @@ static bool rows_check(const seg_bench *b)
         return true;
 }
 
-static int rows_part(seg_bench *b, int runs)
+/* The rows part inline (r NULL) or in region r. */
+static int rows_part(seg_bench *b, sortd_region *r, int runs)
 {
         double one[SEG_MAX_PAIRS], many[SEG_MAX_PAIRS];
         char rn[32], ln[32];
 
         for (int k = 0; k < runs; k++) {
-                bool ok = k % 2 ? rows_many(b, &many[k]) && rows_one(b, &one[k])
-                                : rows_one(b, &one[k]) && rows_many(b, &many[k]);
+                bool ok = k % 2 ? rows_many(b, r, &many[k]) && rows_one(b, r, &one[k])
+                                : rows_one(b, r, &one[k]) && rows_many(b, r, &many[k]);
                 if (!ok || !rows_check(b))
                         return -1;
         }
         double ratio = pair_ratio(many, one, (size_t)runs);
 
-        printf("rows: %s x %s u32 keys, median of %d pairs, alternated\n",
+        printf("rows: %s x %s u32 keys, %s, median of %d pairs, alternated\n",
                bench_count_name(b->rows, rn, sizeof(rn)),
-               bench_count_name(b->row_len, ln, sizeof(ln)), runs);
+               bench_count_name(b->row_len, ln, sizeof(ln)), r ? "in a region" : "inline", runs);
         printf("  one segmented request  %9.2f ms\n", bench_median(one, (size_t)runs) * 1e3);
-        printf("  separate requests      %9.2f ms  (%d in flight)\n",
-               bench_median(many, (size_t)runs) * 1e3, SEG_WINDOW);
+        if (r)
+                printf("  separate requests      %9.2f ms  (one at a time)\n",
+                       bench_median(many, (size_t)runs) * 1e3);
+        else
+                printf("  separate requests      %9.2f ms  (%d in flight)\n",
+                       bench_median(many, (size_t)runs) * 1e3, SEG_WINDOW);
         printf("  segmented speed-up     %9.2fx  (of each pair%s)\n", ratio,
                b->rows == 10000 && b->row_len == 1024 ? "; target >= 5x" : "");
         return 0;
@@ -243,7 +280,16 @@ int bench_segments(const char *sock, size_t rows, size_t row_len, size_t topk_n,
                 goto out;
         }
         datagen_fill(b.input, rows * row_len, SORTD_KEY_U32, DATAGEN_UNIFORM, 0, 39);
-        r = rows_part(&b, runs);
+        r = rows_part(&b, NULL, runs);
+        if (r == 0) {
+                sortd_region *region = NULL;
+
+                if (sortd_region_create(b.c, rows * row_len * 4, &region) == SORTD_OK)
+                        r = rows_part(&b, region, runs);
+                else
+                        r = fail(&b, "region") ? 0 : -1;
+                sortd_region_destroy(b.c, region);
+        }
         if (r == 0 && k)
                 r = topk_parts(&b, topk_n, k, runs);
         sortd_close(b.c);

@@ -47,9 +47,11 @@ def check_sortd_bench(bench, sortd):
     out = run([bench, sortd, "--segments", "--rows", "300", "--row-len", "100", "--n", "100000",
                "--k", "50", "--pairs", "3", "--threads", "2"])
     expect(out, [
-        r"rows: 300 x 100 u32 keys, median of 3 pairs, alternated",
+        r"rows: 300 x 100 u32 keys, inline, median of 3 pairs, alternated",
+        r"rows: 300 x 100 u32 keys, in a region, median of 3 pairs, alternated",
         rf"  one segmented request +{NUM} ms",
         rf"  separate requests +{NUM} ms  \(64 in flight\)",
+        rf"  separate requests +{NUM} ms  \(one at a time\)",
         rf"  segmented speed-up +{NUM}x  \(of each pair\)",
         r"top-k: k = 50 of 100000 u32 keys, inline, median of 3 pairs, alternated",
         r"top-k: k = 50 of 100000 u32 keys, in regions, median of 3 pairs, alternated",
