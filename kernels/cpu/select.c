@@ -90,6 +90,8 @@ SORTD__ALWAYS_INLINE void count_as(const pass *p, sortd__cpu_scratch *sc, size_t
         uint64_t dom = b < e ? (rank_of(p, keys, b, kb, &raw) >> shift) & mask : 0;
 
         for (size_t i = b; i < e; i++) {
+                if (i + SORTD__PREFETCH_KEYS < e) /* as a binning pass's keys are */
+                        __builtin_prefetch(keys + (i + SORTD__PREFETCH_KEYS) * kb);
                 uint64_t r = rank_of(p, keys, i, kb, &raw), d = (r >> shift) & mask;
 
                 if ((r & hi) != prefix)

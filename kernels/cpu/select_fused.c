@@ -89,8 +89,11 @@ SORTD__ALWAYS_INLINE void count_as(const count_job *j, sortd__cpu_scratch *sc, s
         uint64_t dom = b < e ? sortd__load_elem(keys, b, kb) >> shift : 0;
         size_t at = b;
 
-        /* the first key's top bits in a register, as select.c's count_as() does */
+        /* the first key's top bits in a register, as select.c's count_as() does; the keys
+           prefetched as a binning pass's are */
         for (size_t i = b; i < e; i++) {
+                if (i + SORTD__PREFETCH_KEYS < e)
+                        __builtin_prefetch(keys + (i + SORTD__PREFETCH_KEYS) * kb);
                 uint64_t x = sortd__load_elem(keys, i, kb), top = x >> shift;
 
                 lo = x < lo ? x : lo;
