@@ -109,6 +109,18 @@ NETWORK_INLINE void clean(__m512i *a, size_t count, size_t s)
                 }
 }
 
+/* The end of every merge: the half-cleaners of strides s down to 1 over the `count` registers
+   at r, then each register merged. */
+NETWORK_INLINE void clean_and_merge(__m512i *r, size_t count, size_t s)
+{
+#pragma GCC unroll 3
+        for (; s > 0; s /= 2)
+                clean(r, count, s);
+#pragma GCC unroll 8
+        for (size_t t = 0; t < count; t++)
+                r[t] = merge_register(r[t]);
+}
+
 /* `regs` (BLOCK or fewer) registers sorted in registers: each one, then runs of 1, 2, 4
    merged. */
 NETWORK_INLINE void sort_block(__m512i *a, size_t regs)
@@ -123,12 +135,7 @@ NETWORK_INLINE void sort_block(__m512i *a, size_t regs)
 #pragma GCC unroll 4
                 for (size_t base = 0; base < regs; base += 2 * m)
                         cross(r + base, m);
-#pragma GCC unroll 2
-                for (size_t s = m / 2; s > 0; s /= 2)
-                        clean(r, regs, s);
-#pragma GCC unroll 8
-                for (size_t t = 0; t < regs; t++)
-                        r[t] = merge_register(r[t]);
+                clean_and_merge(r, regs, m / 2);
         }
 #pragma GCC unroll 8
         for (size_t t = 0; t < regs; t++)
@@ -144,12 +151,10 @@ NETWORK_INLINE void finish_block(__m512i *a)
 #pragma GCC unroll 8
         for (size_t t = 0; t < BLOCK; t++)
                 r[t] = a[t];
-#pragma GCC unroll 3
-        for (size_t s = BLOCK / 2; s > 0; s /= 2)
-                clean(r, BLOCK, s);
+        clean_and_merge(r, BLOCK, BLOCK / 2);
 #pragma GCC unroll 8
         for (size_t t = 0; t < BLOCK; t++)
-                a[t] = merge_register(r[t]);
+                a[t] = r[t];
 }
 
 NETWORK_TARGET void sortd__network_sort(uint32_t *a, size_t n)
