@@ -124,9 +124,7 @@ SORTD__ALWAYS_INLINE unsigned count_places(const sortd__plan *p, sortd__twiddle 
         return k;
 }
 
-/* Whether keys alone take the sorting network: no values, and no bit range, where keys that
-   differ outside the range would be equal images, which the network may reorder. */
-static bool by_network(const sortd__plan *p, size_t n, const sortd__cpu_scratch *s)
+bool sortd__small_by_network(const sortd__plan *p, size_t n, const sortd__cpu_scratch *s)
 {
         return s->network && p->val_bytes == 0 && p->key_bytes <= 4 && p->begin_bit == 0 &&
                p->end_bit == 8 * p->key_bytes && sortd__network_worth(n);
@@ -213,7 +211,7 @@ void sortd__small_sort(const sortd__plan *p, void *keys, void *vals, size_t n,
 {
         bool with_vals = p->val_bytes != 0;
 
-        if (by_network(p, n, s))
+        if (sortd__small_by_network(p, n, s))
                 sort_by_network(p, keys, n, s);
         else if (p->key_bytes <= 4 && with_vals)
                 sort_as(p, keys, vals, n, s, 4, true);

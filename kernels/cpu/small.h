@@ -30,6 +30,13 @@ _Static_assert(2 * SORTD__SMALL_KEYS * sizeof(uint64_t) <=
                        sizeof(((sortd__cpu_scratch *)0)->local_v),
                "a small sort's values fit the thread's local_v");
 
+/*
+ * Whether sortd__small_sort() sorts n keys by the sorting network (network.h): keys alone of up
+ * to 4 bytes, on a CPU that has it, and no bit range, where keys that differ outside the range
+ * would be equal images, which the network may reorder.
+ */
+bool sortd__small_by_network(const sortd__plan *plan, size_t n, const sortd__cpu_scratch *s);
+
 /* Sorts as plan says, 2 <= n <= SORTD__SMALL_KEYS, in s's local buffers. */
 void sortd__small_sort(const sortd__plan *plan, void *keys, void *vals, size_t n,
                        sortd__cpu_scratch *s);
