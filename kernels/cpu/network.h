@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The most keys the network sorts: above it, the radix sort's linear cost wins. */
+/* The most keys the network sorts: above it, the radix sort's linear cost wins. Keys with
+   values or indices, ranked with them in 8-byte images, lose to it sooner. */
 #define SORTD__NETWORK_KEYS 4096u
+#define SORTD__NETWORK_RANKED_KEYS 2048u
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SORTD__HAVE_NETWORK 1
@@ -34,14 +36,14 @@ static inline size_t sortd__network_room(size_t n)
 }
 
 /*
- * Whether n keys are worth the network: up to SORTD__NETWORK_KEYS, and, where the padding to
+ * Whether n keys are worth the network: up to `most`, and, where the padding to
  * sortd__network_room(n) grows past 1,024 keys, only when n fills at least three quarters of it.
  */
-static inline bool sortd__network_worth(size_t n)
+static inline bool sortd__network_worth(size_t n, size_t most)
 {
         size_t room = sortd__network_room(n);
 
-        return n <= SORTD__NETWORK_KEYS && (room <= 1024 || 4 * n >= 3 * room);
+        return n <= most && (room <= 1024 || 4 * n >= 3 * room);
 }
 
 /*
@@ -50,5 +52,7 @@ static inline bool sortd__network_worth(size_t n)
  * sortd__network_available().
  */
 void sortd__network_sort(uint32_t *a, size_t n);
+/* The same for 8-byte images; a has room for sortd__network_room(n) of them. */
+void sortd__network_sort64(uint64_t *a, size_t n);
 
 #endif

@@ -124,44 +124,138 @@ SORTD__ALWAYS_INLINE unsigned count_places(const sortd__plan *p, sortd__twiddle 
         return k;
 }
 
+/* The network's ways to sort as a plan says (network.h). */
+typedef enum network_form {
+        NETWORK_NONE,
+        NETWORK_KEYS32, /* keys alone of up to 4 bytes, over their whole width: their images */
+        NETWORK_KEYS64, /* keys alone of 8 bytes, likewise */
+        /* keys of up to 4 bytes with values or indices, or a bit range: each key's ranked bits
+           above its index, so that ties keep their order */
+        NETWORK_RANKED,
+} network_form;
+
+static network_form form_of(const sortd__plan *p, size_t n, const sortd__cpu_scratch *s)
+{
+        bool whole = p->begin_bit == 0 && p->end_bit == 8 * p->key_bytes;
+
+        if (!s->network)
+                return NETWORK_NONE;
+        if (p->val_bytes == 0 && whole && p->key_bytes <= 8) {
+                if (!sortd__network_worth(n, SORTD__NETWORK_KEYS))
+                        return NETWORK_NONE;
+                return p->key_bytes == 8 ? NETWORK_KEYS64 : NETWORK_KEYS32;
+        }
+        if (p->key_bytes > 4 || !sortd__network_worth(n, SORTD__NETWORK_RANKED_KEYS))
+                return NETWORK_NONE;
+        return NETWORK_RANKED;
+}
+
 bool sortd__small_by_network(const sortd__plan *p, size_t n, const sortd__cpu_scratch *s)
 {
-        return s->network && p->val_bytes == 0 && p->key_bytes <= 4 && p->begin_bit == 0 &&
-               p->end_bit == 8 * p->key_bytes && sortd__network_worth(n);
+        return form_of(p, n, s) != NETWORK_NONE;
 }
 
-/* The keys' images into the network and back, in 32-bit words, kb (the key's bytes) a
-   constant: loops the compiler vectorises. */
-SORTD__ALWAYS_INLINE void network_as(const sortd__plan *p, void *keys, size_t n, uint32_t *images,
-                                     unsigned kb)
+/* The order map of keys of kb <= 4 bytes in 32-bit words: loops the compiler vectorises. */
+typedef struct map32 {
+        uint32_t sign, fl, order, top;
+} map32;
+
+SORTD__ALWAYS_INLINE map32 map32_of(const sortd__plan *p, unsigned kb)
 {
         sortd__twiddle tw = sortd__twiddle_make(kb, p->kind, p->descending);
-        uint32_t sign = (uint32_t)tw.sign_xor, fl = (uint32_t)tw.float_xor,
-                 order = (uint32_t)tw.order_xor, top = tw.top;
 
-        for (size_t i = 0; i < n; i++) {
-                uint32_t x = (uint32_t)sortd__load_elem(keys, i, kb);
+        return (map32){(uint32_t)tw.sign_xor, (uint32_t)tw.float_xor, (uint32_t)tw.order_xor,
+                       tw.top};
+}
 
-                images[i] = x ^ sign ^ (fl & (0u - (x >> top))) ^ order;
-        }
+SORTD__ALWAYS_INLINE uint32_t forward32(map32 m, uint32_t x)
+{
+        return x ^ m.sign ^ (m.fl & (0u - (x >> m.top))) ^ m.order;
+}
+
+SORTD__ALWAYS_INLINE uint32_t inverse32(map32 m, uint32_t y)
+{
+        uint32_t z = y ^ m.order;
+
+        return z ^ m.sign ^ (m.fl & ((z >> m.top) - 1u));
+}
+
+/* NETWORK_KEYS32, kb (the key's bytes) a constant. */
+SORTD__ALWAYS_INLINE void keys32_as(const sortd__plan *p, void *keys, size_t n, uint32_t *images,
+                                    unsigned kb)
+{
+        map32 m = map32_of(p, kb);
+
+        for (size_t i = 0; i < n; i++)
+                images[i] = forward32(m, (uint32_t)sortd__load_elem(keys, i, kb));
         sortd__network_sort(images, n);
-        for (size_t i = 0; i < n; i++) {
-                uint32_t z = images[i] ^ order;
+        for (size_t i = 0; i < n; i++)
+                sortd__store_elem(keys, i, kb, inverse32(m, images[i]));
+}
 
-                sortd__store_elem(keys, i, kb, z ^ sign ^ (fl & ((z >> top) - 1u)));
+static void keys64(const sortd__plan *p, void *keys, size_t n, uint64_t *images)
+{
+        sortd__twiddle tw = sortd__twiddle_make(8, p->kind, p->descending);
+
+        for (size_t i = 0; i < n; i++)
+                images[i] = sortd__twiddle_forward(tw, sortd__load_elem(keys, i, 8));
+        sortd__network_sort64(images, n);
+        for (size_t i = 0; i < n; i++)
+                sortd__store_elem(keys, i, 8, sortd__twiddle_inverse(tw, images[i]));
+}
+
+/*
+ * NETWORK_RANKED, kb a constant: the keys' images and the caller's values are read once, into
+ * the scratch, and written back in the order of the sorted ranks' indices.
+ */
+SORTD__ALWAYS_INLINE void ranked_as(const sortd__plan *p, void *keys, void *vals, size_t n,
+                                    sortd__cpu_scratch *s, unsigned kb)
+{
+        map32 m = map32_of(p, kb);
+        const unsigned vb = p->val_bytes, width = p->end_bit - p->begin_bit;
+        const uint32_t mask = width == 32 ? UINT32_MAX : (1u << width) - 1;
+        uint64_t *ranked = (uint64_t *)(void *)s->local_k;
+        uint32_t *images = (uint32_t *)(ranked + sortd__network_room(n));
+        unsigned char *held = s->local_v;
+
+        for (size_t i = 0; i < n; i++) {
+                images[i] = forward32(m, (uint32_t)sortd__load_elem(keys, i, kb));
+                ranked[i] = (uint64_t)((images[i] >> p->begin_bit) & mask) << 32 | i;
+        }
+        if (vb && !p->argsort)
+                memcpy(held, vals, n * vb);
+        sortd__network_sort64(ranked, n);
+        for (size_t i = 0; i < n; i++) {
+                uint32_t from = (uint32_t)ranked[i];
+
+                sortd__store_elem(keys, i, kb, inverse32(m, images[from]));
+                if (vb)
+                        sortd__store_elem(vals, i, vb,
+                                          p->argsort ? from : sortd__load_elem(held, from, vb));
         }
 }
 
-static void sort_by_network(const sortd__plan *p, void *keys, size_t n, sortd__cpu_scratch *s)
+/* Sorts by the network in the form form_of() chose. */
+static void sort_by_network(const sortd__plan *p, network_form form, void *keys, void *vals,
+                            size_t n, sortd__cpu_scratch *s)
 {
         uint32_t *images = (uint32_t *)(void *)s->local_k;
+        unsigned kb = p->key_bytes;
 
-        if (p->key_bytes == 1)
-                network_as(p, keys, n, images, 1);
-        else if (p->key_bytes == 2)
-                network_as(p, keys, n, images, 2);
+        if (form == NETWORK_KEYS64)
+                keys64(p, keys, n, (uint64_t *)(void *)s->local_k);
+        else if (form == NETWORK_KEYS32 && kb == 1)
+                keys32_as(p, keys, n, images, 1);
+        else if (form == NETWORK_KEYS32 && kb == 2)
+                keys32_as(p, keys, n, images, 2);
+        else if (form == NETWORK_KEYS32)
+                keys32_as(p, keys, n, images, 4);
+        else if (kb == 1)
+                ranked_as(p, keys, vals, n, s, 1);
+        else if (kb == 2)
+                ranked_as(p, keys, vals, n, s, 2);
         else
-                network_as(p, keys, n, images, 4);
+                ranked_as(p, keys, vals, n, s, 4);
 }
 
 SORTD__ALWAYS_INLINE void sort_as(const sortd__plan *p, void *keys, void *vals, size_t n,
@@ -210,9 +304,10 @@ void sortd__small_sort(const sortd__plan *p, void *keys, void *vals, size_t n,
                        sortd__cpu_scratch *s)
 {
         bool with_vals = p->val_bytes != 0;
+        network_form form = form_of(p, n, s);
 
-        if (sortd__small_by_network(p, n, s))
-                sort_by_network(p, keys, n, s);
+        if (form != NETWORK_NONE)
+                sort_by_network(p, form, keys, vals, n, s);
         else if (p->key_bytes <= 4 && with_vals)
                 sort_as(p, keys, vals, n, s, 4, true);
         else if (p->key_bytes <= 4)

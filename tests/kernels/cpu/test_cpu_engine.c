@@ -572,38 +572,59 @@ static int cmp_u32(const void *a, const void *b)
         return (x > y) - (x < y);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+        return (x > y) - (x < y);
+}
+
+/* Image i of n in one of four forms: uniform, a few values, in order, in reverse. */
+static uint64_t network_image(unsigned form, size_t i, uint64_t *z)
+{
+        *z = mix(*z + i);
+        return form == 0   ? *z
+               : form == 1 ? (*z % 5) * 0x4000000100000001ull
+               : form == 2 ? (uint64_t)i
+                           : UINT64_MAX - (uint64_t)i;
+}
+
 /*
- * The sorting network alone, at every n it takes, against qsort: uniform images, images of a
- * few values, and images already in order and in reverse, padded where n is no power of two.
- * Without AVX-512 it is skipped with a message: the radix sort serves every small sort then.
+ * The sorting network alone, at every n it takes, 4- and 8-byte images, against qsort: the
+ * four forms of network_image(), padded where n is no power of two. Without AVX-512 it is
+ * skipped with a message: the radix sort serves every small sort then.
  */
 START_TEST(network_every_n)
 {
-        uint32_t *a = aligned_alloc(64, SORTD__NETWORK_KEYS * 4),
-                 *want = malloc(SORTD__NETWORK_KEYS * 4);
-        uint64_t z = 0x9e3779b97f4a7c15ull;
+        uint64_t *a = aligned_alloc(64, SORTD__NETWORK_KEYS * 8),
+                 *want = malloc(SORTD__NETWORK_KEYS * 8), z = 0x9e3779b97f4a7c15ull;
 
         ck_assert(a && want);
         if (!sortd__network_available()) {
                 printf("SKIP network_every_n: this CPU has no AVX-512F\n");
                 goto out;
         }
-        for (size_t n = 1; n <= SORTD__NETWORK_KEYS; n++)
-                for (unsigned form = 0; form < 4; form++) {
-                        for (size_t i = 0; i < n; i++) {
-                                z = mix(z + i);
-                                a[i] = form == 0   ? (uint32_t)z
-                                       : form == 1 ? (uint32_t)(z % 5) * 0x40000001u
-                                       : form == 2 ? (uint32_t)i
-                                                   : UINT32_MAX - (uint32_t)i;
+        for (unsigned w = 4; w <= 8; w += 4)
+                for (size_t n = 1; n <= SORTD__NETWORK_KEYS; n++)
+                        for (unsigned form = 0; form < 4; form++) {
+                                uint32_t *a32 = (uint32_t *)a;
+
+                                for (size_t i = 0; i < n; i++)
+                                        if (w == 4)
+                                                a32[i] = (uint32_t)network_image(form, i, &z);
+                                        else
+                                                a[i] = network_image(form, i, &z);
+                                memcpy(want, a, n * w);
+                                qsort(want, n, w, w == 4 ? cmp_u32 : cmp_u64);
+                                if (w == 4)
+                                        sortd__network_sort(a32, n);
+                                else
+                                        sortd__network_sort64(a, n);
+                                if (memcmp(a, want, n * w) != 0)
+                                        ck_abort_msg("network: %u-byte images, n %zu, form %u: "
+                                                     "out of order",
+                                                     w, n, form);
                         }
-                        memcpy(want, a, n * 4);
-                        qsort(want, n, 4, cmp_u32);
-                        sortd__network_sort(a, n);
-                        if (memcmp(a, want, n * 4) != 0)
-                                ck_abort_msg("network: n %zu, form %u: images out of order", n,
-                                             form);
-                }
 out:
         free(a);
         free(want);
@@ -611,10 +632,11 @@ out:
 END_TEST
 
 /*
- * The small sort of keys alone, through the network and through the radix sort (the context's
- * flag turned off), against the reference: every key type of up to 4 bytes, both orders, every
- * distribution (one of them a case under ASan), and the sizes around the network's powers of
- * two and its three-quarter bounds, where sortd__network_worth() changes its mind.
+ * The small sort through the network and through the radix sort (the context's flag turned
+ * off), against the reference: every key type of up to 8 bytes, every payload, both orders,
+ * the whole key and a bit range, one distribution a cell in turn, and the sizes around the
+ * network's powers of two, its three-quarter bounds and its limits, where the form of the
+ * network changes (keys alone, ranked with indices) or the radix sort takes over.
  */
 START_TEST(network_or_radix)
 {
@@ -622,42 +644,57 @@ START_TEST(network_or_radix)
                                        768,  1023, 1024, 1025, 1535, 1536, 2047,
                                        2048, 2049, 3071, 3072, 4095, 4096, 4097};
         const sortd_key_type type = (sortd_key_type)_i;
+        const unsigned bits = 8 * (unsigned)sortd_key_size(type);
         sortd__cpu_ctx ctx = {0};
-        size_t cases = 0, by_network = 0;
+        size_t cases = 0, by_network = 0, cell = 0;
 
-        if (sortd_key_size(type) > 4)
+        if (bits > 64)
                 return;
         ck_assert_int_eq(sortd__cpu_ctx_init(&ctx, SORTD__SMALL_KEYS, 1), 0);
-        for (int net = ctx.scratch[0].network; net >= 0; net--)
-                for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+        const bool net_here = ctx.scratch[0].network;
+
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+                for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++)
                         for (int o = 0; o < SORTD_ORDER_COUNT; o++)
-                                for (size_t d = 0; d < N_DISTS; d++) {
-                                        if (!variant_taken(d, N_DISTS, s * 2 + (size_t)o))
-                                                continue;
+                                for (unsigned ranged = 0; ranged < 2; ranged++, cell++) {
                                         struct sort_case c =
-                                                make_case(type, SORTD_PAYLOAD_NONE, (sortd_order)o,
-                                                          all_dists[d], sizes[s]);
-                                        sortd__plan plan = sortd__plan_of(&c.desc);
+                                                make_case(type, (sortd_payload)p, (sortd_order)o,
+                                                          all_dists[cell % N_DISTS], sizes[s]);
                                         struct input in;
                                         void *want, *want_vals;
                                         char name[160];
 
+                                        if (ranged) {
+                                                c.desc.begin_bit = 3;
+                                                c.desc.end_bit = bits - 2;
+                                        }
+                                        sortd__plan plan = sortd__plan_of(&c.desc);
+
                                         input_make(&c, &in);
                                         reference_sort(&c, &in, &want, &want_vals);
-                                        ctx.scratch[0].network = net;
-                                        sortd__small_sort(&plan, in.keys, NULL, c.n,
-                                                          &ctx.scratch[0]);
-                                        expect_same(describe(&c, name, sizeof(name)),
-                                                    net ? "keys (network)" : "keys (radix)",
-                                                    in.keys, want, c.n, in.kb);
-                                        cases++;
-                                        by_network += net && sortd__network_worth(c.n);
+                                        for (int net = net_here; net >= 0; net--) {
+                                                struct input copy;
+
+                                                input_make(&c, &copy);
+                                                ctx.scratch[0].network = net;
+                                                by_network += sortd__small_by_network(
+                                                        &plan, c.n, &ctx.scratch[0]);
+                                                sortd__small_sort(&plan, copy.keys, copy.vals, c.n,
+                                                                  &ctx.scratch[0]);
+                                                describe(&c, name, sizeof(name));
+                                                expect_same(name, net ? "keys (network)" : "keys",
+                                                            copy.keys, want, c.n, copy.kb);
+                                                expect_same(name, net ? "vals (network)" : "vals",
+                                                            copy.vals, want_vals, c.n, copy.vb);
+                                                input_free(&copy);
+                                                cases++;
+                                        }
                                         free(want);
                                         free(want_vals);
                                         input_free(&in);
                                 }
         ck_assert_uint_gt(cases, 0);
-        ck_assert(!sortd__network_available() || by_network > 0);
+        ck_assert(!net_here || by_network > 0);
         sortd__cpu_ctx_free(&ctx);
 }
 END_TEST
