@@ -137,8 +137,9 @@ void sortd__segments_run(sortd__cpu_ctx *ctx, const sortd_segments *seg, uint64_
 void sortd__sort_small_segment(const sortd__plan *plan, void *keys, void *vals, size_t n,
                                sortd__cpu_scratch *s)
 {
-        /* the network sorts a row of 32 keys alone in a tenth of the insertion sort's time;
-           rows with values or indices keep the insertion sort, not measured against it */
+        /* the network sorts a short row of keys alone far faster than the insertion sort
+           (docs/performance.md); rows with values or indices keep the insertion sort, not
+           measured against it */
         bool alone_by_network = plan->val_bytes == 0 && sortd__small_by_network(plan, n, s);
 
         if (n <= SORTD__TINY_KEYS && (n < 2 || !alone_by_network))
