@@ -139,10 +139,9 @@ void sortd__sort_small_segment(const sortd__plan *plan, void *keys, void *vals, 
 {
         /* the network sorts a short row of keys alone far faster than the insertion sort
            (docs/performance.md); rows with values or indices keep the insertion sort, not
-           measured against it */
-        bool alone_by_network = plan->val_bytes == 0 && sortd__small_by_network(plan, n, s);
-
-        if (n <= SORTD__TINY_KEYS && (n < 2 || !alone_by_network))
+           measured against it. Asked only of short rows: small_sort asks again of the others */
+        if (n <= SORTD__TINY_KEYS &&
+            (n < 2 || plan->val_bytes || !sortd__small_by_network(plan, n, s)))
                 sortd__tiny_select(plan, keys, vals, n, n, keys, vals);
         else
                 sortd__small_sort(plan, keys, vals, n, s);

@@ -565,20 +565,6 @@ END_TEST
 
 /* ---- the small sort's network ------------------------------------------------------------- */
 
-static int cmp_u32(const void *a, const void *b)
-{
-        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-        return (x > y) - (x < y);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-        return (x > y) - (x < y);
-}
-
 /* Image i of n in one of four forms: uniform, a few values, in order, in reverse. */
 static uint64_t network_image(unsigned form, size_t i, uint64_t *z)
 {
@@ -590,7 +576,7 @@ static uint64_t network_image(unsigned form, size_t i, uint64_t *z)
 }
 
 /*
- * The sorting network alone, at every n it takes, 4- and 8-byte images, against qsort: the
+ * The sorting network alone, at every n it takes, 4- and 8-byte images, against the reference: the
  * four forms of network_image(), padded where n is no power of two. Without AVX-512 it is
  * skipped with a message: the radix sort serves every small sort then.
  */
@@ -598,6 +584,9 @@ START_TEST(network_every_n)
 {
         uint64_t *a = aligned_alloc(64, SORTD__NETWORK_KEYS * 8),
                  *want = malloc(SORTD__NETWORK_KEYS * 8), z = 0x9e3779b97f4a7c15ull;
+
+        const sortd_sort_desc as_u32 = {SORTD_KEY_U32, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0},
+                              as_u64 = {SORTD_KEY_U64, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0};
 
         ck_assert(a && want);
         if (!sortd__network_available()) {
@@ -615,7 +604,8 @@ START_TEST(network_every_n)
                                         else
                                                 a[i] = network_image(form, i, &z);
                                 memcpy(want, a, n * w);
-                                qsort(want, n, w, w == 4 ? cmp_u32 : cmp_u64);
+                                ck_assert_int_eq(
+                                        ref_sort(w == 4 ? &as_u32 : &as_u64, want, NULL, n), 0);
                                 if (w == 4)
                                         sortd__network_sort(a32, n);
                                 else
