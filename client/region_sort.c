@@ -166,8 +166,8 @@ static const char *extra_fields(const sortd_region_sort *rs)
         return NULL;
 }
 
-/* A sort by key columns: their buffer at keys_offset in a memfd region (the engines sort
-   columns in host memory), and the values' span. The daemon holds none of it. */
+/* A sort by key columns: their buffer at keys_offset in a region of either kind, and the
+   values' span in one of the same kind. The daemon holds none of it. */
 static sortd_status validate_columns(sortd_conn *c, const sortd_region_sort *rs, plan *p)
 {
         sortd__wire_sizes sz;
@@ -177,11 +177,6 @@ static sortd_status validate_columns(sortd_conn *c, const sortd_region_sort *rs,
         *p = (plan){0};
         if (s != SORTD_OK)
                 return s;
-        if (rs->keys && rs->keys->device)
-                return sortd__transport_fail(c, SORTD_E_UNSUPPORTED,
-                                             "key columns are sorted in host memory: the keys "
-                                             "region is %s; use a memfd region",
-                                             kind_name(rs->keys));
         p->keys = (span){rs->keys, rs->keys_offset, sz.keys_bytes};
         s = check_span(c, "keys", rs->keys, rs->keys_offset, sz.keys_bytes, SORTD__COLUMNS_ALIGN);
         p->vals_in = sz.vals_bytes != 0;

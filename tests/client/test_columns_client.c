@@ -271,12 +271,13 @@ static sortd_region *region(sortd_conn *c, size_t bytes)
         return r;
 }
 
-/* In a memfd region: Sort.columns and the spans, no payload; refusals of the spans. */
+/* In a memfd region and in a CUDA region: Sort.columns and the spans, no payload; refusals of
+   the spans, and of values in a region of the other kind. */
 START_TEST(columns_region)
 {
         fake_sortd f;
         sortd_conn *c = connect_fake(&f, 0);
-        sortd_region *a = region(c, 4096), *b = region(c, 4096), *d = NULL;
+        sortd_region *a = region(c, 4096), *b = region(c, 4096), *d = NULL, *e = NULL;
         uint8_t handle[SORTD_CUDA_IPC_HANDLE_BYTES] = {1}, uuid[SORTD_DEVICE_UUID_BYTES] = {2};
         sortd_region_sort base = {.keys = a,
                                   .keys_offset = 64,
@@ -311,14 +312,38 @@ START_TEST(columns_region)
         rs.k = 1;
         REFUSED(&f, c, sortd_sort_in_region(c, &rs), SORTD_E_INVAL,
                 "a sort by key columns takes no top-k");
+        /* in device memory: sent as in host memory, the values in a region of that kind */
         OK(c, sortd_region_register_cuda(c, handle, 0, 4096, uuid, &d));
         rs = base;
         rs.keys = d;
-        REFUSED(&f, c, sortd_sort_in_region(c, &rs), SORTD_E_UNSUPPORTED,
-                "key columns are sorted in host memory: the keys region is device memory");
+        rs.vals = d;
+        rs.vals_offset = 176;
+        OK(c, sortd_sort_in_region(c, &rs));
+        columns_sent(&f);
+        ck_assert_uint_eq(f.region_id, 3);
+        ck_assert_uint_eq(f.keys_offset, 64);
+        ck_assert_uint_eq(f.vals_region_id, 0); /* the keys' own */
+        ck_assert_uint_eq(f.vals_offset, 176);
+        rs.vals = b;
+        REFUSED(&f, c, sortd_sort_in_region(c, &rs), SORTD_E_INVAL,
+                "the keys region is device memory (CUDA IPC) and the vals region host memory "
+                "(memfd): both must be of one kind");
+        rs = base;
+        rs.vals = d;
+        REFUSED(&f, c, sortd_sort_in_region(c, &rs), SORTD_E_INVAL,
+                "the keys region is host memory (memfd) and the vals region device memory");
+        /* the device reads the columns at base + offset: 16-byte aligned there too */
+        OK(c, sortd_region_register_cuda(c, handle, 8, 4096, uuid, &e));
+        rs.keys = e;
+        rs.vals = e;
+        rs.vals_offset = 192;
+        REFUSED(&f, c, sortd_sort_in_region(c, &rs), SORTD_E_INVAL,
+                "the keys region starts at offset 8 of its CUDA allocation, not a multiple of "
+                "the 16-byte element");
         ck_assert_int_eq(sortd_region_destroy(c, a), SORTD_OK);
         ck_assert_int_eq(sortd_region_destroy(c, b), SORTD_OK);
         ck_assert_int_eq(sortd_region_destroy(c, d), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(c, e), SORTD_OK);
         close_fake(&f, c);
 }
 END_TEST
