@@ -144,7 +144,9 @@ sortd_status sortd_engine_topk(sortd_engine *e, const sortd_sort_desc *desc,
  * benchmarks; PACKED fails with SORTD_E_INVAL when the columns do not fit): both give the same
  * result. 128-bit keys (u128, i128) are sorted this way by every engine, whatever the call.
  * Works in host and shared memory (which it reads once into its own workspace, allocated for
- * the call: SORTD_E_NOMEM when there is none); device memory gives SORTD_E_UNSUPPORTED.
+ * the call: SORTD_E_NOMEM when there is none), and on the cuda engine in its device's memory
+ * (the workspace allocated there, the rows never copied to the host); the cpu and cub engines
+ * give SORTD_E_UNSUPPORTED for device memory.
  */
 typedef enum sortd_columns_path {
         SORTD_COLUMNS_AUTO,
@@ -272,7 +274,9 @@ sortd_status sortd_engine_ipc_close(sortd_engine *e, void *base);
  * the same request checks, and it returns when the sort has finished on the device. The
  * buffers serve as the sort's own scratch, so on an error after the checks their contents are
  * undefined. The engine sorts on a stream of its own and waits for no other: the work that
- * writes the buffers must have finished (cudaStreamSynchronize) before the call.
+ * writes the buffers must have finished (cudaStreamSynchronize) before the call. 128-bit keys
+ * go through the key columns' steps on the device (sortd_engine_sort_columns), on the cuda engine
+ * only.
  */
 sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *desc, void *keys,
                                       void *vals, size_t n);

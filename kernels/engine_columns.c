@@ -27,10 +27,11 @@ static sortd_status check_request(sortd_engine *e, const sortd_column *cols, uns
                 return sortd__engine_fail(e, SORTD_E_INVAL, "unknown columns path %d", (int)path);
         if ((unsigned)where >= SORTD_MEMORY_COUNT)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "unknown memory %d", (int)where);
-        if (where == SORTD_MEMORY_DEVICE)
+        if (where == SORTD_MEMORY_DEVICE && !e->ops->columns_device)
                 return sortd__engine_fail(e, SORTD_E_UNSUPPORTED,
-                                          "key columns are sorted in host or shared memory, not "
-                                          "in device memory");
+                                          "the %s engine sorts key columns in host or shared "
+                                          "memory, not in device memory",
+                                          e->ops->kind);
         if (path == SORTD_COLUMNS_PACKED && total_width(cols, count) > 128)
                 return sortd__engine_fail(e, SORTD_E_INVAL,
                                           "the packed path needs columns of at most 128 bits in "
@@ -90,22 +91,25 @@ static sortd_status check_buffers(sortd_engine *e, const sortd_column *cols, uns
  * key type they are, needs no image of every row and none of the layer's workspace. The copy
  * leaves the caller's column as an argsort of columns must, and reads shared memory once.
  */
-static sortd_status argsort_one(sortd_engine *e, const sortd_column *c, sortd_payload payload,
-                                const void *keys, void *vals, size_t n)
+static sortd_status argsort_one(sortd_engine *e, const sortd__columns_mem *mem,
+                                const sortd_column *c, sortd_payload payload, const void *keys,
+                                void *vals, size_t n)
 {
         const sortd_sort_desc d = {c->key_type, payload, c->order, c->begin_bit, c->end_bit};
         const sortd__plan p = sortd__plan_of(&d);
         const size_t bytes = n * sortd_key_size(c->key_type);
-        void *copy = malloc(bytes);
+        void *copy = mem->alloc(e, bytes);
         sortd_status s;
 
         if (!copy)
                 return sortd__engine_fail(e, SORTD_E_NOMEM,
-                                          "cannot allocate the %zu bytes of a copy of %zu keys",
-                                          bytes, n);
-        memcpy(copy, keys, bytes);
-        s = e->ops->sort(e, &p, copy, vals, n);
-        free(copy);
+                                          "cannot allocate the %zu bytes of %s memory for a copy "
+                                          "of %zu keys",
+                                          bytes, mem->where, n);
+        s = mem->copy(e, copy, keys, bytes);
+        if (s == SORTD_OK)
+                s = mem->sort(e, &p, copy, vals, n);
+        mem->release(e, copy);
         return s;
 }
 
@@ -119,6 +123,7 @@ sortd_status sortd_engine_sort_columns(sortd_engine *e, const sortd_column *cols
                                        sortd_payload payload, sortd_columns_path path,
                                        sortd_memory where, void *const *keys, void *vals, size_t n)
 {
+        const sortd__columns_mem *mem;
         sortd_status s;
 
         if (!e)
@@ -131,26 +136,27 @@ sortd_status sortd_engine_sort_columns(sortd_engine *e, const sortd_column *cols
         s = check_buffers(e, cols, count, payload, keys, vals, n);
         if (s != SORTD_OK)
                 return s;
-        if (n == 1) {
-                if (sortd_payload_is_argsort(payload))
-                        memset(vals, 0, sortd_payload_size(payload));
-                return SORTD_OK;
-        }
+        mem = where == SORTD_MEMORY_DEVICE ? e->ops->columns_device : &sortd__columns_host;
+        if (n == 1) /* an argsort's index 0, in its width */
+                return sortd_payload_is_argsort(payload)
+                               ? mem->identity(e, vals, (unsigned)sortd_payload_size(payload), 1)
+                               : SORTD_OK;
         s = sortd__engine_sorting_call(e);
         if (s != SORTD_OK)
                 return s;
         if (one_narrow_argsort(cols, count, payload))
-                return argsort_one(e, cols, payload, keys[0], vals, n);
-        return sortd__columns_sort(e, &(sortd__columns_job){
-                                              .cols = cols,
-                                              .count = count,
-                                              .keys = keys,
-                                              .vals = vals,
-                                              .n = n,
-                                              .payload = payload,
-                                              .packed = path == SORTD_COLUMNS_PACKED ||
-                                                        (path == SORTD_COLUMNS_AUTO &&
-                                                         total_width(cols, count) <= 128),
-                                              .sort_keys = false,
-                                      });
+                return argsort_one(e, mem, cols, payload, keys[0], vals, n);
+        return sortd__columns_sort(
+                e, mem,
+                &(sortd__columns_job){
+                        .cols = cols,
+                        .count = count,
+                        .keys = keys,
+                        .vals = vals,
+                        .n = n,
+                        .payload = payload,
+                        .packed = path == SORTD_COLUMNS_PACKED ||
+                                  (path == SORTD_COLUMNS_AUTO && total_width(cols, count) <= 128),
+                        .sort_keys = false,
+                });
 }

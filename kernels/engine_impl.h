@@ -57,6 +57,36 @@ typedef struct sortd__batch_job {
         sortd_engine_batch_item *item;
 } sortd__batch_job;
 
+struct sortd__column_group; /* columns/columns.h */
+
+/*
+ * The steps of a sort by key columns (columns/columns.h) that touch its rows, for the memory
+ * they lie in: the host's (columns/host.c), or a GPU engine's device memory. Each fails with a
+ * status and e->why; alloc returns NULL instead, and release takes what alloc gave.
+ */
+typedef struct sortd__columns_mem {
+        const char *where; /* "host" or "device": for messages */
+        void *(*alloc)(sortd_engine *e, size_t bytes);
+        void (*release)(sortd_engine *e, void *p);
+        sortd_status (*copy)(sortd_engine *e, void *to, const void *from, size_t bytes);
+        /* sortd__group_fill (columns.h): *differ says whether the words differ */
+        sortd_status (*fill)(sortd_engine *e, const struct sortd__column_group *g, unsigned part,
+                             const void *perm, unsigned perm_bytes, uint64_t *out, size_t n,
+                             bool *differ);
+        /* perm[i] = i */
+        sortd_status (*identity)(sortd_engine *e, void *perm, unsigned perm_bytes, size_t n);
+        /* out[i] = perm[i] in out_bytes (4 or 8) */
+        sortd_status (*indices)(sortd_engine *e, void *out, unsigned out_bytes, const void *perm,
+                                unsigned perm_bytes, size_t n);
+        /* data[i] = its copy's [perm[i]], the copy taken into gather first, so memory another
+           process writes meanwhile is read once */
+        sortd_status (*reorder)(sortd_engine *e, void *data, unsigned bytes, const void *perm,
+                                unsigned perm_bytes, void *gather, size_t n);
+        /* the engine's own sort of the words: its sort, or its sort_device */
+        sortd_status (*sort)(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
+                             size_t n);
+} sortd__columns_mem;
+
 typedef struct sortd__engine_ops {
         const char *kind;
         sortd_status (*create)(const sortd_engine_config *cfg, sortd_engine **out, char *why,
@@ -104,6 +134,9 @@ typedef struct sortd__engine_ops {
         sortd_status (*topk)(sortd_engine *e, const sortd__plan *plan, const sortd_segments *seg,
                              uint64_t k, sortd_memory where, const void *keys, const void *vals,
                              void *out_keys, void *out_vals, size_t n);
+        /* Key columns and 16-byte keys in device memory (columns/columns.h), a GPU engine's;
+           NULL: refused with SORTD_E_UNSUPPORTED. */
+        const sortd__columns_mem *columns_device;
 } sortd__engine_ops;
 
 /* Every engine struct starts with this. */

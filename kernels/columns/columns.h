@@ -1,6 +1,8 @@
 /*
  * Keys of several columns, and 128-bit keys, sorted by any engine with nothing but its own sort
- * of u64 keys (engine.h: sortd_engine_sort_columns). Private to kernels/.
+ * of u64 keys (engine.h: sortd_engine_sort_columns). Private to kernels/. The steps that touch
+ * the rows are a sortd__columns_mem (engine_impl.h): host.c's loops for host memory, a GPU
+ * engine's kernels for device memory, so the rows never leave the memory they are in.
  *
  * Each column's key becomes its order-preserving image (sortd_types.h), inverted over the key's
  * width when descending, and of that the bits [begin, end) right-aligned: a w-bit value. Columns
@@ -40,7 +42,7 @@ unsigned sortd__column_width(const sortd_column *c);
 
 sortd__column_map sortd__column_map_make(const sortd_column *c, const void *keys);
 
-static inline sortd__wide sortd__column_value(const sortd__column_map *m, size_t i)
+SORTD_HD sortd__wide sortd__column_value(const sortd__column_map *m, size_t i)
 {
         const unsigned char *at = m->keys + i * m->key_bytes;
         sortd__wide x;
@@ -67,6 +69,21 @@ static inline sortd__wide sortd__column_value(const sortd__column_map *m, size_t
         return m->width == 128 ? x : x & (((sortd__wide)1 << m->width) - 1);
 }
 
+/* Word part (0: low, 1: high) of count columns' value at row: their values concatenated, the
+   first most significant. */
+SORTD_HD uint64_t sortd__group_word(const sortd__column_map *maps, unsigned count, unsigned part,
+                                    size_t row)
+{
+        sortd__wide v = 0;
+
+        for (unsigned j = 0; j < count; j++) {
+                sortd__wide x = sortd__column_value(&maps[j], row);
+
+                v = maps[j].width == 128 ? x : v << maps[j].width | x;
+        }
+        return (uint64_t)(part ? v >> 64 : v);
+}
+
 /* Columns sorted as one value: count consecutive maps, their widths adding up to bits. */
 typedef struct sortd__column_group {
         const sortd__column_map *maps;
@@ -82,18 +99,23 @@ static inline unsigned sortd__group_words(const sortd__column_group *g)
 
 /*
  * Word part (0: low, 1: high) of the group's value at rows perm[0..n) (perm NULL: rows 0..n),
- * into out. perm holds perm_bytes-wide indices (4 or 8). Returns whether the words differ.
+ * into out, in host memory. perm holds perm_bytes-wide indices (4 or 8). Returns whether the
+ * words differ.
  */
 bool sortd__group_fill(const sortd__column_group *g, unsigned part, const void *perm,
                        unsigned perm_bytes, uint64_t *out, size_t n);
 
+/* The rows' steps in host memory (host.c): the engine's own sort, malloc, the loops. */
+extern const sortd__columns_mem sortd__columns_host;
+
 /*
  * The LSD passes over the groups' words (lsd.c), the last group's low word first, through
- * e->ops->sort: perm (n indices of perm_bytes) receives the order, identity when every word is
+ * mem's sort: perm (n indices of perm_bytes) receives the order, identity when every word is
  * the same in every row. word is n u64 of scratch. Fails with the engine's status and message.
  */
-sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__column_group *groups, unsigned count,
-                                uint64_t *word, void *perm, unsigned perm_bytes, size_t n);
+sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__columns_mem *mem,
+                                const sortd__column_group *groups, unsigned count, uint64_t *word,
+                                void *perm, unsigned perm_bytes, size_t n);
 
 /* A sort of columns after its checks, n >= 2. */
 typedef struct sortd__columns_job {
@@ -112,14 +134,16 @@ typedef struct sortd__columns_job {
  * vals, in the payload's width; and unless the job is an argsort of columns, every column and
  * the values reordered in place through gather (room for n of the widest element).
  */
-void sortd__columns_apply(const sortd__columns_job *job, const void *perm, unsigned perm_bytes,
-                          void *gather);
+sortd_status sortd__columns_apply(sortd_engine *e, const sortd__columns_mem *mem,
+                                  const sortd__columns_job *job, const void *perm,
+                                  unsigned perm_bytes, void *gather);
 
 /*
- * Sorts a job (run.c): its workspace allocated for the call (SORTD_E_NOMEM when there is none),
- * the LSD passes, the result written. The caller has counted the sorting call. Nothing is
- * written to the columns or vals on a failure.
+ * Sorts a job whose rows lie in mem's memory (run.c): its workspace allocated there for the call
+ * (SORTD_E_NOMEM when there is none), the LSD passes, the result written. The caller has counted
+ * the sorting call. Nothing is written to the columns or vals when the passes fail.
  */
-sortd_status sortd__columns_sort(sortd_engine *e, const sortd__columns_job *job);
+sortd_status sortd__columns_sort(sortd_engine *e, const sortd__columns_mem *mem,
+                                 const sortd__columns_job *job);
 
 #endif

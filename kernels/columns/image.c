@@ -94,20 +94,8 @@ static void fill_column(const sortd__column_map *m, bool first, rows r, uint64_t
 /* A group of more than 64 bits, a row at a time in 128-bit arithmetic. */
 static void fill_wide(const sortd__column_group *g, unsigned part, rows r, uint64_t *out, size_t n)
 {
-        const unsigned shift = part ? 64 : 0;
-
-        for (size_t i = 0; i < n; i++) {
-                size_t row = row_at(r, i);
-                sortd__wide v = 0;
-
-                for (unsigned j = 0; j < g->count; j++) {
-                        const sortd__column_map *m = &g->maps[j];
-                        sortd__wide x = sortd__column_value(m, row);
-
-                        v = m->width == 128 ? x : v << m->width | x;
-                }
-                out[i] = (uint64_t)(v >> shift);
-        }
+        for (size_t i = 0; i < n; i++)
+                out[i] = sortd__group_word(g->maps, g->count, part, row_at(r, i));
 }
 
 bool sortd__group_fill(const sortd__column_group *g, unsigned part, const void *perm,

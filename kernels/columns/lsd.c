@@ -1,21 +1,9 @@
 /* The LSD passes over the columns' words, each a stable sort by the engine's own sort. */
 #include "columns.h"
 
-#include <string.h>
-
-static void identity(void *perm, unsigned perm_bytes, size_t n)
-{
-        for (size_t i = 0; i < n; i++) {
-                if (perm_bytes == 4)
-                        ((uint32_t *)perm)[i] = (uint32_t)i;
-                else
-                        ((uint64_t *)perm)[i] = i;
-        }
-}
-
 /* One word sorted: the first makes the permutation (an argsort), later ones carry it. */
-static sortd_status sort_word(sortd_engine *e, uint64_t *word, void *perm, unsigned perm_bytes,
-                              unsigned bits, bool first, size_t n)
+static sortd_status sort_word(sortd_engine *e, const sortd__columns_mem *mem, uint64_t *word,
+                              void *perm, unsigned perm_bytes, unsigned bits, bool first, size_t n)
 {
         const sortd__plan p = {
                 .key_bytes = 8,
@@ -28,11 +16,12 @@ static sortd_status sort_word(sortd_engine *e, uint64_t *word, void *perm, unsig
                 .shared = false,
         };
 
-        return e->ops->sort(e, &p, word, perm, n);
+        return mem->sort(e, &p, word, perm, n);
 }
 
-sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__column_group *groups, unsigned count,
-                                uint64_t *word, void *perm, unsigned perm_bytes, size_t n)
+sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__columns_mem *mem,
+                                const sortd__column_group *groups, unsigned count, uint64_t *word,
+                                void *perm, unsigned perm_bytes, size_t n)
 {
         bool have_perm = false;
 
@@ -43,18 +32,19 @@ sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__column_group *grou
                         const unsigned bits = part             ? grp->bits - 64
                                               : grp->bits < 64 ? grp->bits
                                                                : 64;
-                        sortd_status s;
+                        bool differ = false;
+                        sortd_status s = mem->fill(e, grp, part, have_perm ? perm : NULL,
+                                                   perm_bytes, word, n, &differ);
 
-                        if (!sortd__group_fill(grp, part, have_perm ? perm : NULL, perm_bytes, word,
-                                               n))
+                        if (s != SORTD_OK)
+                                return s;
+                        if (!differ)
                                 continue;
-                        s = sort_word(e, word, perm, perm_bytes, bits, !have_perm, n);
+                        s = sort_word(e, mem, word, perm, perm_bytes, bits, !have_perm, n);
                         if (s != SORTD_OK)
                                 return s;
                         have_perm = true;
                 }
         }
-        if (!have_perm)
-                identity(perm, perm_bytes, n);
-        return SORTD_OK;
+        return have_perm ? SORTD_OK : mem->identity(e, perm, perm_bytes, n);
 }

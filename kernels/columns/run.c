@@ -1,8 +1,6 @@
 /* A sort of columns from start to end: its groups, its workspace, the passes, the result. */
 #include "columns.h"
 
-#include <stdlib.h>
-
 /* The workspace of one call: a word a row, the permutation, and room to gather columns. */
 typedef struct workspace {
         uint64_t *word;
@@ -23,14 +21,17 @@ static unsigned widest(const sortd__columns_job *job)
         return w;
 }
 
-static void workspace_free(workspace *w)
+static void workspace_free(sortd_engine *e, const sortd__columns_mem *mem, workspace *w)
 {
-        free(w->word);
-        free(w->perm);
-        free(w->gather);
+        void *parts[] = {w->word, w->perm, w->gather};
+
+        for (unsigned i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+                if (parts[i])
+                        mem->release(e, parts[i]);
 }
 
-static sortd_status workspace_alloc(sortd_engine *e, const sortd__columns_job *job, workspace *w)
+static sortd_status workspace_alloc(sortd_engine *e, const sortd__columns_mem *mem,
+                                    const sortd__columns_job *job, workspace *w)
 {
         const size_t n = job->n;
         const bool gather = !sortd_payload_is_argsort(job->payload) || job->sort_keys;
@@ -39,17 +40,17 @@ static sortd_status workspace_alloc(sortd_engine *e, const sortd__columns_job *j
         *w = (workspace){.perm_bytes = (uint64_t)n - 1 <= UINT32_MAX ? 4 : 8};
         if (n > SIZE_MAX / 16)
                 return sortd__engine_fail(e, SORTD_E_NOMEM, "%zu rows are too many to sort", n);
-        w->word = malloc(n * sizeof(uint64_t));
-        w->perm = malloc(n * w->perm_bytes);
-        w->gather = gather ? malloc(n * gather_bytes) : NULL;
+        w->word = mem->alloc(e, n * sizeof(uint64_t));
+        w->perm = w->word ? mem->alloc(e, n * w->perm_bytes) : NULL;
+        w->gather = w->perm && gather ? mem->alloc(e, n * gather_bytes) : NULL;
         if (w->word && w->perm && (w->gather || !gather))
                 return SORTD_OK;
-        workspace_free(w);
+        workspace_free(e, mem, w);
         return sortd__engine_fail(e, SORTD_E_NOMEM,
-                                  "cannot allocate the %zu bytes of workspace to sort %zu rows "
+                                  "cannot allocate the %zu bytes of %s memory to sort %zu rows "
                                   "of %u key columns",
-                                  n * (sizeof(uint64_t) + w->perm_bytes + gather_bytes), n,
-                                  job->count);
+                                  n * (sizeof(uint64_t) + w->perm_bytes + gather_bytes), mem->where,
+                                  n, job->count);
 }
 
 /* The packed path's one group, or the chained path's group a column, into groups. */
@@ -67,7 +68,8 @@ static unsigned make_groups(const sortd__columns_job *job, const sortd__column_m
         return count;
 }
 
-sortd_status sortd__columns_sort(sortd_engine *e, const sortd__columns_job *job)
+sortd_status sortd__columns_sort(sortd_engine *e, const sortd__columns_mem *mem,
+                                 const sortd__columns_job *job)
 {
         sortd__column_map maps[SORTD_MAX_COLUMNS];
         sortd__column_group groups[SORTD_MAX_COLUMNS];
@@ -78,12 +80,12 @@ sortd_status sortd__columns_sort(sortd_engine *e, const sortd__columns_job *job)
         for (unsigned j = 0; j < job->count; j++)
                 maps[j] = sortd__column_map_make(&job->cols[j], job->keys[j]);
         ngroups = make_groups(job, maps, groups);
-        s = workspace_alloc(e, job, &w);
+        s = workspace_alloc(e, mem, job, &w);
         if (s != SORTD_OK)
                 return s;
-        s = sortd__columns_lsd(e, groups, ngroups, w.word, w.perm, w.perm_bytes, job->n);
+        s = sortd__columns_lsd(e, mem, groups, ngroups, w.word, w.perm, w.perm_bytes, job->n);
         if (s == SORTD_OK)
-                sortd__columns_apply(job, w.perm, w.perm_bytes, w.gather);
-        workspace_free(&w);
+                s = sortd__columns_apply(e, mem, job, w.perm, w.perm_bytes, w.gather);
+        workspace_free(e, mem, &w);
         return s;
 }

@@ -254,4 +254,5 @@ extern "C" const sortd__engine_ops sortd__cub_engine_ops = {
         nullptr, /* sort_batch: one sort at a time, for now */
         nullptr, /* sort_segments: SORTD_E_UNSUPPORTED until DeviceSegmentedSort is wired in */
         nullptr, /* topk: likewise */
+        nullptr, /* columns_device: key columns and 16-byte keys in host memory only */
 };

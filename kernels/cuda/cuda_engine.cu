@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns_device.cuh"
 #include "cuda_backend.cuh"
 #include "graph_cache.h"
 #include "memory_ops.cuh"
@@ -406,6 +407,19 @@ sortd_status cuda_topk(sortd_engine *e, const sortd__plan *plan, const sortd_seg
                             download(be, plan, out_keys, out_vals, m, d.keys[1], d.vals[1]));
 }
 
+/* Key columns and 16-byte keys where they lie, in device memory (columns_device.cuh). */
+const sortd__columns_mem cuda_columns = {
+        "device",
+        columns_alloc<cuda_engine>,
+        columns_release<cuda_engine>,
+        columns_copy<cuda_engine>,
+        columns_fill<cuda_engine>,
+        columns_identity<cuda_engine>,
+        columns_indices<cuda_engine>,
+        columns_reorder<cuda_engine>,
+        cuda_sort_device,
+};
+
 } /* namespace */
 
 extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
@@ -425,4 +439,5 @@ extern "C" const sortd__engine_ops sortd__cuda_engine_ops = {
         cuda_sort_batch,
         cuda_sort_segments,
         cuda_topk,
+        &cuda_columns,
 };

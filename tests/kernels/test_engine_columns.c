@@ -3,8 +3,8 @@
  * SORTD_TEST_ENGINE names ("cpu" when unset; the emulated build runs it on "cuda"): one column,
  * pairs and triples of key types in both orders against reference_sort_columns, the packed and
  * chained paths forced on one input agreeing bit for bit, eight columns, bit ranges, u128 and i128
- * keys (random, sharing their high 64 bits, extremes), the call's refusals, and shared keys
- * written while they sort.
+ * keys (random, sharing their high 64 bits, extremes), the call's refusals, shared keys written
+ * while they sort, and on a GPU engine all of it again in device memory.
  */
 #include <check.h>
 #include <pthread.h>
@@ -18,6 +18,9 @@
 #include "engine.h"
 #include "reference.h"
 #include "suite.h"
+#ifdef SORTD_TEST_DEVICE_MEMORY
+#include "cuda_runtime_api.h" /* tests/support/fake_cuda/c: the emulated engine's device */
+#endif
 
 #define CAPACITY 20000
 
@@ -138,16 +141,57 @@ static void expect_same(const char *what, const char *name, const void *a, const
                         ck_abort_msg("%s: %s differ at row %zu of %zu", what, name, i, n);
 }
 
-/* Sorts t on e by path and checks it against the reference. */
+/*
+ * Device memory for where: the buffer itself, or for SORTD_MEMORY_DEVICE a copy of its bytes
+ * in the device's memory, which back() copies home and frees.
+ */
+static void *there(sortd_memory where, void *host, size_t bytes)
+{
+        void *dev = NULL;
+
+        if (where != SORTD_MEMORY_DEVICE)
+                return host;
+#ifdef SORTD_TEST_DEVICE_MEMORY
+        ck_assert_int_eq(cudaMalloc(&dev, bytes ? bytes : 1), cudaSuccess);
+        if (bytes)
+                ck_assert_int_eq(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+#else
+        (void)bytes;
+        ck_abort_msg("this build has no device memory");
+#endif
+        return dev;
+}
+
+static void back(sortd_memory where, void *host, void *dev, size_t bytes)
+{
+        if (where != SORTD_MEMORY_DEVICE)
+                return;
+#ifdef SORTD_TEST_DEVICE_MEMORY
+        if (bytes)
+                ck_assert_int_eq(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+        ck_assert_int_eq(cudaFree(dev), cudaSuccess);
+#else
+        (void)host, (void)dev, (void)bytes;
+#endif
+}
+
+/* Sorts t on e by path, in where's memory, and checks it against the reference. */
 static void expect_sorted(sortd_engine *e, table *t, sortd_columns_path path, sortd_memory where)
 {
         const size_t vb = sortd_payload_size(t->payload);
+        void *keys[SORTD_MAX_COLUMNS + 1], *vals;
         char what[512], col[32];
         sortd_status s;
 
         describe(t, what, sizeof(what));
-        s = sortd_engine_sort_columns(e, t->cols, t->count, t->payload, path, where, t->keys,
-                                      vb ? t->vals : NULL, t->n);
+        for (unsigned j = 0; j < t->count; j++)
+                keys[j] = there(where, t->keys[j], t->n * sortd_key_size(t->cols[j].key_type));
+        vals = there(where, t->vals, t->n * 8);
+        s = sortd_engine_sort_columns(e, t->cols, t->count, t->payload, path, where, keys,
+                                      vb ? vals : NULL, t->n);
+        for (unsigned j = 0; j < t->count; j++)
+                back(where, t->keys[j], keys[j], t->n * sortd_key_size(t->cols[j].key_type));
+        back(where, t->vals, vals, t->n * 8);
         ck_assert_msg(s == SORTD_OK, "%s: %s", what, sortd_engine_error(e));
         for (unsigned j = 0; j < t->count; j++) {
                 snprintf(col, sizeof(col), "column %u", j);
@@ -339,8 +383,9 @@ START_TEST(bit_ranges)
 }
 END_TEST
 
-/* 128-bit keys of one kind of data, sorted whole by sortd_engine_sort. */
-static void wide_keys(sortd_engine *e, sortd_key_type kt,
+/* 128-bit keys of one kind of data, sorted whole by sortd_engine_sort, or in device memory by
+   sortd_engine_sort_device. */
+static void wide_keys(sortd_engine *e, sortd_memory where, sortd_key_type kt,
                       void (*make)(uint64_t *, size_t, uint64_t), size_t n, uint64_t seed)
 {
         uint64_t *keys = xmalloc(n * 16), *want = xmalloc(n * 16);
@@ -358,8 +403,14 @@ static void wide_keys(sortd_engine *e, sortd_key_type kt,
                         memcpy(want, keys, n * 16);
                         memcpy(want_vals, vals, n * 8);
                         ck_assert_int_eq(ref_sort(&d, want, want_vals, n), 0);
-                        ck_assert_msg(sortd_engine_sort(e, &d, keys, vals, n) == SORTD_OK,
-                                      "%s %s: %s", sortd_key_type_name(kt),
+                        void *k = there(where, keys, n * 16), *v = there(where, vals, n * 8);
+                        sortd_status s = where == SORTD_MEMORY_DEVICE
+                                                 ? sortd_engine_sort_device(e, &d, k, v, n)
+                                                 : sortd_engine_sort(e, &d, k, v, n);
+
+                        back(where, keys, k, n * 16);
+                        back(where, vals, v, n * 8);
+                        ck_assert_msg(s == SORTD_OK, "%s %s: %s", sortd_key_type_name(kt),
                                       sortd_payload_name(d.payload), sortd_engine_error(e));
                         expect_same(sortd_key_type_name(kt), "keys", keys, want, n, 16);
                         expect_same(sortd_key_type_name(kt), "vals", vals, want_vals, n, vb);
@@ -414,12 +465,14 @@ START_TEST(wide_sorts)
         sortd_engine *e = engine_new((sortd_engine_faults){0});
 
         for (int kt = SORTD_KEY_U128; kt <= SORTD_KEY_I128; kt++) {
-                wide_keys(e, (sortd_key_type)kt, make_random, 3000, 7);
-                wide_keys(e, (sortd_key_type)kt, make_random, CAPACITY / stride(4),
+                const sortd_memory h = SORTD_MEMORY_HOST;
+
+                wide_keys(e, h, (sortd_key_type)kt, make_random, 3000, 7);
+                wide_keys(e, h, (sortd_key_type)kt, make_random, CAPACITY / stride(4),
                           8); /* past small sorts */
-                wide_keys(e, (sortd_key_type)kt, make_shared_high, 3000, 9);
-                wide_keys(e, (sortd_key_type)kt, make_extremes, 1000, 10);
-                wide_keys(e, (sortd_key_type)kt, make_extremes, 2, 11);
+                wide_keys(e, h, (sortd_key_type)kt, make_shared_high, 3000, 9);
+                wide_keys(e, h, (sortd_key_type)kt, make_extremes, 1000, 10);
+                wide_keys(e, h, (sortd_key_type)kt, make_extremes, 2, 11);
         }
         sortd_engine_destroy(e);
 }
@@ -488,10 +541,12 @@ START_TEST(refusals)
         }
         datagen_fill(a, 64, SORTD_KEY_U128, DATAGEN_UNIFORM, 0, 1);
         memcpy(b, a, 64 * 16);
-        expect_status(e,
-                      sortd_engine_sort_columns(e, cols, 1, SORTD_PAYLOAD_NONE, SORTD_COLUMNS_AUTO,
-                                                SORTD_MEMORY_DEVICE, keys, NULL, 64),
-                      SORTD_E_UNSUPPORTED, "device memory", "device memory");
+        if (strcmp(engine_kind(), "cpu") == 0)
+                expect_status(e,
+                              sortd_engine_sort_columns(e, cols, 1, SORTD_PAYLOAD_NONE,
+                                                        SORTD_COLUMNS_AUTO, SORTD_MEMORY_DEVICE,
+                                                        keys, NULL, 64),
+                              SORTD_E_UNSUPPORTED, "device memory", "not in device memory");
         expect_status(e,
                       sortd_engine_sort_columns(e, cols, 3, SORTD_PAYLOAD_ARGSORT32,
                                                 SORTD_COLUMNS_PACKED, SORTD_MEMORY_HOST,
@@ -528,7 +583,8 @@ START_TEST(refusals)
         expect_status(e,
                       sortd_engine_topk(e, &wide, NULL, 3, SORTD_MEMORY_HOST, a, NULL, b, NULL, 64),
                       SORTD_E_UNSUPPORTED, "top-k of u128", "16-byte keys");
-        ck_assert_int_ne(sortd_engine_sort_device(e, &wide, a, NULL, 64), SORTD_OK);
+        if (strcmp(engine_kind(), "cpu") == 0)
+                ck_assert_int_ne(sortd_engine_sort_device(e, &wide, a, NULL, 64), SORTD_OK);
         /* n = 1: an argsort's index 0, the column as it was */
         v[0] = 77;
         ck_assert_int_eq(sortd_engine_sort_columns(e, cols, 1, SORTD_PAYLOAD_ARGSORT64,
@@ -643,6 +699,72 @@ START_TEST(shared_written_meanwhile)
 }
 END_TEST
 
+#ifdef SORTD_TEST_DEVICE_MEMORY
+/*
+ * Columns and 128-bit keys in device memory, where a GPU engine's caller holds them: one column
+ * of each type (its own sort of a copy, or the layer), pairs, both paths forced on one input,
+ * eight columns, bit ranges, 128-bit keys sorted whole, and one row.
+ */
+START_TEST(device_memory)
+{
+        const sortd_memory dev = SORTD_MEMORY_DEVICE;
+        sortd_engine *e = engine_new((sortd_engine_faults){0});
+        const sortd_column narrow[3] = {{SORTD_KEY_U32, SORTD_ASCENDING, 0, 0},
+                                        {SORTD_KEY_I16, SORTD_DESCENDING, 0, 0},
+                                        {SORTD_KEY_F16, SORTD_ASCENDING, 0, 0}};
+        const sortd_column ranged[2] = {{SORTD_KEY_I128, SORTD_DESCENDING, 60, 100},
+                                        {SORTD_KEY_F32, SORTD_ASCENDING, 3, 29}};
+        sortd_column mixed[8];
+        uint64_t one[2] = {5, 6}, index = 77;
+        table t;
+
+        for (unsigned a = 0; a < NTYPES; a++) {
+                const sortd_column col = column(types[a], a);
+                const sortd_column pair[2] = {column(types[a], a),
+                                              column(types[(a + 4) % NTYPES], a >> 1)};
+
+                table_make(&t, &col, 1, (sortd_payload)(a % SORTD_PAYLOAD_COUNT), 700 + a, a);
+                expect_sorted(e, &t, SORTD_COLUMNS_AUTO, dev);
+                table_free(&t);
+                table_make(&t, pair, 2, (sortd_payload)((a + 1) % SORTD_PAYLOAD_COUNT), 500 + a, a);
+                expect_sorted(e, &t, SORTD_COLUMNS_AUTO, dev);
+                table_free(&t);
+        }
+        for (int path = SORTD_COLUMNS_PACKED; path <= SORTD_COLUMNS_CHAINED; path++) {
+                table_make(&t, narrow, 3, SORTD_PAYLOAD_VALUES64, 1500, 1);
+                expect_sorted(e, &t, (sortd_columns_path)path, dev);
+                table_free(&t);
+                table_make(&t, ranged, 2, SORTD_PAYLOAD_ARGSORT32, 1000, 4);
+                expect_sorted(e, &t, (sortd_columns_path)path, dev);
+                table_free(&t);
+        }
+        for (unsigned j = 0; j < 8; j++)
+                mixed[j] = (sortd_column){types[(j * 5) % NTYPES], (sortd_order)(j % 2), 0, 0};
+        table_make(&t, mixed, 8, SORTD_PAYLOAD_ARGSORT64, 800, 16);
+        expect_sorted(e, &t, SORTD_COLUMNS_AUTO, dev);
+        table_free(&t);
+        for (int kt = SORTD_KEY_U128; kt <= SORTD_KEY_I128; kt++) {
+                wide_keys(e, dev, (sortd_key_type)kt, make_random, 2000, 7);
+                wide_keys(e, dev, (sortd_key_type)kt, make_shared_high, 1000, 9);
+                wide_keys(e, dev, (sortd_key_type)kt, make_extremes, 500, 10);
+        }
+        /* one row: an argsort's index 0, the key as it was */
+        {
+                const sortd_sort_desc d = {SORTD_KEY_I128, SORTD_PAYLOAD_ARGSORT64,
+                                           SORTD_DESCENDING, 0, 0};
+                void *k = there(dev, one, 16), *v = there(dev, &index, 8);
+
+                ck_assert_int_eq(sortd_engine_sort_device(e, &d, k, v, 1), SORTD_OK);
+                back(dev, one, k, 16);
+                back(dev, &index, v, 8);
+                ck_assert_uint_eq(index, 0);
+                ck_assert(one[0] == 5 && one[1] == 6);
+        }
+        sortd_engine_destroy(e);
+}
+END_TEST
+#endif
+
 int main(void)
 {
         Suite *s = suite_create("engine-columns");
@@ -661,6 +783,9 @@ int main(void)
                 {"refusals", refusals},
                 {"one-sorting-call", one_sorting_call},
                 {"shared-written-meanwhile", shared_written_meanwhile},
+#ifdef SORTD_TEST_DEVICE_MEMORY
+                {"device-memory", device_memory},
+#endif
         };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

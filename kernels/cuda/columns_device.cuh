@@ -1,0 +1,220 @@
+/*
+ * The steps of a sort by key columns (columns/columns.h) on device memory, for an engine struct
+ * E with members base, be (cuda_backend.cuh) and buf (dispatch.cuh): a kernel for each loop over
+ * the rows, the engine's own sort_device for the words, the workspace from cudaMalloc. Each step
+ * ends when its work on the stream does, so that a failure is the step's. Whether a fill's words
+ * differ comes back through the histogram table and its pinned copy, which no sort uses between
+ * its launches. Rows are counted in 32 bits, as the engine's capacity allows.
+ */
+#ifndef SORTD_CUDA_COLUMNS_DEVICE_CUH
+#define SORTD_CUDA_COLUMNS_DEVICE_CUH
+
+#include "../columns/columns.h"
+#include "cuda_backend.cuh"
+
+namespace sortd_cuda
+{
+
+/* A group's columns, their maps by value: the launch carries them. */
+struct ColumnsFill {
+        sortd__column_map maps[SORTD_MAX_COLUMNS];
+        unsigned count, part, perm_bytes;
+        const void *perm; /* NULL: rows 0..n */
+        uint64_t *out;
+        uint32_t *differ; /* set when a word differs from the first */
+        uint32_t n;
+};
+
+template <class I> SORTD_DEVICE size_t columns_row(const I *perm, uint32_t i)
+{
+        return perm ? (size_t)perm[i] : i;
+}
+
+template <class I> SORTD_DEVICE bool columns_fill_rows(const ColumnsFill &f, const I *perm)
+{
+        const uint64_t first = sortd__group_word(f.maps, f.count, f.part, columns_row(perm, 0));
+        bool differ = false;
+
+        for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < f.n;
+             i += (uint64_t)blockDim.x * gridDim.x) {
+                uint64_t w =
+                        sortd__group_word(f.maps, f.count, f.part, columns_row(perm, (uint32_t)i));
+
+                f.out[i] = w;
+                differ |= w != first;
+        }
+        return differ;
+}
+
+__global__ void __launch_bounds__(CONVERT_THREADS) columns_fill_kernel(ColumnsFill f)
+{
+        bool differ;
+
+        begin_kernel("columns fill");
+        differ = f.perm_bytes == 8 ? columns_fill_rows(f, (const uint64_t *)f.perm)
+                                   : columns_fill_rows(f, (const uint32_t *)f.perm);
+        if (differ)
+                *f.differ = 1; /* every writer stores the same value */
+}
+
+/* out[i] = in[i] in another index width. */
+template <class To, class From>
+__global__ void __launch_bounds__(CONVERT_THREADS)
+        columns_indices_kernel(To *out, const From *in, uint32_t n)
+{
+        begin_kernel("columns indices");
+        for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+             i += (uint64_t)blockDim.x * gridDim.x)
+                out[i] = (To)in[i];
+}
+
+/* A 16-byte key moved whole. */
+struct alignas(16) Bytes16 {
+        uint64_t w[2];
+};
+
+/* data[i] = from[perm[i]]. */
+template <class T, class I>
+__global__ void __launch_bounds__(CONVERT_THREADS)
+        columns_gather_kernel(T *data, const T *from, const I *perm, uint32_t n)
+{
+        begin_kernel("columns gather");
+        for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+             i += (uint64_t)blockDim.x * gridDim.x)
+                data[i] = from[perm[i]];
+}
+
+inline dim3 columns_grid(CudaBackend &be, size_t n)
+{
+        return dim3(elementwise_blocks(be, (uint32_t)n));
+}
+
+/* A step's end: its work done, or drained after a failure, with the failure's status. */
+inline sortd_status columns_step(CudaBackend &be, bool queued)
+{
+        return sort_finished(be, queued && be.wait());
+}
+
+template <class E> void *columns_alloc(sortd_engine *e, size_t bytes)
+{
+        CudaBackend &be = ((E *)e)->be;
+        void *p = nullptr;
+
+        return be.select() && be.alloc(&p, bytes, "the key columns' workspace") ? p : nullptr;
+}
+
+template <class E> void columns_release(sortd_engine *e, void *p)
+{
+        if (!((E *)e)->be.select() || cudaFree(p) != cudaSuccess)
+                (void)cudaGetLastError();
+}
+
+template <class E>
+sortd_status columns_copy(sortd_engine *e, void *to, const void *from, size_t bytes)
+{
+        CudaBackend &be = ((E *)e)->be;
+
+        return columns_step(be, be.select() && be.copy_device(to, from, bytes));
+}
+
+template <class E>
+sortd_status columns_fill(sortd_engine *e, const sortd__column_group *g, unsigned part,
+                          const void *perm, unsigned perm_bytes, uint64_t *out, size_t n,
+                          bool *differ)
+{
+        E *c = (E *)e;
+        CudaBackend &be = c->be;
+        ColumnsFill f = {};
+        bool ok;
+
+        for (unsigned j = 0; j < g->count; j++)
+                f.maps[j] = g->maps[j];
+        f.count = g->count;
+        f.part = part;
+        f.perm_bytes = perm_bytes;
+        f.perm = perm;
+        f.out = out;
+        f.differ = c->buf.hist;
+        f.n = (uint32_t)n;
+        ok = be.select() && be.clear(c->buf.hist, sizeof(uint32_t)) &&
+             be.launch(columns_fill_kernel, columns_grid(be, n), dim3(CONVERT_THREADS), f) &&
+             be.to_host(c->buf.hist_host, c->buf.hist, sizeof(uint32_t));
+        *differ = ok && c->buf.hist_host[0] != 0;
+        return columns_step(be, ok);
+}
+
+template <class E>
+sortd_status columns_identity(sortd_engine *e, void *perm, unsigned perm_bytes, size_t n)
+{
+        CudaBackend &be = ((E *)e)->be;
+        dim3 grid = columns_grid(be, n), block(CONVERT_THREADS);
+
+        return columns_step(
+                be, be.select() && (perm_bytes == 4 ? be.launch(iota_kernel<uint32_t>, grid, block,
+                                                                (uint32_t *)perm, (uint32_t)n)
+                                                    : be.launch(iota_kernel<uint64_t>, grid, block,
+                                                                (uint64_t *)perm, (uint32_t)n)));
+}
+
+template <class E>
+sortd_status columns_indices(sortd_engine *e, void *out, unsigned out_bytes, const void *perm,
+                             unsigned perm_bytes, size_t n)
+{
+        CudaBackend &be = ((E *)e)->be;
+        dim3 grid = columns_grid(be, n), block(CONVERT_THREADS);
+        bool ok = be.select();
+
+        if (ok && out_bytes == perm_bytes)
+                ok = be.copy_device(out, perm, n * perm_bytes);
+        else if (ok && out_bytes == 8)
+                ok = be.launch(columns_indices_kernel<uint64_t, uint32_t>, grid, block,
+                               (uint64_t *)out, (const uint32_t *)perm, (uint32_t)n);
+        else if (ok)
+                ok = be.launch(columns_indices_kernel<uint32_t, uint64_t>, grid, block,
+                               (uint32_t *)out, (const uint64_t *)perm, (uint32_t)n);
+        return columns_step(be, ok);
+}
+
+template <class T>
+bool columns_gather(CudaBackend &be, void *data, const void *from, const void *perm,
+                    unsigned perm_bytes, size_t n)
+{
+        dim3 grid = columns_grid(be, n), block(CONVERT_THREADS);
+
+        return perm_bytes == 4
+                       ? be.launch(columns_gather_kernel<T, uint32_t>, grid, block, (T *)data,
+                                   (const T *)from, (const uint32_t *)perm, (uint32_t)n)
+                       : be.launch(columns_gather_kernel<T, uint64_t>, grid, block, (T *)data,
+                                   (const T *)from, (const uint64_t *)perm, (uint32_t)n);
+}
+
+template <class E>
+sortd_status columns_reorder(sortd_engine *e, void *data, unsigned bytes, const void *perm,
+                             unsigned perm_bytes, void *scratch, size_t n)
+{
+        CudaBackend &be = ((E *)e)->be;
+        bool ok = be.select() && be.copy_device(scratch, data, n * bytes);
+
+        switch (bytes) {
+        case 1:
+                ok = ok && columns_gather<uint8_t>(be, data, scratch, perm, perm_bytes, n);
+                break;
+        case 2:
+                ok = ok && columns_gather<uint16_t>(be, data, scratch, perm, perm_bytes, n);
+                break;
+        case 4:
+                ok = ok && columns_gather<uint32_t>(be, data, scratch, perm, perm_bytes, n);
+                break;
+        case 8:
+                ok = ok && columns_gather<uint64_t>(be, data, scratch, perm, perm_bytes, n);
+                break;
+        default:
+                ok = ok && columns_gather<Bytes16>(be, data, scratch, perm, perm_bytes, n);
+                break;
+        }
+        return columns_step(be, ok);
+}
+
+} /* namespace sortd_cuda */
+
+#endif
