@@ -95,8 +95,9 @@ int sortd__dispatch_segments_ready(sortd__job *j);
 /*
  * A region sort by key columns (dispatch_columns.c): its keys region, *kr, with the columns'
  * buffer at keys_offset in j->work.keys, and its values region, *vr (NULL without a payload),
- * with the values or the permutation at vals_offset in j->work.vals. The columns are sorted in
- * host memory: a CUDA region is refused (-ENOTSUP). 0, or a negative errno with j's why.
+ * with the values or the permutation at vals_offset in j->work.vals. Both regions are of one
+ * kind: memfd (host memory) or CUDA (device memory, the sort then on the region's device).
+ * 0, or a negative errno with j's why.
  */
 int sortd__dispatch_columns_spans(const sortd__dispatch_ctx *d, const sortd__request *rq,
                                   sortd__job *j, sortd__region **kr, sortd__region **vr);

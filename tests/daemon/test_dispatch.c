@@ -1012,6 +1012,80 @@ START_TEST(cuda_region_segments)
 }
 END_TEST
 
+/* A region sort by a u32 and a u128 column of 16 rows (64 + 256 bytes of columns at
+   keys_offset), their permutation (argsort32) in vals_region at vals_offset. */
+static void columns_sort(message *m, uint64_t id, uint64_t region_id, uint64_t keys_offset,
+                         uint64_t vals_region, uint64_t vals_offset)
+{
+        region_sort(m, id, region_id, keys_offset, 16);
+        m->sort.key_type = SORTD__WIRE__KEY_TYPE__KEY_TYPE_UNSET;
+        m->sort.payload = SORTD__WIRE__PAYLOAD__PAYLOAD_ARGSORT32;
+        m->sort.n_columns = 2;
+        m->sort.columns = m->columns;
+        m->column[0].key_type = U32;
+        m->column[1].key_type = SORTD__WIRE__KEY_TYPE__KEY_U128;
+        m->column[1].order = SORTD__WIRE__ORDER__DESCENDING;
+        m->region.vals_region_id = vals_region;
+        m->region.vals_offset = vals_offset;
+}
+
+/* Key columns in a CUDA region: sorted in device memory on its device, the permutation in
+   that region too; with it in a memfd region, or the columns in one and the permutation in
+   the CUDA region, refused before any engine sees it, naming both kinds. */
+START_TEST(cuda_region_columns)
+{
+        sortd__job *j;
+        sortd__region *cr, *hr;
+        message m;
+
+        serve_our_device();
+        hr = open_region(1, PAGE, 1);
+        register_cuda(&m, 2, our_uuid, PAGE);
+        j = dispatch_submitted(&m, SORTD__JOB_OP_REGION_OPEN);
+        cr = j->work.region;
+        cr->base = (uint8_t *)0x10000; /* where the engine opened it */
+        engine_gives_back(j, SORTD_OK, "");
+        sortd__wire__reply__free_unpacked(
+                expect_body(2, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, NULL), NULL);
+
+        columns_sort(&m, 3, 2, 64, 0, 512);
+        j = dispatch_submitted(&m, SORTD__JOB_OP_SORT_DEVICE);
+        ck_assert_int_eq(sortd__job_memory(j), SORTD_MEMORY_DEVICE);
+        ck_assert_uint_eq(j->work.cols.count, 2);
+        ck_assert_ptr_eq(j->work.keys, cr->base + 64);
+        ck_assert_ptr_eq(j->work.vals, cr->base + 512);
+        ck_assert_ptr_eq(j->keys_rg, cr);
+        ck_assert_ptr_eq(j->vals_rg, cr);
+        ck_assert_uint_eq(cr->users, 2);
+        engine_gives_back(j, SORTD_OK, "");
+        expect_sorted(3, 16, NULL, 0);
+
+        columns_sort(&m, 4, 2, 64, 1, 512);
+        dispatch_answered(&m, 0);
+        expect(4, SORTD_E_INVAL,
+               "the key columns are in device memory (a CUDA region) and the values in host "
+               "memory (a memfd region): both must be in host memory (memfd regions) or both in "
+               "device memory (CUDA regions)");
+        columns_sort(&m, 5, 1, 64, 2, 512);
+        dispatch_answered(&m, 0);
+        expect(5, SORTD_E_INVAL,
+               "the key columns are in host memory (a memfd region) and the values in device "
+               "memory (a CUDA region)");
+        /* the columns' buffer is checked in the CUDA region as in a memfd one */
+        columns_sort(&m, 6, 2, PAGE - 304, 0, 0);
+        dispatch_answered(&m, 0);
+        expect(6, SORTD_E_INVAL, "key columns at offset 3792, 20 x 16 bytes, pass the end");
+        ck_assert_uint_eq(fx.stats.sorts_failed, 3);
+        ck_assert_uint_eq(cr->users + hr->users, 0);
+        for (sortd__job *c = sortd__dispatch_closing(&fx.d), *next; c; c = next) {
+                next = c->qnext;
+                if (c->work.region == cr)
+                        cr->base = NULL; /* the engine closes it: nothing to unmap here */
+                sortd__job_free(c);
+        }
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("dispatch");
@@ -1039,6 +1113,7 @@ int main(void)
         tcase_add_test(tc, region_offsets_in_the_payload);
         tcase_add_test(tc, region_topk_out_spans);
         tcase_add_test(tc, cuda_region_segments);
+        tcase_add_test(tc, cuda_region_columns);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

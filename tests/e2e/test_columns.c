@@ -5,7 +5,7 @@
  * plain sorts of u128 and i128 keys inline and in regions against the reference sort; and the
  * daemon's refusals of bad requests on raw frames (9 columns, an unknown key type, a bit range
  * past a column's width, a key_type beside columns, a short payload), each with its reason, the
- * stream in sync. A CUDA region's refusal is test_cuda_ipc.c's, which has device memory.
+ * stream in sync. Columns in a CUDA region are test_cuda_ipc.c's, which has device memory.
  *
  * SORTD_COLUMNS_ARGS (space-separated) start the daemon otherwise: the emulated GPU daemon runs
  * the same test, its engine's columns in host memory.

@@ -6,7 +6,10 @@
  * reference sort (tests/support/reference.c), and the bytes around the spans must be untouched.
  * A UUID that names another device is refused, and leaves nothing open: the same handle
  * registers afterwards. Segments (their offsets sent as the region sort's payload) are sorted
- * in place, and their top-k written where topk_out says, in device memory.
+ * in place, and their top-k written where topk_out says, in device memory. Key columns (of
+ * mixed types and orders, 16-byte keys among them, and 16-byte keys alone) are sorted in a
+ * CUDA region with every payload, against reference_sort_columns, and plain u128 and i128
+ * keys against the reference sort; columns whose values lie in a memfd region are refused.
  *
  * Built with CUDA, against a GPU: without a CUDA device it says why and exits 77, which meson
  * reports as skipped. Built everywhere against the stand-in runtime (tests/support/fake_cuda,
@@ -17,11 +20,14 @@
  */
 #include <check.h>
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "datagen.h"
 #include "harness.h"
@@ -302,48 +308,219 @@ START_TEST(segments_in_device_memory)
 }
 END_TEST
 
-/* Key columns are sorted in host memory: a CUDA region's are refused, by the daemon (a raw
-   frame) and by libsortd before it sends, both with SORTD_E_UNSUPPORTED; nothing is written. */
-START_TEST(columns_refused_in_device_memory)
+/* ---- key columns and 128-bit keys in device memory ---- */
+
+#define COLS_N 10000
+
+/* Columns of one sort, and its payload: argsort32 and 64 write the permutation, none and
+   values reorder the columns (and the values) in place. */
+typedef struct shape {
+        const char *name;
+        unsigned count;
+        sortd_column col[3];
+        sortd_payload payload;
+} shape;
+
+#define ASC SORTD_ASCENDING
+#define DESC SORTD_DESCENDING
+
+static const shape shapes[] = {
+        {"u32 desc, f64",
+         2,
+         {{SORTD_KEY_U32, DESC, 0, 0}, {SORTD_KEY_F64, ASC, 0, 0}},
+         SORTD_PAYLOAD_ARGSORT32},
+        {"i16 [2, 14), u128 desc, bf16",
+         3,
+         {{SORTD_KEY_I16, ASC, 2, 14}, {SORTD_KEY_U128, DESC, 0, 0}, {SORTD_KEY_BF16, ASC, 0, 0}},
+         SORTD_PAYLOAD_ARGSORT64},
+        {"f16 desc, i128 [60, 70), u8",
+         3,
+         {{SORTD_KEY_F16, DESC, 0, 0}, {SORTD_KEY_I128, ASC, 60, 70}, {SORTD_KEY_U8, ASC, 0, 0}},
+         SORTD_PAYLOAD_VALUES64},
+        {"u64, i32 desc",
+         2,
+         {{SORTD_KEY_U64, ASC, 0, 0}, {SORTD_KEY_I32, DESC, 0, 0}},
+         SORTD_PAYLOAD_NONE},
+        {"u128", 1, {{SORTD_KEY_U128, ASC, 0, 0}}, SORTD_PAYLOAD_ARGSORT32},
+        {"i128 desc", 1, {{SORTD_KEY_I128, DESC, 0, 0}}, SORTD_PAYLOAD_VALUES32},
+};
+
+#define N_SHAPES (int)(sizeof(shapes) / sizeof(shapes[0]))
+
+/* The columns' buffer 64 bytes into a piece that holds the values too, or at the start of a
+   piece of its own, the values in another; room for 10^4 rows of 3 columns, 16-byte ones
+   among them. Offsets are multiples of 16, as the buffer's must be. */
+static const struct layout cols_one = {768, 512 << 10, 64, 0, 0, 256 << 10};
+static const struct layout cols_two = {768, 256 << 10, 0, (1 << 20) + 512, 128 << 10, 8};
+
+/*
+ * Fills s's columns (few values each, so that ties go on to the next column) at their
+ * sortd_columns_offset in the buffer and the values, sorts them through sortd in device
+ * memory, and compares every column and the values or permutation with
+ * reference_sort_columns; nothing outside the buffer and the values' span may change.
+ */
+static void columns_on_device(const shape *s, size_t n, const struct layout *l, uint64_t seed)
 {
+        size_t vs = sortd_payload_size(s->payload);
+        size_t ks_at = l->keys_region + l->keys_offset;
+        size_t vs_at = (l->vals_region ? l->vals_region : l->keys_region) + l->vals_offset;
+        uint64_t bytes = sortd_columns_offset(s->col, s->count, n, s->count);
+        uint8_t *vals = xmalloc(n * 8 + 1), *host = xmalloc(ALLOC_BYTES);
+        void *want[SORTD_MAX_COLUMNS];
+        sortd_region *kr, *vr;
+        sortd_region_sort rs = {.keys_offset = l->keys_offset,
+                                .vals_offset = l->vals_offset,
+                                .n = n,
+                                .payload = s->payload,
+                                .columns = s->col,
+                                .column_count = s->count};
+
+        CUDA_OK(cudaMemset(g.base, GUARD, ALLOC_BYTES));
+        for (unsigned j = 0; j < s->count; j++) {
+                size_t len = n * sortd_key_size(s->col[j].key_type);
+
+                want[j] = xmalloc(len + 1);
+                datagen_fill(want[j], n, s->col[j].key_type, DATAGEN_FEW, 3, seed + j);
+                CUDA_OK(cudaMemcpy(g.base + ks_at + sortd_columns_offset(s->col, s->count, n, j),
+                                   want[j], len, cudaMemcpyHostToDevice));
+        }
+        if (vs && !sortd_payload_is_argsort(s->payload)) {
+                datagen_fill_values(vals, n, (unsigned)vs, seed + 99);
+                CUDA_OK(cudaMemcpy(g.base + vs_at, vals, n * vs, cudaMemcpyHostToDevice));
+        }
+        CUDA_OK(cudaDeviceSynchronize());
+        kr = register_piece(l->keys_region, l->keys_region_size);
+        vr = l->vals_region ? register_piece(l->vals_region, l->vals_region_size) : kr;
+        rs.keys = kr;
+        rs.vals = vs ? vr : NULL;
+        ck_assert_msg(sortd_sort_in_region(g.conn, &rs) == SORTD_OK, "%s %s n=%zu: %s", s->name,
+                      sortd_payload_name(s->payload), n, sortd_error_message(g.conn));
+        CUDA_OK(cudaMemcpy(host, g.base, ALLOC_BYTES, cudaMemcpyDeviceToHost));
+        ck_assert_int_eq(reference_sort_columns(s->col, s->count, s->payload, want, vals, n),
+                         SORTD_OK);
+        for (unsigned j = 0; j < s->count; j++)
+                ck_assert_msg(memcmp(host + ks_at + sortd_columns_offset(s->col, s->count, n, j),
+                                     want[j], n * sortd_key_size(s->col[j].key_type)) == 0,
+                              "%s %s n=%zu: column %u differs from the reference", s->name,
+                              sortd_payload_name(s->payload), n, j);
+        ck_assert_msg(memcmp(host + vs_at, vals, n * vs) == 0,
+                      "%s %s n=%zu: values or permutation differ from the reference", s->name,
+                      sortd_payload_name(s->payload), n);
+        check_guards(host, ks_at, (size_t)bytes, vs_at, n * vs);
+        if (vr != kr)
+                ck_assert_int_eq(sortd_region_destroy(g.conn, vr), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(g.conn, kr), SORTD_OK);
+        for (unsigned j = 0; j < s->count; j++)
+                free(want[j]);
+        free(vals);
+        free(host);
+}
+
+/* _i walks the shapes, the odd ones with the values in a piece of their own; the first also
+   sorts no rows and one. */
+START_TEST(columns_in_device_memory)
+{
+        const shape *s = &shapes[_i];
+
+        columns_on_device(s, COLS_N, _i % 2 ? &cols_two : &cols_one, 1000 * (uint64_t)_i);
+        if (_i == 0) {
+                columns_on_device(s, 0, &cols_one, 7);
+                columns_on_device(s, 1, &cols_two, 8);
+        }
+}
+END_TEST
+
+/* Plain sorts of u128 (_i 0) and i128 (_i 1) keys: with values in the keys' piece, argsorted
+   into a piece of their own, and alone by their high words only. */
+START_TEST(plain_128_in_device_memory)
+{
+        sortd_key_type t = _i ? SORTD_KEY_I128 : SORTD_KEY_U128;
+        const sortd_sort_desc d[] = {{t, SORTD_PAYLOAD_VALUES64, SORTD_DESCENDING, 0, 0},
+                                     {t, SORTD_PAYLOAD_ARGSORT32, SORTD_ASCENDING, 0, 0},
+                                     {t, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 64, 128}};
+
+        sort_on_device(&d[0], COLS_N, &cols_one, 50 + (uint64_t)_i);
+        sort_on_device(&d[1], COLS_N, &cols_two, 60 + (uint64_t)_i);
+        sort_on_device(&d[2], COLS_N, &cols_one, 70 + (uint64_t)_i);
+}
+END_TEST
+
+/* A sealed memfd of bytes registered on the raw connection fd; its region id. */
+static uint64_t raw_register_memfd(int fd, uint64_t bytes)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+        Sortd__Wire__Reply *r;
+        int mfd = memfd_create("cuda-ipc-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        uint64_t id;
+
+        ck_assert_int_ge(mfd, 0);
+        ck_assert_int_eq(ftruncate(mfd, (off_t)bytes), 0);
+        ck_assert_int_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
+        reg.size = bytes;
+        req.id = 3;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
+        req.register_region = &reg;
+        raw_send_request_fds(fd, &req, &mfd, 1);
+        close(mfd); /* the daemon has its own */
+        r = raw_recv_reply(fd, NULL);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_msg(r->status == SORTD__WIRE__STATUS_CODE__OK, "%s", r->error);
+        id = r->register_region->region_id;
+        sortd__wire__reply__free_unpacked(r, NULL);
+        return id;
+}
+
+/* Key columns in a CUDA region with their values in a memfd region: refused by libsortd
+   before it sends, and by the daemon (a raw frame), each saying both must be of one kind;
+   nothing is written, and both connections go on. */
+START_TEST(columns_values_in_host_memory_refused)
+{
+        const sortd_column two[2] = {{SORTD_KEY_U32, SORTD_ASCENDING, 0, 0},
+                                     {SORTD_KEY_U128, SORTD_DESCENDING, 0, 0}};
         int fd = raw_connect(g.daemon.sock);
-        uint64_t region = raw_register_piece(fd);
+        uint64_t cuda = raw_register_piece(fd), memfd = raw_register_memfd(fd, 4096);
         Sortd__Wire__Sort s = raw_sort_msg(0, SORTD__WIRE__PAYLOAD__PAYLOAD_ARGSORT32, 100);
         Sortd__Wire__RegionData rd = SORTD__WIRE__REGION_DATA__INIT;
         Sortd__Wire__Column col[2] = {SORTD__WIRE__COLUMN__INIT, SORTD__WIRE__COLUMN__INIT};
         Sortd__Wire__Column *cols[2] = {&col[0], &col[1]};
-        const sortd_column two[2] = {{SORTD_KEY_U32, SORTD_ASCENDING, 0, 0},
-                                     {SORTD_KEY_U128, SORTD_DESCENDING, 0, 0}};
         uint8_t *host = xmalloc(ALLOC_BYTES);
-        sortd_region *r;
+        sortd_region *kr, *vr = NULL;
 
         CUDA_OK(cudaMemset(g.base, GUARD, ALLOC_BYTES));
         CUDA_OK(cudaDeviceSynchronize());
         col[0].key_type = SORTD__WIRE__KEY_TYPE__KEY_U32;
         col[1].key_type = SORTD__WIRE__KEY_TYPE__KEY_U128;
+        col[1].order = SORTD__WIRE__ORDER__DESCENDING;
         s.n_columns = 2;
         s.columns = cols;
-        rd.region_id = region;
-        rd.vals_offset = 16 << 10;
+        rd.region_id = cuda;
+        rd.vals_region_id = memfd;
         s.data_case = SORTD__WIRE__SORT__DATA_REGION;
         s.region = &rd;
-        raw_send_sort(fd, 2, &s, 0);
-        raw_expect_reply(fd, 2, SORTD_E_UNSUPPORTED, "key columns are sorted in host memory");
+        raw_send_sort(fd, 4, &s, 0);
+        raw_expect_reply(fd, 4, SORTD_E_INVAL,
+                         "the key columns are in device memory (a CUDA region) and the values in "
+                         "host memory (a memfd region): both must be");
         raw_expect_in_sync(fd);
         close(fd);
 
-        r = register_piece(SEG_PIECE, 64 << 10);
-        sortd_region_sort rs = {.keys = r,
-                                .vals = r,
-                                .vals_offset = 16 << 10,
+        kr = register_piece(SEG_PIECE, 64 << 10);
+        ck_assert_int_eq(sortd_region_create(g.conn, 4096, &vr), SORTD_OK);
+        sortd_region_sort rs = {.keys = kr,
+                                .vals = vr,
                                 .n = 100,
                                 .payload = SORTD_PAYLOAD_ARGSORT32,
                                 .columns = two,
                                 .column_count = 2};
-        ck_assert_int_eq(sortd_sort_in_region(g.conn, &rs), SORTD_E_UNSUPPORTED);
-        ck_assert_ptr_nonnull(
-                strstr(sortd_error_message(g.conn), "key columns are sorted in host memory"));
-        ck_assert_int_eq(sortd_region_destroy(g.conn, r), SORTD_OK);
+        ck_assert_int_eq(sortd_sort_in_region(g.conn, &rs), SORTD_E_INVAL);
+        ck_assert_ptr_nonnull(strstr(sortd_error_message(g.conn),
+                                     "the keys region is device memory (CUDA IPC) and the vals "
+                                     "region host memory (memfd): both must be of one kind"));
+        ck_assert_int_eq(sortd_ping(g.conn), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(g.conn, vr), SORTD_OK);
+        ck_assert_int_eq(sortd_region_destroy(g.conn, kr), SORTD_OK);
         CUDA_OK(cudaMemcpy(host, g.base, ALLOC_BYTES, cudaMemcpyDeviceToHost));
         check_guards(host, 0, 0, 0, 0);
         free(host);
@@ -360,7 +537,9 @@ static Suite *cuda_ipc_suite(void)
         tcase_add_loop_test(tc, sorts_in_device_memory, 0, 2 * SORTD_PAYLOAD_COUNT * 2);
         tcase_add_test(tc, wrong_uuid_refused);
         tcase_add_test(tc, segments_in_device_memory);
-        tcase_add_test(tc, columns_refused_in_device_memory);
+        tcase_add_loop_test(tc, columns_in_device_memory, 0, N_SHAPES);
+        tcase_add_loop_test(tc, plain_128_in_device_memory, 0, 2);
+        tcase_add_test(tc, columns_values_in_host_memory_refused);
         suite_add_tcase(s, tc);
         return s;
 }
