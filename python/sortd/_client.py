@@ -478,20 +478,23 @@ class Client:
         """Sorts rows by several key columns, column 0 most significant (ORDER BY c0, c1 DESC,
         ...), stably: returns the permutation (int64, as np.lexsort's) and leaves the columns
         as they are, or with inplace=True reorders every column in place and returns None.
-        columns: 1 to 8 numpy arrays (or host DLPack tensors, reordered in their producer's
-        memory) of n rows each, of any key dtype (128-bit keys as (n, 2) word pairs or V16,
-        with key_types). descending, key_types (see sort()'s key_type) and
-        bits ((begin, end) of the key's bits) are one value for every column or a list of one
-        a column."""
+        columns: 1 to 8 arrays of n rows each, of any key dtype (128-bit keys as (n, 2) word
+        pairs or V16, with key_types), either all on the host (numpy arrays, host DLPack
+        tensors, reordered in their producer's memory) or all CUDA arrays on one device (CuPy
+        arrays, PyTorch CUDA tensors, CUDA DLPack tensors): these are copied into one buffer
+        on their device and sorted there, the permutation a new array of column 0's library
+        on that device. descending, key_types (see sort()'s key_type) and bits ((begin, end)
+        of the key's bits) are one value for every column or a list of one a column."""
         device = _devices.check(self._lib, device)
         with contextlib.ExitStack() as held:
             cols = _columns.Columns(columns, descending, key_types, bits, inplace, held)
-            return _columns.sort(self, cols, inplace, device)
+            return _columns.sort(self, cols, inplace, device, keep=CUDA_KEEP)
 
     def lexsort(self, keys, *, key_types=None, device=None):
         """np.lexsort(keys): the stable permutation (int64) that sorts by the last key, ties
-        by the one before it, and so on; keys is a sequence of 1 to 8 arrays of equal length,
-        or a 2-D array whose rows are the keys. key_types: as sort_by's, in keys' order."""
+        by the one before it, and so on; keys is a sequence of 1 to 8 arrays of equal length
+        (host arrays, or CUDA arrays on one device, as sort_by's columns), or a 2-D array
+        whose rows are the keys. key_types: as sort_by's, in keys' order."""
         keys = list(keys)
         if isinstance(key_types, (list, tuple)):
             key_types = list(reversed(key_types))

@@ -1,15 +1,17 @@
 """Sorts by several key columns (Client.sort_by, Client.lexsort): the columns checked and
 described for libsortd, and sent inline or laid out in one region as sortd_columns_offset
-says (sortd_types.h)."""
+says (sortd_types.h). Columns that are CUDA arrays are laid out so in device memory and
+sorted there (_cuda_sort.columns)."""
 import ctypes
 import operator
 
-from . import _arrays, _copies, _dlpack, _lib, _requests
+from . import _arrays, _copies, _cuda, _cuda_sort, _dlpack, _lib, _requests
 
 
 class Columns:
     """The checked key columns of one sort: arrays (numpy, 1-D keys of n rows: 128-bit word
-    pairs as their V16 view), libsortd's sortd_column array, and the permutation's dtype."""
+    pairs as their V16 view; or, all of them, _cuda.CudaArrays of n keys on one device, when
+    cuda is set), and libsortd's sortd_column array."""
 
     def __init__(self, columns, descending, key_types, bits, writable, held):
         """held: an ExitStack that keeps the DLPack tensors among the columns open."""
@@ -27,28 +29,42 @@ class Columns:
         orders = _per_column(descending, count, "descending", bool)
         types = _per_column(key_types, count, "key_types", lambda t: t)
         ranges = _per_column(bits, count, "bits", lambda b: b)
-        self.arrays, self.n = [], None
+        self.arrays, self.n, self.cuda = [], None, None
         self.desc = (_lib.Column * count)()
         for j, a in enumerate(columns):
             what = f"column {j}"
-            a = _host(a, what, types, j, held)
-            _arrays.check_array(a, what, writable)
+            a = _taken(a, what, types, j, held, writable)
+            self._same_memory(a, what)
             try:
-                keys, kt = _arrays.keys_of(a, types[j])
+                keys, kt, shape = _keys(a, types[j], what, writable)
                 begin, end = _arrays.bit_range(ranges[j], _arrays.key_bits(kt))
             except (TypeError, ValueError) as e:
                 raise type(e)(f"{what}: {e}") from None
-            if keys.ndim != 1:
+            if len(shape) != 1:
                 raise ValueError(f"{what} has shape {a.shape}: each column is one key a row "
                                  f"(1-D; 128-bit keys as (n, 2) word pairs)")
+            rows = shape[0]
             if self.n is None:
-                self.n = keys.size
-            elif keys.size != self.n:
-                raise ValueError(f"{what} has {keys.size} rows and column 0 has {self.n}: the "
+                self.n = rows
+            elif rows != self.n:
+                raise ValueError(f"{what} has {rows} rows and column 0 has {self.n}: the "
                                  f"columns must be of equal length")
             order = _lib.DESCENDING if orders[j] else _lib.ASCENDING
             self.desc[j] = _lib.Column(kt, order, begin, end)
             self.arrays.append(keys)
+        if self.cuda and self.n:
+            _one_device(self.arrays)
+
+    def _same_memory(self, a, what):
+        """Column 0 says where the columns are: on the host or on a CUDA device."""
+        cuda = isinstance(a, _cuda.CudaArray)
+        if self.cuda is None:
+            self.cuda = cuda
+        elif cuda != self.cuda:
+            kinds = ("a host array", "a CUDA array")
+            raise TypeError(f"{what} is {kinds[cuda]} and column 0 is {kinds[self.cuda]}: the "
+                            f"columns are all host arrays (numpy arrays, host DLPack tensors) "
+                            f"or all CUDA arrays on one device")
 
     @property
     def count(self):
@@ -59,19 +75,41 @@ class Columns:
         return sum(a.nbytes for a in self.arrays)
 
 
-def _host(a, what, types, j, held):
-    """Column j as a numpy array: itself, or a host DLPack tensor's memory (types[j] its key
-    type if its dtype names one)."""
+def _taken(a, what, types, j, held, writable):
+    """Column j as a numpy array (itself, or a host DLPack tensor's memory) or a
+    _cuda.CudaArray (a CUDA array, or a CUDA DLPack tensor's memory); types[j] becomes the key
+    type a DLPack tensor's dtype names, unless one was given."""
     t = held.enter_context(_dlpack.taken(a, what))
-    if t is not None and t.cuda is None:
+    if t is not None:
         if types[j] is None:
             types[j] = t.key_type
         return t.array
-    if t is not None or hasattr(a, "__cuda_array_interface__"):
-        raise TypeError(f"{what} is a CUDA array: sort_by and lexsort take host columns (numpy "
-                        f"arrays, host DLPack tensors); copy it to the host (cupy.asnumpy, "
-                        f"tensor.cpu())")
-    return a
+    cuda = _cuda.describe(a, what, writable)
+    return a if cuda is None else cuda
+
+
+def _keys(a, key_type, what, writable):
+    """The keys of column a (numpy array or CudaArray) for key_type, their sortd key type and
+    their shape: 128-bit word pairs as one key each."""
+    np = _arrays._np()
+    if isinstance(a, _cuda.CudaArray):
+        keys = _cuda.as_keys(a, key_type)
+        return keys, _arrays.key_type(np.dtype(keys.typestr), key_type), keys.shape
+    _arrays.check_array(a, what, writable)
+    keys, kt = _arrays.keys_of(a, key_type)
+    return keys, kt, keys.shape
+
+
+def _one_device(arrays):
+    """The CUDA columns are on one device, where their buffer is made and sorted."""
+    drv = _cuda.driver()
+    first = drv.ordinal(arrays[0].ptr)
+    for j, a in enumerate(arrays[1:], 1):
+        ordinal = drv.ordinal(a.ptr)
+        if ordinal != first:
+            raise ValueError(f"column {j} is on CUDA device {ordinal} and column 0 on device "
+                             f"{first}: the columns are sorted on one device, so they must all "
+                             f"be on it")
 
 
 def _per_column(arg, count, what, conv):
@@ -94,10 +132,13 @@ def _is_pair(bits):
         return False
 
 
-def sort(client, cols, inplace, device):
-    """Sorts by cols (Columns): returns the permutation (int64), or with inplace reorders
-    the columns (their arrays) and returns None."""
+def sort(client, cols, inplace, device, *, keep):
+    """Sorts by cols (Columns): returns the permutation (int64; for CUDA columns an array of
+    column 0's library on their device), or with inplace reorders the columns (their arrays)
+    and returns None. keep: as _cuda_sort's."""
     np = _arrays._np()
+    if cols.cuda:
+        return _cuda_sort.columns(client, cols, inplace, device, keep=keep)
     idx = None if inplace else np.empty(cols.n, np.int64)
     if not cols.n:
         return idx

@@ -121,6 +121,7 @@ class _Driver:
         cu.cuCtxPushCurrent_v2.argtypes = [vp]
         cu.cuCtxPopCurrent_v2.argtypes = [ctypes.POINTER(vp)]
         cu.cuStreamSynchronize.argtypes = [vp]
+        cu.cuMemcpyDtoD_v2.argtypes = [u64, u64, ctypes.c_size_t]
 
     def check(self, what, rc):
         if rc != 0:
@@ -162,6 +163,26 @@ class _Driver:
             uuid = ctypes.create_string_buffer(16)
             self.check("cuDeviceGetUuid", self.get_uuid(uuid, dev.value))
             return base.value, size.value, handle.raw, uuid.raw
+        finally:
+            self._pop(ctx)
+
+    def ordinal(self, ptr):
+        """The ordinal of the device whose memory ptr is in."""
+        ordinal = ctypes.c_int()
+        self.check("cuPointerGetAttribute",
+                   self.lib.cuPointerGetAttribute(ctypes.byref(ordinal),
+                                                  _CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr))
+        return ordinal.value
+
+    def copy(self, pieces):
+        """Copies each (dst, src, nbytes) of pieces, device memory on one device, and waits for
+        them: a copy between device pointers runs on its own, unordered with the host."""
+        ctx = self._push(pieces[0][0])
+        try:
+            for dst, src, nbytes in pieces:
+                if nbytes:
+                    self.check("cuMemcpyDtoD", self.lib.cuMemcpyDtoD_v2(dst, src, nbytes))
+            self.check("cuCtxSynchronize", self.lib.cuCtxSynchronize())
         finally:
             self._pop(ctx)
 
@@ -236,4 +257,5 @@ def empty_like(arr, shape, dtype=None):
 def _torch_dtype(dtype):
     import numpy as np
     torch = sys.modules["torch"]
-    return {np.dtype(np.int32): torch.int32, np.dtype(np.int64): torch.int64}[np.dtype(dtype)]
+    return {np.dtype(np.uint8): torch.uint8, np.dtype(np.int32): torch.int32,
+            np.dtype(np.int64): torch.int64}[np.dtype(dtype)]

@@ -90,6 +90,67 @@ def _topk_into(client, keys, k, kt, payload, opts, device, outs, keep):
                              _arrays.rows(keys.shape), k, (vspan, ispan))
 
 
+def columns(client, cols, inplace, device, *, keep):
+    """Sorts by key columns that are CUDA arrays on one device (cols, a _columns.Columns):
+    copied into one buffer laid out as sortd_columns_offset says, a new array of column 0's
+    library on their device, which the daemon sorts where it is. Returns the permutation
+    (int64), a new array of that library, or with inplace copies the sorted columns back into
+    theirs and returns None."""
+    np = _arrays._np()
+    first = cols.arrays[0]
+    idx = None if inplace else _cuda.empty_like_indices(first, np.int64, (cols.n,))
+    if not cols.n:
+        return idx
+    at = [client._lib.sortd_columns_offset(cols.desc, cols.count, cols.n, j)
+          for j in range(cols.count + 1)]
+    # 15 bytes over, so that the buffer starts on 16 bytes (the widest key) whatever the
+    # allocator's alignment
+    buf = _cuda.empty_like(first, (at[-1] + 15,), np.uint8)
+    with contextlib.ExitStack() as held:
+        bdesc = _cuda_of(buf, "the key columns' buffer", held)
+        start = bdesc.ptr + (-bdesc.ptr) % 16
+        keys = _cuda.CudaArray(buf, start, at[-1], "|u1", None, True)
+        vals = _cuda_of(idx, "indices", held) if idx is not None else None
+        drv = _cuda.driver()
+        # the columns' producers' work, and any still queued on the new arrays' memory
+        for arr in cols.arrays + [bdesc] + ([vals] if vals is not None else []):
+            drv.synchronize(arr)
+        pieces = [(start + at[j], a.ptr, a.n * _itemsize(a)) for j, a in enumerate(cols.arrays)]
+        drv.copy(pieces)
+        back = [(dst, src, nbytes) for src, dst, nbytes in pieces]
+        payload = _lib.PAYLOAD_NONE if inplace else _lib.PAYLOAD_ARGSORT64
+        sorted_ = False
+        try:
+            with client._call():
+                uuid = client._device_uuid(device)
+                kspan = _span(client, drv, keys, (), keep)
+                vspan = _span(client, drv, vals, (kspan[0],), keep) if vals is not None else None
+                rs = _lib.RegionSort(kspan[0].handle, kspan[1],
+                                     vspan[0].handle if vspan else None,
+                                     vspan[1] if vspan else 0, cols.n, 0, payload,
+                                     _lib.SortOptions(),
+                                     (ctypes.c_uint8 * _lib.DEVICE_UUID_BYTES).from_buffer_copy(
+                                         uuid))
+                rs.columns, rs.column_count = cols.desc, cols.count
+                client._check(client._io("sortd_sort_in_region", ctypes.byref(rs)))
+                sorted_ = True
+                client._record(rs.timings)
+            if inplace:
+                drv.copy(back)
+        except BaseException:
+            # sorted, then interrupted (a signal handler's exception): the columns are left
+            # whole, all sorted
+            if sorted_ and inplace:
+                drv.copy(back)
+            raise
+    return idx
+
+
+def _itemsize(arr):
+    """The bytes of one element of a CudaArray (a 128-bit key's 16 for word pairs)."""
+    return int(arr.typestr[2:])
+
+
 def _span(client, drv, arr, busy, keep):
     """The region of arr's allocation and arr's offset in it, from the cache of
     registered allocations (keep at most); busy: regions this call uses."""

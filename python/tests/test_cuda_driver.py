@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(os.environ.get("SORTD_FAKE_CUDA") != "1",
 class Stats(ctypes.Structure):
     _fields_ = [("depth", ctypes.c_int), ("ctx_syncs", ctypes.c_int),
                 ("stream_syncs", ctypes.c_int), ("last_stream", ctypes.c_uint64),
-                ("handles", ctypes.c_int)]
+                ("handles", ctypes.c_int), ("copies", ctypes.c_int)]
 
 
 class Fake:
@@ -98,6 +98,39 @@ def test_driver_errors_are_named(fake):
                                            r"CUDA_ERROR_NOT_SUPPORTED \(801\)"):
         _cuda.driver().allocation(mem.ctypes.data + 64)
     assert fake.stats().depth == 0  # popped on the way out of each error
+
+
+def test_copies_on_the_device(fake):
+    """The copies sort_by makes of CUDA columns: device to device, empty ones skipped, then
+    waited for; a copy the driver refuses names its error, and every context is popped."""
+    mem, other = np.zeros(4096, np.uint8), np.zeros(64, np.uint8)
+    fake.alloc(mem)
+    fake.alloc(other, ordinal=1)
+    mem[:16] = np.arange(16)
+    base = mem.ctypes.data
+    _cuda.driver().copy([(base + 1024, base, 16), (base + 2048, base + 4, 0)])
+    np.testing.assert_array_equal(mem[1024:1040], np.arange(16))
+    s = fake.stats()
+    assert (s.copies, s.ctx_syncs, s.depth) == (1, 1, 0)
+    assert (_cuda.driver().ordinal(base), _cuda.driver().ordinal(other.ctypes.data)) == (0, 1)
+    with pytest.raises(RuntimeError, match=r"CUDA cuMemcpyDtoD failed: "
+                                           r"CUDA_ERROR_INVALID_VALUE \(1\)"):
+        _cuda.driver().copy([(base, other.ctypes.data, 8)])
+    assert fake.stats().depth == 0
+
+
+def test_columns_on_two_devices_refused(client, fake):
+    """CUDA key columns are sorted on one device: columns on two are refused before any
+    request, naming both."""
+    a, b = np.zeros(4096, np.uint8), np.zeros(4096, np.uint8)
+    fake.alloc(a)
+    fake.alloc(b, ordinal=2)
+    before = client.status()["requests_total"]
+    with pytest.raises(ValueError, match="column 1 is on CUDA device 2 and column 0 on device "
+                                         "0: the columns are sorted on one device"):
+        client.sort_by([device_array(a, 0, 100), device_array(b, 0, 100)])
+    assert client.status()["requests_total"] == before + 1  # only the status call itself
+    assert fake.stats().depth == 0
 
 
 def test_cpu_daemon_refuses_cuda_arrays(client, fake):

@@ -203,19 +203,109 @@ def test_dlpack_cuda_tensor_sorted_in_place(gpu_daemon, device, code):
     assert p.deleted == 1
 
 
+def _u128_order(words, kt):
+    """numpy's stable ascending order of 128-bit keys as (n, 2) word pairs, the low word
+    first: by the high word (signed for i128), ties by the low one."""
+    hi = words[:, 1].view(np.int64) if kt == "i128" else words[:, 1]
+    return np.lexsort((words[:, 0], hi))
+
+
 @pytest.mark.parametrize("kt", ["u128", "i128"])
 def test_128_bit_word_pairs_in_device_memory(gpu_daemon, cupy, kt):
     """128-bit keys as (n, 2) uint64 word pairs of a CUDA array reach the daemon as n keys of
-    16 bytes, which the engines sort in host memory only: refused, saying so, the keys left
-    as they were."""
-    keys = cupy.empty((2000, 2), np.uint64)
-    keys.view[...] = np.random.default_rng(12).integers(0, 4, (2000, 2), dtype=np.uint64)
+    16 bytes, sorted on the device: argsorted into a new array of its library, then sorted in
+    place, against numpy's order of the words. Few words of each, so that the low ones decide
+    too and many keys tie (the argsort is stable); the signed high words of i128 have
+    negatives among them."""
+    rng = np.random.default_rng(12)
+    n = 4000
+    keys = cupy.empty((n, 2), np.uint64)
+    keys.view[:, 0] = rng.choice(np.array([0, 1, 1 << 63, (1 << 64) - 1], np.uint64), n)
+    keys.view[:, 1] = (rng.integers(-3, 3, n, dtype=np.int64)).view(np.uint64)
     a = keys.view.copy()
+    order = _u128_order(a, kt)
     with sortd.Client(gpu_daemon.sock, timeout=120) as c:
-        for call in (lambda: c.sort(keys, key_type=kt), lambda: c.argsort(keys, key_type=kt)):
-            with pytest.raises(sortd.Unsupported, match=f"{kt} keys are sorted in host memory"):
-                call()
-    np.testing.assert_array_equal(keys.view, a)
+        idx = c.argsort(keys, key_type=kt)
+        assert isinstance(idx, FakeCupyArray) and idx.shape == (n,)
+        np.testing.assert_array_equal(idx.view, order)
+        np.testing.assert_array_equal(keys.view, a)
+        c.sort(keys, key_type=kt, descending=True)
+    # equal keys are equal words: the descending keys are the ascending order's reversed
+    np.testing.assert_array_equal(keys.view, a[order[::-1]])
+
+
+def _columns(cupy, rng, n):
+    """Three CUDA columns of few values each (so that ties go on to the next column): uint32,
+    float64 and 128-bit word pairs; and numpy copies of them."""
+    c0, c1, c2 = (cupy.empty((n,), np.uint32), cupy.empty((n,), np.float64),
+                  cupy.empty((n, 2), np.uint64))
+    c0.view[...] = rng.integers(0, 4, n, dtype=np.uint32)
+    c1.view[...] = rng.integers(-2, 2, n) * 0.5
+    c2.view[...] = rng.integers(0, 3, (n, 2), dtype=np.uint64)
+    return (c0, c1, c2), tuple(c.view.copy() for c in (c0, c1, c2))
+
+
+def test_sort_by_in_device_memory(gpu_daemon, cupy):
+    """Key columns of CUDA arrays (uint32, float64 descending, u128 word pairs): argsorted on
+    the device into a new int64 array of their library, the columns only read; then reordered
+    in place, each column in its own memory; both against np.lexsort."""
+    n = 4000
+    cols, want = _columns(cupy, np.random.default_rng(14), n)
+    order = np.lexsort((want[2][:, 0], want[2][:, 1], -want[1], want[0]))
+    with sortd.Client(gpu_daemon.sock, timeout=120) as c:
+        idx = c.sort_by(cols, descending=[False, True, False], key_types=[None, None, "u128"])
+        assert isinstance(idx, FakeCupyArray) and idx.dtype == np.int64 and idx.shape == (n,)
+        np.testing.assert_array_equal(idx.view, order)
+        for col, w in zip(cols, want):
+            np.testing.assert_array_equal(col.view, w)
+        assert c.sort_by(cols, descending=[False, True, False], inplace=True,
+                         key_types=[None, None, "u128"]) is None
+    for col, w in zip(cols, want):
+        np.testing.assert_array_equal(col.view, w[order])
+
+
+def test_lexsort_in_device_memory(gpu_daemon, cupy):
+    """lexsort of CUDA arrays, the last key first (np.lexsort's order): an int16 key, a CUDA
+    DLPack tensor of bfloat16 bits, and a uint8 key."""
+    from dlpack_producer import BFLOAT, KDL_CUDA, Producer
+    rng = np.random.default_rng(15)
+    n = 3000
+    a, b, k = (cupy.empty((n,), np.int16), cupy.empty((n,), np.uint16),
+               cupy.empty((n,), np.uint8))
+    a.view[...] = rng.integers(-3, 3, n, dtype=np.int16)
+    b.view[...] = rng.choice(np.array([0x3f80, 0xbf80, 0x0000, 0x4000], np.uint16), n)
+    k.view[...] = rng.integers(0, 3, n, dtype=np.uint8)
+    bf16 = Producer(b, b.__cuda_array_interface__["data"][0], (n,), BFLOAT, 16,
+                    device=KDL_CUDA)
+    # bfloat16 1, -1, 0, 2 in order: -1 < 0 < 1 < 2
+    rank = {0x3f80: 2, 0xbf80: 0, 0x0000: 1, 0x4000: 3}
+    want = np.lexsort((a.view, np.vectorize(rank.get)(b.view), k.view))
+    with sortd.Client(gpu_daemon.sock, timeout=120) as c:
+        idx = c.lexsort([a, bf16, k])
+    np.testing.assert_array_equal(idx.view, want)
+    assert bf16.deleted == 1
+
+
+def test_columns_refused_before_the_daemon(gpu_daemon, cupy, device):
+    """CUDA columns mixed with a host one, on two devices, or of unequal lengths: refused by
+    the client, saying why, with no request sent."""
+    other = np.zeros(4096, np.uint8)
+    lib = ctypes.CDLL("libcuda.so.1")  # the stand-in: Fake() would forget the device's memory
+    lib.fake_cuda_alloc.argtypes = [ctypes.c_uint64, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+    # a second device's memory, not shared with the daemon
+    assert lib.fake_cuda_alloc(other.ctypes.data, other.nbytes, 1, 1) == 0
+    a = cupy.empty((100,), np.uint32)
+    with sortd.Client(gpu_daemon.sock, timeout=120) as c:
+        before = c.status()["requests_total"]
+        with pytest.raises(TypeError, match="column 1 is a host array and column 0 is a CUDA "
+                                            "array"):
+            c.sort_by([a, np.zeros(100, np.uint32)])
+        with pytest.raises(ValueError, match="column 1 is on CUDA device 1 and column 0 on "
+                                             "device 0"):
+            c.sort_by([a, FakeCudaArray((100,), "<u4", ptr=other.ctypes.data, stream=2)])
+        with pytest.raises(ValueError, match="column 1 has 50 rows and column 0 has 100"):
+            c.sort_by([a, cupy.empty((50,), np.uint32)])
+        assert c.status()["requests_total"] == before + 1  # the status call alone
 
 
 class BF16Only:

@@ -132,10 +132,14 @@ def test_columns_by_dlpack(client):
     assert p.deleted == 1
 
 
-def test_cuda_columns_refused(client):
+def test_cuda_and_host_columns_refused(client):
     from conftest import FakeCudaArray
-    with pytest.raises(TypeError, match="host columns"):
+    """Columns are all on the host or all CUDA arrays: a mix is refused, naming both."""
+    with pytest.raises(TypeError, match="column 1 is a CUDA array and column 0 is a host "
+                                        "array: the columns are all host arrays"):
         client.sort_by([np.zeros(16, np.uint32), FakeCudaArray()])
+    with pytest.raises(TypeError, match="column 2 is a host array and column 0 is a CUDA array"):
+        client.lexsort([np.zeros(16, np.uint32), FakeCudaArray(), FakeCudaArray()])
 
 
 def test_random_descriptors(client):

@@ -32,6 +32,7 @@ struct fake_cuda_stats {
         int stream_syncs;     /* cuStreamSynchronize calls */
         uint64_t last_stream; /* the last stream synchronised */
         int handles;          /* IPC handles made */
+        int copies;           /* cuMemcpyDtoD calls */
 };
 
 /* The test's own calls, and the driver calls _cuda.py makes (argument types as it declares
@@ -52,6 +53,7 @@ int cuCtxPushCurrent_v2(void *ctx);
 int cuCtxPopCurrent_v2(void **ctx);
 int cuCtxSynchronize(void);
 int cuStreamSynchronize(void *stream);
+int cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t bytes);
 
 static struct alloc allocs[MAX_ALLOCS];
 static int nallocs;
@@ -244,5 +246,19 @@ int cuStreamSynchronize(void *stream)
                 return CUDA_ERROR_INVALID_VALUE;
         stats.stream_syncs++;
         stats.last_stream = (uint64_t)(uintptr_t)stream;
+        return CUDA_SUCCESS;
+}
+
+/* Both spans inside allocations of one device, with a context current; copied at once (the
+   real call may run later, which the client's cuCtxSynchronize after it covers). */
+int cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t bytes)
+{
+        const struct alloc *d = find(dst), *s = find(src);
+
+        if (stats.depth == 0 || !d || !s || d->ordinal != s->ordinal ||
+            bytes > d->size - (dst - d->base) || bytes > s->size - (src - s->base))
+                return CUDA_ERROR_INVALID_VALUE;
+        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+        stats.copies++;
         return CUDA_SUCCESS;
 }
