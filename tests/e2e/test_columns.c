@@ -8,7 +8,7 @@
  * stream in sync. Columns in a CUDA region are test_cuda_ipc.c's, which has device memory.
  *
  * SORTD_COLUMNS_ARGS (space-separated) start the daemon otherwise: the emulated GPU daemon runs
- * the same test, its engine's columns in host memory.
+ * the same test, its engine sorting the columns in host memory (inline, memfd regions).
  */
 #include <check.h>
 #include <signal.h>
