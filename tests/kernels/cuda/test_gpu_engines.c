@@ -506,7 +506,14 @@ static void check_device(const struct engines *e, const sortd_sort_desc *d, size
                  d->end_bit, n);
         for (int i = 0; i < GPU_ENGINES; i++) {
                 struct run dev = to_device(d, &in, n);
-                sort_on_device(e->gpu[i], d, dev, &want, n, what);
+
+                /* 128-bit keys go through the key columns' device steps, which cub lacks */
+                if (sortd_key_size(d->key_type) == 16 && strcmp(gpu_kinds[i], "cub") == 0)
+                        ck_assert_msg(sortd_engine_sort_device(e->gpu[i], d, dev.keys, dev.vals,
+                                                               n) == SORTD_E_UNSUPPORTED,
+                                      "%s: cub sorted 128-bit keys in device memory", what);
+                else
+                        sort_on_device(e->gpu[i], d, dev, &want, n, what);
                 CUDA_OK(cudaFree(dev.keys));
                 CUDA_OK(cudaFree(dev.vals));
         }
@@ -528,8 +535,6 @@ START_TEST(test_sort_device)
         for (int t = 0; t < SORTD_KEY_TYPE_COUNT; t++)
                 for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++) {
                         unsigned bits = 8 * (unsigned)sortd_key_size((sortd_key_type)t);
-                        if (bits == 128) /* sorted in host memory only (test_engine_columns) */
-                                continue;
                         sortd_sort_desc odd = {(sortd_key_type)t, (sortd_payload)p,
                                                SORTD_DESCENDING, 1, bits > 8 ? bits - 8 : 7};
 
@@ -540,6 +545,79 @@ START_TEST(test_sort_device)
                         }
                         check_device(&e, &odd, 100003, ++seed);
                 }
+        destroy_all(&e);
+}
+END_TEST
+
+/*
+ * Key columns in device memory on the cuda engine, against the cpu engine's sort of the same
+ * columns in host memory: an argsort of u32 ascending then f64 descending (packed: 96 bits),
+ * and three columns with 64-bit values moved (chained: 208 bits), at a tile's edge and past it.
+ */
+static void check_columns_device(const struct engines *e, const sortd_column *cols, unsigned count,
+                                 sortd_payload payload, size_t n, uint64_t seed)
+{
+        const size_t vb = sortd_payload_size(payload);
+        void *host[SORTD_MAX_COLUMNS], *dev[SORTD_MAX_COLUMNS], *got = malloc(n * 16 + 1);
+        void *vals = malloc(n * 8 + 1), *dvals = NULL;
+
+        ck_assert(got && vals);
+        datagen_fill_values(vals, n, 8, seed);
+        CUDA_OK(cudaMalloc(&dvals, n * 8 + 1));
+        CUDA_OK(cudaMemcpy(dvals, vals, n * 8, cudaMemcpyHostToDevice));
+        for (unsigned j = 0; j < count; j++) {
+                size_t kb = sortd_key_size(cols[j].key_type);
+
+                host[j] = malloc(n * kb + 1);
+                ck_assert(host[j]);
+                datagen_fill(host[j], n, cols[j].key_type,
+                             j + 1 < count ? DATAGEN_FEW : DATAGEN_UNIFORM, 3, seed + j);
+                CUDA_OK(cudaMalloc(&dev[j], n * kb + 1));
+                CUDA_OK(cudaMemcpy(dev[j], host[j], n * kb, cudaMemcpyHostToDevice));
+        }
+        CUDA_OK(cudaDeviceSynchronize());
+        ck_assert_msg(sortd_engine_sort_columns(e->gpu[0], cols, count, payload, SORTD_COLUMNS_AUTO,
+                                                SORTD_MEMORY_DEVICE, dev, vb ? dvals : NULL,
+                                                n) == SORTD_OK,
+                      "cuda: columns in device memory: %s", sortd_engine_error(e->gpu[0]));
+        ck_assert_msg(sortd_engine_sort_columns(e->cpu, cols, count, payload, SORTD_COLUMNS_AUTO,
+                                                SORTD_MEMORY_HOST, host, vb ? vals : NULL,
+                                                n) == SORTD_OK,
+                      "cpu: %s", sortd_engine_error(e->cpu));
+        for (unsigned j = 0; j < count; j++) {
+                size_t kb = sortd_key_size(cols[j].key_type);
+
+                CUDA_OK(cudaMemcpy(got, dev[j], n * kb, cudaMemcpyDeviceToHost));
+                ck_assert_msg(memcmp(got, host[j], n * kb) == 0,
+                              "n=%zu: column %u in device memory differs from cpu", n, j);
+                CUDA_OK(cudaFree(dev[j]));
+                free(host[j]);
+        }
+        CUDA_OK(cudaMemcpy(got, dvals, n * vb, cudaMemcpyDeviceToHost));
+        ck_assert_msg(memcmp(got, vals, n * vb) == 0, "n=%zu: %s in device memory differs from cpu",
+                      n, sortd_payload_name(payload));
+        CUDA_OK(cudaFree(dvals));
+        free(vals);
+        free(got);
+}
+
+START_TEST(test_columns_device)
+{
+        const sortd_column two[2] = {{SORTD_KEY_U32, SORTD_ASCENDING, 0, 0},
+                                     {SORTD_KEY_F64, SORTD_DESCENDING, 0, 0}};
+        const sortd_column three[3] = {{SORTD_KEY_I16, SORTD_DESCENDING, 0, 0},
+                                       {SORTD_KEY_U128, SORTD_ASCENDING, 0, 0},
+                                       {SORTD_KEY_F32, SORTD_ASCENDING, 0, 0}};
+        struct engines e = make_all(100003);
+
+        for (size_t n = 3071; n <= 100003; n += 96932) {
+                check_columns_device(&e, two, 2, SORTD_PAYLOAD_ARGSORT32, n, n);
+                check_columns_device(&e, three, 3, SORTD_PAYLOAD_VALUES64, n, n + 1);
+        }
+        ck_assert_int_eq(sortd_engine_sort_columns(e.gpu[1], two, 2, SORTD_PAYLOAD_NONE,
+                                                   SORTD_COLUMNS_AUTO, SORTD_MEMORY_DEVICE,
+                                                   (void *const[]){NULL, NULL}, NULL, 1),
+                         SORTD_E_UNSUPPORTED);
         destroy_all(&e);
 }
 END_TEST
@@ -982,6 +1060,7 @@ static Suite *gpu_suite(void)
         tcase_add_test(engines, test_batch);
 #ifdef SORTD_HAVE_CUDA
         tcase_add_test(engines, test_sort_device);
+        tcase_add_test(engines, test_columns_device);
         tcase_add_test(engines, test_segments_topk);
         tcase_add_test(engines, test_device_uuid);
         tcase_add_test(engines, test_ipc_same_process);
