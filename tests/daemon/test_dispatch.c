@@ -962,6 +962,36 @@ START_TEST(region_topk_out_spans)
 }
 END_TEST
 
+/* Our device served, memfd region 1 (into *hr) and CUDA region 2 (returned), which the engine
+   opened at 0x10000. */
+static sortd__region *memfd_and_cuda_regions(message *m, sortd__region **hr)
+{
+        sortd__job *j;
+        sortd__region *cr;
+
+        serve_our_device();
+        *hr = open_region(1, PAGE, 1);
+        register_cuda(m, 2, our_uuid, PAGE);
+        j = dispatch_submitted(m, SORTD__JOB_OP_REGION_OPEN);
+        cr = j->work.region;
+        cr->base = (uint8_t *)0x10000; /* where the engine opened it */
+        engine_gives_back(j, SORTD_OK, "");
+        sortd__wire__reply__free_unpacked(
+                expect_body(2, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, NULL), NULL);
+        return cr;
+}
+
+/* The connection closed: its regions' jobs freed, the CUDA region cr's closed by the engine. */
+static void close_regions(sortd__region *cr)
+{
+        for (sortd__job *c = sortd__dispatch_closing(&fx.d), *next; c; c = next) {
+                next = c->qnext;
+                if (c->work.region == cr)
+                        cr->base = NULL; /* the engine closes it: nothing to unmap here */
+                sortd__job_free(c);
+        }
+}
+
 /* A CUDA region sort: its offsets must come from host memory, its results go to device
    memory; and it runs on its device, as any sort of that region. */
 START_TEST(cuda_region_segments)
@@ -970,15 +1000,7 @@ START_TEST(cuda_region_segments)
         sortd__region *cr, *hr;
         message m;
 
-        serve_our_device();
-        hr = open_region(1, PAGE, 1);
-        register_cuda(&m, 2, our_uuid, PAGE);
-        j = dispatch_submitted(&m, SORTD__JOB_OP_REGION_OPEN);
-        cr = j->work.region;
-        cr->base = (uint8_t *)0x10000; /* where the engine opened it */
-        engine_gives_back(j, SORTD_OK, "");
-        sortd__wire__reply__free_unpacked(
-                expect_body(2, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, NULL), NULL);
+        cr = memfd_and_cuda_regions(&m, &hr);
 
         region_sort(&m, 3, 2, 0, 16);
         with_offsets(&m, OFF64, 2, 2, 0);
@@ -1003,12 +1025,7 @@ START_TEST(cuda_region_segments)
         engine_gives_back(j, SORTD_OK, "");
         expect_sorted(5, 16, NULL, 0);
         ck_assert_uint_eq(cr->users + hr->users, 0);
-        for (sortd__job *c = sortd__dispatch_closing(&fx.d), *next; c; c = next) {
-                next = c->qnext;
-                if (c->work.region == cr)
-                        cr->base = NULL; /* the engine closes it: nothing to unmap here */
-                sortd__job_free(c);
-        }
+        close_regions(cr);
 }
 END_TEST
 
@@ -1038,15 +1055,7 @@ START_TEST(cuda_region_columns)
         sortd__region *cr, *hr;
         message m;
 
-        serve_our_device();
-        hr = open_region(1, PAGE, 1);
-        register_cuda(&m, 2, our_uuid, PAGE);
-        j = dispatch_submitted(&m, SORTD__JOB_OP_REGION_OPEN);
-        cr = j->work.region;
-        cr->base = (uint8_t *)0x10000; /* where the engine opened it */
-        engine_gives_back(j, SORTD_OK, "");
-        sortd__wire__reply__free_unpacked(
-                expect_body(2, SORTD__WIRE__REPLY__BODY_REGISTER_REGION, NULL), NULL);
+        cr = memfd_and_cuda_regions(&m, &hr);
 
         columns_sort(&m, 3, 2, 64, 0, 512);
         j = dispatch_submitted(&m, SORTD__JOB_OP_SORT_DEVICE);
@@ -1077,12 +1086,7 @@ START_TEST(cuda_region_columns)
         expect(6, SORTD_E_INVAL, "key columns at offset 3792, 20 x 16 bytes, pass the end");
         ck_assert_uint_eq(fx.stats.sorts_failed, 3);
         ck_assert_uint_eq(cr->users + hr->users, 0);
-        for (sortd__job *c = sortd__dispatch_closing(&fx.d), *next; c; c = next) {
-                next = c->qnext;
-                if (c->work.region == cr)
-                        cr->base = NULL; /* the engine closes it: nothing to unmap here */
-                sortd__job_free(c);
-        }
+        close_regions(cr);
 }
 END_TEST
 

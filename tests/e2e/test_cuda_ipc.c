@@ -22,6 +22,7 @@
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,30 @@ static void check_guards(const uint8_t *host, size_t ks_at, size_t ks_len, size_
         }
 }
 
+/*
+ * rs sorted through sortd in the layout's pieces, registered for it (the values' piece given
+ * when with_vals), once our writes have landed; then the whole allocation copied into host.
+ */
+static void sort_pieces(const struct layout *l, sortd_region_sort *rs, bool with_vals,
+                        const char *what, uint8_t *host)
+{
+        sortd_region *kr, *vr;
+
+        /* The daemon sorts on its own stream: our writes must have landed. */
+        CUDA_OK(cudaDeviceSynchronize());
+        kr = register_piece(l->keys_region, l->keys_region_size);
+        vr = l->vals_region ? register_piece(l->vals_region, l->vals_region_size) : kr;
+        rs->keys = kr;
+        rs->vals = with_vals ? vr : NULL;
+        ck_assert_msg(sortd_sort_in_region(g.conn, rs) == SORTD_OK, "%s: %s", what,
+                      sortd_error_message(g.conn));
+        CUDA_OK(cudaMemcpy(host, g.base, ALLOC_BYTES, cudaMemcpyDeviceToHost));
+        if (vr != kr)
+                ck_assert_int_eq(sortd_region_destroy(g.conn, vr), SORTD_OK);
+        ck_assert_msg(sortd_region_destroy(g.conn, kr) == SORTD_OK, "%s",
+                      sortd_error_message(g.conn));
+}
+
 /* Fills the spans, sorts them through sortd in device memory, and compares with the reference. */
 static void sort_on_device(const sortd_sort_desc *d, size_t n, const struct layout *l,
                            uint64_t seed)
@@ -109,7 +134,7 @@ static void sort_on_device(const sortd_sort_desc *d, size_t n, const struct layo
         size_t ks_at = l->keys_region + l->keys_offset;
         size_t vs_at = (l->vals_region ? l->vals_region : l->keys_region) + l->vals_offset;
         uint8_t *keys = xmalloc(n * ks), *vals = xmalloc(n * vs), *host = xmalloc(ALLOC_BYTES);
-        sortd_region *kr, *vr;
+        char what[96];
         sortd_region_sort rs = {.keys_offset = l->keys_offset,
                                 .vals_offset = l->vals_offset,
                                 .n = n,
@@ -124,26 +149,15 @@ static void sort_on_device(const sortd_sort_desc *d, size_t n, const struct layo
         CUDA_OK(cudaMemcpy(g.base + ks_at, keys, n * ks, cudaMemcpyHostToDevice));
         if (vs && !sortd_payload_is_argsort(d->payload))
                 CUDA_OK(cudaMemcpy(g.base + vs_at, vals, n * vs, cudaMemcpyHostToDevice));
-        /* The daemon sorts on its own stream: our writes must have landed. */
-        CUDA_OK(cudaDeviceSynchronize());
-        kr = register_piece(l->keys_region, l->keys_region_size);
-        vr = l->vals_region ? register_piece(l->vals_region, l->vals_region_size) : kr;
-        rs.keys = kr;
-        rs.vals = vs ? vr : NULL;
-        ck_assert_msg(sortd_sort_in_region(g.conn, &rs) == SORTD_OK, "%s %s n=%zu: %s",
-                      sortd_key_type_name(d->key_type), sortd_payload_name(d->payload), n,
-                      sortd_error_message(g.conn));
-        CUDA_OK(cudaMemcpy(host, g.base, ALLOC_BYTES, cudaMemcpyDeviceToHost));
+        snprintf(what, sizeof(what), "%s %s n=%zu", sortd_key_type_name(d->key_type),
+                 sortd_payload_name(d->payload), n);
+        sort_pieces(l, &rs, vs != 0, what, host);
         ck_assert_int_eq(ref_sort(d, keys, vs ? vals : NULL, n), 0);
         ck_assert_msg(memcmp(host + ks_at, keys, n * ks) == 0, "%s %s n=%zu: keys differ",
                       sortd_key_type_name(d->key_type), sortd_payload_name(d->payload), n);
         ck_assert_msg(memcmp(host + vs_at, vals, n * vs) == 0, "%s %s n=%zu: values differ",
                       sortd_key_type_name(d->key_type), sortd_payload_name(d->payload), n);
         check_guards(host, ks_at, n * ks, vs_at, n * vs);
-        if (vr != kr)
-                ck_assert_int_eq(sortd_region_destroy(g.conn, vr), SORTD_OK);
-        ck_assert_msg(sortd_region_destroy(g.conn, kr) == SORTD_OK, "%s",
-                      sortd_error_message(g.conn));
         free(keys);
         free(vals);
         free(host);
@@ -367,7 +381,7 @@ static void columns_on_device(const shape *s, size_t n, const struct layout *l, 
         uint64_t bytes = sortd_columns_offset(s->col, s->count, n, s->count);
         uint8_t *vals = xmalloc(n * 8 + 1), *host = xmalloc(ALLOC_BYTES);
         void *want[SORTD_MAX_COLUMNS];
-        sortd_region *kr, *vr;
+        char what[96];
         sortd_region_sort rs = {.keys_offset = l->keys_offset,
                                 .vals_offset = l->vals_offset,
                                 .n = n,
@@ -388,14 +402,8 @@ static void columns_on_device(const shape *s, size_t n, const struct layout *l, 
                 datagen_fill_values(vals, n, (unsigned)vs, seed + 99);
                 CUDA_OK(cudaMemcpy(g.base + vs_at, vals, n * vs, cudaMemcpyHostToDevice));
         }
-        CUDA_OK(cudaDeviceSynchronize());
-        kr = register_piece(l->keys_region, l->keys_region_size);
-        vr = l->vals_region ? register_piece(l->vals_region, l->vals_region_size) : kr;
-        rs.keys = kr;
-        rs.vals = vs ? vr : NULL;
-        ck_assert_msg(sortd_sort_in_region(g.conn, &rs) == SORTD_OK, "%s %s n=%zu: %s", s->name,
-                      sortd_payload_name(s->payload), n, sortd_error_message(g.conn));
-        CUDA_OK(cudaMemcpy(host, g.base, ALLOC_BYTES, cudaMemcpyDeviceToHost));
+        snprintf(what, sizeof(what), "%s %s n=%zu", s->name, sortd_payload_name(s->payload), n);
+        sort_pieces(l, &rs, vs != 0, what, host);
         ck_assert_int_eq(reference_sort_columns(s->col, s->count, s->payload, want, vals, n),
                          SORTD_OK);
         for (unsigned j = 0; j < s->count; j++)
@@ -407,9 +415,6 @@ static void columns_on_device(const shape *s, size_t n, const struct layout *l, 
                       "%s %s n=%zu: values or permutation differ from the reference", s->name,
                       sortd_payload_name(s->payload), n);
         check_guards(host, ks_at, (size_t)bytes, vs_at, n * vs);
-        if (vr != kr)
-                ck_assert_int_eq(sortd_region_destroy(g.conn, vr), SORTD_OK);
-        ck_assert_int_eq(sortd_region_destroy(g.conn, kr), SORTD_OK);
         for (unsigned j = 0; j < s->count; j++)
                 free(want[j]);
         free(vals);
