@@ -1,6 +1,7 @@
 /*
- * sortbench --segments, at the engine level: rows of u32 keys sorted in one
- * sortd_engine_sort_segments call against one sortd_engine_sort call a row, and the top-k of
+ * sortbench --segments, at the engine level: rows of u32 keys (with the first --payload's
+ * values or indices) sorted in one sortd_engine_sort_segments call against one
+ * sortd_engine_sort call a row, and the top-k of
  * n u32 keys (sortd_engine_topk) against a full sort of them, on each engine of ours asked for,
  * keys in host memory. Each pair of timings is taken back to back, the order alternating from
  * pair to pair (--repeats pairs), and the ratio reported is the median of the pairs' ratios:
@@ -65,10 +66,16 @@ class segments_bench
         explicit segments_bench(const options &o)
             : o_(o), rows_n_(o.rows * o.row_len),
               topk_n_(o.cases.sizes.empty() ? size_t(1) << 24 : o.cases.sizes[0]),
-              input_(std::max(rows_n_, topk_n_) * 4), one_(input_.bytes()), many_(input_.bytes())
+              input_(std::max(rows_n_, topk_n_) * 4), one_(input_.bytes()),
+              many_(input_.bytes()), rows_desc_{SORTD_KEY_U32, o.cases.payloads[0], SORTD_ASCENDING,
+                                                0, 0},
+              vb_(sortd_payload_size(rows_desc_.payload)), vals_(rows_n_ * vb_ + 1),
+              one_v_(vals_.bytes()), many_v_(vals_.bytes())
         {
                 datagen_fill(input_.as<void>(), std::max(rows_n_, topk_n_), SORTD_KEY_U32,
                              DATAGEN_UNIFORM, 0, o.seed);
+                if (vb_)
+                        datagen_fill_values(vals_.as<void>(), rows_n_, (unsigned)vb_, o.seed + 1);
                 fault_in(one_, threads());
                 fault_in(many_, threads());
         }
@@ -93,6 +100,9 @@ class segments_bench
         const options &o_;
         size_t rows_n_, topk_n_;
         buffer input_, one_, many_;
+        sortd_sort_desc rows_desc_; /* the rows' keys and their payload */
+        size_t vb_;
+        buffer vals_, one_v_, many_v_; /* the rows' values as generated, and after each form */
 
         unsigned threads() const
         {
@@ -121,30 +131,42 @@ class segments_bench
         {
                 sortd_segments seg{o_.rows, o_.row_len, nullptr, 0};
                 memcpy(one_.as<void>(), input_.as<void>(), rows_n_ * 4);
+                memcpy(one_v_.as<void>(), vals_.as<void>(), rows_n_ * vb_);
                 return timed_call(e, kind + " segmented sort", secs, [&] {
-                        return sortd_engine_sort_segments(e, &u32_desc, &seg, SORTD_MEMORY_HOST,
-                                                          one_.as<void>(), nullptr, rows_n_);
+                        return sortd_engine_sort_segments(e, &rows_desc_, &seg, SORTD_MEMORY_HOST,
+                                                          one_.as<void>(), vals_of(one_v_),
+                                                          rows_n_);
                 });
         }
 
         bool separate(sortd_engine *e, const std::string &kind, double &secs)
         {
                 memcpy(many_.as<void>(), input_.as<void>(), rows_n_ * 4);
+                memcpy(many_v_.as<void>(), vals_.as<void>(), rows_n_ * vb_);
                 return timed_call(e, kind + " sort of a row", secs, [&] {
                         sortd_status s = SORTD_OK;
-                        for (size_t i = 0; i < o_.rows && s == SORTD_OK; i++)
-                                s = sortd_engine_sort(e, &u32_desc,
-                                                      many_.as<uint32_t>() + i * o_.row_len,
-                                                      nullptr, o_.row_len);
+                        for (size_t i = 0; i < o_.rows && s == SORTD_OK; i++) {
+                                size_t at = i * o_.row_len;
+                                void *v = vb_ ? many_v_.as<unsigned char>() + at * vb_ : nullptr;
+
+                                s = sortd_engine_sort(e, &rows_desc_, many_.as<uint32_t>() + at, v,
+                                                      o_.row_len);
+                        }
                         return s;
                 });
+        }
+
+        void *vals_of(const buffer &b) const
+        {
+                return vb_ ? b.as<void>() : nullptr;
         }
 
         bool rows_right() const
         {
                 const uint32_t *a = one_.as<uint32_t>();
 
-                if (memcmp(a, many_.as<void>(), rows_n_ * 4) != 0)
+                if (memcmp(a, many_.as<void>(), rows_n_ * 4) != 0 ||
+                    memcmp(one_v_.as<void>(), many_v_.as<void>(), rows_n_ * vb_) != 0)
                         return false;
                 for (size_t i = 1; i < rows_n_; i++)
                         if (i % o_.row_len && a[i - 1] > a[i])
@@ -172,10 +194,12 @@ class segments_bench
 
                 if (!time_pairs(o_.repeats, many, one, check, p))
                         return failed_ ? 1 : 0;
-                printf("%-5s rows %zu x %zu u32: segmented %9.2f ms, a call a row %9.2f ms: "
+                printf("%-5s rows %zu x %zu u32%s%s: segmented %9.2f ms, a call a row %9.2f ms: "
                        "%.2fx faster (median of %u pairs%s)\n",
-                       kind.c_str(), o_.rows, o_.row_len, p.b * 1e3, p.a * 1e3, p.ratio, o_.repeats,
-                       o_.rows == 10000 && o_.row_len == 1024 ? "; target >= 5x" : "");
+                       kind.c_str(), o_.rows, o_.row_len, vb_ ? " + " : "",
+                       vb_ ? sortd_payload_name(rows_desc_.payload) : "", p.b * 1e3, p.a * 1e3,
+                       p.ratio, o_.repeats,
+                       o_.rows == 10000 && o_.row_len == 1024 && !vb_ ? "; target >= 5x" : "");
                 fflush(stdout);
                 return 0;
         }
