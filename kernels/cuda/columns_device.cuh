@@ -1,7 +1,7 @@
 /*
  * The steps of a sort by key columns (columns/columns.h) on device memory, for an engine struct
  * E with members base, be (cuda_backend.cuh) and buf (dispatch.cuh): a kernel for each loop over
- * the rows, the engine's own sort_device for the words, the workspace from cudaMalloc. Each step
+ * the rows, the engine's own sort of device arrays for the words. Each step
  * ends when its work on the stream does, so that a failure is the step's. Whether a fill's words
  * differ comes back through the histogram table and its pinned copy, which no sort uses between
  * its launches. Rows are counted in 32 bits, as the engine's capacity allows.
@@ -95,18 +95,30 @@ inline sortd_status columns_step(CudaBackend &be, bool queued)
         return sort_finished(be, queued && be.wait());
 }
 
+/*
+ * The workspace is stream-ordered (cudaMallocAsync): cudaFree would wait for the whole device,
+ * the other lane's sort on it included, where this waits for our stream alone.
+ */
 template <class E> void *columns_alloc(sortd_engine *e, size_t bytes)
 {
         CudaBackend &be = ((E *)e)->be;
         void *p = nullptr;
 
-        return be.select() && be.alloc(&p, bytes, "the key columns' workspace") ? p : nullptr;
+        if (!be.select())
+                return nullptr;
+        if (be.check(cudaMallocAsync(&p, bytes ? bytes : 1, be.stream),
+                     "cudaMallocAsync (the key columns' workspace)"))
+                return p;
+        return nullptr;
 }
 
 template <class E> void columns_release(sortd_engine *e, void *p)
 {
-        if (!((E *)e)->be.select() || cudaFree(p) != cudaSuccess)
+        CudaBackend &be = ((E *)e)->be;
+
+        if (!be.select() || cudaFreeAsync(p, be.stream) != cudaSuccess)
                 (void)cudaGetLastError();
+        be.drain(); /* the memory back before the call returns */
 }
 
 template <class E>

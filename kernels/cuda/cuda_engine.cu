@@ -153,18 +153,34 @@ sortd_status cuda_sort(sortd_engine *e, const sortd__plan *plan, void *keys, voi
                                      c->buf.vals[res.val_buf]));
 }
 
+/* A sort of the caller's device arrays; through the graph cache when graph (GraphShape: the
+   arrays are part of the shape). */
+sortd_status sort_arrays(cuda_engine *c, const sortd__plan *plan, void *keys, void *vals, size_t n,
+                         bool graph)
+{
+        SortRequest r = sort_request(plan, n);
+        SortResult unused; /* the results are in the caller's arrays */
+        auto sort = [&](SortResult *) {
+                return sort_device_tuned(c->arch, c->be, c->buf, r, keys, vals);
+        };
+
+        return sort_device(c->be, n, [&] {
+                return graph ? c->graphs.run(c->be, GraphShape{r, keys, vals}, &unused, sort)
+                             : sort(&unused);
+        });
+}
+
 sortd_status cuda_sort_device(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
                               size_t n)
 {
-        cuda_engine *c = (cuda_engine *)e;
-        SortRequest r = sort_request(plan, n);
-        SortResult unused; /* the results are in the caller's arrays */
+        return sort_arrays((cuda_engine *)e, plan, keys, vals, n, true);
+}
 
-        return sort_device(c->be, n, [&] {
-                return c->graphs.run(c->be, GraphShape{r, keys, vals}, &unused, [&](SortResult *) {
-                        return sort_device_tuned(c->arch, c->be, c->buf, r, keys, vals);
-                });
-        });
+/* The words of a columns sort: in the call's own workspace, which no later sort has, so a graph
+   of them would never be replayed, and capturing it would push out one that would be. */
+sortd_status sort_words(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals, size_t n)
+{
+        return sort_arrays((cuda_engine *)e, plan, keys, vals, n, false);
 }
 
 /*
@@ -417,7 +433,7 @@ const sortd__columns_mem cuda_columns = {
         columns_identity<cuda_engine>,
         columns_indices<cuda_engine>,
         columns_reorder<cuda_engine>,
-        cuda_sort_device,
+        sort_words,
 };
 
 } /* namespace */

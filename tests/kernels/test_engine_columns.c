@@ -763,6 +763,62 @@ START_TEST(device_memory)
         sortd_engine_destroy(e);
 }
 END_TEST
+
+/*
+ * Device memory that runs out, then a kernel that faults, in a sort of columns in device memory:
+ * out of memory is the call's error and leaves the columns and the engine as they were; a fault
+ * is the device's and loses the engine. The fault is sticky on the stand-in's device, as on a
+ * GPU, so this case runs last.
+ */
+START_TEST(device_faults)
+{
+        const sortd_memory dev = SORTD_MEMORY_DEVICE;
+        const sortd_column cols[2] = {{SORTD_KEY_U32, SORTD_ASCENDING, 0, 0},
+                                      {SORTD_KEY_I64, SORTD_DESCENDING, 0, 0}};
+        sortd_engine *e = engine_new((sortd_engine_faults){0});
+        void *keys[2], *vals;
+        table t;
+
+        table_make(&t, cols, 2, SORTD_PAYLOAD_ARGSORT32, 3000, 5);
+        for (unsigned j = 0; j < 2; j++)
+                keys[j] = there(dev, t.keys[j], t.n * sortd_key_size(cols[j].key_type));
+        vals = there(dev, t.vals, t.n * 8);
+        fake_cuda_c_fail_malloc_at(2); /* the workspace's second part */
+        expect_status(e,
+                      sortd_engine_sort_columns(e, cols, 2, t.payload, SORTD_COLUMNS_AUTO, dev,
+                                                keys, vals, t.n),
+                      SORTD_E_NOMEM, "workspace out of memory", "of device memory");
+        ck_assert(!sortd_engine_lost(e));
+        for (unsigned j = 0; j < 2; j++) {
+                size_t bytes = t.n * sortd_key_size(cols[j].key_type);
+                void *was = xmalloc(bytes);
+
+                memcpy(was, t.keys[j], bytes);
+                back(dev, t.keys[j], keys[j], bytes);
+                ck_assert_msg(memcmp(was, t.keys[j], bytes) == 0, "column %u changed", j);
+                free(was);
+        }
+        back(dev, t.vals, vals, t.n * 8);
+        expect_sorted(e, &t, SORTD_COLUMNS_AUTO, dev);
+        table_free(&t);
+
+        table_make(&t, cols, 2, SORTD_PAYLOAD_VALUES32, 3000, 6);
+        for (unsigned j = 0; j < 2; j++)
+                keys[j] = there(dev, t.keys[j], t.n * sortd_key_size(cols[j].key_type));
+        vals = there(dev, t.vals, t.n * 8);
+        fake_cuda_c_fail_launch_at(1);
+        expect_status(e,
+                      sortd_engine_sort_columns(e, cols, 2, t.payload, SORTD_COLUMNS_AUTO, dev,
+                                                keys, vals, t.n),
+                      SORTD_E_DEVICE, "a kernel's fault", "illegal memory access");
+        ck_assert(sortd_engine_lost(e));
+        for (unsigned j = 0; j < 2; j++) /* the device's copies fail now: only freed */
+                (void)cudaFree(keys[j]);
+        (void)cudaFree(vals);
+        table_free(&t);
+        sortd_engine_destroy(e);
+}
+END_TEST
 #endif
 
 int main(void)
@@ -785,6 +841,7 @@ int main(void)
                 {"shared-written-meanwhile", shared_written_meanwhile},
 #ifdef SORTD_TEST_DEVICE_MEMORY
                 {"device-memory", device_memory},
+                {"device-faults", device_faults}, /* last: its fault is sticky */
 #endif
         };
 

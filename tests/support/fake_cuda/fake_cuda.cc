@@ -474,6 +474,27 @@ cudaError_t cudaFree(void *p)
         return cudaSuccess;
 }
 
+cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s)
+{
+        CONTEXT(dev);
+        if (devices::sticky(s->device) != cudaSuccess)
+                return fail(devices::sticky(s->device));
+        return cudaMalloc(p, bytes);
+}
+
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+        CONTEXT(dev);
+        if (!p)
+                return cudaSuccess;
+        if (!is_device(p, 1))
+                return fail(cudaErrorInvalidValue);
+        return submit(s, [=](cudaStream_t t) {
+                enqueue(t, [=] { (void)cudaFree(p); });
+                return cudaSuccess;
+        });
+}
+
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned)
 {
         CONTEXT(dev);

@@ -108,4 +108,14 @@ const char *fake_cuda_c_get_error_string(int rc)
         return fake_cuda::cudaGetErrorString((fake_cuda::cudaError_t)rc);
 }
 
+void fake_cuda_c_fail_malloc_at(unsigned at)
+{
+        fake_cuda::control().fail_malloc_at = at;
+}
+
+void fake_cuda_c_fail_launch_at(unsigned at)
+{
+        fake_cuda::control().fail_launch_at = at;
+}
+
 } /* extern "C" */

@@ -51,6 +51,10 @@ cudaError_t fake_cuda_c_memcpy(void *dst, const void *src, size_t bytes, enum cu
 cudaError_t fake_cuda_c_device_synchronize(void);
 cudaError_t fake_cuda_c_ipc_get_mem_handle(cudaIpcMemHandle_t *h, void *p);
 const char *fake_cuda_c_get_error_string(cudaError_t rc);
+/* The stand-in's faults, not CUDA's: the at-th cudaMalloc (or cudaMallocAsync) from now fails
+   out of memory; the at-th kernel launch fails with a sticky illegal address. 0: none. */
+void fake_cuda_c_fail_malloc_at(unsigned at);
+void fake_cuda_c_fail_launch_at(unsigned at);
 
 #define cudaGetDeviceCount fake_cuda_c_get_device_count
 #define cudaGetDevice fake_cuda_c_get_device
