@@ -111,7 +111,8 @@ extern const sortd__columns_mem sortd__columns_host;
 /*
  * The LSD passes over the groups' words (lsd.c), the last group's low word first, through
  * mem's sort: perm (n indices of perm_bytes) receives the order, identity when every word is
- * the same in every row. word is n u64 of scratch. Fails with the engine's status and message.
+ * the same in every row. word is n u64 of scratch. Fails with the engine's status and message;
+ * else e->last_device_seconds is the passes' sum.
  */
 sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__columns_mem *mem,
                                 const sortd__column_group *groups, unsigned count, uint64_t *word,

@@ -23,6 +23,7 @@ sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__columns_mem *mem,
                                 const sortd__column_group *groups, unsigned count, uint64_t *word,
                                 void *perm, unsigned perm_bytes, size_t n)
 {
+        double device_seconds = 0; /* the passes' own, each sort setting it anew */
         bool have_perm = false;
 
         for (unsigned g = count; g-- > 0;) {
@@ -43,8 +44,10 @@ sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__columns_mem *mem,
                         s = sort_word(e, mem, word, perm, perm_bytes, bits, !have_perm, n);
                         if (s != SORTD_OK)
                                 return s;
+                        device_seconds += e->last_device_seconds;
                         have_perm = true;
                 }
         }
+        e->last_device_seconds = device_seconds;
         return have_perm ? SORTD_OK : mem->identity(e, perm, perm_bytes, n);
 }
