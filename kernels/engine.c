@@ -135,29 +135,6 @@ void sortd__engine_sort_one(const sortd__plan *p, void *vals)
                 memset(vals, 0, p->val_bytes); /* index 0, in either width */
 }
 
-/*
- * A 16-byte key (u128, i128): one column through the columns layer, in mem's memory, under this
- * call's contract (keys sorted in place, an argsort's permutation written too).
- */
-static sortd_status sort_wide(sortd_engine *e, const sortd__columns_mem *mem,
-                              const sortd_sort_desc *d, void *keys, void *vals, size_t n)
-{
-        const sortd_column col = {d->key_type, d->order, d->begin_bit, d->end_bit};
-        void *const cols[1] = {keys};
-
-        return sortd__columns_sort(e, mem,
-                                   &(sortd__columns_job){
-                                           .cols = &col,
-                                           .count = 1,
-                                           .keys = cols,
-                                           .vals = vals,
-                                           .n = n,
-                                           .payload = d->payload,
-                                           .packed = true,
-                                           .sort_keys = true,
-                                   });
-}
-
 static sortd_status sort_host(sortd_engine *e, const sortd_sort_desc *desc, void *keys, void *vals,
                               size_t n, bool shared)
 {
@@ -177,7 +154,8 @@ static sortd_status sort_host(sortd_engine *e, const sortd_sort_desc *desc, void
         s = sortd__engine_sorting_call(e);
         if (s != SORTD_OK)
                 return s;
-        return p.key_bytes == 16 ? sort_wide(e, &sortd__columns_host, desc, keys, vals, n)
+        return p.key_bytes == 16 ? sortd__columns_sort_wide(e, &sortd__columns_host, desc, NULL,
+                                                            keys, vals, n)
                                  : e->ops->sort(e, &p, keys, vals, n);
 }
 
@@ -228,8 +206,8 @@ static size_t sort_wide_members(sortd_engine *e, sortd__batch_job *jobs, size_t 
                         continue;
                 }
                 e->why[0] = '\0';
-                j->item->status =
-                        sort_wide(e, &sortd__columns_host, &j->item->desc, j->keys, j->vals, j->n);
+                j->item->status = sortd__columns_sort_wide(e, &sortd__columns_host, &j->item->desc,
+                                                           NULL, j->keys, j->vals, j->n);
                 snprintf(j->item->why, sizeof(j->item->why), "%s",
                          j->item->status == SORTD_OK ? "" : e->why);
         }
@@ -317,7 +295,7 @@ sortd_status sortd_engine_sort_device(sortd_engine *e, const sortd_sort_desc *de
         if (n == 1)
                 return p.argsort ? e->ops->columns_device->identity(e, vals, p.val_bytes, 1)
                                  : SORTD_OK;
-        return sort_wide(e, e->ops->columns_device, desc, keys, vals, n);
+        return sortd__columns_sort_wide(e, e->ops->columns_device, desc, NULL, keys, vals, n);
 }
 
 int sortd_engine_lost(const sortd_engine *e)

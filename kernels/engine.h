@@ -116,7 +116,9 @@ typedef enum sortd_memory {
  * lies in host memory that nobody writes meanwhile, even for device keys (a caller copies
  * shared offsets first), and is checked here (sortd_segments_check). Fails as
  * sortd_engine_sort does, and with SORTD_E_UNSUPPORTED on an engine that has no segmented
- * sort for that memory.
+ * sort for that memory. 128-bit keys are sorted through the key columns' steps over the
+ * engine's segmented sort of their words (in device memory on the cuda engine only), and
+ * their top-k the same way on copies, in a workspace allocated for the call.
  */
 sortd_status sortd_engine_sort_segments(sortd_engine *e, const sortd_sort_desc *desc,
                                         const sortd_segments *seg, sortd_memory where, void *keys,

@@ -65,7 +65,8 @@ struct sortd__column_group; /* columns/columns.h */
  * status and e->why; alloc returns NULL instead, and release takes what alloc gave.
  */
 typedef struct sortd__columns_mem {
-        const char *where; /* "host" or "device": for messages */
+        const char *where;   /* "host" or "device": for messages */
+        sortd_memory memory; /* HOST or DEVICE: what the engine's segmented sort is told */
         void *(*alloc)(sortd_engine *e, size_t bytes);
         void (*release)(sortd_engine *e, void *p);
         sortd_status (*copy)(sortd_engine *e, void *to, const void *from, size_t bytes);
@@ -85,6 +86,12 @@ typedef struct sortd__columns_mem {
         /* the engine's own sort of the words: its sort, or its sort_device */
         sortd_status (*sort)(sortd_engine *e, const sortd__plan *plan, void *keys, void *vals,
                              size_t n);
+        /* idx[i] (idx_bytes wide) less the first row of i's segment of seg (host memory) */
+        sortd_status (*rebase)(sortd_engine *e, void *idx, unsigned idx_bytes,
+                               const sortd_segments *seg, size_t n);
+        /* the first min(k, length) elements of each segment of in, packed into out */
+        sortd_status (*take_firsts)(sortd_engine *e, void *out, const void *in, unsigned bytes,
+                                    const sortd_segments *seg, uint64_t k, size_t n);
 } sortd__columns_mem;
 
 typedef struct sortd__engine_ops {

@@ -1,28 +1,41 @@
 /*
  * The segmented and top-k entries of the engine interface (engine.h): their checks, shared by
- * every engine, then the engine's own operation (engine_impl.h), which an engine may lack.
+ * every engine, then the engine's own operation (engine_impl.h), which an engine may lack; for
+ * 16-byte keys the columns layer (columns/columns.h) over the engine's segmented sort.
  */
 #include <stdio.h>
 
-#include "engine_impl.h"
+#include "columns/columns.h"
 
-/* The checks of where, and that the engine has what the call needs for these keys. */
+/*
+ * The checks of where, and that the engine has what the call needs for these keys: op, or for
+ * 16-byte keys its segmented sort, which the columns layer sorts their words with (in device
+ * memory through its columns_device steps).
+ */
 static sortd_status check_memory(sortd_engine *e, const sortd__plan *p, sortd_memory where,
                                  const void *op, const char *what)
 {
         if ((unsigned)where >= SORTD_MEMORY_COUNT)
                 return sortd__engine_fail(e, SORTD_E_INVAL, "unknown memory kind %d", (int)where);
-        if (p->key_bytes == 16)
-                return sortd__engine_fail(e, SORTD_E_UNSUPPORTED,
-                                          "no engine has a %s of 16-byte keys (u128, i128): "
-                                          "sort them whole",
-                                          what);
         if (where == SORTD_MEMORY_DEVICE && !e->ops->device_uuid)
                 return sortd__engine_no_device(e);
+        if (p->key_bytes == 16 && where == SORTD_MEMORY_DEVICE && !e->ops->columns_device)
+                return sortd__engine_fail(e, SORTD_E_UNSUPPORTED,
+                                          "the %s engine has no %s of 16-byte keys (u128, i128) "
+                                          "in device memory",
+                                          e->ops->kind, what);
+        if (p->key_bytes == 16)
+                op = (const void *)e->ops->sort_segments;
         if (!op)
                 return sortd__engine_fail(e, SORTD_E_UNSUPPORTED, "the %s engine has no %s",
                                           e->ops->kind, what);
         return SORTD_OK;
+}
+
+/* Where the columns layer sorts 16-byte keys of where's memory. */
+static const sortd__columns_mem *wide_mem(const sortd_engine *e, sortd_memory where)
+{
+        return where == SORTD_MEMORY_DEVICE ? e->ops->columns_device : &sortd__columns_host;
 }
 
 sortd_status sortd_engine_sort_segments(sortd_engine *e, const sortd_sort_desc *desc,
@@ -44,7 +57,11 @@ sortd_status sortd_engine_sort_segments(sortd_engine *e, const sortd_sort_desc *
                 return s;
         p.shared = where == SORTD_MEMORY_SHARED;
         s = sortd__engine_sorting_call(e);
-        return s == SORTD_OK ? e->ops->sort_segments(e, &p, seg, where, keys, vals, n) : s;
+        if (s != SORTD_OK)
+                return s;
+        if (p.key_bytes == 16)
+                return sortd__columns_sort_wide(e, wide_mem(e, where), desc, seg, keys, vals, n);
+        return e->ops->sort_segments(e, &p, seg, where, keys, vals, n);
 }
 
 /* The top-k buffers: the inputs as a sort's (vals only for values: argsort reads none), the m
@@ -121,6 +138,10 @@ sortd_status sortd_engine_topk(sortd_engine *e, const sortd_sort_desc *desc,
                 return s;
         p.shared = where == SORTD_MEMORY_SHARED;
         s = sortd__engine_sorting_call(e);
-        return s == SORTD_OK ? e->ops->topk(e, &p, seg, k, where, keys, vals, out_keys, out_vals, n)
-                             : s;
+        if (s != SORTD_OK)
+                return s;
+        if (p.key_bytes == 16)
+                return sortd__columns_topk(e, wide_mem(e, where), desc, seg, k, keys, vals,
+                                           out_keys, out_vals, n);
+        return e->ops->topk(e, &p, seg, k, where, keys, vals, out_keys, out_vals, n);
 }

@@ -110,13 +110,15 @@ extern const sortd__columns_mem sortd__columns_host;
 
 /*
  * The LSD passes over the groups' words (lsd.c), the last group's low word first, through
- * mem's sort: perm (n indices of perm_bytes) receives the order, identity when every word is
- * the same in every row. word is n u64 of scratch. Fails with the engine's status and message;
- * else e->last_device_seconds is the passes' sum.
+ * mem's sort, or with seg (not NULL) the engine's segmented sort in mem's memory: perm (n
+ * indices of perm_bytes) receives the order (rows of the whole; within seg, each row stays in
+ * its segment), identity when every word is the same in every row. word is n u64 of scratch.
+ * Fails with the engine's status and message; else e->last_device_seconds is the passes' sum.
  */
 sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__columns_mem *mem,
-                                const sortd__column_group *groups, unsigned count, uint64_t *word,
-                                void *perm, unsigned perm_bytes, size_t n);
+                                const sortd__column_group *groups, unsigned count,
+                                const sortd_segments *seg, uint64_t *word, void *perm,
+                                unsigned perm_bytes, size_t n);
 
 /* A sort of columns after its checks, n >= 2. */
 typedef struct sortd__columns_job {
@@ -146,5 +148,23 @@ sortd_status sortd__columns_apply(sortd_engine *e, const sortd__columns_mem *mem
  */
 sortd_status sortd__columns_sort(sortd_engine *e, const sortd__columns_mem *mem,
                                  const sortd__columns_job *job);
+
+/*
+ * 16-byte keys (u128, i128) in mem's memory (run.c), as one column: sort_wide under
+ * sortd_engine_sort's contract (seg NULL: keys sorted in place, an argsort's permutation
+ * written too) or sortd_engine_sort_segments' (within seg's segments, by the engine's
+ * segmented sort of the words: an argsort's indices count within their segment); topk under
+ * sortd_engine_topk's, seg not NULL (the whole array, one segment, when the caller gave none):
+ * the inputs copied into a workspace of their own, sorted there within their segments, and
+ * each segment's first k taken. With seg the engine has a segmented sort; the caller has
+ * checked the rest and counted the sorting call.
+ */
+sortd_status sortd__columns_sort_wide(sortd_engine *e, const sortd__columns_mem *mem,
+                                      const sortd_sort_desc *d, const sortd_segments *seg,
+                                      void *keys, void *vals, size_t n);
+sortd_status sortd__columns_topk(sortd_engine *e, const sortd__columns_mem *mem,
+                                 const sortd_sort_desc *d, const sortd_segments *seg, uint64_t k,
+                                 const void *keys, const void *vals, void *out_keys, void *out_vals,
+                                 size_t n);
 
 #endif

@@ -102,8 +102,42 @@ static sortd_status host_sort(sortd_engine *e, const sortd__plan *p, void *keys,
         return e->ops->sort(e, p, keys, vals, n);
 }
 
+static sortd_status host_rebase(sortd_engine *e, void *idx, unsigned idx_bytes,
+                                const sortd_segments *seg, size_t n)
+{
+        (void)e, (void)n;
+        for (uint64_t s = 0; s < seg->count; s++) {
+                uint64_t at = sortd_segment_begin(seg, s), len = sortd_segment_length(seg, s);
+
+                for (uint64_t i = at; i < at + len; i++) {
+                        if (idx_bytes == 4)
+                                ((uint32_t *)idx)[i] -= (uint32_t)at;
+                        else
+                                ((uint64_t *)idx)[i] -= at;
+                }
+        }
+        return SORTD_OK;
+}
+
+static sortd_status host_take_firsts(sortd_engine *e, void *out, const void *in, unsigned bytes,
+                                     const sortd_segments *seg, uint64_t k, size_t n)
+{
+        unsigned char *to = out;
+
+        (void)e, (void)n;
+        for (uint64_t s = 0; s < seg->count; s++) {
+                uint64_t len = sortd_segment_length(seg, s), take = k < len ? k : len;
+
+                memcpy(to, (const unsigned char *)in + sortd_segment_begin(seg, s) * bytes,
+                       take * bytes);
+                to += take * bytes;
+        }
+        return SORTD_OK;
+}
+
 const sortd__columns_mem sortd__columns_host = {
         .where = "host",
+        .memory = SORTD_MEMORY_HOST,
         .alloc = host_alloc,
         .release = host_release,
         .copy = host_copy,
@@ -112,4 +146,6 @@ const sortd__columns_mem sortd__columns_host = {
         .indices = host_indices,
         .reorder = host_reorder,
         .sort = host_sort,
+        .rebase = host_rebase,
+        .take_firsts = host_take_firsts,
 };

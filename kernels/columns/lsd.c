@@ -1,14 +1,19 @@
 /* The LSD passes over the columns' words, each a stable sort by the engine's own sort. */
 #include "columns.h"
 
-/* One word sorted: the first makes the permutation (an argsort), later ones carry it. */
-static sortd_status sort_word(sortd_engine *e, const sortd__columns_mem *mem, uint64_t *word,
-                              void *perm, unsigned perm_bytes, unsigned bits, bool first, size_t n)
+/*
+ * One word sorted: the first makes the permutation (an argsort), later ones carry it. Within
+ * segments every word carries it, from the identity: a segmented argsort's indices count
+ * within their segment.
+ */
+static sortd_status sort_word(sortd_engine *e, const sortd__columns_mem *mem,
+                              const sortd_segments *seg, uint64_t *word, void *perm,
+                              unsigned perm_bytes, unsigned bits, bool first, size_t n)
 {
         const sortd__plan p = {
                 .key_bytes = 8,
                 .val_bytes = perm_bytes,
-                .argsort = first,
+                .argsort = first && !seg,
                 .kind = SORTD__KEY_UNSIGNED,
                 .descending = false,
                 .begin_bit = 0,
@@ -16,15 +21,24 @@ static sortd_status sort_word(sortd_engine *e, const sortd__columns_mem *mem, ui
                 .shared = false,
         };
 
-        return mem->sort(e, &p, word, perm, n);
+        return seg ? e->ops->sort_segments(e, &p, seg, mem->memory, word, perm, n)
+                   : mem->sort(e, &p, word, perm, n);
 }
 
 sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__columns_mem *mem,
-                                const sortd__column_group *groups, unsigned count, uint64_t *word,
-                                void *perm, unsigned perm_bytes, size_t n)
+                                const sortd__column_group *groups, unsigned count,
+                                const sortd_segments *seg, uint64_t *word, void *perm,
+                                unsigned perm_bytes, size_t n)
 {
         double device_seconds = 0; /* the passes' own, each sort setting it anew */
-        bool have_perm = false;
+        bool have_perm = seg != NULL;
+
+        if (seg) {
+                sortd_status s = mem->identity(e, perm, perm_bytes, n);
+
+                if (s != SORTD_OK)
+                        return s;
+        }
 
         for (unsigned g = count; g-- > 0;) {
                 const sortd__column_group *grp = &groups[g];
@@ -41,7 +55,7 @@ sortd_status sortd__columns_lsd(sortd_engine *e, const sortd__columns_mem *mem,
                                 return s;
                         if (!differ)
                                 continue;
-                        s = sort_word(e, mem, word, perm, perm_bytes, bits, !have_perm, n);
+                        s = sort_word(e, mem, seg, word, perm, perm_bytes, bits, !have_perm, n);
                         if (s != SORTD_OK)
                                 return s;
                         device_seconds += e->last_device_seconds;

@@ -68,8 +68,9 @@ static unsigned make_groups(const sortd__columns_job *job, const sortd__column_m
         return count;
 }
 
-sortd_status sortd__columns_sort(sortd_engine *e, const sortd__columns_mem *mem,
-                                 const sortd__columns_job *job)
+/* A job, whole (seg NULL) or within seg's segments. */
+static sortd_status run(sortd_engine *e, const sortd__columns_mem *mem,
+                        const sortd__columns_job *job, const sortd_segments *seg)
 {
         sortd__column_map maps[SORTD_MAX_COLUMNS];
         sortd__column_group groups[SORTD_MAX_COLUMNS];
@@ -83,9 +84,71 @@ sortd_status sortd__columns_sort(sortd_engine *e, const sortd__columns_mem *mem,
         s = workspace_alloc(e, mem, job, &w);
         if (s != SORTD_OK)
                 return s;
-        s = sortd__columns_lsd(e, mem, groups, ngroups, w.word, w.perm, w.perm_bytes, job->n);
+        s = sortd__columns_lsd(e, mem, groups, ngroups, seg, w.word, w.perm, w.perm_bytes, job->n);
         if (s == SORTD_OK)
                 s = sortd__columns_apply(e, mem, job, w.perm, w.perm_bytes, w.gather);
+        /* the rows' indices, less their segment's first: indices within it */
+        if (s == SORTD_OK && seg && sortd_payload_is_argsort(job->payload))
+                s = mem->rebase(e, job->vals, (unsigned)sortd_payload_size(job->payload), seg,
+                                job->n);
         workspace_free(e, mem, &w);
+        return s;
+}
+
+sortd_status sortd__columns_sort(sortd_engine *e, const sortd__columns_mem *mem,
+                                 const sortd__columns_job *job)
+{
+        return run(e, mem, job, NULL);
+}
+
+sortd_status sortd__columns_sort_wide(sortd_engine *e, const sortd__columns_mem *mem,
+                                      const sortd_sort_desc *d, const sortd_segments *seg,
+                                      void *keys, void *vals, size_t n)
+{
+        const sortd_column col = {d->key_type, d->order, d->begin_bit, d->end_bit};
+        void *const cols[1] = {keys};
+
+        return run(e, mem,
+                   &(sortd__columns_job){
+                           .cols = &col,
+                           .count = 1,
+                           .keys = cols,
+                           .vals = vals,
+                           .n = n,
+                           .payload = d->payload,
+                           .packed = true,
+                           .sort_keys = true,
+                   },
+                   seg);
+}
+
+sortd_status sortd__columns_topk(sortd_engine *e, const sortd__columns_mem *mem,
+                                 const sortd_sort_desc *d, const sortd_segments *seg, uint64_t k,
+                                 const void *keys, const void *vals, void *out_keys, void *out_vals,
+                                 size_t n)
+{
+        const unsigned vb = (unsigned)sortd_payload_size(d->payload);
+        void *kc = mem->alloc(e, n * 16), *vc = kc && vb ? mem->alloc(e, n * vb) : NULL;
+        sortd_status s;
+
+        if (!kc || (vb && !vc))
+                s = sortd__engine_fail(e, SORTD_E_NOMEM,
+                                       "cannot allocate the %zu bytes of %s memory for a copy of "
+                                       "%zu keys",
+                                       n * (16 + vb), mem->where, n);
+        else
+                s = mem->copy(e, kc, keys, n * 16);
+        if (s == SORTD_OK && vb && !sortd_payload_is_argsort(d->payload))
+                s = mem->copy(e, vc, vals, n * vb);
+        if (s == SORTD_OK)
+                s = sortd__columns_sort_wide(e, mem, d, seg, kc, vc, n);
+        if (s == SORTD_OK)
+                s = mem->take_firsts(e, out_keys, kc, 16, seg, k, n);
+        if (s == SORTD_OK && vb)
+                s = mem->take_firsts(e, out_vals, vc, vb, seg, k, n);
+        if (vc)
+                mem->release(e, vc);
+        if (kc)
+                mem->release(e, kc);
         return s;
 }

@@ -84,6 +84,77 @@ __global__ void __launch_bounds__(CONVERT_THREADS)
                 data[i] = from[perm[i]];
 }
 
+/* Segments as the kernels read them: uniform rows, or count + 1 offsets in device memory. */
+struct DeviceSegments {
+        uint64_t count, row_len;
+        const void *offsets; /* NULL: rows */
+        unsigned offset_bytes;
+};
+
+SORTD_DEVICE uint64_t offset_at(const void *offsets, unsigned bytes, uint64_t i)
+{
+        return bytes == 4 ? ((const uint32_t *)offsets)[i] : ((const uint64_t *)offsets)[i];
+}
+
+/* The last of count offsets (never decreasing, the first 0) that is at most i: the segment
+   that holds row i, empty segments at its first row being before it. */
+SORTD_DEVICE uint64_t last_at_most(const void *offsets, unsigned bytes, uint64_t count, uint64_t i)
+{
+        uint64_t lo = 0, hi = count;
+
+        while (hi - lo > 1) {
+                uint64_t mid = lo + (hi - lo) / 2;
+
+                if (offset_at(offsets, bytes, mid) <= i)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+/* idx[i] less the first row of i's segment. */
+template <class I>
+__global__ void __launch_bounds__(CONVERT_THREADS)
+        columns_rebase_kernel(I *idx, DeviceSegments s, uint64_t n)
+{
+        begin_kernel("columns rebase");
+        for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+             i += (uint64_t)blockDim.x * gridDim.x) {
+                uint64_t first =
+                        s.offsets ? offset_at(s.offsets, s.offset_bytes,
+                                              last_at_most(s.offsets, s.offset_bytes, s.count, i))
+                                  : i / s.row_len * s.row_len;
+
+                idx[i] -= (I)first;
+        }
+}
+
+/* out[j], the m results: segment t's first min(k, length) rows, packed; with offsets, out_at
+   holds where each segment's results begin in out (u64). */
+template <class T>
+__global__ void __launch_bounds__(CONVERT_THREADS)
+        columns_take_kernel(T *out, const T *in, DeviceSegments s, const uint64_t *out_at,
+                            uint64_t k, uint64_t m)
+{
+        begin_kernel("columns take");
+        for (uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; j < m;
+             j += (uint64_t)blockDim.x * gridDim.x) {
+                uint64_t from;
+
+                if (s.offsets) {
+                        uint64_t t = last_at_most(out_at, 8, s.count, j);
+
+                        from = offset_at(s.offsets, s.offset_bytes, t) + (j - out_at[t]);
+                } else {
+                        uint64_t take = k < s.row_len ? k : s.row_len;
+
+                        from = j / take * s.row_len + j % take;
+                }
+                out[j] = in[from];
+        }
+}
+
 inline dim3 columns_grid(CudaBackend &be, size_t n)
 {
         return dim3(elementwise_blocks(be, (uint32_t)n));
@@ -224,6 +295,107 @@ sortd_status columns_reorder(sortd_engine *e, void *data, unsigned bytes, const 
                 ok = ok && columns_gather<Bytes16>(be, data, scratch, perm, perm_bytes, n);
                 break;
         }
+        return columns_step(be, ok);
+}
+
+/*
+ * seg with its offsets (if any) copied to device memory for the call, at *dev (cudaFreeAsync it
+ * after the kernels); and with out_at, where each segment's first k results begin in the packed
+ * results (u64), after them.
+ */
+template <class E>
+bool device_segments(sortd_engine *e, const sortd_segments *seg, uint64_t k, bool out_at,
+                     DeviceSegments *d, void **dev)
+{
+        CudaBackend &be = ((E *)e)->be;
+        const size_t obytes = seg->offsets ? (seg->count + 1) * seg->offset_bytes : 0;
+        const size_t abytes = seg->offsets && out_at ? (seg->count + 1) * 8 : 0;
+        uint64_t *at = abytes ? (uint64_t *)malloc(abytes) : nullptr;
+        bool ok;
+
+        *d = DeviceSegments{seg->count, seg->row_len, nullptr, seg->offset_bytes};
+        *dev = nullptr;
+        if (!obytes)
+                return true;
+        if (abytes && !at) {
+                be.failed = sortd__engine_fail(e, SORTD_E_NOMEM,
+                                               "cannot allocate %zu bytes of offsets", abytes);
+                return false;
+        }
+        for (uint64_t t = 0, sum = 0; at && t <= seg->count; t++) {
+                at[t] = sum;
+                if (t < seg->count) {
+                        uint64_t len = sortd_segment_length(seg, t);
+
+                        sum += k < len ? k : len;
+                }
+        }
+        *dev = columns_alloc<E>(e, obytes + abytes);
+        ok = *dev && be.copy(*dev, seg->offsets, obytes, cudaMemcpyHostToDevice) &&
+             (!abytes || be.copy((char *)*dev + obytes, at, abytes, cudaMemcpyHostToDevice)) &&
+             be.wait(); /* the host's copy of out_at goes next */
+        free(at);
+        d->offsets = *dev;
+        return ok;
+}
+
+template <class E>
+sortd_status columns_rebase(sortd_engine *e, void *idx, unsigned idx_bytes,
+                            const sortd_segments *seg, size_t n)
+{
+        CudaBackend &be = ((E *)e)->be;
+        DeviceSegments d;
+        void *dev = nullptr;
+        dim3 grid = columns_grid(be, n), block(CONVERT_THREADS);
+        bool ok = be.select() && device_segments<E>(e, seg, 0, false, &d, &dev);
+
+        if (ok && idx_bytes == 4)
+                ok = be.launch(columns_rebase_kernel<uint32_t>, grid, block, (uint32_t *)idx, d,
+                               (uint64_t)n);
+        else if (ok)
+                ok = be.launch(columns_rebase_kernel<uint64_t>, grid, block, (uint64_t *)idx, d,
+                               (uint64_t)n);
+        ok = ok && be.wait();
+        if (dev)
+                columns_release<E>(e, dev);
+        return columns_step(be, ok);
+}
+
+template <class T>
+bool columns_take(CudaBackend &be, void *out, const void *in, const DeviceSegments &d,
+                  const uint64_t *out_at, uint64_t k, uint64_t m)
+{
+        return be.launch(columns_take_kernel<T>, columns_grid(be, m), dim3(CONVERT_THREADS),
+                         (T *)out, (const T *)in, d, out_at, k, m);
+}
+
+template <class E>
+sortd_status columns_take_firsts(sortd_engine *e, void *out, const void *in, unsigned bytes,
+                                 const sortd_segments *seg, uint64_t k, size_t n)
+{
+        CudaBackend &be = ((E *)e)->be;
+        const uint64_t m = sortd_topk_results(seg, n, k);
+        DeviceSegments d;
+        void *dev = nullptr;
+        bool ok = be.select() && device_segments<E>(e, seg, k, true, &d, &dev);
+        const uint64_t *out_at =
+                dev ? (const uint64_t *)((char *)dev + (seg->count + 1) * seg->offset_bytes)
+                    : nullptr;
+
+        switch (bytes) {
+        case 4:
+                ok = ok && columns_take<uint32_t>(be, out, in, d, out_at, k, m);
+                break;
+        case 8:
+                ok = ok && columns_take<uint64_t>(be, out, in, d, out_at, k, m);
+                break;
+        default:
+                ok = ok && columns_take<Bytes16>(be, out, in, d, out_at, k, m);
+                break;
+        }
+        ok = ok && be.wait();
+        if (dev)
+                columns_release<E>(e, dev);
         return columns_step(be, ok);
 }
 

@@ -426,6 +426,7 @@ sortd_status cuda_topk(sortd_engine *e, const sortd__plan *plan, const sortd_seg
 /* Key columns and 16-byte keys where they lie, in device memory (columns_device.cuh). */
 const sortd__columns_mem cuda_columns = {
         "device",
+        SORTD_MEMORY_DEVICE,
         columns_alloc<cuda_engine>,
         columns_release<cuda_engine>,
         columns_copy<cuda_engine>,
@@ -434,6 +435,8 @@ const sortd__columns_mem cuda_columns = {
         columns_indices<cuda_engine>,
         columns_reorder<cuda_engine>,
         sort_words,
+        columns_rebase<cuda_engine>,
+        columns_take_firsts<cuda_engine>,
 };
 
 } /* namespace */

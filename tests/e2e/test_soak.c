@@ -212,21 +212,10 @@ static uint64_t segments_want(const sortd_sort_desc *d, const uint64_t *off, uin
         return m;
 }
 
-/* No engine sorts segments of 16-byte keys (it refuses them, naming the type): their whole
-   sorts are one_request's. */
-static sortd_sort_desc pick_segmented_desc(rng *r)
-{
-        sortd_sort_desc d = pick_desc(r);
-
-        while (sortd_key_size(d.key_type) > 8)
-                d = pick_desc(r);
-        return d;
-}
-
 /* One segmented sort or top-k (k > 0) of up to 4096 keys through libsortd, checked. */
 static void segmented_request(sortd_conn *c, rng *r, report *rp)
 {
-        sortd_sort_desc d = pick_segmented_desc(r);
+        sortd_sort_desc d = pick_desc(r);
         uint64_t n = 1 + next(r) % 4096, off[65], k = next(r) % 2 ? 1 + next(r) % 8 : 0, m;
         sortd_segments seg = {.count = cut(r, n, off, 64), .offsets = off, .offset_bytes = 8};
         size_t ks = sortd_key_size(d.key_type), vs = sortd_payload_size(d.payload);

@@ -3,10 +3,9 @@
  * payload, order, bit range up to bit 135, whether n is past the capacity) and keys (1 to 16
  * bytes each) and values that are the input's bytes, sorted by the CPU engine and by the reference
  * (tests/support/reference.c), which must agree bit for bit; a request the engine refuses must be
- * one the reference refuses, one over the capacity, or a segmented sort or top-k of 16-byte keys
- * (which the engines refuse), and must leave the buffers as they were. The engine is made once per
- * process, with 2 threads and a capacity of 16384 keys: sizes up to 8192 take its one-thread small
- * sort, larger ones Onesweep's tiles.
+ * one the reference refuses or one over the capacity, and must leave the buffers as they were. The
+ * engine is made once per process, with 2 threads and a capacity of 16384 keys: sizes up to 8192
+ * take its one-thread small sort, larger ones Onesweep's tiles.
  *
  * Bits 1-2 of the head's byte 7 pick the call: 0 and 1 a sort, 2 a segmented sort, 3 a top-k
  * (against ref_sort_segments and ref_topk). Their segments' lengths are the input's bytes (bit
@@ -76,15 +75,10 @@ static void *segments_of(uint8_t how, const uint8_t *data, size_t size, size_t *
         return offsets;
 }
 
-/*
- * Whether the engine's refusal s is allowed although the reference sorts: n over the capacity,
- * or a segmented sort or top-k of 16-byte keys, which the engines refuse (engine_segments.c).
- */
-static int refusal_allowed(sortd_status s, const sortd_sort_desc *d, size_t n, int segmented)
+/* Whether the engine's refusal s is allowed although the reference sorts: n over the capacity. */
+static int refusal_allowed(sortd_status s, size_t n)
 {
-        if (s == SORTD_E_CAPACITY && n > CAPACITY)
-                return 1;
-        return s == SORTD_E_UNSUPPORTED && segmented && sortd_key_size(d->key_type) == 16;
+        return s == SORTD_E_CAPACITY && n > CAPACITY;
 }
 
 /* A top-k of the keys and values at orig, by the engine and the reference. */
@@ -109,7 +103,7 @@ static void check_topk(const sortd_sort_desc *d, const sortd_segments *seg, uint
                               n);
         if (s == SORTD_OK && (ref != 0 || memcmp(got, want, out) != 0))
                 abort();
-        if (s != SORTD_OK && ref == 0 && !refusal_allowed(s, d, n, 1))
+        if (s != SORTD_OK && ref == 0 && !refusal_allowed(s, n))
                 abort();
         if (memcmp(in, orig, len) != 0)
                 abort(); /* the inputs are only read */
@@ -177,7 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (s == SORTD_OK && (ref != 0 || memcmp(got, want, len) != 0))
                 abort();
-        if (s != SORTD_OK && ref == 0 && !refusal_allowed(s, &d, n, (how >> 1 & 3) == 2))
+        if (s != SORTD_OK && ref == 0 && !refusal_allowed(s, n))
                 abort();
         if (s != SORTD_OK && memcmp(got, orig, len) != 0)
                 abort(); /* a refused request changes nothing */

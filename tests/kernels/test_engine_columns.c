@@ -517,6 +517,94 @@ START_TEST(wide_batch)
 }
 END_TEST
 
+/* The segmentations of n = 1500 keys the 128-bit segment tests take: rows, and offsets of
+   either width with empty segments, a long one and ones of 1 and 2 keys. */
+#define WIDE_SEG_N 1500
+static const uint32_t wide_off32[] = {0, 0, 1, 3, 3, 40, 41, 1000, 1000, 1002, 1500};
+static const uint64_t wide_off64[] = {0, 700, 700, 701, 1499, 1500, 1500};
+static const sortd_segments wide_segs[] = {
+        {.count = 50, .row_len = 30},
+        {.count = 10, .offsets = wide_off32, .offset_bytes = 4},
+        {.count = 6, .offsets = wide_off64, .offset_bytes = 8},
+};
+
+/*
+ * 128-bit keys sorted within segments, then their top-k (k of 1, 3, a row's length and more than
+ * any segment), in where's memory, against the reference's: every payload and order.
+ */
+static void wide_segments(sortd_engine *e, sortd_memory where, sortd_key_type kt,
+                          const sortd_segments *seg, uint64_t seed)
+{
+        const size_t n = WIDE_SEG_N;
+        static const uint64_t ks[] = {1, 3, 30, 2000};
+
+        for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++) {
+                const sortd_sort_desc d = {kt, (sortd_payload)p, (sortd_order)(p % 2), 0, 0};
+                const size_t vb = sortd_payload_size(d.payload);
+                uint64_t *keys = xmalloc(n * 16), *vals = xmalloc(n * 8);
+                uint64_t *in = xmalloc(n * 16), *in_vals = xmalloc(n * 8);
+                uint64_t *want = xmalloc(n * 16), *want_vals = xmalloc(n * 8);
+                void *k, *v;
+
+                (p % 2 ? make_shared_high : make_random)(in, n, seed + (uint64_t)p);
+                datagen_fill_values(in_vals, n, 8, seed);
+                memcpy(keys, in, n * 16);
+                memcpy(vals, in_vals, n * 8);
+                memcpy(want, in, n * 16);
+                memcpy(want_vals, in_vals, n * 8);
+                ck_assert_int_eq(ref_sort_segments(&d, seg, want, want_vals, n), 0);
+                k = there(where, keys, n * 16);
+                v = there(where, vals, n * 8);
+                ck_assert_msg(sortd_engine_sort_segments(e, &d, seg, where, k, vb ? v : NULL, n) ==
+                                      SORTD_OK,
+                              "%s %s segments: %s", sortd_key_type_name(kt),
+                              sortd_payload_name(d.payload), sortd_engine_error(e));
+                back(where, keys, k, n * 16);
+                back(where, vals, v, n * 8);
+                expect_same("segments", "keys", keys, want, n, 16);
+                expect_same("segments", "vals", vals, want_vals, n, vb);
+                for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+                        const uint64_t m = sortd_topk_results(seg, n, ks[i]);
+                        void *ok, *ov;
+
+                        ck_assert_int_eq(ref_topk(&d, seg, ks[i], in, in_vals, want, want_vals, n),
+                                         0);
+                        k = there(where, in, n * 16);
+                        v = there(where, in_vals, n * 8);
+                        ok = there(where, keys, m * 16);
+                        ov = there(where, vals, m * 8);
+                        ck_assert_msg(sortd_engine_topk(e, &d, seg, ks[i], where, k, v, ok,
+                                                        vb ? ov : NULL, n) == SORTD_OK,
+                                      "%s %s top-%llu: %s", sortd_key_type_name(kt),
+                                      sortd_payload_name(d.payload), (unsigned long long)ks[i],
+                                      sortd_engine_error(e));
+                        back(where, in, k, n * 16);
+                        back(where, in_vals, v, n * 8);
+                        back(where, keys, ok, m * 16);
+                        back(where, vals, ov, m * 8);
+                        expect_same("top-k", "keys", keys, want, m, 16);
+                        expect_same("top-k", "vals", vals, want_vals, m, vb);
+                }
+                free(keys);
+                free(vals);
+                free(in);
+                free(in_vals);
+                free(want);
+                free(want_vals);
+        }
+}
+
+START_TEST(wide_segments_topk)
+{
+        sortd_engine *e = engine_new((sortd_engine_faults){0});
+
+        for (unsigned i = 0; i < sizeof(wide_segs) / sizeof(wide_segs[0]); i++)
+                wide_segments(e, SORTD_MEMORY_HOST, i % 2 ? SORTD_KEY_I128 : SORTD_KEY_U128,
+                              &wide_segs[i], 40 + i);
+        sortd_engine_destroy(e);
+}
+END_TEST
+
 static void expect_status(sortd_engine *e, sortd_status got, sortd_status want, const char *what,
                           const char *says)
 {
@@ -577,12 +665,11 @@ START_TEST(refusals)
                                                 CAPACITY + 1),
                       SORTD_E_CAPACITY, "above capacity", "capacity");
         ck_assert_msg(memcmp(a, b, 64 * 16) == 0, "a refused call wrote the keys");
-        expect_status(e,
-                      sortd_engine_sort_segments(e, &wide, &rows, SORTD_MEMORY_HOST, a, NULL, 64),
-                      SORTD_E_UNSUPPORTED, "segments of u128", "16-byte keys");
-        expect_status(e,
-                      sortd_engine_topk(e, &wide, NULL, 3, SORTD_MEMORY_HOST, a, NULL, b, NULL, 64),
-                      SORTD_E_UNSUPPORTED, "top-k of u128", "16-byte keys");
+        if (strcmp(engine_kind(), "cpu") == 0)
+                expect_status(e,
+                              sortd_engine_sort_segments(e, &wide, &rows, SORTD_MEMORY_DEVICE, a,
+                                                         NULL, 64),
+                              SORTD_E_UNSUPPORTED, "segments of u128 in device memory", "device");
         if (strcmp(engine_kind(), "cpu") == 0)
                 ck_assert_int_ne(sortd_engine_sort_device(e, &wide, a, NULL, 64), SORTD_OK);
         /* n = 1: an argsort's index 0, the column as it was */
@@ -743,6 +830,9 @@ START_TEST(device_memory)
         table_make(&t, mixed, 8, SORTD_PAYLOAD_ARGSORT64, 800, 16);
         expect_sorted(e, &t, SORTD_COLUMNS_AUTO, dev);
         table_free(&t);
+        for (unsigned i = 0; i < sizeof(wide_segs) / sizeof(wide_segs[0]); i++)
+                wide_segments(e, dev, i % 2 ? SORTD_KEY_U128 : SORTD_KEY_I128, &wide_segs[i],
+                              50 + i);
         for (int kt = SORTD_KEY_U128; kt <= SORTD_KEY_I128; kt++) {
                 wide_keys(e, dev, (sortd_key_type)kt, make_random, 2000, 7);
                 wide_keys(e, dev, (sortd_key_type)kt, make_shared_high, 1000, 9);
@@ -836,6 +926,7 @@ int main(void)
                 {"bit-ranges", bit_ranges},
                 {"wide", wide_sorts},
                 {"wide-batch", wide_batch},
+                {"wide-segments-topk", wide_segments_topk},
                 {"refusals", refusals},
                 {"one-sorting-call", one_sorting_call},
                 {"shared-written-meanwhile", shared_written_meanwhile},

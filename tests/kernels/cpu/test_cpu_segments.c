@@ -278,28 +278,6 @@ static const struct dist some_dists[] = {
 
 /* Every payload x order x some distributions, for key type _i, on mixed lengths by u32 and
    u64 offsets and on uniform rows. */
-/* 16-byte keys have no segmented sort or top-k (kernels/engine_segments.c): both refuse them. */
-static bool refused_wide(sortd_key_type t)
-{
-        uint64_t keys[2 * 64] = {0}, out[2 * 64];
-        const sortd_sort_desc d = {t, SORTD_PAYLOAD_NONE, SORTD_ASCENDING, 0, 0};
-        const sortd_segments rows = {.count = 4, .row_len = 16};
-        sortd_engine *e;
-
-        if (sortd_key_size(t) != 16)
-                return false;
-        e = engine_new(64, 0);
-        ck_assert_int_eq(
-                sortd_engine_sort_segments(e, &d, &rows, SORTD_MEMORY_HOST, keys, NULL, 64),
-                SORTD_E_UNSUPPORTED);
-        ck_assert_ptr_nonnull(strstr(sortd_engine_error(e), "16-byte keys"));
-        ck_assert_int_eq(
-                sortd_engine_topk(e, &d, &rows, 2, SORTD_MEMORY_HOST, keys, NULL, out, NULL, 64),
-                SORTD_E_UNSUPPORTED);
-        sortd_engine_destroy(e);
-        return true;
-}
-
 START_TEST(sort_matrix)
 {
         uint64_t *len = mixed_lengths(300, 7);
@@ -311,8 +289,6 @@ START_TEST(sort_matrix)
         sortd_engine *e = engine_new(SMALL * 2, 0);
         size_t cases = 0, moved = 0;
 
-        if (refused_wide(_i))
-                goto done;
         for (size_t l = 0; l < LEN(ls); l++)
                 for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++)
                         for (int o = 0; o < SORTD_ORDER_COUNT; o++)
@@ -324,7 +300,6 @@ START_TEST(sort_matrix)
                                         cases++;
                                 }
         ck_assert_uint_ge(moved * 2, cases);
-done:
         for (size_t l = 0; l < LEN(ls); l++)
                 layout_free(&ls[l]);
         free(len);
@@ -452,7 +427,7 @@ START_TEST(topk_matrix)
         };
         sortd_engine *e = engine_new(SMALL * 2, 0);
 
-        for (int p = 0; p < SORTD_PAYLOAD_COUNT && !refused_wide(_i); p++)
+        for (int p = 0; p < SORTD_PAYLOAD_COUNT; p++)
                 for (int o = 0; o < SORTD_ORDER_COUNT; o++) {
                         unsigned turn = (unsigned)(_i + p * 2 + o);
                         struct seg_case c = seg_case(_i, p, o, some_dists[turn % LEN(some_dists)],
