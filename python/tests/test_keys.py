@@ -133,15 +133,39 @@ def test_128_bit_keys(path_client, kt, descending):
 
 
 def test_128_bit_bit_range(client):
-    """A bit range across the words' boundary, of the sign-flipped image for i128; a top-k
-    of 128-bit keys, which no engine has, refused with the way around it."""
+    """A bit range across the words' boundary, of the sign-flipped image for i128."""
     keys = wide_keys(2000, True, seed=5)
     image = [(k + (1 << 128)) % (1 << 128) ^ (1 << 127) for k in keys]
     want = sorted(range(len(keys)), key=lambda i: (image[i] >> 60) & 0xFFF)
     idx = client.argsort(as_pairs(keys), bits=(60, 72), key_type="i128")
     np.testing.assert_array_equal(idx, want)
-    with pytest.raises(sortd.Unsupported, match="sort them whole"):
-        client.topk(as_pairs(keys), 7, largest=False, key_type="i128")
+
+
+@pytest.mark.parametrize("kt", ["u128", "i128"])
+def test_128_bit_rows_and_topk(path_client, kt):
+    """Rows of 128-bit keys sorted along the last axis, and the top-k of each row and of
+    the whole, both ways: against Python's stable sort of the keys as ints."""
+    signed = kt == "i128"
+    keys = wide_keys(1200, signed, seed=7)[:1200]
+    rows = as_pairs(keys).reshape(40, 30, 2)
+    got = path_client.sort(rows.copy(), axis=-1, key_type=kt)
+    idx = path_client.argsort(rows, axis=-1, key_type=kt, index_dtype=np.int64)
+    for r in range(40):
+        row = keys[30 * r:30 * r + 30]
+        want = sorted(range(30), key=lambda i: row[i])
+        np.testing.assert_array_equal(idx[r], want)
+        assert from_pairs(got[r], signed) == [row[i] for i in want]
+    for largest in (False, True):
+        vals, where = path_client.topk(rows, 4, largest=largest, key_type=kt)
+        for r in range(40):
+            row = keys[30 * r:30 * r + 30]
+            want = sorted(range(30), key=lambda i: -row[i] if largest else row[i])[:4]
+            np.testing.assert_array_equal(where[r], want)
+            assert from_pairs(vals[r], signed) == [row[i] for i in want]
+        vals, where = path_client.topk(as_pairs(keys), 9, largest=largest, key_type=kt)
+        want = sorted(range(len(keys)), key=lambda i: -keys[i] if largest else keys[i])[:9]
+        np.testing.assert_array_equal(where, want)
+        assert from_pairs(vals, signed) == [keys[i] for i in want]
 
 
 # ---- several key columns ----
