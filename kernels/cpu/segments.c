@@ -137,11 +137,10 @@ void sortd__segments_run(sortd__cpu_ctx *ctx, const sortd_segments *seg, uint64_
 void sortd__sort_small_segment(const sortd__plan *plan, void *keys, void *vals, size_t n,
                                sortd__cpu_scratch *s)
 {
-        /* the network sorts a short row of keys alone far faster than the insertion sort
-           (docs/performance.md); rows with values or indices keep the insertion sort, not
-           measured against it. Asked only of short rows: small_sort asks again of the others */
-        if (n <= SORTD__TINY_KEYS &&
-            (n < 2 || plan->val_bytes || !sortd__small_by_network(plan, n, s)))
+        /* the network sorts a short row far faster than the insertion sort, keys alone and
+           keys of up to 4 bytes with values or indices (docs/performance.md). Asked only of
+           short rows: small_sort asks again of the others */
+        if (n <= SORTD__TINY_KEYS && (n < 2 || !sortd__small_by_network(plan, n, s)))
                 sortd__tiny_select(plan, keys, vals, n, n, keys, vals);
         else
                 sortd__small_sort(plan, keys, vals, n, s);
