@@ -298,17 +298,24 @@ sortd_status columns_reorder(sortd_engine *e, void *data, unsigned bytes, const 
         return columns_step(be, ok);
 }
 
+/* The bytes of seg's offsets in device memory, rounded up to 8 so that what follows them
+   (device_segments' out_at) is aligned to its u64s. */
+inline size_t offsets_room(const sortd_segments *seg)
+{
+        return seg->offsets ? ((seg->count + 1) * seg->offset_bytes + 7) / 8 * 8 : 0;
+}
+
 /*
- * seg with its offsets (if any) copied to device memory for the call, at *dev (cudaFreeAsync it
- * after the kernels); and with out_at, where each segment's first k results begin in the packed
- * results (u64), after them.
+ * seg with its offsets (if any) copied to device memory for the call, at *dev (release it after
+ * the kernels); and with out_at, where each segment's first k results begin in the packed
+ * results (u64), after them, at offsets_room(seg).
  */
 template <class E>
 bool device_segments(sortd_engine *e, const sortd_segments *seg, uint64_t k, bool out_at,
                      DeviceSegments *d, void **dev)
 {
         CudaBackend &be = ((E *)e)->be;
-        const size_t obytes = seg->offsets ? (seg->count + 1) * seg->offset_bytes : 0;
+        const size_t obytes = offsets_room(seg);
         const size_t abytes = seg->offsets && out_at ? (seg->count + 1) * 8 : 0;
         uint64_t *at = abytes ? (uint64_t *)malloc(abytes) : nullptr;
         bool ok;
@@ -331,7 +338,9 @@ bool device_segments(sortd_engine *e, const sortd_segments *seg, uint64_t k, boo
                 }
         }
         *dev = columns_alloc<E>(e, obytes + abytes);
-        ok = *dev && be.copy(*dev, seg->offsets, obytes, cudaMemcpyHostToDevice) &&
+        ok = *dev &&
+             be.copy(*dev, seg->offsets, (seg->count + 1) * seg->offset_bytes,
+                     cudaMemcpyHostToDevice) &&
              (!abytes || be.copy((char *)*dev + obytes, at, abytes, cudaMemcpyHostToDevice)) &&
              be.wait(); /* the host's copy of out_at goes next */
         free(at);
@@ -379,8 +388,7 @@ sortd_status columns_take_firsts(sortd_engine *e, void *out, const void *in, uns
         void *dev = nullptr;
         bool ok = be.select() && device_segments<E>(e, seg, k, true, &d, &dev);
         const uint64_t *out_at =
-                dev ? (const uint64_t *)((char *)dev + (seg->count + 1) * seg->offset_bytes)
-                    : nullptr;
+                dev ? (const uint64_t *)((char *)dev + offsets_room(seg)) : nullptr;
 
         switch (bytes) {
         case 4:
