@@ -89,9 +89,11 @@ typedef struct sortd__columns_mem {
         /* idx[i] (idx_bytes wide) less the first row of i's segment of seg (host memory) */
         sortd_status (*rebase)(sortd_engine *e, void *idx, unsigned idx_bytes,
                                const sortd_segments *seg, size_t n);
-        /* the first min(k, length) elements of each segment of in, packed into out */
-        sortd_status (*take_firsts)(sortd_engine *e, void *out, const void *in, unsigned bytes,
-                                    const sortd_segments *seg, uint64_t k, size_t n);
+        /* the first min(k, length) keys (and values: val_bytes not 0) of each segment,
+           packed into out_keys (and out_vals) */
+        sortd_status (*take_firsts)(sortd_engine *e, const sortd_segments *seg, uint64_t k,
+                                    const void *keys, unsigned key_bytes, const void *vals,
+                                    unsigned val_bytes, void *out_keys, void *out_vals, size_t n);
 } sortd__columns_mem;
 
 typedef struct sortd__engine_ops {

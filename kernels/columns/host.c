@@ -119,12 +119,10 @@ static sortd_status host_rebase(sortd_engine *e, void *idx, unsigned idx_bytes,
         return SORTD_OK;
 }
 
-static sortd_status host_take_firsts(sortd_engine *e, void *out, const void *in, unsigned bytes,
-                                     const sortd_segments *seg, uint64_t k, size_t n)
+static void take(void *out, const void *in, unsigned bytes, const sortd_segments *seg, uint64_t k)
 {
         unsigned char *to = out;
 
-        (void)e, (void)n;
         for (uint64_t s = 0; s < seg->count; s++) {
                 uint64_t len = sortd_segment_length(seg, s), take = k < len ? k : len;
 
@@ -132,6 +130,16 @@ static sortd_status host_take_firsts(sortd_engine *e, void *out, const void *in,
                        take * bytes);
                 to += take * bytes;
         }
+}
+
+static sortd_status host_take_firsts(sortd_engine *e, const sortd_segments *seg, uint64_t k,
+                                     const void *keys, unsigned key_bytes, const void *vals,
+                                     unsigned val_bytes, void *out_keys, void *out_vals, size_t n)
+{
+        (void)e, (void)n;
+        take(out_keys, keys, key_bytes, seg, k);
+        if (val_bytes)
+                take(out_vals, vals, val_bytes, seg, k);
         return SORTD_OK;
 }
 

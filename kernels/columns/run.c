@@ -143,9 +143,7 @@ sortd_status sortd__columns_topk(sortd_engine *e, const sortd__columns_mem *mem,
         if (s == SORTD_OK)
                 s = sortd__columns_sort_wide(e, mem, d, seg, kc, vc, n);
         if (s == SORTD_OK)
-                s = mem->take_firsts(e, out_keys, kc, 16, seg, k, n);
-        if (s == SORTD_OK && vb)
-                s = mem->take_firsts(e, out_vals, vc, vb, seg, k, n);
+                s = mem->take_firsts(e, seg, k, kc, 16, vc, vb, out_keys, out_vals, n);
         if (vc)
                 mem->release(e, vc);
         if (kc)

@@ -11,6 +11,7 @@
 
 #include "../columns/columns.h"
 #include "cuda_backend.cuh"
+#include "segment_sort.cuh"
 
 namespace sortd_cuda
 {
@@ -68,11 +69,6 @@ __global__ void __launch_bounds__(CONVERT_THREADS)
                 out[i] = (To)in[i];
 }
 
-/* A 16-byte key moved whole. */
-struct alignas(16) Bytes16 {
-        uint64_t w[2];
-};
-
 /* data[i] = from[perm[i]]. */
 template <class T, class I>
 __global__ void __launch_bounds__(CONVERT_THREADS)
@@ -127,31 +123,6 @@ __global__ void __launch_bounds__(CONVERT_THREADS)
                                   : i / s.row_len * s.row_len;
 
                 idx[i] -= (I)first;
-        }
-}
-
-/* out[j], the m results: segment t's first min(k, length) rows, packed; with offsets, out_at
-   holds where each segment's results begin in out (u64). */
-template <class T>
-__global__ void __launch_bounds__(CONVERT_THREADS)
-        columns_take_kernel(T *out, const T *in, DeviceSegments s, const uint64_t *out_at,
-                            uint64_t k, uint64_t m)
-{
-        begin_kernel("columns take");
-        for (uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; j < m;
-             j += (uint64_t)blockDim.x * gridDim.x) {
-                uint64_t from;
-
-                if (s.offsets) {
-                        uint64_t t = last_at_most(out_at, 8, s.count, j);
-
-                        from = offset_at(s.offsets, s.offset_bytes, t) + (j - out_at[t]);
-                } else {
-                        uint64_t take = k < s.row_len ? k : s.row_len;
-
-                        from = j / take * s.row_len + j % take;
-                }
-                out[j] = in[from];
         }
 }
 
@@ -298,54 +269,21 @@ sortd_status columns_reorder(sortd_engine *e, void *data, unsigned bytes, const 
         return columns_step(be, ok);
 }
 
-/* The bytes of seg's offsets in device memory, rounded up to 8 so that what follows them
-   (device_segments' out_at) is aligned to its u64s. */
-inline size_t offsets_room(const sortd_segments *seg)
-{
-        return seg->offsets ? ((seg->count + 1) * seg->offset_bytes + 7) / 8 * 8 : 0;
-}
-
-/*
- * seg with its offsets (if any) copied to device memory for the call, at *dev (release it after
- * the kernels); and with out_at, where each segment's first k results begin in the packed
- * results (u64), after them, at offsets_room(seg).
- */
+/* seg with its offsets (if any) copied to device memory for the call, at *dev (release it after
+   the kernels). */
 template <class E>
-bool device_segments(sortd_engine *e, const sortd_segments *seg, uint64_t k, bool out_at,
-                     DeviceSegments *d, void **dev)
+bool device_segments(sortd_engine *e, const sortd_segments *seg, DeviceSegments *d, void **dev)
 {
         CudaBackend &be = ((E *)e)->be;
-        const size_t obytes = offsets_room(seg);
-        const size_t abytes = seg->offsets && out_at ? (seg->count + 1) * 8 : 0;
-        uint64_t *at = abytes ? (uint64_t *)malloc(abytes) : nullptr;
-        bool ok;
+        const size_t bytes = seg->offsets ? (seg->count + 1) * seg->offset_bytes : 0;
 
         *d = DeviceSegments{seg->count, seg->row_len, nullptr, seg->offset_bytes};
         *dev = nullptr;
-        if (!obytes)
+        if (!bytes)
                 return true;
-        if (abytes && !at) {
-                be.failed = sortd__engine_fail(e, SORTD_E_NOMEM,
-                                               "cannot allocate %zu bytes of offsets", abytes);
-                return false;
-        }
-        for (uint64_t t = 0, sum = 0; at && t <= seg->count; t++) {
-                at[t] = sum;
-                if (t < seg->count) {
-                        uint64_t len = sortd_segment_length(seg, t);
-
-                        sum += k < len ? k : len;
-                }
-        }
-        *dev = columns_alloc<E>(e, obytes + abytes);
-        ok = *dev &&
-             be.copy(*dev, seg->offsets, (seg->count + 1) * seg->offset_bytes,
-                     cudaMemcpyHostToDevice) &&
-             (!abytes || be.copy((char *)*dev + obytes, at, abytes, cudaMemcpyHostToDevice)) &&
-             be.wait(); /* the host's copy of out_at goes next */
-        free(at);
+        *dev = columns_alloc<E>(e, bytes);
         d->offsets = *dev;
-        return ok;
+        return *dev && be.copy(*dev, seg->offsets, bytes, cudaMemcpyHostToDevice);
 }
 
 template <class E>
@@ -356,7 +294,7 @@ sortd_status columns_rebase(sortd_engine *e, void *idx, unsigned idx_bytes,
         DeviceSegments d;
         void *dev = nullptr;
         dim3 grid = columns_grid(be, n), block(CONVERT_THREADS);
-        bool ok = be.select() && device_segments<E>(e, seg, 0, false, &d, &dev);
+        bool ok = be.select() && device_segments<E>(e, seg, &d, &dev);
 
         if (ok && idx_bytes == 4)
                 ok = be.launch(columns_rebase_kernel<uint32_t>, grid, block, (uint32_t *)idx, d,
@@ -370,41 +308,20 @@ sortd_status columns_rebase(sortd_engine *e, void *idx, unsigned idx_bytes,
         return columns_step(be, ok);
 }
 
-template <class T>
-bool columns_take(CudaBackend &be, void *out, const void *in, const DeviceSegments &d,
-                  const uint64_t *out_at, uint64_t k, uint64_t m)
-{
-        return be.launch(columns_take_kernel<T>, columns_grid(be, m), dim3(CONVERT_THREADS),
-                         (T *)out, (const T *)in, d, out_at, k, m);
-}
-
+/* The top-k's gather of the cuda engine's own (segment_sort.cuh), on its descriptor chunk. */
 template <class E>
-sortd_status columns_take_firsts(sortd_engine *e, void *out, const void *in, unsigned bytes,
-                                 const sortd_segments *seg, uint64_t k, size_t n)
+sortd_status columns_take_firsts(sortd_engine *e, const sortd_segments *seg, uint64_t k,
+                                 const void *keys, unsigned key_bytes, const void *vals,
+                                 unsigned val_bytes, void *out_keys, void *out_vals, size_t n)
 {
-        CudaBackend &be = ((E *)e)->be;
-        const uint64_t m = sortd_topk_results(seg, n, k);
-        DeviceSegments d;
-        void *dev = nullptr;
-        bool ok = be.select() && device_segments<E>(e, seg, k, true, &d, &dev);
-        const uint64_t *out_at =
-                dev ? (const uint64_t *)((char *)dev + offsets_room(seg)) : nullptr;
+        E *c = (E *)e;
+        sortd__plan p = {};
+        SegmentedArrays sorted = {&p, seg, (unsigned char *)keys, (unsigned char *)vals, n};
 
-        switch (bytes) {
-        case 4:
-                ok = ok && columns_take<uint32_t>(be, out, in, d, out_at, k, m);
-                break;
-        case 8:
-                ok = ok && columns_take<uint64_t>(be, out, in, d, out_at, k, m);
-                break;
-        default:
-                ok = ok && columns_take<Bytes16>(be, out, in, d, out_at, k, m);
-                break;
-        }
-        ok = ok && be.wait();
-        if (dev)
-                columns_release<E>(e, dev);
-        return columns_step(be, ok);
+        p.key_bytes = key_bytes; /* all the gather reads of the plan */
+        p.val_bytes = val_bytes;
+        return columns_step(c->be, c->be.select() && gather_topk(c->be, c->chunk, sorted, k,
+                                                                 out_keys, out_vals));
 }
 
 } /* namespace sortd_cuda */

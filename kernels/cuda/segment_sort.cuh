@@ -221,6 +221,11 @@ bool sort_segments_on_device(Backend &be, int arch, DescriptorChunk &c,
                sort_large(be, arch, scratch, a);
 }
 
+/* A 16-byte element moved whole. */
+struct alignas(16) Bytes16 {
+        uint64_t w[2];
+};
+
 /* The gather's launch for elements of T: blocks of CONVERT_THREADS split each range. */
 constexpr unsigned GATHER_BLOCKS_PER_RANGE_MAX = 64;
 
@@ -243,8 +248,10 @@ bool launch_gather_width(Backend &be, const DescriptorChunk &c, unsigned fill, u
                 return launch_gather<uint16_t>(be, c, fill, per_range, src, dst);
         case 4:
                 return launch_gather<uint32_t>(be, c, fill, per_range, src, dst);
-        default:
+        case 8:
                 return launch_gather<uint64_t>(be, c, fill, per_range, src, dst);
+        default: /* 16-byte keys: the key columns' top-k (columns_device.cuh) */
+                return launch_gather<Bytes16>(be, c, fill, per_range, src, dst);
         }
 }
 
