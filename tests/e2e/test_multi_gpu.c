@@ -378,10 +378,16 @@ START_TEST(device_lost_under_load)
                         ck_assert_int_eq(sortd_submit(c[i], &r[i][j]), SORTD_OK);
                 }
                 if (i == 1) { /* queued work on every device by now: device 1 faults */
-                        f = fopen(g_fault_file, "w");
+                        char tmp[sizeof(g_fault_file) + 4];
+
+                        /* Renamed into place: a launch that read the file empty, between a
+                           truncation and the write, would fault every device. */
+                        snprintf(tmp, sizeof(tmp), "%s.new", g_fault_file);
+                        f = fopen(tmp, "w");
                         ck_assert_ptr_nonnull(f);
                         fputs("1\n", f);
-                        fclose(f);
+                        ck_assert_int_eq(fclose(f), 0);
+                        ck_assert_int_eq(rename(tmp, g_fault_file), 0);
                 }
         }
         for (int i = 0; i < CLIENTS; i++) {
