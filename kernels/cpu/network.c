@@ -3,17 +3,111 @@
  * register, or eight 8-byte ones. Each register is sorted on its own, then runs of 1, 2, 4, ...
  * registers are merged pairwise: the first run against the second reversed is a bitonic
  * sequence, which half-cleaners across registers and then exchanges inside each register sort.
- * Every exchange is a shuffle, a min, a max and a blend, with no branch on the keys. One code
- * serves both widths: w, the image's bits, is a constant wherever it is inlined.
+ * Nothing branches on the keys. One code serves both widths: w, the image's bits, is a constant
+ * wherever it is inlined.
+ *
+ * The exchanges inside registers take two registers at a time. A stage's pairs of lanes, from
+ * both, are gathered into one register of the lanes that are to keep the smaller image and one
+ * of their partners (two two-source permutes), and one min and one max exchange them all. The
+ * images are then out of place, and the next stage's permutes gather them from where they are;
+ * after the last, two more put them back. Two permutes, a min and a max a stage for two
+ * registers, against a shuffle, a min, a max and a blend for each one on its own: the permutes
+ * and shuffles share one port, which bounds either form (docs/performance.md).
  */
 #include "network.h"
 
 #if SORTD__HAVE_NETWORK
 #include <immintrin.h>
+#include <pthread.h>
 
 #define NETWORK_TARGET __attribute__((target("avx512f")))
-/* Inlined and unrolled, every shuffle, mask and width below is a constant. */
+/* Inlined and unrolled, every width below is a constant. */
 #define NETWORK_INLINE NETWORK_TARGET static inline __attribute__((always_inline))
+
+/* A register of 16 lanes sorted takes 1 + 2 + 3 + 4 stages. */
+#define MAX_STAGES 10u
+
+/* Two-source lane indices (a lane of the second register counts from `lanes`). */
+typedef union lane_index {
+        _Alignas(64) uint32_t d[16];
+        uint64_t q[8];
+} lane_index;
+
+/* The permutes of a sequence of stages over two registers. */
+typedef struct pair_plan {
+        unsigned stages;
+        lane_index low[MAX_STAGES], high[MAX_STAGES]; /* each stage's two gathers */
+        lane_index back[2];                           /* the lanes put back in order */
+} pair_plan;
+
+/* [w == 64][merge]: a register sorted from scratch, and a bitonic one merged. */
+static pair_plan g_plans[2][2];
+static pthread_once_t g_plans_once = PTHREAD_ONCE_INIT;
+
+static void set_lane(lane_index *x, unsigned t, unsigned v, unsigned lanes)
+{
+        if (lanes == 16)
+                x->d[t] = v;
+        else
+                x->q[t] = v;
+}
+
+/*
+ * One stage: lanes j apart exchanged in each register, the lower lane keeping the smaller image
+ * where i & k is clear (always, for k = lanes) and the larger where it is set. pos[e] is where
+ * image e of the pair (register e / lanes, lane e % lanes) lies now.
+ */
+static void plan_stage(pair_plan *pl, unsigned lanes, unsigned j, unsigned k, unsigned *pos)
+{
+        unsigned next[32], t = 0, s = pl->stages++;
+
+        for (unsigned e = 0; e < 2 * lanes; e++) {
+                unsigned i = e % lanes, f = e + j;
+                bool up = !(i & k);
+
+                if (i & j)
+                        continue;
+                set_lane(&pl->low[s], t, pos[e], lanes);
+                set_lane(&pl->high[s], t, pos[f], lanes);
+                next[up ? e : f] = t;
+                next[up ? f : e] = lanes + t;
+                t++;
+        }
+        for (unsigned e = 0; e < 2 * lanes; e++)
+                pos[e] = next[e];
+}
+
+static void plan_pairs(pair_plan *pl, unsigned lanes, bool merge)
+{
+        unsigned pos[32];
+
+        for (unsigned e = 0; e < 2 * lanes; e++)
+                pos[e] = e;
+        pl->stages = 0;
+        for (unsigned k = merge ? lanes : 2; k <= lanes; k *= 2)
+                for (unsigned j = k / 2; j > 0; j /= 2)
+                        plan_stage(pl, lanes, j, k, pos);
+        for (unsigned e = 0; e < 2 * lanes; e++)
+                set_lane(&pl->back[e / lanes], e % lanes, pos[e], lanes);
+}
+
+static void plan_all(void)
+{
+        for (unsigned merge = 0; merge < 2; merge++) {
+                plan_pairs(&g_plans[0][merge], 16, merge);
+                plan_pairs(&g_plans[1][merge], 8, merge);
+        }
+}
+
+NETWORK_INLINE __m512i min_of(__m512i a, __m512i b, unsigned w)
+{
+        return w == 32 ? _mm512_min_epu32(a, b) : _mm512_min_epu64(a, b);
+}
+
+NETWORK_INLINE __m512i max_of(__m512i a, __m512i b, unsigned w)
+{
+        return w == 32 ? _mm512_max_epu32(a, b) : _mm512_max_epu64(a, b);
+}
 
 /* The lanes i of a register of `lanes` with i & j set; none for j = lanes. */
 NETWORK_INLINE unsigned lanes_with(unsigned j, unsigned lanes)
@@ -39,16 +133,6 @@ NETWORK_INLINE __m512i partner(__m512i v, unsigned j, unsigned w)
         }
 }
 
-NETWORK_INLINE __m512i min_of(__m512i a, __m512i b, unsigned w)
-{
-        return w == 32 ? _mm512_min_epu32(a, b) : _mm512_min_epu64(a, b);
-}
-
-NETWORK_INLINE __m512i max_of(__m512i a, __m512i b, unsigned w)
-{
-        return w == 32 ? _mm512_max_epu32(a, b) : _mm512_max_epu64(a, b);
-}
-
 /* One exchange between lanes j apart: the lanes in take_max keep the larger image. */
 NETWORK_INLINE __m512i exchange(__m512i v, unsigned j, unsigned take_max, unsigned w)
 {
@@ -58,29 +142,61 @@ NETWORK_INLINE __m512i exchange(__m512i v, unsigned j, unsigned take_max, unsign
                        : _mm512_mask_blend_epi64((__mmask8)take_max, lo, hi);
 }
 
-/* A register sorted: bitonic runs of 2, 4, ... lanes, alternately ascending and descending,
-   merged into one ascending run. */
-NETWORK_INLINE __m512i sort_register(__m512i v, unsigned w)
+/* A register on its own, sorted (merge false: bitonic runs of 2, 4, ... lanes, alternately
+   ascending and descending, merged into one ascending run) or merged from bitonic. */
+NETWORK_INLINE __m512i one_register(__m512i v, bool merge, unsigned w)
 {
         const unsigned lanes = 512 / w;
 
 #pragma GCC unroll 4
-        for (unsigned k = 2; k <= lanes; k *= 2)
+        for (unsigned k = merge ? lanes : 2; k <= lanes; k *= 2)
 #pragma GCC unroll 4
                 for (unsigned j = k / 2; j > 0; j /= 2)
                         v = exchange(v, j, lanes_with(j, lanes) ^ lanes_with(k, lanes), w);
         return v;
 }
 
-/* A bitonic register sorted ascending. */
-NETWORK_INLINE __m512i merge_register(__m512i v, unsigned w)
+/* The lanes of x and y that ix names. */
+NETWORK_INLINE __m512i gather2(__m512i x, const lane_index *ix, __m512i y, unsigned w)
 {
-        const unsigned lanes = 512 / w;
+        __m512i i = _mm512_load_si512(ix);
 
+        return w == 32 ? _mm512_permutex2var_epi32(x, i, y) : _mm512_permutex2var_epi64(x, i, y);
+}
+
+/*
+ * The `count` (1, 2 or a multiple of 4) registers at r, each sorted (merge false) or each merged
+ * from bitonic. One or two registers take their exchanges one register at a time: the chain of
+ * a stage is then a shuffle, a min and a blend, shorter than the pair's permute and min,
+ * and with so few registers the chain, not the port, bounds the time.
+ */
+NETWORK_INLINE void in_registers(__m512i *r, size_t count, bool merge, unsigned w)
+{
+        const pair_plan *pl = &g_plans[w == 64][merge];
+
+        if (count <= 2) {
+#pragma GCC unroll 2
+                for (size_t t = 0; t < count; t++)
+                        r[t] = one_register(r[t], merge, w);
+                return;
+        }
+
+        for (unsigned s = 0; s < pl->stages; s++)
 #pragma GCC unroll 4
-        for (unsigned j = lanes / 2; j > 0; j /= 2)
-                v = exchange(v, j, lanes_with(j, lanes), w);
-        return v;
+                for (size_t t = 0; t < count; t += 2) {
+                        __m512i lo = gather2(r[t], &pl->low[s], r[t + 1], w);
+                        __m512i hi = gather2(r[t], &pl->high[s], r[t + 1], w);
+
+                        r[t] = min_of(lo, hi, w);
+                        r[t + 1] = max_of(lo, hi, w);
+                }
+#pragma GCC unroll 4
+        for (size_t t = 0; t < count; t += 2) {
+                __m512i x = r[t], y = r[t + 1];
+
+                r[t] = gather2(x, &pl->back[0], y, w);
+                r[t + 1] = gather2(x, &pl->back[1], y, w);
+        }
 }
 
 /* The lanes of v in reverse order. */
@@ -138,9 +254,7 @@ NETWORK_INLINE void clean_and_merge(__m512i *r, size_t count, size_t s, unsigned
 #pragma GCC unroll 3
         for (; s > 0; s /= 2)
                 clean(r, count, s, w);
-#pragma GCC unroll 8
-        for (size_t t = 0; t < count; t++)
-                r[t] = merge_register(r[t], w);
+        in_registers(r, count, true, w);
 }
 
 /* `regs` (BLOCK or fewer) registers sorted in registers: each one, then runs of 1, 2, 4
@@ -151,7 +265,8 @@ NETWORK_INLINE void sort_block(__m512i *a, size_t regs, unsigned w)
 
 #pragma GCC unroll 8
         for (size_t t = 0; t < regs; t++)
-                r[t] = sort_register(a[t], w);
+                r[t] = a[t];
+        in_registers(r, regs, false, w);
 #pragma GCC unroll 3
         for (size_t m = 1; m < regs; m *= 2) {
 #pragma GCC unroll 4
@@ -213,11 +328,13 @@ NETWORK_INLINE void sort_images(void *a, size_t n, unsigned w)
 
 NETWORK_TARGET void sortd__network_sort(uint32_t *a, size_t n)
 {
+        pthread_once(&g_plans_once, plan_all);
         sort_images(a, n, 32);
 }
 
 NETWORK_TARGET void sortd__network_sort64(uint64_t *a, size_t n)
 {
+        pthread_once(&g_plans_once, plan_all);
         sort_images(a, n, 64);
 }
 
