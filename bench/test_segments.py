@@ -48,11 +48,13 @@ def check_sortd_bench(bench, sortd):
                "--k", "50", "--pairs", "3", "--threads", "2"])
     expect(out, [
         r"rows: 300 x 100 u32 keys, inline, median of 3 pairs, alternated",
-        r"rows: 300 x 100 u32 keys, in a region, median of 3 pairs, alternated",
+        r"rows: 300 x 100 u32 keys, in a region, median of 3 rounds, alternated",
         rf"  one segmented request +{NUM} ms",
         rf"  separate requests +{NUM} ms  \(64 in flight\)",
         rf"  separate requests +{NUM} ms  \(one at a time\)",
         rf"  segmented speed-up +{NUM}x  \(of each pair\)",
+        rf"  separate, inline +{NUM} ms  \(64 in flight\)",
+        rf"  speed-up, each at best +{NUM}x  \(of each round\)",
         r"top-k: k = 50 of 100000 u32 keys, inline, median of 3 pairs, alternated",
         r"top-k: k = 50 of 100000 u32 keys, in regions, median of 3 pairs, alternated",
         rf"  top-k / full sort +{NUM}x  \(of each pair\)",
