@@ -194,12 +194,13 @@ class segments_bench
 
                 if (!time_pairs(o_.repeats, many, one, check, p))
                         return failed_ ? 1 : 0;
+                /* No target here: the 5x target is of one request against 10^4 requests
+                   through the daemon (sortd-bench --segments), which pay what a call does not. */
                 printf("%-5s rows %zu x %zu u32%s%s: segmented %9.2f ms, a call a row %9.2f ms: "
-                       "%.2fx faster (median of %u pairs%s)\n",
+                       "%.2fx faster (median of %u pairs)\n",
                        kind.c_str(), o_.rows, o_.row_len, vb_ ? " + " : "",
                        vb_ ? sortd_payload_name(rows_desc_.payload) : "", p.b * 1e3, p.a * 1e3,
-                       p.ratio, o_.repeats,
-                       o_.rows == 10000 && o_.row_len == 1024 && !vb_ ? "; target >= 5x" : "");
+                       p.ratio, o_.repeats);
                 fflush(stdout);
                 return 0;
         }
