@@ -8,7 +8,9 @@
  * Inline, the separate requests are pipelined (sortd_submit up to SEG_WINDOW ahead of
  * sortd_receive), their best case on one connection: a client waiting for each reply would add
  * a round trip per row. In a region each row's sort waits for its reply, as
- * sortd_sort_in_region does: libsortd has no pipelined region sort. Each pair of timings (one of
+ * sortd_sort_in_region does: libsortd has no pipelined region sort. The region part also times the
+ * separate requests inline, so that each form is judged at its fastest: one segmented request in
+ * a region against 10^4 pipelined inline (the target's line). Each pair of timings (one of
  * each form) is taken back to back, the order alternating from pair to pair, and the ratio reported
  * is the median of the pairs' ratios: on a shared machine the speed drifts over seconds, and pairs
  * see the same drift. The targets are printed at the issue's sizes only (10^4 x 1,024; k = 1,000 of
