@@ -451,29 +451,12 @@ START_TEST(plain_128_in_device_memory)
 END_TEST
 
 /* A sealed memfd of bytes registered on the raw connection fd; its region id. */
-static uint64_t raw_register_memfd(int fd, uint64_t bytes)
+static uint64_t raw_register_new_memfd(int fd, uint64_t bytes)
 {
-        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
-        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
-        Sortd__Wire__Reply *r;
-        int mfd = memfd_create("cuda-ipc-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        uint64_t id;
+        int mfd = raw_sealed_memfd(bytes);
+        uint64_t id = raw_register_memfd(fd, mfd, bytes, 3);
 
-        ck_assert_int_ge(mfd, 0);
-        ck_assert_int_eq(ftruncate(mfd, (off_t)bytes), 0);
-        ck_assert_int_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
-        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
-        reg.size = bytes;
-        req.id = 3;
-        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
-        req.register_region = &reg;
-        raw_send_request_fds(fd, &req, &mfd, 1);
         close(mfd); /* the daemon has its own */
-        r = raw_recv_reply(fd, NULL);
-        ck_assert_ptr_nonnull(r);
-        ck_assert_msg(r->status == SORTD__WIRE__STATUS_CODE__OK, "%s", r->error);
-        id = r->register_region->region_id;
-        sortd__wire__reply__free_unpacked(r, NULL);
         return id;
 }
 
@@ -485,7 +468,7 @@ START_TEST(columns_values_in_host_memory_refused)
         const sortd_column two[2] = {{SORTD_KEY_U32, SORTD_ASCENDING, 0, 0},
                                      {SORTD_KEY_U128, SORTD_DESCENDING, 0, 0}};
         int fd = raw_connect(g.daemon.sock);
-        uint64_t cuda = raw_register_piece(fd), memfd = raw_register_memfd(fd, 4096);
+        uint64_t cuda = raw_register_piece(fd), memfd = raw_register_new_memfd(fd, 4096);
         Sortd__Wire__Sort s = raw_sort_msg(0, SORTD__WIRE__PAYLOAD__PAYLOAD_ARGSORT32, 100);
         Sortd__Wire__RegionData rd = SORTD__WIRE__REGION_DATA__INIT;
         Sortd__Wire__Column col[2] = {SORTD__WIRE__COLUMN__INIT, SORTD__WIRE__COLUMN__INIT};

@@ -276,28 +276,11 @@ typedef struct region {
 
 static region region_make(int sock, size_t bytes, uint64_t req_id)
 {
-        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
-        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
-        region r = {.bytes = bytes};
-        Sortd__Wire__Reply *rep;
+        region r = {.bytes = bytes, .fd = raw_sealed_memfd(bytes)};
 
-        r.fd = memfd_create("sortd-seg", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        ck_assert_int_ge(r.fd, 0);
-        ck_assert_int_eq(ftruncate(r.fd, (off_t)bytes), 0);
-        ck_assert_int_eq(fcntl(r.fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
         r.p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
         ck_assert_ptr_ne(r.p, MAP_FAILED);
-        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
-        reg.size = bytes;
-        req.id = req_id;
-        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
-        req.register_region = &reg;
-        raw_send_request_fds(sock, &req, &r.fd, 1);
-        rep = raw_recv_reply(sock, NULL);
-        ck_assert_ptr_nonnull(rep);
-        ck_assert_msg(rep->status == SORTD__WIRE__STATUS_CODE__OK, "%s", rep->error);
-        r.id = rep->register_region->region_id;
-        sortd__wire__reply__free_unpacked(rep, NULL);
+        r.id = raw_register_memfd(sock, r.fd, bytes, req_id);
         return r;
 }
 

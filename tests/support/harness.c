@@ -2,11 +2,13 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -533,6 +535,37 @@ void raw_expect_in_sync(int fd)
 {
         raw_send_ping(fd, 77);
         raw_expect_reply(fd, 77, SORTD_OK, NULL);
+}
+
+int raw_sealed_memfd(uint64_t bytes)
+{
+        int mfd = memfd_create("sortd-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        ck_assert_int_ge(mfd, 0);
+        ck_assert_int_eq(ftruncate(mfd, (off_t)bytes), 0);
+        ck_assert_int_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+        return mfd;
+}
+
+uint64_t raw_register_memfd(int fd, int mfd, uint64_t bytes, uint64_t req_id)
+{
+        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
+        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+        Sortd__Wire__Reply *r;
+        uint64_t id;
+
+        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
+        reg.size = bytes;
+        req.id = req_id;
+        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
+        req.register_region = &reg;
+        raw_send_request_fds(fd, &req, &mfd, 1);
+        r = raw_recv_reply(fd, NULL);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_msg(r->status == SORTD__WIRE__STATUS_CODE__OK, "%s", r->error);
+        id = r->register_region->region_id;
+        sortd__wire__reply__free_unpacked(r, NULL);
+        return id;
 }
 
 Sortd__Wire__Sort raw_sort_msg(int key_type, int payload, uint64_t n)

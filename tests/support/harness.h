@@ -95,6 +95,10 @@ void raw_expect_reply(int fd, uint64_t id, sortd_status s, const char *text);
 void raw_send_ping(int fd, uint64_t id);
 /* The stream is still in sync: a ping is answered. */
 void raw_expect_in_sync(int fd);
+/* A new memfd of bytes, sealed against shrinking, as a region's must be. */
+int raw_sealed_memfd(uint64_t bytes);
+/* Registers memfd mfd (bytes) on the raw connection fd, request id req_id; the region's id. */
+uint64_t raw_register_memfd(int fd, int mfd, uint64_t bytes, uint64_t req_id);
 /* An inline Sort message of n keys, the rest at its defaults. */
 Sortd__Wire__Sort raw_sort_msg(int key_type, int payload, uint64_t n);
 void raw_send_sort(int fd, uint64_t id, Sortd__Wire__Sort *s, uint64_t plen);
