@@ -87,6 +87,17 @@ struct layout {
         uint64_t vals_region, vals_region_size, vals_offset; /* vals_region 0: the keys' */
 };
 
+/* Where in the allocation l's keys and values start. */
+static size_t keys_at(const struct layout *l)
+{
+        return l->keys_region + l->keys_offset;
+}
+
+static size_t vals_at(const struct layout *l)
+{
+        return (l->vals_region ? l->vals_region : l->keys_region) + l->vals_offset;
+}
+
 /* The whole allocation is GUARD but for the spans a sort may write. */
 static void check_guards(const uint8_t *host, size_t ks_at, size_t ks_len, size_t vs_at,
                          size_t vs_len)
@@ -131,8 +142,7 @@ static void sort_on_device(const sortd_sort_desc *d, size_t n, const struct layo
                            uint64_t seed)
 {
         size_t ks = sortd_key_size(d->key_type), vs = sortd_payload_size(d->payload);
-        size_t ks_at = l->keys_region + l->keys_offset;
-        size_t vs_at = (l->vals_region ? l->vals_region : l->keys_region) + l->vals_offset;
+        size_t ks_at = keys_at(l), vs_at = vals_at(l);
         uint8_t *keys = xmalloc(n * ks), *vals = xmalloc(n * vs), *host = xmalloc(ALLOC_BYTES);
         char what[96];
         sortd_region_sort rs = {.keys_offset = l->keys_offset,
@@ -376,8 +386,7 @@ static const struct layout cols_two = {768, 256 << 10, 0, (1 << 20) + 512, 128 <
 static void columns_on_device(const shape *s, size_t n, const struct layout *l, uint64_t seed)
 {
         size_t vs = sortd_payload_size(s->payload);
-        size_t ks_at = l->keys_region + l->keys_offset;
-        size_t vs_at = (l->vals_region ? l->vals_region : l->keys_region) + l->vals_offset;
+        size_t ks_at = keys_at(l), vs_at = vals_at(l);
         uint64_t bytes = sortd_columns_offset(s->col, s->count, n, s->count);
         uint8_t *vals = xmalloc(n * 8 + 1), *host = xmalloc(ALLOC_BYTES);
         void *want[SORTD_MAX_COLUMNS];
