@@ -223,26 +223,14 @@ END_TEST
 /* A raw connection's CUDA region of the piece at SEG_PIECE; its id. */
 static uint64_t raw_register_piece(int fd)
 {
-        Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
         Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
-        Sortd__Wire__Reply *r;
-        uint64_t id;
 
         reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__CUDA_IPC;
         reg.size = 64 << 10;
         reg.offset = SEG_PIECE;
         reg.cuda_ipc_handle = (ProtobufCBinaryData){sizeof(g.handle), g.handle};
         reg.device_uuid = (ProtobufCBinaryData){sizeof(g.uuid), g.uuid};
-        req.id = 1;
-        req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
-        req.register_region = &reg;
-        raw_send_request(fd, &req, 0);
-        r = raw_recv_reply(fd, NULL);
-        ck_assert_ptr_nonnull(r);
-        ck_assert_msg(r->status == SORTD__WIRE__STATUS_CODE__OK, "%s", r->error);
-        id = r->register_region->region_id;
-        sortd__wire__reply__free_unpacked(r, NULL);
-        return id;
+        return raw_register_region(fd, &reg, NULL, 0, 1);
 }
 
 /*

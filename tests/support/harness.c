@@ -547,25 +547,32 @@ int raw_sealed_memfd(uint64_t bytes)
         return mfd;
 }
 
-uint64_t raw_register_memfd(int fd, int mfd, uint64_t bytes, uint64_t req_id)
+uint64_t raw_register_region(int fd, Sortd__Wire__RegisterRegion *reg, const int *fds,
+                             unsigned nfds, uint64_t req_id)
 {
         Sortd__Wire__Request req = SORTD__WIRE__REQUEST__INIT;
-        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
         Sortd__Wire__Reply *r;
         uint64_t id;
 
-        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
-        reg.size = bytes;
         req.id = req_id;
         req.body_case = SORTD__WIRE__REQUEST__BODY_REGISTER_REGION;
-        req.register_region = &reg;
-        raw_send_request_fds(fd, &req, &mfd, 1);
+        req.register_region = reg;
+        raw_send_request_fds(fd, &req, fds, nfds);
         r = raw_recv_reply(fd, NULL);
         ck_assert_ptr_nonnull(r);
         ck_assert_msg(r->status == SORTD__WIRE__STATUS_CODE__OK, "%s", r->error);
         id = r->register_region->region_id;
         sortd__wire__reply__free_unpacked(r, NULL);
         return id;
+}
+
+uint64_t raw_register_memfd(int fd, int mfd, uint64_t bytes, uint64_t req_id)
+{
+        Sortd__Wire__RegisterRegion reg = SORTD__WIRE__REGISTER_REGION__INIT;
+
+        reg.kind = SORTD__WIRE__REGISTER_REGION__KIND__MEMFD;
+        reg.size = bytes;
+        return raw_register_region(fd, &reg, &mfd, 1, req_id);
 }
 
 Sortd__Wire__Sort raw_sort_msg(int key_type, int payload, uint64_t n)

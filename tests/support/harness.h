@@ -97,6 +97,10 @@ void raw_send_ping(int fd, uint64_t id);
 void raw_expect_in_sync(int fd);
 /* A new memfd of bytes, sealed against shrinking, as a region's must be. */
 int raw_sealed_memfd(uint64_t bytes);
+/* Sends reg (nfds fds attached) on the raw connection fd as request req_id, which must succeed;
+   the region's id. */
+uint64_t raw_register_region(int fd, Sortd__Wire__RegisterRegion *reg, const int *fds,
+                             unsigned nfds, uint64_t req_id);
 /* Registers memfd mfd (bytes) on the raw connection fd, request id req_id; the region's id. */
 uint64_t raw_register_memfd(int fd, int mfd, uint64_t bytes, uint64_t req_id);
 /* An inline Sort message of n keys, the rest at its defaults. */
