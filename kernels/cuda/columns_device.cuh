@@ -242,33 +242,18 @@ bool columns_gather(CudaBackend &be, void *data, const void *from, const void *p
                                    (const T *)from, (const uint64_t *)perm, (uint32_t)n);
 }
 
-/* columns_gather of elements of `bytes` (1, 2, 4, 8 or 16). */
-inline bool columns_gather_width(CudaBackend &be, unsigned bytes, void *data, const void *from,
-                                 const void *perm, unsigned perm_bytes, size_t n)
-{
-        switch (bytes) {
-        case 1:
-                return columns_gather<uint8_t>(be, data, from, perm, perm_bytes, n);
-        case 2:
-                return columns_gather<uint16_t>(be, data, from, perm, perm_bytes, n);
-        case 4:
-                return columns_gather<uint32_t>(be, data, from, perm, perm_bytes, n);
-        case 8:
-                return columns_gather<uint64_t>(be, data, from, perm, perm_bytes, n);
-        default:
-                return columns_gather<Bytes16>(be, data, from, perm, perm_bytes, n);
-        }
-}
-
 template <class E>
 sortd_status columns_reorder(sortd_engine *e, void *data, unsigned bytes, const void *perm,
                              unsigned perm_bytes, void *scratch, size_t n)
 {
         CudaBackend &be = ((E *)e)->be;
+        bool ok =
+                be.select() && be.copy_device(scratch, data, n * bytes) &&
+                with_width(bytes, [&](auto t) {
+                        return columns_gather<decltype(t)>(be, data, scratch, perm, perm_bytes, n);
+                });
 
-        return columns_step(
-                be, be.select() && be.copy_device(scratch, data, n * bytes) &&
-                            columns_gather_width(be, bytes, data, scratch, perm, perm_bytes, n));
+        return columns_step(be, ok);
 }
 
 /* seg with its offsets (if any) copied to device memory for the call, at *dev (release it after

@@ -226,6 +226,24 @@ struct alignas(16) Bytes16 {
         uint64_t w[2];
 };
 
+/* f(T{}) for T the element of `bytes`: 1, 2, 4 or 8, else 16 (the key columns' 16-byte keys,
+   columns_device.cuh). */
+template <class F> bool with_width(unsigned bytes, F f)
+{
+        switch (bytes) {
+        case 1:
+                return f(uint8_t{});
+        case 2:
+                return f(uint16_t{});
+        case 4:
+                return f(uint32_t{});
+        case 8:
+                return f(uint64_t{});
+        default:
+                return f(Bytes16{});
+        }
+}
+
 /* The gather's launch for elements of T: blocks of CONVERT_THREADS split each range. */
 constexpr unsigned GATHER_BLOCKS_PER_RANGE_MAX = 64;
 
@@ -241,18 +259,9 @@ template <class Backend>
 bool launch_gather_width(Backend &be, const DescriptorChunk &c, unsigned fill, unsigned per_range,
                          unsigned bytes, const void *src, void *dst)
 {
-        switch (bytes) {
-        case 1:
-                return launch_gather<uint8_t>(be, c, fill, per_range, src, dst);
-        case 2:
-                return launch_gather<uint16_t>(be, c, fill, per_range, src, dst);
-        case 4:
-                return launch_gather<uint32_t>(be, c, fill, per_range, src, dst);
-        case 8:
-                return launch_gather<uint64_t>(be, c, fill, per_range, src, dst);
-        default: /* 16-byte keys: the key columns' top-k (columns_device.cuh) */
-                return launch_gather<Bytes16>(be, c, fill, per_range, src, dst);
-        }
+        return with_width(bytes, [&](auto t) {
+                return launch_gather<decltype(t)>(be, c, fill, per_range, src, dst);
+        });
 }
 
 /* One chunk of ranges: its upload and the gathers of keys and of the payload. */
